@@ -1,0 +1,40 @@
+#pragma once
+// Step-time models: how long one engine step (one forward pass over the batch) takes.
+//
+// CONTRACT: step_ms is a pure function of the step's shape: no state, no randomness, the same
+// shape always gives the same time. The engine rounds the result to whole nanoseconds once.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+
+namespace servesim {
+
+struct StepShape {
+  int32_t sequences = 0;         ///< seats in the step: prefilling + decoding + padding
+  int32_t decode_sequences = 0;  ///< decoding and padding seats
+  int64_t prefill_tokens = 0;    ///< prompt tokens computed in this step
+  double prefill_tokens_sq = 0;  ///< sum over prefill chunks of chunk length squared
+  /// KV tokens read by decoding seats: each one's stored context plus the token it computes.
+  int64_t decode_context_tokens = 0;
+};
+
+class StepTimeModel {
+ public:
+  virtual ~StepTimeModel() = default;
+  /// REQUIRES: shape.sequences >= 1. Returns the step's duration in milliseconds, > 0.
+  [[nodiscard]] virtual double step_ms(const StepShape& shape) const = 0;
+};
+
+using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time);
+
+/// Reads `step_time.kind` and builds that model from the rest of the section.
+[[nodiscard]] std::unique_ptr<StepTimeModel> make_step_time_model(const Cfg& step_time);
+[[nodiscard]] std::vector<std::string> step_time_model_names();
+
+std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
+
+}  // namespace servesim

@@ -1,0 +1,57 @@
+// table: measured (batch size, step ms) points, linearly interpolated in the number of sequences
+// and held flat beyond the first and last point, plus an optional cost per prefilled token:
+//   step_ms = interp(sequences) + prefill_ms_per_token * prefill_tokens
+#include <algorithm>
+#include <fmt/format.h>
+
+#include "models/step_time_model.h"
+
+namespace servesim {
+namespace {
+
+struct Point {
+  double batch;
+  double ms;
+};
+
+class TableModel final : public StepTimeModel {
+ public:
+  TableModel(std::vector<Point> points, double prefill_ms_per_token)
+      : m_points(std::move(points)), m_prefill_ms_per_token(prefill_ms_per_token) {}
+
+  double step_ms(const StepShape& s) const override {
+    return interpolate(static_cast<double>(s.sequences)) +
+           m_prefill_ms_per_token * static_cast<double>(s.prefill_tokens);
+  }
+
+ private:
+  [[nodiscard]] double interpolate(double b) const {
+    if (b <= m_points.front().batch) return m_points.front().ms;
+    if (b >= m_points.back().batch) return m_points.back().ms;
+    auto hi = std::upper_bound(m_points.begin(), m_points.end(), b,
+                               [](double x, const Point& p) { return x < p.batch; });
+    auto lo = hi - 1;
+    const double f = (b - lo->batch) / (hi->batch - lo->batch);
+    return lo->ms + f * (hi->ms - lo->ms);
+  }
+
+  std::vector<Point> m_points;
+  double m_prefill_ms_per_token;
+};
+
+}  // namespace
+
+std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c) {
+  std::vector<Point> points;
+  for (const Cfg& p : c.list_of_maps("points")) {
+    const auto batch = static_cast<double>(p.get_int("batch", {1, 1 << 24}));
+    if (!points.empty() && batch <= points.back().batch)
+      p.fail("batch", fmt::format("points must be in increasing batch order (previous batch {})",
+                                  points.back().batch));
+    points.push_back({batch, p.get_real("ms", k_positive)});
+  }
+  const double per_token = c.get_real("prefill_ms_per_token", 0.0, k_non_negative);
+  return std::make_unique<TableModel>(std::move(points), per_token);
+}
+
+}  // namespace servesim

@@ -1,0 +1,40 @@
+#pragma once
+// Batching policies: which requests run in the next engine step.
+//
+// CONTRACT. The engine calls plan_step() when it is idle, after every event at the current
+// instant has been applied, so a request that arrives exactly when a step ends is visible. The
+// scheduler fills state.plan() with the next step (leaving it empty keeps the engine idle; it
+// may then call state.wake_at() to be asked again later). It changes requests only through
+// BatchState (admit_front, preempt, release) and KV only through state.kv(). Every step it plans
+// must make progress (a prefill chunk of at least one token, or a decode). After the step the
+// engine credits the tokens and calls after_step(), which must eventually release every finished
+// request. A scheduler holds no random state: the same inputs give the same plans.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/batch_state.h"
+#include "sim/config.h"
+
+namespace servesim {
+
+class Scheduler {
+ public:
+  virtual ~Scheduler() = default;
+  virtual void plan_step(BatchState& state) = 0;
+  virtual void after_step(BatchState& state) = 0;
+  /// Why this policy can never serve the request whatever the load (empty when it can).
+  [[nodiscard]] virtual std::string never_schedulable(const Request& /*r*/) const { return {}; }
+};
+
+using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const Cfg& scheduler);
+
+/// Reads `scheduler.kind` and builds that policy from the rest of the section.
+[[nodiscard]] std::unique_ptr<Scheduler> make_scheduler(const Cfg& scheduler);
+[[nodiscard]] std::vector<std::string> scheduler_names();
+
+std::unique_ptr<Scheduler> make_continuous(const Cfg& c);
+std::unique_ptr<Scheduler> make_dynamic(const Cfg& c);
+std::unique_ptr<Scheduler> make_static(const Cfg& c);
+
+}  // namespace servesim

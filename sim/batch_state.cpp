@@ -1,0 +1,70 @@
+#include "sim/batch_state.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace servesim {
+
+BatchState::BatchState(std::unique_ptr<KvManager> kv, size_t expected_requests)
+    : m_kv(std::move(kv)) {
+  m_requests.reserve(expected_requests);
+  m_running.reserve(1024);
+  m_plan.reserve(1024);
+}
+
+uint32_t BatchState::add_request(const RequestSpec& spec) {
+  Request r;
+  r.spec = spec;
+  r.prefill_target = spec.prompt_tokens;
+  m_requests.push_back(std::move(r));
+  return static_cast<uint32_t>(m_requests.size() - 1);
+}
+
+void BatchState::enqueue(uint32_t slot) {
+  m_requests[slot].state = RequestState::Queued;
+  m_waiting.push_back(slot);
+}
+
+void BatchState::reject(uint32_t slot, std::string reason) {
+  Request& r = m_requests[slot];
+  r.state = RequestState::Rejected;
+  r.reject_reason = std::move(reason);
+  r.release = m_now;
+}
+
+void BatchState::admit_front() {
+  assert(!m_waiting.empty());
+  const uint32_t slot = m_waiting.front();
+  m_waiting.pop_front();
+  Request& r = m_requests[slot];
+  r.state = RequestState::Running;
+  r.admission_seq = ++m_admissions;
+  if (r.first_admitted == Time::max()) r.first_admitted = m_now;
+  m_running.push_back(slot);
+}
+
+void BatchState::preempt(uint32_t slot) {
+  Request& r = m_requests[slot];
+  assert(r.state == RequestState::Running);
+  m_kv->release(r);
+  r.state = RequestState::Queued;
+  r.context_tokens = 0;
+  r.prefill_target = r.spec.prompt_tokens + r.generated_tokens;
+  ++r.preemptions;
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+  std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_waiting.push_front(slot);
+}
+
+void BatchState::release(uint32_t slot) {
+  Request& r = m_requests[slot];
+  assert(r.state == RequestState::Finished);
+  m_kv->release(r);
+  r.state = RequestState::Released;
+  r.release = m_now;
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+}
+
+void BatchState::wake_at(Time t) { m_wake = std::min(m_wake, t); }
+
+}  // namespace servesim

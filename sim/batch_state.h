@@ -1,0 +1,83 @@
+#pragma once
+// What a scheduler sees and may change: the requests, the waiting queue, the running batch, the
+// KV memory and the step being planned. All changes of a request's state go through the
+// operations here, so the engine's invariants hold whatever the scheduler does.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "sim/kv_manager.h"
+#include "sim/request.h"
+#include "sim/time.h"
+
+namespace servesim {
+
+enum class EntryKind : uint8_t {
+  Prefill,  ///< computes `prefill_tokens` of the request's prefill
+  Decode,   ///< computes one token
+  Padding,  ///< a finished sequence keeping its seat (static batching): costs, produces nothing
+};
+
+struct StepEntry {
+  uint32_t slot = 0;
+  EntryKind kind = EntryKind::Decode;
+  int32_t prefill_tokens = 0;
+};
+
+class BatchState {
+ public:
+  BatchState(std::unique_ptr<KvManager> kv, size_t expected_requests);
+
+  [[nodiscard]] Time now() const { return m_now; }
+  [[nodiscard]] Request& req(uint32_t slot) { return m_requests[slot]; }
+  [[nodiscard]] const Request& req(uint32_t slot) const { return m_requests[slot]; }
+  [[nodiscard]] KvManager& kv() { return *m_kv; }
+  [[nodiscard]] const KvManager& kv() const { return *m_kv; }
+  /// Queued requests, first come first served (front = next). Preempted ones go to the front.
+  [[nodiscard]] const std::deque<uint32_t>& waiting() const { return m_waiting; }
+  /// Running requests in admission order (back = newest).
+  [[nodiscard]] const std::vector<uint32_t>& running() const { return m_running; }
+  /// The step being planned (cleared by the engine when the step ends).
+  [[nodiscard]] std::vector<StepEntry>& plan() { return m_plan; }
+  [[nodiscard]] const std::vector<StepEntry>& plan() const { return m_plan; }
+  /// True once the workload has no more arrivals to deliver.
+  [[nodiscard]] bool arrivals_done() const { return m_arrivals_done; }
+
+  /// Moves the front of the waiting queue to the running batch.
+  /// REQUIRES: the KV manager has already admitted it (kv().try_admit succeeded).
+  void admit_front();
+  /// Preemption by recompute: frees its KV, drops it from the plan, puts it at the front of the
+  /// queue; it will prefill its prompt plus every token generated so far.
+  void preempt(uint32_t slot);
+  /// Releases a finished request: its reply leaves now and its KV is freed.
+  void release(uint32_t slot);
+  /// Asks to be scheduled again at `t` if nothing else happens first.
+  void wake_at(Time t);
+
+  // Engine side.
+  uint32_t add_request(const RequestSpec& spec);
+  void enqueue(uint32_t slot);
+  void reject(uint32_t slot, std::string reason);
+  void set_now(Time t) { m_now = t; }
+  void set_arrivals_done() { m_arrivals_done = true; }
+  [[nodiscard]] Time take_wake() {
+    Time t = m_wake;
+    m_wake = Time::max();
+    return t;
+  }
+  [[nodiscard]] std::vector<Request>& requests() { return m_requests; }
+  [[nodiscard]] const std::vector<Request>& requests() const { return m_requests; }
+
+ private:
+  std::vector<Request> m_requests;
+  std::deque<uint32_t> m_waiting;
+  std::vector<uint32_t> m_running;
+  std::vector<StepEntry> m_plan;
+  std::unique_ptr<KvManager> m_kv;
+  Time m_now;
+  Time m_wake = Time::max();
+  uint32_t m_admissions = 0;
+  bool m_arrivals_done = false;
+};
+
+}  // namespace servesim

@@ -1,0 +1,123 @@
+#include "sim/cli.h"
+
+#include <iostream>
+#include <sstream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "models/step_time_model.h"
+#include "schedulers/scheduler.h"
+#include "sim/output.h"
+#include "sim/scenario.h"
+#include "traces/workload_source.h"
+
+namespace po = boost::program_options;
+
+namespace servesim {
+namespace {
+
+constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM serving
+
+usage:
+  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet]
+  servesim list [schedulers|step-time-models|workload-sources|kv-policies]
+  servesim --help | --version
+
+`servesim run` with no CONFIG runs the embedded default scenario (configs/default.yaml).
+See docs/config.md for every key and docs/metrics.md for every metric.
+)";
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> groups{
+      {"schedulers", scheduler_names()},
+      {"step-time-models", step_time_model_names()},
+      {"workload-sources", workload_source_names()},
+      {"kv-policies", kv_policy_names()},
+  };
+  if (args.size() > 1) throw UsageError("list takes at most one argument");
+  std::vector<std::string> names;
+  for (const auto& g : groups) names.push_back(g.first);
+  if (!args.empty() && std::find(names.begin(), names.end(), args[0]) == names.end())
+    throw UsageError(fmt::format("list: unknown \"{}\"{} (valid: {})", args[0],
+                                 did_you_mean(args[0], names), join_names(names)));
+  for (const auto& [group, members] : groups) {
+    if (!args.empty() && args[0] != group) continue;
+    if (args.empty()) out << group << ":";
+    for (const auto& m : members) out << (args.empty() ? " " : "") << m << (args.empty() ? "" : "\n");
+    if (args.empty()) out << "\n";
+  }
+  return 0;
+}
+
+int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description opts("run options");
+  opts.add_options()
+      ("config", po::value<std::string>(), "scenario YAML (default: the embedded default)")
+      ("out", po::value<std::string>()->default_value("servesim-out"), "directory for result files")
+      ("set", po::value<std::vector<std::string>>()->composing(), "override key.path=value")
+      ("seed", po::value<std::string>(), "override the config's seed")
+      ("quiet,q", po::bool_switch(), "print nothing on success");
+  po::positional_options_description pos;
+  pos.add("config", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw UsageError(fmt::format("run: {}", e.what()));
+  }
+
+  std::shared_ptr<Document> doc =
+      vm.count("config") ? Document::load_file(vm["config"].as<std::string>())
+                         : std::make_shared<Document>(k_default_scenario_yaml, "<default scenario>");
+  if (vm.count("set"))
+    for (const auto& a : vm["set"].as<std::vector<std::string>>()) doc->apply_override(a);
+  if (vm.count("seed")) doc->apply_override("seed=" + vm["seed"].as<std::string>());
+
+  const std::string dir = vm["out"].as<std::string>();
+  spdlog::info("running {}", doc->file());
+  RunOutput r = run_scenario(doc);
+  write_files(dir, {{"summary.json", r.summary_json}, {"requests.csv", r.requests_csv}});
+  if (!vm["quiet"].as<bool>()) {
+    out << summary_table(r.summary);
+    out << fmt::format("\nwrote {0}/summary.json and {0}/requests.csv\n", dir);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+  try {
+    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
+      (args.empty() ? err : out) << k_usage;
+      return args.empty() ? 2 : 0;
+    }
+    if (args[0] == "--version") {
+      out << "servesim " << SERVESIM_VERSION << "\n";
+      return 0;
+    }
+    const std::vector<std::string> rest(args.begin() + 1, args.end());
+    if (args[0] == "run") return cmd_run(rest, out);
+    if (args[0] == "list") return cmd_list(rest, out);
+    throw UsageError(fmt::format("unknown command \"{}\"{} (valid: list, run)", args[0],
+                                 did_you_mean(args[0], {"list", "run"})));
+  } catch (const UsageError& e) {
+    err << "servesim: " << e.what() << "\n\n" << k_usage;
+    return 2;
+  } catch (const InputError& e) {
+    err << "servesim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    err << "servesim: internal error: " << e.what() << "\n";
+    return 1;
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,55 @@
+#pragma once
+// KV-cache memory and its admission policy.
+//
+// Capacity is counted in tokens. A policy decides how much a request holds at each point of its
+// life; schedulers ask before admitting or growing a request and never change the counts
+// themselves. Every method either succeeds or changes nothing.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/request.h"
+
+namespace servesim {
+
+class KvManager {
+ public:
+  virtual ~KvManager() = default;
+
+  [[nodiscard]] virtual int64_t capacity_tokens() const = 0;
+  [[nodiscard]] virtual int64_t used_tokens() const = 0;
+  [[nodiscard]] int64_t free_tokens() const { return capacity_tokens() - used_tokens(); }
+
+  /// The most this request will hold under this policy: what admission must be sure of when a
+  /// whole batch runs to completion (static and dynamic batching).
+  [[nodiscard]] virtual int64_t footprint_tokens(const Request& r) const = 0;
+  /// Why the request can never be served (empty when it can).
+  [[nodiscard]] virtual std::string never_fits(const Request& r) const;
+
+  /// Admits a request that holds nothing, giving it room for `tokens` KV tokens (the reserve
+  /// policy takes its whole footprint instead). Returns false, changing nothing, if it won't fit.
+  [[nodiscard]] virtual bool try_admit(Request& r, int64_t tokens) = 0;
+  /// Grows a running request's holding to cover `tokens` KV tokens.
+  [[nodiscard]] virtual bool try_grow(Request& r, int64_t tokens) = 0;
+  /// Frees everything the request holds.
+  virtual void release(Request& r) = 0;
+  /// Whether running requests can run out of memory (and so may be preempted).
+  [[nodiscard]] virtual bool may_need_preemption() const = 0;
+};
+
+using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity_tokens);
+
+/// Reads `kv` (policy, capacity_tokens or memory, block_size, ...).
+[[nodiscard]] std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv);
+[[nodiscard]] std::vector<std::string> kv_policy_names();
+
+/// Tokens of KV that fit in the memory described by `kv.memory` (accelerator memory times
+/// utilisation, minus the weights, over the KV bytes of one token).
+[[nodiscard]] int64_t kv_capacity_from_memory(const Cfg& memory);
+
+std::unique_ptr<KvManager> make_reserve_kv(const Cfg& kv, int64_t capacity_tokens);
+std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens);
+
+}  // namespace servesim

@@ -1,0 +1,78 @@
+#include <array>
+#include <cmath>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "sim/kv_manager.h"
+
+namespace servesim {
+namespace {
+
+// Sorted by name. A new policy is one file and one line here.
+constexpr std::array<std::pair<const char*, KvFactory>, 2> k_policies{{
+    {"paged", &make_paged_kv},
+    {"reserve", &make_reserve_kv},
+}};
+
+double dtype_bytes(const Cfg& c, const std::string& key, const std::string& def) {
+  const std::string d = c.get_choice(key, def, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
+  if (d == "fp32") return 4.0;
+  if (d == "bf16" || d == "fp16") return 2.0;
+  if (d == "fp8" || d == "int8") return 1.0;
+  return 0.5;
+}
+
+}  // namespace
+
+std::vector<std::string> kv_policy_names() {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : k_policies) out.emplace_back(name);
+  return out;
+}
+
+std::string KvManager::never_fits(const Request& r) const {
+  const int64_t need = footprint_tokens(r);
+  if (need <= capacity_tokens()) return {};
+  return fmt::format("needs {} KV tokens at its peak but the KV capacity is {} tokens", need,
+                     capacity_tokens());
+}
+
+int64_t kv_capacity_from_memory(const Cfg& m) {
+  const double mem_gib = m.get_real("accelerator_gib", k_positive);
+  const double util = m.get_real("utilization", 0.9, {0.0, 1.0, true});
+  const double params = m.get_real("parameters", k_positive);
+  const double wbytes = dtype_bytes(m, "weight_dtype", "fp16");
+  const int64_t layers = m.get_int("layers", {1, 100000});
+  const int64_t kv_heads = m.get_int("kv_heads", {1, 100000});
+  const int64_t head_dim = m.get_int("head_dim", {1, 100000});
+  const double kvbytes = dtype_bytes(m, "kv_dtype", "fp16");
+  const int64_t tp = m.get_int("tensor_parallel", 1, {1, 1024});
+
+  // Per accelerator: weights and KV heads are split tp ways; capacity counts the whole group.
+  const double usable = mem_gib * 1073741824.0 * util;
+  const double weights = params * wbytes / static_cast<double>(tp);
+  const double per_token = 2.0 * static_cast<double>(layers * kv_heads * head_dim) * kvbytes /
+                           static_cast<double>(tp);
+  if (weights >= usable)
+    m.fail("parameters",
+           fmt::format("the weights ({:.2f} GB) do not fit in {:.2f} GB usable accelerator memory "
+                       "(accelerator_gib x utilization)",
+                       weights / 1e9, usable / 1e9));
+  const auto tokens = static_cast<int64_t>(std::floor((usable - weights) / per_token));
+  if (tokens < 1) m.fail("parameters", "no memory left for the KV cache after the weights");
+  return tokens;
+}
+
+std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv) {
+  const std::string policy = kv.get_choice("policy", kv_policy_names());
+  const std::string source = kv.one_of({"capacity_tokens", "memory"});
+  const int64_t capacity = source == "capacity_tokens"
+                               ? kv.get_int("capacity_tokens", {1, int64_t{1} << 50})
+                               : kv_capacity_from_memory(kv.child("memory"));
+  for (const auto& [name, factory] : k_policies)
+    if (policy == name) return factory(kv, capacity);
+  kv.fail("policy", "unreachable");
+}
+
+}  // namespace servesim

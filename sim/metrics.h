@@ -1,0 +1,49 @@
+#pragma once
+// Run metrics, with the definitions of vLLM's benchmark_serving (see docs/metrics.md):
+//   TTFT  = end of the step that produced the first output token - arrival
+//   TPOT  = (last token time - first token time) / (output tokens - 1), requests with > 1 token
+//   E2E   = release - arrival
+//   queue = first admission - arrival
+//   output tokens/s = output tokens of finished requests / (last release - first arrival)
+// Percentiles interpolate linearly between order statistics (numpy's default).
+#include <cstdint>
+#include <vector>
+
+#include "sim/request.h"
+#include "sim/simulation.h"
+
+namespace servesim {
+
+struct Distribution {
+  int64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+};
+
+struct Summary {
+  int64_t requests = 0;
+  int64_t finished = 0;
+  int64_t rejected = 0;
+  int64_t prompt_tokens = 0;  ///< of finished requests
+  int64_t output_tokens = 0;  ///< of finished requests
+  double first_arrival_s = 0;
+  double last_release_s = 0;
+  double duration_s = 0;      ///< last release - first arrival
+  double output_tokens_per_s = 0;
+  double requests_per_s = 0;  ///< finished requests / duration
+  Distribution ttft_s, tpot_s, e2e_s, queue_s;
+  int64_t preemptions = 0;
+  int64_t preempted_requests = 0;
+  int64_t steps = 0;
+  double mean_batch_sequences = 0;  ///< sequences per step, averaged over steps
+  double busy_share = 0;            ///< time a step was running / duration
+  int64_t prefill_tokens_computed = 0;
+  int64_t kv_capacity_tokens = 0;
+  int64_t kv_peak_used_tokens = 0;
+};
+
+/// REQUIRES: sorted values. p in [0, 100].
+[[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
+[[nodiscard]] Distribution distribution(std::vector<double> values);
+[[nodiscard]] Summary summarize(const std::vector<Request>& requests, const RunStats& stats);
+
+}  // namespace servesim

@@ -1,0 +1,176 @@
+#include "sim/output.h"
+
+#include <charconv>
+#include <filesystem>
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "sim/errors.h"
+
+namespace servesim {
+namespace {
+
+/// Exact decimal seconds from integer nanoseconds.
+std::string secs(Time t) {
+  const int64_t ns = t.count_ns();
+  return fmt::format("{}{}.{:09}", ns < 0 ? "-" : "", std::abs(ns) / 1000000000,
+                     std::abs(ns) % 1000000000);
+}
+
+const char* state_name(const Request& r) {
+  return r.state == RequestState::Rejected ? "rejected" : "finished";
+}
+
+nlohmann::ordered_json dist_json(const Distribution& d) {
+  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},
+          {"p90", d.p90},     {"p99", d.p99},   {"max", d.max}};
+}
+
+}  // namespace
+
+std::string requests_csv(const std::vector<Request>& requests) {
+  std::vector<const Request*> order;
+  order.reserve(requests.size());
+  for (const Request& r : requests) order.push_back(&r);
+  std::sort(order.begin(), order.end(),
+            [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
+  std::string out =
+      "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,ttft_s,tpot_s,"
+      "e2e_s,queue_s,preemptions,status,reason\n";
+  auto it = std::back_inserter(out);
+  for (const Request* p : order) {
+    const Request& r = *p;
+    fmt::format_to(it, "{},{},{},{},", r.spec.id, secs(r.spec.arrival), r.spec.prompt_tokens,
+                   r.spec.output_tokens);
+    if (r.state == RequestState::Rejected) {
+      std::string reason = r.reject_reason;
+      std::replace(reason.begin(), reason.end(), '"', '\'');
+      fmt::format_to(it, ",,{},,,{},,{},rejected,\"{}\"\n", secs(r.release),
+                     secs(r.release - r.spec.arrival), r.preemptions, reason);
+      continue;
+    }
+    std::string tpot;
+    if (r.spec.output_tokens > 1)
+      tpot = fmt::format("{:.9f}", (r.last_token - r.first_token).seconds() /
+                                       (r.spec.output_tokens - 1));
+    fmt::format_to(it, "{},{},{},{},{},{},{},{},{},\n", secs(r.first_token), secs(r.finish),
+                   secs(r.release), secs(r.first_token - r.spec.arrival), tpot,
+                   secs(r.release - r.spec.arrival), secs(r.first_admitted - r.spec.arrival),
+                   r.preemptions, state_name(r));
+  }
+  return out;
+}
+
+nlohmann::ordered_json yaml_to_json(const YAML::Node& n) {
+  using J = nlohmann::ordered_json;
+  if (!n.IsDefined() || n.IsNull()) return nullptr;
+  if (n.IsSequence()) {
+    J a = J::array();
+    for (const auto& e : n) a.push_back(yaml_to_json(e));
+    return a;
+  }
+  if (n.IsMap()) {
+    J o = J::object();
+    for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+    return o;
+  }
+  const std::string& s = n.Scalar();
+  if (s == "true") return true;
+  if (s == "false") return false;
+  int64_t i = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), i);
+  if (ec == std::errc() && p == s.data() + s.size()) return i;
+  char* end = nullptr;
+  const double d = std::strtod(s.c_str(), &end);
+  if (!s.empty() && end == s.c_str() + s.size() && std::isfinite(d)) return d;
+  return s;
+}
+
+nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, uint64_t seed) {
+  nlohmann::ordered_json j;
+  j["servesim_version"] = SERVESIM_VERSION;
+  j["seed"] = seed;
+  j["requests"] = s.requests;
+  j["finished"] = s.finished;
+  j["rejected"] = s.rejected;
+  j["prompt_tokens"] = s.prompt_tokens;
+  j["output_tokens"] = s.output_tokens;
+  j["first_arrival_s"] = s.first_arrival_s;
+  j["last_release_s"] = s.last_release_s;
+  j["duration_s"] = s.duration_s;
+  j["output_tokens_per_s"] = s.output_tokens_per_s;
+  j["requests_per_s"] = s.requests_per_s;
+  j["ttft_s"] = dist_json(s.ttft_s);
+  j["tpot_s"] = dist_json(s.tpot_s);
+  j["e2e_s"] = dist_json(s.e2e_s);
+  j["queue_s"] = dist_json(s.queue_s);
+  j["preemptions"] = s.preemptions;
+  j["preempted_requests"] = s.preempted_requests;
+  j["steps"] = s.steps;
+  j["mean_batch_sequences"] = s.mean_batch_sequences;
+  j["busy_share"] = s.busy_share;
+  j["prefill_tokens_computed"] = s.prefill_tokens_computed;
+  j["kv_capacity_tokens"] = s.kv_capacity_tokens;
+  j["kv_peak_used_tokens"] = s.kv_peak_used_tokens;
+  j["config"] = yaml_to_json(config);
+  return j;
+}
+
+std::string summary_table(const Summary& s) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "requests   {} finished, {} rejected, {} preempted ({} preemptions)\n",
+                 s.finished, s.rejected, s.preempted_requests, s.preemptions);
+  fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
+                 s.output_tokens_per_s, s.requests_per_s, s.duration_s);
+  fmt::format_to(it, "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
+                     "KV peak {} of {} tokens\n",
+                 s.steps, s.mean_batch_sequences, 100.0 * s.busy_share, s.kv_peak_used_tokens,
+                 s.kv_capacity_tokens);
+  fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
+                 "p99", "max");
+  auto row = [&](const char* name, const Distribution& d, double scale, const char* unit) {
+    fmt::format_to(it, "{:<12}{:>12.3f}{:>12.3f}{:>12.3f}{:>12.3f}{:>12.3f}  {}\n", name,
+                   d.mean * scale, d.p50 * scale, d.p90 * scale, d.p99 * scale, d.max * scale, unit);
+  };
+  row("TTFT", s.ttft_s, 1e3, "ms");
+  row("TPOT", s.tpot_s, 1e3, "ms");
+  row("E2E", s.e2e_s, 1.0, "s");
+  row("queue", s.queue_s, 1e3, "ms");
+  return out;
+}
+
+void write_files(const std::string& dir,
+                 const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError(fmt::format("--out {}: cannot create the output directory ({})", dir,
+                                 ec ? ec.message() : "not a directory"));
+  std::vector<fs::path> temps;
+  auto cleanup = [&] {
+    for (const auto& t : temps) fs::remove(t, ec);
+  };
+  for (const auto& [name, text] : files) {
+    fs::path tmp = fs::path(dir) / ("." + name + ".partial");
+    temps.push_back(tmp);
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.close();
+    if (!out) {
+      cleanup();
+      throw InputError(fmt::format("--out {}: cannot write {}", dir, name));
+    }
+  }
+  for (size_t i = 0; i < files.size(); ++i) {
+    fs::rename(temps[i], fs::path(dir) / files[i].first, ec);
+    if (ec) {
+      cleanup();
+      throw InputError(fmt::format("--out {}: cannot write {} ({})", dir, files[i].first, ec.message()));
+    }
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,26 @@
+#pragma once
+// The simulation's one random generator. Draws are written out here (not with <random>'s
+// distributions, whose algorithms differ between standard libraries) so the same seed gives the
+// same workload with any compiler.
+#include <cstdint>
+#include <random>
+
+namespace servesim {
+
+class Rng {
+ public:
+  explicit Rng(uint64_t seed) : m_engine(seed) {}
+  /// Uniform in [0, 1), 53 random bits.
+  double uniform01();
+  /// Uniform integer in [lo, hi], both inclusive. REQUIRES: lo <= hi.
+  int64_t uniform_int(int64_t lo, int64_t hi);
+  /// Exponential with the given rate (mean 1/rate). REQUIRES: rate > 0.
+  double exponential(double rate);
+  /// Standard normal (Box-Muller; the second value is discarded to keep draws stateless).
+  double normal();
+
+ private:
+  std::mt19937_64 m_engine;  // its output sequence is fixed by the C++ standard
+};
+
+}  // namespace servesim

@@ -1,0 +1,54 @@
+#pragma once
+// One request and its lifecycle. The engine owns every Request; schedulers change their state
+// only through BatchState's operations (admit, preempt, release), never directly.
+#include <cstdint>
+#include <string>
+
+#include "sim/time.h"
+
+namespace servesim {
+
+/// Lifecycle: Queued -> Running (prefilling, then decoding) -> Finished -> Released.
+/// A running request may go back to Queued when preempted. A request that can never be served
+/// goes straight from arrival to Rejected, with a reason.
+enum class RequestState : uint8_t { Pending, Queued, Running, Finished, Released, Rejected };
+
+/// What a workload source produces.
+struct RequestSpec {
+  uint64_t id = 0;  ///< order in the input (0-based), the key of requests.csv
+  Time arrival;
+  int32_t prompt_tokens = 0;  ///< >= 1
+  int32_t output_tokens = 0;  ///< >= 1: the prefill step produces the first one
+};
+
+struct Request {
+  RequestSpec spec;
+  RequestState state = RequestState::Pending;
+
+  /// KV tokens computed and stored so far (prompt, then each decoded input token).
+  int32_t context_tokens = 0;
+  /// Tokens the current prefill must compute: the prompt, or after a preemption by recompute
+  /// the prompt plus every token generated so far. Prefill is done when context == target.
+  int32_t prefill_target = 0;
+  int32_t generated_tokens = 0;  ///< output tokens produced so far
+  int64_t kv_held_tokens = 0;     ///< KV capacity held (reserved or allocated), in tokens
+  int32_t preemptions = 0;
+  uint32_t admission_seq = 0;    ///< order of the latest admission, for newest-first preemption
+
+  Time first_admitted = Time::max();
+  Time first_token = Time::max();
+  Time last_token = Time::max();
+  Time finish = Time::max();   ///< end of the step that produced the last token
+  Time release = Time::max();  ///< when the reply left the engine
+  std::string reject_reason;
+
+  [[nodiscard]] bool prefilling() const { return context_tokens < prefill_target; }
+  [[nodiscard]] bool done() const { return generated_tokens >= spec.output_tokens; }
+  /// The most KV tokens this request ever holds: the prompt plus every output token but the
+  /// last, which is produced but never fed back.
+  [[nodiscard]] int64_t peak_kv_tokens() const {
+    return int64_t{spec.prompt_tokens} + spec.output_tokens - 1;
+  }
+};
+
+}  // namespace servesim

@@ -1,0 +1,35 @@
+#include "sim/scenario.h"
+
+#include "models/step_time_model.h"
+#include "schedulers/scheduler.h"
+#include "sim/metrics.h"
+#include "sim/output.h"
+#include "traces/workload_source.h"
+
+namespace servesim {
+
+Scenario build_scenario(std::shared_ptr<Document> doc) {
+  Scenario s;
+  s.doc = doc;
+  const Cfg root = Cfg::root(doc);
+  s.seed = static_cast<uint64_t>(root.get_int("seed", 1, {0, std::numeric_limits<int64_t>::max()}));
+  s.components.kv = make_kv_manager(root.child("kv"));
+  s.components.step_time = make_step_time_model(root.child("step_time"));
+  s.components.scheduler = make_scheduler(root.child("scheduler"));
+  s.components.source = make_workload(root.child("workload"), s.seed);
+  doc->check_all_read();
+  return s;
+}
+
+RunOutput run_scenario(std::shared_ptr<Document> doc) {
+  Scenario sc = build_scenario(doc);
+  Simulation sim(std::move(sc.components));
+  sim.run();
+  RunOutput out;
+  out.summary = summarize(sim.requests(), sim.stats());
+  out.requests_csv = requests_csv(sim.requests());
+  out.summary_json = summary_json(out.summary, doc->root(), sc.seed).dump(2) + "\n";
+  return out;
+}
+
+}  // namespace servesim

@@ -1,0 +1,34 @@
+#pragma once
+// A scenario: a checked config turned into the components of one simulation.
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "sim/config.h"
+#include "sim/metrics.h"
+#include "sim/simulation.h"
+
+namespace servesim {
+
+/// The embedded default scenario (configs/default.yaml at build time).
+extern const char* const k_default_scenario_yaml;
+
+struct Scenario {
+  std::shared_ptr<Document> doc;
+  uint64_t seed = 1;
+  Components components;
+};
+
+/// Reads every section, builds the components and rejects any key nobody read.
+/// Throws InputError on any problem; nothing has been written when it does.
+[[nodiscard]] Scenario build_scenario(std::shared_ptr<Document> doc);
+
+/// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).
+struct RunOutput {
+  Summary summary;
+  std::string requests_csv;
+  std::string summary_json;
+};
+[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc);
+
+}  // namespace servesim

@@ -1,0 +1,158 @@
+#include "sim/simulation.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+Simulation::Simulation(Components c)
+    : m_c(std::move(c)), m_state(std::move(m_c.kv), m_c.source->size_hint()) {
+  m_stats.kv_capacity_tokens = m_state.kv().capacity_tokens();
+  std::vector<Event> storage;
+  storage.reserve(16);
+  m_events = decltype(m_events)(std::greater<>(), std::move(storage));
+}
+
+void Simulation::post(Time t, Kind k) { m_events.push(Event{t, k, m_seq++}); }
+
+void Simulation::post_schedule() {
+  if (m_schedule_posted) return;
+  m_schedule_posted = true;
+  post(m_state.now(), Kind::Schedule);
+}
+
+void Simulation::pull_next_arrival() {
+  RequestSpec spec;
+  if (!m_c.source->next(spec)) {
+    m_state.set_arrivals_done();
+    return;
+  }
+  if (spec.arrival < m_state.now())
+    throw std::logic_error("workload source yielded arrivals out of order");
+  m_next = spec;
+  post(spec.arrival, Kind::Arrival);
+}
+
+void Simulation::run() {
+  pull_next_arrival();
+  while (!m_events.empty()) {
+    const Event e = m_events.top();
+    m_events.pop();
+    m_state.set_now(e.t);
+    m_stats.end = e.t;
+    switch (e.kind) {
+      case Kind::StepEnd:
+        finish_step();
+        post_schedule();
+        break;
+      case Kind::Arrival:
+        on_arrival();
+        if (!m_busy) post_schedule();
+        break;
+      case Kind::Timer:
+        if (e.t == m_timer_at) m_timer_at = Time::max();
+        if (!m_busy) post_schedule();
+        break;
+      case Kind::Schedule:
+        m_schedule_posted = false;
+        if (!m_busy) try_start_step();
+        break;
+    }
+  }
+  check_all_served();
+}
+
+void Simulation::on_arrival() {
+  const uint32_t slot = m_state.add_request(m_next);
+  const Request& r = m_state.req(slot);
+  std::string why = m_state.kv().never_fits(r);
+  if (why.empty()) why = m_c.scheduler->never_schedulable(r);
+  if (why.empty()) {
+    m_state.enqueue(slot);
+  } else {
+    m_state.reject(slot, std::move(why));
+  }
+  pull_next_arrival();
+}
+
+void Simulation::try_start_step() {
+  m_c.scheduler->plan_step(m_state);
+  const Time wake = m_state.take_wake();
+  const auto& plan = m_state.plan();
+  if (plan.empty()) {
+    if (wake != Time::max() && wake > m_state.now() && wake < m_timer_at) {
+      m_timer_at = wake;
+      post(wake, Kind::Timer);
+    }
+    return;
+  }
+  StepShape shape;
+  for (const StepEntry& e : plan) {
+    const Request& r = m_state.req(e.slot);
+    ++shape.sequences;
+    switch (e.kind) {
+      case EntryKind::Prefill:
+        shape.prefill_tokens += e.prefill_tokens;
+        shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
+        break;
+      case EntryKind::Decode:
+        ++shape.decode_sequences;
+        shape.decode_context_tokens += r.context_tokens + 1;
+        break;
+      case EntryKind::Padding:
+        ++shape.decode_sequences;
+        shape.decode_context_tokens += r.context_tokens;
+        break;
+    }
+  }
+  // A step always takes time, so simulated time always advances between steps.
+  const Time duration = std::max(Time::from_ms(m_c.step_time->step_ms(shape)), Time::ns(1));
+  ++m_stats.steps;
+  m_stats.busy_ns += duration.count_ns();
+  m_stats.seat_steps += shape.sequences;
+  m_stats.prefill_tokens += shape.prefill_tokens;
+  m_stats.peak_kv_used_tokens = std::max(m_stats.peak_kv_used_tokens, m_state.kv().used_tokens());
+  m_busy = true;
+  post(m_state.now() + duration, Kind::StepEnd);
+}
+
+void Simulation::finish_step() {
+  const Time now = m_state.now();
+  for (const StepEntry& e : m_state.plan()) {
+    Request& r = m_state.req(e.slot);
+    bool produced = false;
+    if (e.kind == EntryKind::Prefill) {
+      r.context_tokens += e.prefill_tokens;
+      produced = r.context_tokens == r.prefill_target;
+    } else if (e.kind == EntryKind::Decode) {
+      r.context_tokens += 1;
+      produced = true;
+      ++m_stats.decode_tokens;
+    }
+    if (!produced) continue;
+    ++r.generated_tokens;
+    if (r.first_token == Time::max()) r.first_token = now;
+    r.last_token = now;
+    if (r.done()) {
+      r.state = RequestState::Finished;
+      r.finish = now;
+    }
+  }
+  m_c.scheduler->after_step(m_state);
+  m_state.plan().clear();
+  m_busy = false;
+}
+
+void Simulation::check_all_served() const {
+  for (const Request& r : m_state.requests()) {
+    if (r.state == RequestState::Released || r.state == RequestState::Rejected) continue;
+    throw std::logic_error(fmt::format(
+        "simulation ended with request {} unserved (state {}, {} of {} tokens generated): "
+        "the scheduler stopped planning steps",
+        r.spec.id, static_cast<int>(r.state), r.generated_tokens, r.spec.output_tokens));
+  }
+}
+
+}  // namespace servesim

@@ -1,0 +1,86 @@
+#pragma once
+// The discrete-event engine: one replica, one batch in flight at a time.
+//
+// Events are ordered by (time, kind, sequence number given when scheduled). Kinds at one instant
+// run in this order:
+//   0 step end  - the step's tokens are credited and finished requests may be released;
+//   1 arrival   - the request joins the queue (or is rejected if it can never be served);
+//   2 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
+//   3 schedule  - if the engine is idle, the scheduler plans the next step.
+// So the scheduling decision at an instant sees every arrival and completion at that instant,
+// and an idle engine starts a step the instant a request can be scheduled. Only what can happen
+// next is queued: the in-flight step's end, the next arrival, a timer.
+#include <cstdint>
+#include <memory>
+#include <queue>
+#include <vector>
+
+#include "models/step_time_model.h"
+#include "schedulers/scheduler.h"
+#include "sim/batch_state.h"
+#include "traces/workload_source.h"
+
+namespace servesim {
+
+struct Components {
+  std::unique_ptr<WorkloadSource> source;
+  std::unique_ptr<StepTimeModel> step_time;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<KvManager> kv;
+};
+
+/// Counters gathered while running; the summary is computed from these and the requests.
+struct RunStats {
+  int64_t steps = 0;
+  int64_t busy_ns = 0;               ///< total duration of all steps
+  int64_t seat_steps = 0;            ///< sum over steps of sequences in the step
+  int64_t prefill_tokens = 0;        ///< prompt tokens computed, recomputation included
+  int64_t decode_tokens = 0;         ///< tokens produced by decode entries
+  int64_t peak_kv_used_tokens = 0;
+  int64_t kv_capacity_tokens = 0;
+  Time end;                          ///< time of the last event
+};
+
+class Simulation {
+ public:
+  explicit Simulation(Components c);
+  /// Runs to completion. Throws std::logic_error if a request is left unserved (a scheduler
+  /// bug), InputError for bad input found while streaming the workload.
+  void run();
+
+  [[nodiscard]] const std::vector<Request>& requests() const { return m_state.requests(); }
+  [[nodiscard]] const RunStats& stats() const { return m_stats; }
+
+ private:
+  enum class Kind : uint8_t { StepEnd = 0, Arrival = 1, Timer = 2, Schedule = 3 };
+  struct Event {
+    Time t;
+    Kind kind;
+    uint64_t seq;
+    bool operator>(const Event& o) const {
+      if (t != o.t) return t > o.t;
+      if (kind != o.kind) return kind > o.kind;
+      return seq > o.seq;
+    }
+  };
+
+  void post(Time t, Kind k);
+  void post_schedule();
+  void pull_next_arrival();
+  void on_arrival();
+  void try_start_step();
+  void finish_step();
+  void check_all_served() const;
+
+  Components m_c;
+  BatchState m_state;
+  RunStats m_stats;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> m_events;
+  uint64_t m_seq = 0;
+  RequestSpec m_next;          // the arrival already posted
+  bool m_busy = false;         // a step is in flight
+  bool m_schedule_posted = false;
+  Time m_timer_at = Time::max();
+};
+
+}  // namespace servesim
