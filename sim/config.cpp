@@ -131,7 +131,12 @@ void Document::note_queried(const std::string& map_path, const std::string& key)
   m_queried[map_path].insert(key);
 }
 
-std::string Document::where(const YAML::Node& node) const {
+std::string Document::where(const YAML::Node& node, const std::string& key_path) const {
+  for (std::string p = key_path; !p.empty();) {
+    if (m_overridden.count(p)) return fmt::format("{} (from --set {})", m_file, p);
+    const auto cut = p.find_last_of(".[");
+    p = cut == std::string::npos ? std::string() : p.substr(0, cut);
+  }
   const YAML::Mark m = node.Mark();
   if (m.is_null()) return fmt::format("{} (from --set)", m_file);
   return fmt::format("{}:{}:{}", m_file, m.line + 1, m.column + 1);
@@ -153,8 +158,7 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
     if (it == m_queried.end() || !it->second.count(key)) {
       std::vector<std::string> valid;
       if (it != m_queried.end()) valid.assign(it->second.begin(), it->second.end());
-      std::string where_s = m_overridden.count(full) ? fmt::format("{} (from --set)", m_file)
-                                                     : where(kv.first);
+      const std::string where_s = where(kv.first, full);
       throw InputError(fmt::format("{} at {}: unknown key{} (valid here: {})", full, where_s,
                                    did_you_mean(key, valid),
                                    valid.empty() ? "none" : join_names(valid)));
@@ -186,21 +190,21 @@ bool Cfg::has(const std::string& key) const {
 void Cfg::fail(const std::string& key, const std::string& allowed) const {
   if (key.empty())
     throw InputError(fmt::format("{} at {}: {}", m_path.empty() ? "config" : m_path,
-                                 m_doc->where(m_node), allowed));
+                                 m_doc->where(m_node, m_path), allowed));
   const YAML::Node& self = m_node;
   YAML::Node n = self[key];
   if (!n.IsDefined())
     throw InputError(fmt::format("{} in {} at {}: {}", key_path(key), m_path.empty() ? "config" : m_path,
-                                 m_doc->where(m_node), allowed));
+                                 m_doc->where(m_node, m_path), allowed));
   throw InputError(
-      fmt::format("{} = {} at {}: {}", key_path(key), describe(n), m_doc->where(n), allowed));
+      fmt::format("{} = {} at {}: {}", key_path(key), describe(n), m_doc->where(n, key_path(key)), allowed));
 }
 
 YAML::Node Cfg::require(const std::string& key, const char* what) const {
   YAML::Node n = lookup(key);
   if (!n.IsDefined() || n.IsNull())
     throw InputError(fmt::format("{}: required key missing in {} at {} ({})", key_path(key),
-                                 m_path.empty() ? "the top level" : m_path, m_doc->where(m_node),
+                                 m_path.empty() ? "the top level" : m_path, m_doc->where(m_node, m_path),
                                  what));
   return n;
 }
@@ -223,7 +227,7 @@ std::vector<Cfg> Cfg::list_of_maps(const std::string& key) const {
   for (size_t i = 0; i < n.size(); ++i) {
     if (!n[i].IsMap())
       throw InputError(fmt::format("{}[{}] = {} at {}: must be a map", key_path(key), i,
-                                   describe(n[i]), m_doc->where(n[i])));
+                                   describe(n[i]), m_doc->where(n[i], key_path(key))));
     out.emplace_back(m_doc, n[i], fmt::format("{}[{}]", key_path(key), i));
   }
   return out;

@@ -1,0 +1,60 @@
+#pragma once
+// Helpers shared by the tests: scenarios from YAML text, traces in temporary files.
+#include <atomic>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "sim/config.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+namespace servesim::test {
+
+/// A fresh, empty temporary directory for this process.
+inline std::filesystem::path temp_dir() {
+  static std::atomic<int> counter{0};
+  auto p = std::filesystem::temp_directory_path() /
+           ("servesim-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  std::filesystem::remove_all(p);
+  std::filesystem::create_directories(p);
+  return p;
+}
+
+/// Writes `text` to a new temporary file and returns its path.
+inline std::string write_temp(const std::string& name, const std::string& text) {
+  auto p = temp_dir() / name;
+  std::ofstream(p, std::ios::binary) << text;
+  return p.string();
+}
+
+inline std::shared_ptr<Document> doc_of(const std::string& yaml) {
+  return std::make_shared<Document>(yaml, "test.yaml");
+}
+
+/// Runs a scenario and returns its requests in id order.
+inline std::vector<Request> run_requests(const std::string& yaml) {
+  Scenario sc = build_scenario(doc_of(yaml));
+  Simulation sim(std::move(sc.components));
+  sim.run();
+  std::vector<Request> out = sim.requests();
+  std::sort(out.begin(), out.end(),
+            [](const Request& a, const Request& b) { return a.spec.id < b.spec.id; });
+  return out;
+}
+
+/// A scenario replaying `csv` (rows "arrival_s,prompt_tokens,output_tokens") with the given
+/// step_time, scheduler and kv sections (YAML flow maps).
+inline std::string trace_scenario(const std::string& rows, const std::string& step_time,
+                                  const std::string& scheduler, const std::string& kv) {
+  const std::string path = write_temp("trace.csv", "arrival_s,prompt_tokens,output_tokens\n" + rows);
+  return "workload: {trace: {path: " + path + "}}\nstep_time: " + step_time +
+         "\nscheduler: " + scheduler + "\nkv: " + kv + "\n";
+}
+
+constexpr int64_t ms(double v) { return static_cast<int64_t>(v * 1e6 + 0.5); }
+
+}  // namespace servesim::test
