@@ -1,8 +1,13 @@
 // table: measured (batch size, step ms) points, linearly interpolated in the number of sequences
 // and held flat beyond the first and last point, plus an optional cost per prefilled token:
 //   step_ms = interp(sequences) + prefill_ms_per_token * prefill_tokens
+// The points come inline (`points: [{batch: 1, ms: 6.3}, ...]`) or from a CSV file
+// (`points_file: decode.csv` with a header holding `batch` and `ms`; other columns ignored).
 #include <algorithm>
+#include <filesystem>
 #include <fmt/format.h>
+
+#include "sim/csv_columns.h"
 
 #include "models/step_time_model.h"
 
@@ -39,16 +44,40 @@ class TableModel final : public StepTimeModel {
   double m_prefill_ms_per_token;
 };
 
+std::vector<Point> read_points_file(const Cfg& c) {
+  std::filesystem::path p(c.get_string("points_file"));
+  if (p.is_relative()) p = std::filesystem::path(c.doc().base_dir()) / p;
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec))
+    c.fail("points_file", fmt::format("no such file ({}; relative paths are resolved against the "
+                                      "config file's folder)", p.lexically_normal().string()));
+  const std::string path = p.lexically_normal().string();
+  std::vector<Point> points;
+  CsvColumns csv(path, {"batch", "ms"});
+  while (csv.next_row()) {
+    const auto batch = static_cast<double>(csv.integer(0, 1, 1 << 24));
+    if (!points.empty() && batch <= points.back().batch)
+      throw InputError(fmt::format("{}:{}: batch {} after batch {}: rows must be in increasing "
+                                   "batch order", path, csv.line(), batch, points.back().batch));
+    points.push_back({batch, csv.positive_real(1)});
+  }
+  return points;
+}
+
 }  // namespace
 
 std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c) {
   std::vector<Point> points;
-  for (const Cfg& p : c.list_of_maps("points")) {
-    const auto batch = static_cast<double>(p.get_int("batch", {1, 1 << 24}));
-    if (!points.empty() && batch <= points.back().batch)
-      p.fail("batch", fmt::format("points must be in increasing batch order (previous batch {})",
-                                  points.back().batch));
-    points.push_back({batch, p.get_real("ms", k_positive)});
+  if (c.one_of({"points", "points_file"}) == "points_file") {
+    points = read_points_file(c);
+  } else {
+    for (const Cfg& p : c.list_of_maps("points")) {
+      const auto batch = static_cast<double>(p.get_int("batch", {1, 1 << 24}));
+      if (!points.empty() && batch <= points.back().batch)
+        p.fail("batch", fmt::format("points must be in increasing batch order (previous batch {})",
+                                    points.back().batch));
+      points.push_back({batch, p.get_real("ms", k_positive)});
+    }
   }
   const double per_token = c.get_real("prefill_ms_per_token", 0.0, k_non_negative);
   return std::make_unique<TableModel>(std::move(points), per_token);

@@ -81,7 +81,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("seed")) doc->apply_override("seed=" + vm["seed"].as<std::string>());
 
   const std::string dir = vm["out"].as<std::string>();
-  spdlog::info("running {}", doc->file());
+  spdlog::debug("running {}", doc->file());
   RunOutput r = run_scenario(doc);
   write_files(dir, {{"summary.json", r.summary_json}, {"requests.csv", r.requests_csv}});
   if (!vm["quiet"].as<bool>()) {

@@ -1,0 +1,47 @@
+#pragma once
+// Reads named columns of a CSV file, row by row, with messages that name the file, the line,
+// the column and the value. Plain CSV: comma-separated, no quoting; spaces around fields and
+// CRLF line ends are tolerated, blank lines skipped. Memory does not grow with the file.
+#include <cstdint>
+#include <fstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace servesim {
+
+class CsvColumns {
+ public:
+  /// Opens `path` and finds each of `columns` in its header (in any order; other columns are
+  /// ignored). Throws InputError if the file cannot be read or a column is missing.
+  CsvColumns(std::string path, std::vector<std::string> columns);
+
+  /// Advances to the next non-blank row; false at the end. Throws if the row has a different
+  /// number of fields than the header.
+  [[nodiscard]] bool next_row();
+  [[nodiscard]] size_t line() const { return m_line_no; }
+  [[nodiscard]] const std::string& path() const { return m_path; }
+
+  /// The k-th requested column of the current row.
+  [[nodiscard]] std::string_view field(size_t k) const { return m_fields[m_index[k]]; }
+  /// An integer in [min, max]; otherwise throws naming file, line, column and value.
+  [[nodiscard]] int64_t integer(size_t k, int64_t min, int64_t max) const;
+  /// A finite number in [min, max].
+  [[nodiscard]] double real(size_t k, double min, double max) const;
+  /// A finite number > 0.
+  [[nodiscard]] double positive_real(size_t k) const;
+
+ private:
+  [[noreturn]] void bad(size_t k, const std::string& allowed) const;
+
+  std::string m_path;
+  std::vector<std::string> m_columns;
+  std::ifstream m_in;
+  std::string m_line;
+  std::vector<std::string_view> m_fields;
+  std::vector<size_t> m_index;
+  size_t m_header_fields = 0;
+  size_t m_line_no = 0;
+};
+
+}  // namespace servesim

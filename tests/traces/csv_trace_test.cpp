@@ -1,0 +1,129 @@
+#include <catch2/catch.hpp>
+
+#include "sim/errors.h"
+#include "tests/support.h"
+#include "traces/workload_source.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+std::string error_of(const std::string& text) {
+  const std::string path = write_temp("t.csv", text);
+  try {
+    (void)read_csv_trace(path);
+  } catch (const InputError& e) {
+    std::string msg = e.what();
+    REQUIRE(msg.rfind(path, 0) == 0);  // every message starts with the file
+    return msg.substr(path.size());
+  }
+  return "no error";
+}
+}  // namespace
+
+TEST_CASE("csv trace: columns in any order, extra ones ignored, rows sorted stably",
+          "[traces]") {
+  const auto rows = read_csv_trace(std::string(SERVESIM_SOURCE_DIR) + "/traces/data/tiny.csv");
+  REQUIRE(rows.size() == 6);
+  // File order: 0.000, 0.250, 0.100, 0.100, 1.000, 1.500 -> ids 0, 2, 3, 1, 4, 5 by arrival.
+  CHECK(rows[0].id == 0);
+  CHECK(rows[1].id == 2);
+  CHECK(rows[2].id == 3);
+  CHECK(rows[3].id == 1);
+  CHECK(rows[3].arrival.count_ns() == 250'000'000);
+  CHECK(rows[3].prompt_tokens == 128);
+  CHECK(rows[3].output_tokens == 64);
+
+  const auto swapped = read_csv_trace(write_temp(
+      "s.csv", "output_tokens,note,arrival_s,prompt_tokens\r\n5,x,0.5,7\r\n\r\n"));
+  REQUIRE(swapped.size() == 1);
+  CHECK(swapped[0].output_tokens == 5);
+  CHECK(swapped[0].prompt_tokens == 7);
+  CHECK(swapped[0].arrival.count_ns() == 500'000'000);
+}
+
+TEST_CASE("csv trace: bad rows name the line, the column and what is allowed", "[traces]") {
+  const std::string h = "arrival_s,prompt_tokens,output_tokens\n";
+  CHECK(error_of("") == ": empty file (expected a header with arrival_s, prompt_tokens, output_tokens)");
+  CHECK(error_of(h) == ": the trace has a header but no requests");
+  CHECK(error_of("arrival,prompt_tokens,output_tokens\n0,1,1\n") ==
+        ":1: the header lacks column arrival_s (needs arrival_s, prompt_tokens, output_tokens; "
+        "found: arrival,prompt_tokens,output_tokens)");
+  CHECK(error_of(h + "0,1,1\n0.5,abc,3\n") ==
+        ":3: column prompt_tokens = \"abc\": must be an integer from 1 to 1000000000");
+  CHECK(error_of(h + "0,1,0\n") ==
+        ":2: column output_tokens = \"0\": must be an integer from 1 to 1000000000");
+  CHECK(error_of(h + "0,1.5,2\n") ==
+        ":2: column prompt_tokens = \"1.5\": must be an integer from 1 to 1000000000");
+  CHECK(error_of(h + "-1,1,2\n") ==
+        ":2: column arrival_s = \"-1\": must be a finite number from 0 to 9000000000");
+  CHECK(error_of(h + "nan,1,2\n") ==
+        ":2: column arrival_s = \"nan\": must be a finite number from 0 to 9000000000");
+  CHECK(error_of(h + "inf,1,2\n") ==
+        ":2: column arrival_s = \"inf\": must be a finite number from 0 to 9000000000");
+  CHECK(error_of(h + "0,1\n") == ":2: 2 fields, but the header has 3 columns");
+  CHECK(error_of(h + "0,1,2,3\n") == ":2: 4 fields, but the header has 3 columns");
+  CHECK(error_of(h + "0,,2\n") ==
+        ":2: column prompt_tokens = \"\": must be an integer from 1 to 1000000000");
+}
+
+TEST_CASE("csv trace: a missing trace file is reported at its config key", "[traces]") {
+  try {
+    (void)build_scenario(doc_of(
+        "workload: {trace: {path: /nonexistent/x.csv}}\n"
+        "step_time: {kind: linear, base_ms: 1}\nscheduler: {kind: static, max_batch_size: 1}\n"
+        "kv: {policy: paged, capacity_tokens: 100}\n"));
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK_THAT(e.what(), Catch::Contains("workload.trace.path = \"/nonexistent/x.csv\" at "
+                                         "test.yaml:1:26: no such trace file"));
+  }
+}
+
+TEST_CASE("synthetic: same seed same workload; rates and ranges hold", "[traces]") {
+  const std::string yaml =
+      "requests: 20000\narrival: {kind: poisson, rate_per_s: 4}\n"
+      "prompt_tokens: {kind: uniform, min: 16, max: 64}\n"
+      "output_tokens: {kind: lognormal, median: 100, sigma: 0.5, min: 2, max: 1000}\n";
+  auto doc = doc_of(yaml);
+  auto a = make_synthetic(Cfg::root(doc), ".", 42);
+  auto b = make_synthetic(Cfg::root(doc_of(yaml)), ".", 42);
+  auto c = make_synthetic(Cfg::root(doc_of(yaml)), ".", 43);
+  RequestSpec ra, rb, rc;
+  bool differs = false;
+  Time last;
+  double out_log_sum = 0;
+  int64_t n = 0;
+  while (a->next(ra)) {
+    REQUIRE(b->next(rb));
+    REQUIRE(c->next(rc));
+    CHECK(ra.arrival == rb.arrival);
+    CHECK(ra.prompt_tokens == rb.prompt_tokens);
+    differs |= ra.arrival != rc.arrival;
+    CHECK(ra.arrival >= last);
+    last = ra.arrival;
+    CHECK(ra.prompt_tokens >= 16);
+    CHECK(ra.prompt_tokens <= 64);
+    CHECK(ra.output_tokens >= 2);
+    out_log_sum += std::log(ra.output_tokens);
+    ++n;
+  }
+  CHECK(n == 20000);
+  CHECK(differs);
+  // 20,000 Poisson arrivals at 4/s take about 5,000 s (standard deviation about 35 s).
+  CHECK(last.seconds() == Approx(5000).epsilon(0.03));
+  // The lognormal's median is exp(mean log).
+  CHECK(std::exp(out_log_sum / n) == Approx(100).epsilon(0.03));
+}
+
+TEST_CASE("synthetic: fixed arrivals are evenly spaced from start_s", "[traces]") {
+  auto src = make_synthetic(Cfg::root(doc_of(
+                                "requests: 3\nstart_s: 1\narrival: {kind: fixed, interval_s: 0.25}\n"
+                                "prompt_tokens: {kind: fixed, value: 5}\n"
+                                "output_tokens: {kind: fixed, value: 6}\n")),
+                            ".", 1);
+  RequestSpec r;
+  std::vector<int64_t> t;
+  while (src->next(r)) t.push_back(r.arrival.count_ns());
+  CHECK(t == std::vector<int64_t>{1'000'000'000, 1'250'000'000, 1'500'000'000});
+}
