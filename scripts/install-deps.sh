@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs what servesim needs to build and test on Debian 12, as root. Skips apt-get entirely
+# when everything is already installed.
+set -euo pipefail
+pkgs=(cmake ninja-build g++ libboost-program-options-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+      nlohmann-json3-dev catch2)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "installing: ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
