@@ -49,6 +49,9 @@ using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity
 /// utilisation, minus the weights, over the KV bytes of one token).
 [[nodiscard]] int64_t kv_capacity_from_memory(const Cfg& memory);
 
+/// Reads kv.block_size (default 16), which must not exceed the capacity.
+[[nodiscard]] int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens);
+
 std::unique_ptr<KvManager> make_reserve_kv(const Cfg& kv, int64_t capacity_tokens);
 std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens);
 

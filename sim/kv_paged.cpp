@@ -49,9 +49,7 @@ class PagedKv final : public KvManager {
 }  // namespace
 
 std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens) {
-  const int64_t block = kv.get_int("block_size", 16, {1, 1 << 20});
-  if (capacity_tokens < block)
-    kv.fail("block_size", fmt::format("must not exceed the KV capacity ({} tokens)", capacity_tokens));
+  const int64_t block = read_block_size(kv, capacity_tokens);
   return std::make_unique<PagedKv>(capacity_tokens, block);
 }
 

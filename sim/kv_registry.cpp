@@ -1,19 +1,18 @@
-#include <array>
 #include <cmath>
-#include <utility>
 
 #include <fmt/format.h>
 
 #include "sim/kv_manager.h"
+#include "sim/registry.h"
 
 namespace servesim {
 namespace {
 
 // Sorted by name. A new policy is one file and one line here.
-constexpr std::array<std::pair<const char*, KvFactory>, 2> k_policies{{
+constexpr Registry<KvFactory, 2> k_policies{{{
     {"paged", &make_paged_kv},
     {"reserve", &make_reserve_kv},
-}};
+}}};
 
 double dtype_bytes(const Cfg& c, const std::string& key, const std::string& def) {
   const std::string d = c.get_choice(key, def, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
@@ -25,17 +24,20 @@ double dtype_bytes(const Cfg& c, const std::string& key, const std::string& def)
 
 }  // namespace
 
-std::vector<std::string> kv_policy_names() {
-  std::vector<std::string> out;
-  for (const auto& [name, f] : k_policies) out.emplace_back(name);
-  return out;
-}
+std::vector<std::string> kv_policy_names() { return k_policies.names(); }
 
 std::string KvManager::never_fits(const Request& r) const {
   const int64_t need = footprint_tokens(r);
   if (need <= capacity_tokens()) return {};
   return fmt::format("needs {} KV tokens at its peak but the KV capacity is {} tokens", need,
                      capacity_tokens());
+}
+
+int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens) {
+  const int64_t block = kv.get_int("block_size", 16, {1, 1 << 20});
+  if (capacity_tokens < block)
+    kv.fail("block_size", fmt::format("must not exceed the KV capacity ({} tokens)", capacity_tokens));
+  return block;
 }
 
 int64_t kv_capacity_from_memory(const Cfg& m) {
@@ -65,14 +67,12 @@ int64_t kv_capacity_from_memory(const Cfg& m) {
 }
 
 std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv) {
-  const std::string policy = kv.get_choice("policy", kv_policy_names());
+  const KvFactory factory = k_policies.pick(kv, "policy");
   const std::string source = kv.one_of({"capacity_tokens", "memory"});
   const int64_t capacity = source == "capacity_tokens"
                                ? kv.get_int("capacity_tokens", {1, int64_t{1} << 50})
                                : kv_capacity_from_memory(kv.child("memory"));
-  for (const auto& [name, factory] : k_policies)
-    if (policy == name) return factory(kv, capacity);
-  kv.fail("policy", "unreachable");
+  return factory(kv, capacity);
 }
 
 }  // namespace servesim

@@ -56,9 +56,7 @@ class ReserveKv final : public KvManager {
 }  // namespace
 
 std::unique_ptr<KvManager> make_reserve_kv(const Cfg& kv, int64_t capacity_tokens) {
-  const int64_t block = kv.get_int("block_size", 16, {1, 1 << 20});
-  if (capacity_tokens < block)
-    kv.fail("block_size", fmt::format("must not exceed the KV capacity ({} tokens)", capacity_tokens));
+  const int64_t block = read_block_size(kv, capacity_tokens);
   return std::make_unique<ReserveKv>(capacity_tokens, block,
                                      kv.optional_int("max_output_tokens", {1, int64_t{1} << 40}));
 }

@@ -1,30 +1,22 @@
-#include <array>
-#include <utility>
-
+#include "sim/registry.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
 namespace {
 
 // Sorted by name. A new source is one file and one line here.
-constexpr std::array<std::pair<const char*, WorkloadFactory>, 2> k_sources{{
+constexpr Registry<WorkloadFactory, 2> k_sources{{{
     {"synthetic", &make_synthetic},
     {"trace", &make_csv_trace},
-}};
+}}};
 
 }  // namespace
 
-std::vector<std::string> workload_source_names() {
-  std::vector<std::string> out;
-  for (const auto& [name, f] : k_sources) out.emplace_back(name);
-  return out;
-}
+std::vector<std::string> workload_source_names() { return k_sources.names(); }
 
 std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed) {
-  const std::string kind = workload.one_of(workload_source_names());
-  for (const auto& [name, factory] : k_sources)
-    if (kind == name) return factory(workload.child(kind), workload.doc().base_dir(), seed);
-  workload.fail(kind, "unreachable");
+  const std::string kind = workload.one_of(k_sources.names());
+  return k_sources.find(kind)(workload.child(kind), workload.doc().base_dir(), seed);
 }
 
 }  // namespace servesim
