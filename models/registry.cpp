@@ -5,8 +5,9 @@ namespace servesim {
 namespace {
 
 // Sorted by name. A new model is one file and one line here.
-constexpr Registry<StepTimeFactory, 2> k_models{{{
+constexpr Registry<StepTimeFactory, 3> k_models{{{
     {"linear", &make_linear_model},
+    {"roofline", &make_roofline_model},
     {"table", &make_table_model},
 }}};
 

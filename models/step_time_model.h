@@ -3,8 +3,11 @@
 //
 // CONTRACT: step_ms is a pure function of the step's shape: no state, no randomness, the same
 // shape always gives the same time. The engine rounds the result to whole nanoseconds once.
+// A model that knows what a step moves and computes (roofline) also reports it through cost();
+// the engine sums it into the run's bandwidth and compute utilisation (docs/metrics.md).
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,11 +24,25 @@ struct StepShape {
   int64_t decode_context_tokens = 0;
 };
 
+/// What one step moves and computes on one accelerator (one of a tensor-parallel group).
+struct StepCost {
+  double bytes = 0;                 ///< memory traffic: weights, KV read and KV written
+  double flops = 0;                 ///< arithmetic (OPs for integer dtypes)
+  bool bandwidth_bound = false;     ///< the memory term, not the compute term, set the step time
+  double ideal_ms_bandwidth = 0;    ///< bytes / peak bandwidth
+  double ideal_ms_compute = 0;      ///< flops / peak FLOP/s
+  double peak_bytes_per_s = 0;      ///< the accelerator's peak memory bandwidth
+  double peak_flops_per_s = 0;      ///< its dense peak in the model's compute dtype
+};
+
 class StepTimeModel {
  public:
   virtual ~StepTimeModel() = default;
   /// REQUIRES: shape.sequences >= 1. Returns the step's duration in milliseconds, > 0.
   [[nodiscard]] virtual double step_ms(const StepShape& shape) const = 0;
+  /// REQUIRES: as step_ms. The step's bytes and flops, or nullopt for a model that does not
+  /// know them (measured tables, fitted lines). Pure, like step_ms; must not allocate.
+  [[nodiscard]] virtual std::optional<StepCost> cost(const StepShape&) const { return std::nullopt; }
 };
 
 using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time);
@@ -36,5 +53,6 @@ using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time)
 
 std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c);
 
 }  // namespace servesim

@@ -45,13 +45,7 @@ class TableModel final : public StepTimeModel {
 };
 
 std::vector<Point> read_points_file(const Cfg& c) {
-  std::filesystem::path p(c.get_string("points_file"));
-  if (p.is_relative()) p = std::filesystem::path(c.doc().base_dir()) / p;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec))
-    c.fail("points_file", fmt::format("no such file ({}; relative paths are resolved against the "
-                                      "config file's folder)", p.lexically_normal().string()));
-  const std::string path = p.lexically_normal().string();
+  const std::string path = c.existing_file("points_file", "points file");
   std::vector<Point> points;
   CsvColumns csv(path, {"batch", "ms"});
   while (csv.next_row()) {

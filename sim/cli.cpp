@@ -7,8 +7,11 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include "models/catalog.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
+#include "sim/calibrate_cmd.h"
+#include "sim/explain_cmd.h"
 #include "sim/output.h"
 #include "sim/scenario.h"
 #include "traces/workload_source.h"
@@ -22,7 +25,10 @@ constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM s
 
 usage:
   servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet]
-  servesim list [schedulers|step-time-models|workload-sources|kv-policies]
+  servesim list [schedulers|step-time-models|workload-sources|kv-policies|models|hardware]
+  servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
+                   [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
+  servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
   servesim --help | --version
 
 `servesim run` with no CONFIG runs the embedded default scenario (configs/default.yaml).
@@ -39,6 +45,8 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
       {"step-time-models", step_time_model_names()},
       {"workload-sources", workload_source_names()},
       {"kv-policies", kv_policy_names()},
+      {"models", model_names()},
+      {"hardware", hardware_names()},
   };
   if (args.size() > 1) throw UsageError("list takes at most one argument");
   std::vector<std::string> names;
@@ -106,8 +114,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     const std::vector<std::string> rest(args.begin() + 1, args.end());
     if (args[0] == "run") return cmd_run(rest, out);
     if (args[0] == "list") return cmd_list(rest, out);
-    throw UsageError(fmt::format("unknown command \"{}\"{} (valid: list, run)", args[0],
-                                 did_you_mean(args[0], {"list", "run"})));
+    if (args[0] == "calibrate") return cmd_calibrate(rest, out);
+    if (args[0] == "explain") return cmd_explain(rest, out);
+    throw UsageError(
+        fmt::format("unknown command \"{}\"{} (valid: calibrate, explain, list, run)", args[0],
+                    did_you_mean(args[0], {"calibrate", "explain", "list", "run"})));
   } catch (const UsageError& e) {
     err << "servesim: " << e.what() << "\n\n" << k_usage;
     return 2;

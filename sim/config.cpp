@@ -14,7 +14,7 @@ namespace {
 
 std::string describe(const YAML::Node& n) {
   if (!n.IsDefined() || n.IsNull()) return "null";
-  if (n.IsScalar()) return fmt::format("\"{}\"", n.Scalar());
+  if (n.IsScalar()) return quote_input(n.Scalar());
   if (n.IsSequence()) return "a list";
   return "a map";
 }
@@ -22,6 +22,15 @@ std::string describe(const YAML::Node& n) {
 std::string join_path(const std::string& parent, const std::string& key) {
   return parent.empty() ? key : parent + "." + key;
 }
+
+/// A map key's text; std::nullopt for a list or map used as a key (`[a]: 1`, `? {a: 1}`),
+/// which no section has.
+std::optional<std::string> key_text(const YAML::Node& key) {
+  if (!key.IsScalar() && !key.IsNull()) return std::nullopt;
+  return key.as<std::string>();  // a null key reads "null"
+}
+
+constexpr size_t k_max_config_bytes = size_t{16} << 20;
 
 }  // namespace
 
@@ -69,7 +78,7 @@ Document::Document(const std::string& text, std::string file) : m_file(std::move
     m_root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", m_file, e.mark.line + 1,
-                                 e.mark.column + 1, e.msg));
+                                 e.mark.column + 1, printable(e.msg, 200)));
   }
   if (m_root.IsNull()) m_root = YAML::Node(YAML::NodeType::Map);
   if (!m_root.IsMap())
@@ -78,11 +87,22 @@ Document::Document(const std::string& text, std::string file) : m_file(std::move
 }
 
 std::shared_ptr<Document> Document::load_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory, not a config file", printable(path, 1024)));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open config file", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return std::make_shared<Document>(ss.str(), path);
+  if (!in) throw InputError(fmt::format("{}: cannot open config file", printable(path, 1024)));
+  // Read at most one byte past the limit: a config is a few hundred bytes, and a device or a
+  // runaway file must not be read into memory whole.
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) {
+    text.append(chunk, static_cast<size_t>(in.gcount()));
+    if (text.size() > k_max_config_bytes)
+      throw InputError(fmt::format("{}: larger than {} bytes; not a scenario config",
+                                   printable(path, 1024), k_max_config_bytes));
+  }
+  return std::make_shared<Document>(text, path);
 }
 
 std::string Document::base_dir() const {
@@ -94,18 +114,20 @@ std::string Document::base_dir() const {
 void Document::apply_override(const std::string& assignment) {
   auto eq = assignment.find('=');
   if (eq == std::string::npos || eq == 0)
-    throw InputError(fmt::format("--set {}: expected key.path=value", assignment));
+    throw InputError(fmt::format("--set {}: expected key.path=value", printable(assignment, 100)));
   std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {
     value = YAML::Load(assignment.substr(eq + 1));
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("--set {}: value is not valid YAML: {}", assignment, e.msg));
+    throw InputError(fmt::format("--set {}: value is not valid YAML: {}",
+                                 printable(assignment, 100), printable(e.msg, 200)));
   }
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string part; std::getline(ss, part, '.');) {
-    if (part.empty()) throw InputError(fmt::format("--set {}: empty key in path", assignment));
+    if (part.empty())
+      throw InputError(fmt::format("--set {}: empty key in path", printable(assignment, 100)));
     parts.push_back(part);
   }
   // yaml-cpp nodes are handles; walk down, creating maps where needed.
@@ -117,8 +139,9 @@ void Document::apply_override(const std::string& assignment) {
       cur[parts[i]] = YAML::Node(YAML::NodeType::Map);
       next = cur[parts[i]];
     } else if (!next.IsMap()) {
-      throw InputError(fmt::format("--set {}: {} is {}, not a map", assignment,
-                                   join_names({parts.begin(), parts.begin() + long(i) + 1}),
+      const std::vector<std::string> above(parts.begin(), parts.begin() + long(i) + 1);
+      throw InputError(fmt::format("--set {}: {} is {}, not a map", printable(assignment, 100),
+                                   printable(fmt::format("{}", fmt::join(above, ".")), 100),
                                    describe(next)));
     }
     chain.push_back(next);
@@ -153,8 +176,13 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
   if (!node.IsMap()) return;
   auto it = m_queried.find(path);
   for (const auto& kv : node) {
-    const std::string key = kv.first.as<std::string>();
-    const std::string full = join_path(path, key);
+    const std::optional<std::string> text = key_text(kv.first);
+    if (!text)
+      throw InputError(fmt::format("{} at {}: a key is {}; keys are plain names",
+                                   path.empty() ? "config" : path, where(kv.first, path),
+                                   describe(kv.first)));
+    const std::string& key = *text;
+    const std::string full = join_path(path, printable(key));
     if (it == m_queried.end() || !it->second.count(key)) {
       std::vector<std::string> valid;
       if (it != m_queried.end()) valid.assign(it->second.begin(), it->second.end());
@@ -185,6 +213,22 @@ YAML::Node Cfg::lookup(const std::string& key) const {
 bool Cfg::has(const std::string& key) const {
   YAML::Node n = lookup(key);
   return n.IsDefined() && !n.IsNull();
+}
+
+bool Cfg::is_scalar(const std::string& key) const {
+  YAML::Node n = lookup(key);
+  return n.IsDefined() && n.IsScalar();
+}
+
+std::string Cfg::existing_file(const std::string& key, const std::string& what) const {
+  std::filesystem::path p(get_string(key));
+  if (p.is_relative()) p = std::filesystem::path(m_doc->base_dir()) / p;
+  p = p.lexically_normal();
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(p, ec))
+    fail(key, fmt::format("no such {} ({}; relative paths are resolved against the config "
+                          "file's folder)", what, printable(p.string(), 1024)));
+  return p.string();
 }
 
 void Cfg::fail(const std::string& key, const std::string& allowed) const {
@@ -312,7 +356,8 @@ std::string Cfg::get_string(const std::string& key, const std::string& def) cons
 std::string Cfg::get_choice(const std::string& key, const std::vector<std::string>& valid) const {
   std::string v = get_string(key);
   if (std::find(valid.begin(), valid.end(), v) == valid.end())
-    fail(key, fmt::format("unknown \"{}\"{} (valid: {})", v, did_you_mean(v, valid), join_names(valid)));
+    fail(key, fmt::format("unknown {}{} (valid: {})", quote_input(v), did_you_mean(v, valid),
+                          join_names(valid)));
   return v;
 }
 std::string Cfg::get_choice(const std::string& key, const std::string& def,
@@ -330,9 +375,11 @@ std::string Cfg::one_of(const std::vector<std::string>& alternatives) const {
     std::string hint;
     if (m_node.IsMap())
       for (const auto& kv : m_node) {
-        hint = did_you_mean(kv.first.as<std::string>(), alternatives);
+        const std::optional<std::string> key = key_text(kv.first);
+        if (!key) continue;
+        hint = did_you_mean(*key, alternatives);
         if (!hint.empty()) {
-          hint = fmt::format(": found {}{}", kv.first.as<std::string>(), hint);
+          hint = fmt::format(": found {}{}", printable(*key), hint);
           break;
         }
       }

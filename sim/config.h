@@ -73,6 +73,11 @@ class Cfg {
   static Cfg root(const std::shared_ptr<Document>& doc);
 
   [[nodiscard]] bool has(const std::string& key) const;
+  /// True when `key` is present and a scalar (a string, number or boolean), not a map or list.
+  [[nodiscard]] bool is_scalar(const std::string& key) const;
+  /// A path given at `key`, resolved against the document's folder; fails unless it names a
+  /// regular file. `what` names the file's role in the message.
+  [[nodiscard]] std::string existing_file(const std::string& key, const std::string& what) const;
   [[nodiscard]] Cfg child(const std::string& key) const;  ///< required map
   [[nodiscard]] std::optional<Cfg> optional_child(const std::string& key) const;
   [[nodiscard]] std::vector<Cfg> list_of_maps(const std::string& key) const;  ///< required

@@ -18,57 +18,106 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-void split(std::string_view line, std::vector<std::string_view>& out) {
-  out.clear();
+/// Calls f(index, field) for each trimmed field of `line`; returns how many there are. Nothing
+/// is stored per field, so a line of a million commas costs no more memory than the line.
+template <typename F>
+size_t for_each_field(std::string_view line, F&& f) {
   size_t start = 0;
-  for (;;) {
+  for (size_t i = 0;; ++i) {
     const size_t comma = line.find(',', start);
-    out.push_back(trim(line.substr(start, comma == line.npos ? line.npos : comma - start)));
-    if (comma == line.npos) return;
+    f(i, trim(line.substr(start, comma == line.npos ? line.npos : comma - start)));
+    if (comma == line.npos) return i + 1;
     start = comma + 1;
   }
 }
 
+bool starts_with(std::string_view s, std::string_view prefix) {
+  return s.substr(0, prefix.size()) == prefix;
+}
+
+constexpr size_t k_npos = std::string_view::npos;
+
 }  // namespace
 
 CsvColumns::CsvColumns(std::string path, std::vector<std::string> columns)
-    : m_path(std::move(path)), m_columns(std::move(columns)), m_in(m_path, std::ios::binary) {
-  if (!m_in) throw InputError(fmt::format("{}: cannot open file", m_path));
+    : m_path(std::move(path)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
+      m_file(m_path, std::ios::binary), m_in(&m_file) {
+  if (!m_file) throw InputError(fmt::format("{}: cannot open file", m_name));
+  read_header();
+}
+
+CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns)
+    : m_path(std::move(name)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
+      m_in(&in) {
+  read_header();
+}
+
+bool CsvColumns::read_line() {
+  using traits = std::char_traits<char>;
+  m_line.clear();
+  std::streambuf* buf = m_in->rdbuf();
+  if (buf == nullptr) return false;
+  auto c = buf->sbumpc();
+  if (traits::eq_int_type(c, traits::eof())) return false;
+  ++m_line_no;
+  while (!traits::eq_int_type(c, traits::eof()) && c != '\n') {
+    if (m_line.size() == k_max_line_bytes)
+      throw InputError(fmt::format("{}:{}: line longer than {} bytes (it starts \"{}\"): not a "
+                                   "CSV row", m_name, m_line_no, k_max_line_bytes,
+                                   printable(m_line)));
+    m_line.push_back(traits::to_char_type(c));
+    c = buf->sbumpc();
+  }
+  return true;
+}
+
+void CsvColumns::read_header() {
   const std::string wanted = fmt::format("{}", fmt::join(m_columns, ", "));
-  while (std::getline(m_in, m_line)) {
-    ++m_line_no;
-    if (!trim(m_line).empty()) break;
-  }
-  if (trim(m_line).empty())
-    throw InputError(fmt::format("{}: empty file (expected a header with {})", m_path, wanted));
-  if (m_line.size() >= 3 && m_line.compare(0, 3, "\xEF\xBB\xBF") == 0) m_line.erase(0, 3);  // BOM
-  split(m_line, m_fields);
-  m_header_fields = m_fields.size();
-  for (const auto& c : m_columns) {
-    auto it = std::find(m_fields.begin(), m_fields.end(), c);
-    if (it == m_fields.end())
+  bool more = read_line();
+  // Spreadsheets save "Unicode text" as UTF-16; its byte-order mark is FF FE or FE FF.
+  if (more && (starts_with(m_line, "\xFF\xFE") || starts_with(m_line, "\xFE\xFF")))
+    throw InputError(fmt::format("{}:1: the file is UTF-16 text (it starts with a UTF-16 "
+                                 "byte-order mark); save it as UTF-8 or ASCII", m_name));
+  if (more && starts_with(m_line, "\xEF\xBB\xBF")) m_line.erase(0, 3);  // UTF-8 byte-order mark
+  while (more && trim(m_line).empty()) more = read_line();
+  if (!more)
+    throw InputError(fmt::format("{}: empty file (expected a header with {})", m_name, wanted));
+  m_index.assign(m_columns.size(), k_npos);
+  m_fields.assign(m_columns.size(), {});
+  m_header_fields = for_each_field(m_line, [&](size_t i, std::string_view name) {
+    for (size_t k = 0; k < m_columns.size(); ++k) {
+      if (name != m_columns[k]) continue;
+      if (m_index[k] != k_npos)
+        throw InputError(fmt::format("{}:{}: the header names column {} twice (fields {} and {})",
+                                     m_name, m_line_no, m_columns[k], m_index[k] + 1, i + 1));
+      m_index[k] = i;
+    }
+  });
+  for (size_t k = 0; k < m_columns.size(); ++k)
+    if (m_index[k] == k_npos)
       throw InputError(fmt::format("{}:{}: the header lacks column {} (needs {}; found: {})",
-                                   m_path, m_line_no, c, wanted, trim(m_line)));
-    m_index.push_back(static_cast<size_t>(it - m_fields.begin()));
-  }
+                                   m_name, m_line_no, m_columns[k], wanted,
+                                   printable(trim(m_line), 100)));
 }
 
 bool CsvColumns::next_row() {
-  while (std::getline(m_in, m_line)) {
-    ++m_line_no;
+  while (read_line()) {
     if (trim(m_line).empty()) continue;
-    split(m_line, m_fields);
-    if (m_fields.size() != m_header_fields)
-      throw InputError(fmt::format("{}:{}: {} fields, but the header has {} columns", m_path,
-                                   m_line_no, m_fields.size(), m_header_fields));
+    const size_t n = for_each_field(m_line, [&](size_t i, std::string_view field) {
+      for (size_t k = 0; k < m_index.size(); ++k)
+        if (m_index[k] == i) m_fields[k] = field;
+    });
+    if (n != m_header_fields)
+      throw InputError(fmt::format("{}:{}: {} fields, but the header has {} columns", m_name,
+                                   m_line_no, n, m_header_fields));
     return true;
   }
   return false;
 }
 
 void CsvColumns::bad(size_t k, const std::string& allowed) const {
-  throw InputError(fmt::format("{}:{}: column {} = \"{}\": must be {}", m_path, m_line_no,
-                               m_columns[k], field(k), allowed));
+  throw InputError(fmt::format("{}:{}: column {} = {}: must be {}", m_name, m_line_no,
+                               m_columns[k], quote_input(field(k)), allowed));
 }
 
 int64_t CsvColumns::integer(size_t k, int64_t min, int64_t max) const {
@@ -81,10 +130,10 @@ int64_t CsvColumns::integer(size_t k, int64_t min, int64_t max) const {
 }
 
 double CsvColumns::real(size_t k, double min, double max) const {
-  const std::string s(field(k));
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  if (s.empty() || end != s.c_str() + s.size() || !std::isfinite(v) || v < min || v > max)
+  const std::string_view s = field(k);
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < min || v > max)
     bad(k, fmt::format("a finite number from {} to {}", min, max));
   return v;
 }

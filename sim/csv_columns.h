@@ -1,9 +1,12 @@
 #pragma once
 // Reads named columns of a CSV file, row by row, with messages that name the file, the line,
 // the column and the value. Plain CSV: comma-separated, no quoting; spaces around fields and
-// CRLF line ends are tolerated, blank lines skipped. Memory does not grow with the file.
+// CRLF line ends are tolerated, blank lines skipped, a UTF-8 byte-order mark ignored. Memory
+// does not grow with the file: the reader holds one line (at most k_max_line_bytes) and one
+// view per requested column. Values from the file are echoed into messages through printable().
 #include <cstdint>
 #include <fstream>
+#include <istream>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,6 +18,13 @@ class CsvColumns {
   /// Opens `path` and finds each of `columns` in its header (in any order; other columns are
   /// ignored). Throws InputError if the file cannot be read or a column is missing.
   CsvColumns(std::string path, std::vector<std::string> columns);
+  /// The same over a stream; `name` stands for the file in messages. REQUIRES: `in` outlives
+  /// this reader.
+  CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns);
+
+  /// A longer line stops the reader (a trace row is a few numbers; this bounds the memory a
+  /// hostile file can make it take).
+  static constexpr size_t k_max_line_bytes = size_t{1} << 20;
 
   /// Advances to the next non-blank row; false at the end. Throws if the row has a different
   /// number of fields than the header.
@@ -23,7 +33,7 @@ class CsvColumns {
   [[nodiscard]] const std::string& path() const { return m_path; }
 
   /// The k-th requested column of the current row.
-  [[nodiscard]] std::string_view field(size_t k) const { return m_fields[m_index[k]]; }
+  [[nodiscard]] std::string_view field(size_t k) const { return m_fields[k]; }
   /// An integer in [min, max]; otherwise throws naming file, line, column and value.
   [[nodiscard]] int64_t integer(size_t k, int64_t min, int64_t max) const;
   /// A finite number in [min, max].
@@ -33,13 +43,18 @@ class CsvColumns {
 
  private:
   [[noreturn]] void bad(size_t k, const std::string& allowed) const;
+  void read_header();
+  /// Reads the next line (without its '\n') into m_line; false at the end of the input.
+  bool read_line();
 
   std::string m_path;
+  std::string m_name;  // m_path made printable, for messages
   std::vector<std::string> m_columns;
-  std::ifstream m_in;
+  std::ifstream m_file;  // unused when reading a caller's stream
+  std::istream* m_in;
   std::string m_line;
-  std::vector<std::string_view> m_fields;
-  std::vector<size_t> m_index;
+  std::vector<std::string_view> m_fields;  // the requested columns of the current row
+  std::vector<size_t> m_index;             // where each requested column is in the header
   size_t m_header_fields = 0;
   size_t m_line_no = 0;
 };

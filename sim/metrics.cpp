@@ -72,6 +72,13 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
   s.prefill_tokens_computed = stats.prefill_tokens;
   s.kv_capacity_tokens = stats.kv_capacity_tokens;
   s.kv_peak_used_tokens = stats.peak_kv_used_tokens;
+  if (stats.costed_steps > 0 && stats.busy_ns > 0) {
+    const double busy_s = static_cast<double>(stats.busy_ns) * 1e-9;
+    s.mbu = stats.bytes_moved / (busy_s * stats.peak_bytes_per_s);
+    s.mfu = stats.flops / (busy_s * stats.peak_flops_per_s);
+    s.bandwidth_bound_step_share =
+        static_cast<double>(stats.bandwidth_bound_steps) / static_cast<double>(stats.costed_steps);
+  }
   return s;
 }
 

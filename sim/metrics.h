@@ -7,6 +7,7 @@
 //   output tokens/s = output tokens of finished requests / (last release - first arrival)
 // Percentiles interpolate linearly between order statistics (numpy's default).
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "sim/request.h"
@@ -39,6 +40,10 @@ struct Summary {
   int64_t prefill_tokens_computed = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t kv_peak_used_tokens = 0;
+  // Only when the step-time model reports what a step moves and computes (roofline):
+  std::optional<double> mbu;  ///< bytes moved / (busy time x peak bandwidth)
+  std::optional<double> mfu;  ///< flops / (busy time x peak FLOP/s)
+  std::optional<double> bandwidth_bound_step_share;  ///< bandwidth-bound steps / steps
 };
 
 /// REQUIRES: sorted values. p in [0, 100].

@@ -113,6 +113,12 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   j["prefill_tokens_computed"] = s.prefill_tokens_computed;
   j["kv_capacity_tokens"] = s.kv_capacity_tokens;
   j["kv_peak_used_tokens"] = s.kv_peak_used_tokens;
+  auto optional = [](const std::optional<double>& v) -> nlohmann::ordered_json {
+    return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
+  };
+  j["mbu"] = optional(s.mbu);
+  j["mfu"] = optional(s.mfu);
+  j["bandwidth_bound_step_share"] = optional(s.bandwidth_bound_step_share);
   j["config"] = yaml_to_json(config);
   return j;
 }
@@ -128,6 +134,10 @@ std::string summary_table(const Summary& s) {
                      "KV peak {} of {} tokens\n",
                  s.steps, s.mean_batch_sequences, 100.0 * s.busy_share, s.kv_peak_used_tokens,
                  s.kv_capacity_tokens);
+  if (s.mbu && s.mfu && s.bandwidth_bound_step_share)
+    fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
+                       "bandwidth-bound\n",
+                   100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
   fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
                  "p99", "max");
   auto row = [&](const char* name, const Distribution& d, double scale, const char* unit) {

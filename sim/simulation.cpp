@@ -114,6 +114,14 @@ void Simulation::try_start_step() {
   m_stats.seat_steps += shape.sequences;
   m_stats.prefill_tokens += shape.prefill_tokens;
   m_stats.peak_kv_used_tokens = std::max(m_stats.peak_kv_used_tokens, m_state.kv().used_tokens());
+  if (const std::optional<StepCost> cost = m_c.step_time->cost(shape)) {
+    ++m_stats.costed_steps;
+    m_stats.bandwidth_bound_steps += cost->bandwidth_bound;
+    m_stats.bytes_moved += cost->bytes;
+    m_stats.flops += cost->flops;
+    m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
+    m_stats.peak_flops_per_s = cost->peak_flops_per_s;
+  }
   m_busy = true;
   post(m_state.now() + duration, Kind::StepEnd);
 }

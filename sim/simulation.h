@@ -39,6 +39,13 @@ struct RunStats {
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
   Time end;                          ///< time of the last event
+  // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
+  int64_t costed_steps = 0;
+  int64_t bandwidth_bound_steps = 0;
+  double bytes_moved = 0;
+  double flops = 0;
+  double peak_bytes_per_s = 0;       ///< from the model's cost; constant over a run
+  double peak_flops_per_s = 0;
 };
 
 class Simulation {

@@ -1,3 +1,4 @@
+// Trace files, read whole and sorted (format: csv, or vllm_jsonl; auto picks by extension).
 // servesim's CSV trace: a header naming at least arrival_s, prompt_tokens and output_tokens (in
 // any order; other columns are ignored), then one request a row. Rows need not be sorted: the
 // reader sorts by arrival, keeping file order among equal arrivals.
@@ -27,10 +28,9 @@ class CsvTrace final : public WorkloadSource {
   size_t m_pos = 0;
 };
 
-}  // namespace
+const std::vector<std::string> k_trace_columns{"arrival_s", "prompt_tokens", "output_tokens"};
 
-std::vector<RequestSpec> read_csv_trace(const std::string& path) {
-  CsvColumns csv(path, {"arrival_s", "prompt_tokens", "output_tokens"});
+std::vector<RequestSpec> read_rows(CsvColumns& csv) {
   std::vector<RequestSpec> rows;
   while (csv.next_row()) {
     RequestSpec r;
@@ -40,22 +40,34 @@ std::vector<RequestSpec> read_csv_trace(const std::string& path) {
     r.output_tokens = static_cast<int32_t>(csv.integer(2, 1, 1'000'000'000));
     rows.push_back(r);
   }
-  if (rows.empty()) throw InputError(fmt::format("{}: the trace has a header but no requests", path));
+  if (rows.empty())
+    throw InputError(fmt::format("{}: the trace has a header but no requests",
+                                 printable(csv.path(), 1024)));
   std::stable_sort(rows.begin(), rows.end(),
                    [](const RequestSpec& a, const RequestSpec& b) { return a.arrival < b.arrival; });
   return rows;
 }
 
-std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, const std::string& base_dir,
+}  // namespace
+
+std::vector<RequestSpec> read_csv_trace(const std::string& path) {
+  CsvColumns csv(path, k_trace_columns);
+  return read_rows(csv);
+}
+
+std::vector<RequestSpec> read_csv_trace(std::istream& in, const std::string& name) {
+  CsvColumns csv(in, name, k_trace_columns);
+  return read_rows(csv);
+}
+
+std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, const std::string& /*base_dir*/,
                                                uint64_t /*seed*/) {
-  std::string path = c.get_string("path");
-  std::filesystem::path p(path);
-  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec))
-    c.fail("path", fmt::format("no such trace file ({}; relative paths are resolved against the "
-                               "config file's folder)", p.lexically_normal().string()));
-  return std::make_unique<CsvTrace>(read_csv_trace(p.lexically_normal().string()));
+  const std::string resolved = c.existing_file("path", "trace file");
+  const std::filesystem::path p(resolved);
+  std::string format = c.get_choice("format", "auto", {"auto", "csv", "vllm_jsonl"});
+  if (format == "auto") format = p.extension() == ".jsonl" ? "vllm_jsonl" : "csv";
+  return std::make_unique<CsvTrace>(format == "csv" ? read_csv_trace(resolved)
+                                                    : read_vllm_jsonl(resolved));
 }
 
 }  // namespace servesim

@@ -5,6 +5,7 @@
 // come in input order. ids are 0, 1, 2, ... in input order. A source reports bad input by
 // throwing InputError naming the file and line; it never skips a row silently.
 #include <cstdint>
+#include <istream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,8 +36,14 @@ using WorkloadFactory = std::unique_ptr<WorkloadSource> (*)(const Cfg& section,
 std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, const std::string& base_dir, uint64_t seed);
 std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, const std::string& base_dir, uint64_t seed);
 
+/// Reads a vLLM benchmark / LLMServingSim requests.jsonl (input_toks, output_toks,
+/// arrival_time) into requests sorted by arrival, arrivals relative to the earliest.
+[[nodiscard]] std::vector<RequestSpec> read_vllm_jsonl(const std::string& path);
+
 /// Reads a servesim CSV trace (header with arrival_s, prompt_tokens, output_tokens) into
 /// requests sorted by arrival. Throws InputError naming the file, line and column.
 [[nodiscard]] std::vector<RequestSpec> read_csv_trace(const std::string& path);
+/// The same from a stream; `name` stands for the file in messages.
+[[nodiscard]] std::vector<RequestSpec> read_csv_trace(std::istream& in, const std::string& name);
 
 }  // namespace servesim

@@ -113,7 +113,7 @@ TEST_CASE("synthetic: same seed same workload; rates and ranges hold", "[traces]
   // 20,000 Poisson arrivals at 4/s take about 5,000 s (standard deviation about 35 s).
   CHECK(last.seconds() == Approx(5000).epsilon(0.03));
   // The lognormal's median is exp(mean log).
-  CHECK(std::exp(out_log_sum / n) == Approx(100).epsilon(0.03));
+  CHECK(std::exp(out_log_sum / static_cast<double>(n)) == Approx(100).epsilon(0.03));
 }
 
 TEST_CASE("synthetic: fixed arrivals are evenly spaced from start_s", "[traces]") {

@@ -1,0 +1,224 @@
+#include "models/catalog.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <span>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "models/embedded_catalog.h"
+
+namespace servesim {
+namespace {
+
+constexpr double k_dtype_bytes[k_dtype_count] = {4.0, 2.0, 2.0, 1.0, 1.0, 0.5};
+
+// Wide enough for any real model, narrow enough that products of counts stay exact in double.
+constexpr IntRange k_dim{1, int64_t{1} << 24};
+constexpr IntRange k_count{1, int64_t{1} << 50};
+
+struct Catalogue {
+  const char* what;    // "model"
+  const char* folder;  // "models", under configs/
+  std::span<const EmbeddedFile> files;
+};
+
+Catalogue model_catalogue() { return {"model", "models", embedded_models()}; }
+Catalogue hardware_catalogue() { return {"hardware", "hardware", embedded_hardware()}; }
+
+std::vector<std::string> names_of(const Catalogue& cat) {
+  std::vector<std::string> out;
+  for (const EmbeddedFile& f : cat.files) out.emplace_back(f.name);
+  return out;
+}
+
+bool looks_like_path(const std::string& s) {
+  auto ends_with = [&](std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return s.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
+}
+
+/// A catalogue file's text and its name for messages, or why it could not be found.
+struct Located {
+  std::string text;
+  std::string file;
+  std::string error;  // empty on success
+};
+
+Located locate(const Catalogue& cat, const std::string& s, const std::string& base_dir) {
+  for (const EmbeddedFile& f : cat.files)
+    if (s == f.name) return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}};
+  if (!looks_like_path(s)) {
+    const std::vector<std::string> names = names_of(cat);
+    return {{}, {}, fmt::format("unknown {} \"{}\"{} (valid: {}; or a path to a {} YAML file)",
+                                cat.what, s, did_you_mean(s, names), join_names(names), cat.what)};
+  }
+  std::filesystem::path p(s);
+  if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
+  const std::string path = p.lexically_normal().string();
+  std::ifstream in(path, std::ios::binary);
+  std::error_code ec;
+  if (!in || !std::filesystem::is_regular_file(p, ec))
+    return {{}, {}, fmt::format("cannot open {} file {} (relative paths are resolved against {})",
+                                cat.what, path, base_dir == "." ? "the current folder" : base_dir)};
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return {ss.str(), path, {}};
+}
+
+/// Cross-field rules, each naming both values.
+void validate_model(const Cfg& c, ModelSpec& m, bool head_dim_given) {
+  if (m.attention_heads % m.kv_heads != 0)
+    c.fail("kv_heads", fmt::format("must divide attention_heads ({}): each KV head serves a whole "
+                                   "group of query heads", m.attention_heads));
+  if (!head_dim_given) {
+    if (m.hidden_size % m.attention_heads != 0)
+      c.fail("attention_heads",
+             fmt::format("does not divide hidden_size ({}); give head_dim explicitly", m.hidden_size));
+    m.head_dim = m.hidden_size / m.attention_heads;
+  }
+  if (m.active_parameters > m.parameters)
+    c.fail("active_parameters", fmt::format("must be <= parameters ({})", m.parameters));
+  if ((m.experts > 0) != (m.experts_per_token > 0))
+    c.fail(m.experts > 0 ? "experts" : "experts_per_token",
+           "a mixture of experts needs both experts and experts_per_token");
+  if (m.experts_per_token > m.experts)
+    c.fail("experts_per_token", fmt::format("must be <= experts ({})", m.experts));
+  if (m.experts == 0 && m.active_parameters != m.parameters)
+    c.fail("active_parameters", fmt::format("a dense model (no experts) uses all its parameters "
+                                            "({}) for every token", m.parameters));
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- dtypes
+
+const std::vector<std::string>& dtype_names() {
+  static const std::vector<std::string> names{"fp32", "bf16", "fp16", "fp8", "int8", "int4"};
+  return names;
+}
+
+const std::string& dtype_name(Dtype d) { return dtype_names()[static_cast<size_t>(d)]; }
+
+double dtype_bytes(Dtype d) { return k_dtype_bytes[static_cast<size_t>(d)]; }
+
+std::optional<Dtype> parse_dtype(const std::string& name) {
+  const auto& names = dtype_names();
+  const auto it = std::find(names.begin(), names.end(), name);
+  if (it == names.end()) return std::nullopt;
+  return static_cast<Dtype>(it - names.begin());
+}
+
+Dtype read_dtype(const Cfg& c, const std::string& key, Dtype def) {
+  return *parse_dtype(c.get_choice(key, dtype_name(def), dtype_names()));
+}
+
+// ---------------------------------------------------------------- specs
+
+double ModelSpec::weight_bytes(Dtype d) const {
+  return static_cast<double>(parameters) * dtype_bytes(d);
+}
+
+double ModelSpec::active_weight_bytes(Dtype d) const {
+  return static_cast<double>(active_parameters) * dtype_bytes(d);
+}
+
+double ModelSpec::kv_bytes_per_token(Dtype d) const {
+  return 2.0 * static_cast<double>(layers * kv_heads * head_dim) * dtype_bytes(d);
+}
+
+std::optional<double> HardwareSpec::peak_flops_per_s(Dtype d) const {
+  const double tflops = peak_tflops[static_cast<size_t>(d)];
+  if (tflops <= 0) return std::nullopt;
+  return tflops * 1e12;
+}
+
+std::vector<std::string> HardwareSpec::supported_dtypes() const {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < k_dtype_count; ++i)
+    if (peak_tflops[i] > 0) out.push_back(dtype_names()[i]);
+  return out;
+}
+
+ModelSpec parse_model(const std::string& text, const std::string& file) {
+  auto doc = std::make_shared<Document>(text, file);
+  const Cfg c = Cfg::root(doc);
+  ModelSpec m;
+  m.name = c.get_string("name");
+  m.source = c.get_string("source");
+  m.layers = c.get_int("layers", k_dim);
+  m.hidden_size = c.get_int("hidden_size", k_dim);
+  m.attention_heads = c.get_int("attention_heads", k_dim);
+  m.kv_heads = c.get_int("kv_heads", k_dim);
+  const std::optional<int64_t> head_dim = c.optional_int("head_dim", k_dim);
+  m.head_dim = head_dim.value_or(0);
+  m.intermediate_size = c.get_int("intermediate_size", k_dim);
+  m.vocab_size = c.get_int("vocab_size", k_dim);
+  m.parameters = c.get_int("parameters", k_count);
+  m.active_parameters = c.get_int("active_parameters", m.parameters, k_count);
+  m.experts = c.optional_int("experts", {2, 1 << 20}).value_or(0);
+  m.experts_per_token = c.optional_int("experts_per_token", {1, 1 << 20}).value_or(0);
+  m.max_context_tokens = c.get_int("max_context_tokens", k_count);
+  doc->check_all_read();
+  validate_model(c, m, head_dim.has_value());
+  return m;
+}
+
+HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
+  auto doc = std::make_shared<Document>(text, file);
+  const Cfg c = Cfg::root(doc);
+  HardwareSpec h;
+  h.name = c.get_string("name");
+  h.source = c.get_string("source");
+  h.memory_gb = c.get_real("memory_gb", k_positive);
+  h.memory_bandwidth_gb_per_s = c.get_real("memory_bandwidth_gb_per_s", k_positive);
+  const Cfg peaks = c.child("peak_tflops");
+  bool any = false;
+  for (size_t i = 0; i < k_dtype_count; ++i) {
+    h.peak_tflops[i] = peaks.optional_real(dtype_names()[i], k_positive).value_or(0.0);
+    any = any || h.peak_tflops[i] > 0;
+  }
+  if (!any)
+    peaks.fail("", fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
+  h.interconnect_gb_per_s = c.get_real("interconnect_gb_per_s", k_positive);
+  h.price_per_hour_usd = c.get_real("price_per_hour_usd", k_positive);
+  h.price_source = c.get_string("price_source");
+  h.price_date = c.get_string("price_date");
+  doc->check_all_read();
+  return h;
+}
+
+// ---------------------------------------------------------------- lookup
+
+std::vector<std::string> model_names() { return names_of(model_catalogue()); }
+std::vector<std::string> hardware_names() { return names_of(hardware_catalogue()); }
+
+ModelSpec load_model(const std::string& name_or_path, const std::string& base_dir) {
+  const Located l = locate(model_catalogue(), name_or_path, base_dir);
+  if (!l.error.empty()) throw InputError(l.error);
+  return parse_model(l.text, l.file);
+}
+
+HardwareSpec load_hardware(const std::string& name_or_path, const std::string& base_dir) {
+  const Located l = locate(hardware_catalogue(), name_or_path, base_dir);
+  if (!l.error.empty()) throw InputError(l.error);
+  return parse_hardware(l.text, l.file);
+}
+
+ModelSpec read_model(const Cfg& c, const std::string& key) {
+  const Located l = locate(model_catalogue(), c.get_string(key), c.doc().base_dir());
+  if (!l.error.empty()) c.fail(key, l.error);
+  return parse_model(l.text, l.file);
+}
+
+HardwareSpec read_hardware(const Cfg& c, const std::string& key) {
+  const Located l = locate(hardware_catalogue(), c.get_string(key), c.doc().base_dir());
+  if (!l.error.empty()) c.fail(key, l.error);
+  return parse_hardware(l.text, l.file);
+}
+
+}  // namespace servesim

@@ -1,0 +1,96 @@
+#pragma once
+// Model and hardware catalogues: the architecture figures of a model and the datasheet figures of
+// an accelerator, each read from one YAML file (configs/models/NAME.yaml,
+// configs/hardware/NAME.yaml; docs/hardware.md lists them).
+//
+// The catalogue files are embedded in the binary at build time, so a name works from any working
+// directory; a user's own file is named by its path instead. Files are read through Cfg: an
+// unknown key, a wrong type or an inconsistent figure throws InputError naming the file and line.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+
+namespace servesim {
+
+/// Number formats for weights, KV and arithmetic.
+enum class Dtype : uint8_t { Fp32, Bf16, Fp16, Fp8, Int8, Int4 };
+inline constexpr size_t k_dtype_count = 6;
+
+/// "fp32", "bf16", "fp16", "fp8", "int8", "int4", in enum order.
+[[nodiscard]] const std::vector<std::string>& dtype_names();
+[[nodiscard]] const std::string& dtype_name(Dtype d);
+/// Bytes per element: fp32 4, bf16 and fp16 2, fp8 and int8 1, int4 0.5.
+[[nodiscard]] double dtype_bytes(Dtype d);
+[[nodiscard]] std::optional<Dtype> parse_dtype(const std::string& name);
+/// Reads `key` of `c` as a dtype name, `def` when absent; the message lists the valid names.
+[[nodiscard]] Dtype read_dtype(const Cfg& c, const std::string& key, Dtype def);
+
+struct ModelSpec {
+  std::string name;
+  std::string source;              ///< the published config the figures come from
+  int64_t layers = 0;
+  int64_t hidden_size = 0;
+  int64_t attention_heads = 0;
+  int64_t kv_heads = 0;            ///< divides attention_heads (grouped-query attention)
+  int64_t head_dim = 0;            ///< hidden_size / attention_heads unless given
+  int64_t intermediate_size = 0;   ///< MLP width; per expert for a mixture of experts
+  int64_t vocab_size = 0;
+  int64_t parameters = 0;          ///< all weights
+  int64_t active_parameters = 0;   ///< weights used for one token; == parameters when dense
+  int64_t experts = 0;             ///< 0 for a dense model
+  int64_t experts_per_token = 0;   ///< 0 for a dense model
+  int64_t max_context_tokens = 0;
+
+  [[nodiscard]] bool is_moe() const { return experts > 0; }
+  /// Bytes of all weights stored as `d`.
+  [[nodiscard]] double weight_bytes(Dtype d) const;
+  /// Bytes of the weights one token uses (all of them for a dense model).
+  [[nodiscard]] double active_weight_bytes(Dtype d) const;
+  /// One token's K and V over all layers: 2 x layers x kv_heads x head_dim x bytes.
+  [[nodiscard]] double kv_bytes_per_token(Dtype d) const;
+};
+
+struct HardwareSpec {
+  std::string name;
+  std::string source;                      ///< the datasheet the figures come from
+  double memory_gb = 0;                    ///< decimal GB (10^9 bytes), as vendors state it
+  double memory_bandwidth_gb_per_s = 0;
+  std::array<double, k_dtype_count> peak_tflops{};  ///< dense peak by Dtype; 0: not supported
+  double interconnect_gb_per_s = 0;        ///< per accelerator, as the vendor states it
+  double price_per_hour_usd = 0;
+  std::string price_source;
+  std::string price_date;
+
+  [[nodiscard]] double memory_bytes() const { return memory_gb * 1e9; }
+  [[nodiscard]] double bandwidth_bytes_per_s() const { return memory_bandwidth_gb_per_s * 1e9; }
+  /// Dense peak FLOP/s (OP/s for integers) in `d`, or nullopt when the chip has none.
+  [[nodiscard]] std::optional<double> peak_flops_per_s(Dtype d) const;
+  /// The dtypes with a peak, in enum order.
+  [[nodiscard]] std::vector<std::string> supported_dtypes() const;
+};
+
+/// Names of the embedded catalogue files, sorted.
+[[nodiscard]] std::vector<std::string> model_names();
+[[nodiscard]] std::vector<std::string> hardware_names();
+
+/// Parses and validates one catalogue file's text; `file` names it in messages.
+[[nodiscard]] ModelSpec parse_model(const std::string& text, const std::string& file);
+[[nodiscard]] HardwareSpec parse_hardware(const std::string& text, const std::string& file);
+
+/// A catalogue name, or a path to a YAML file (one containing '/' or ending in .yaml or .yml;
+/// a relative path is resolved against `base_dir`). Throws InputError for an unknown name (with
+/// the close names and the valid ones), an unreadable file or a bad one.
+[[nodiscard]] ModelSpec load_model(const std::string& name_or_path, const std::string& base_dir = ".");
+[[nodiscard]] HardwareSpec load_hardware(const std::string& name_or_path,
+                                         const std::string& base_dir = ".");
+
+/// Reads `key` of `c` as a model (hardware) name or path; a relative path is resolved against
+/// the config file's folder. An unknown name is reported at the key's file and line.
+[[nodiscard]] ModelSpec read_model(const Cfg& c, const std::string& key);
+[[nodiscard]] HardwareSpec read_hardware(const Cfg& c, const std::string& key);
+
+}  // namespace servesim

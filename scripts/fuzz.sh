@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer harnesses (clang, ASan + UBSan, SERVESIM_FUZZ=ON) and runs each for
+# SECONDS (default 60) on its seed corpus (fuzz/corpus/<target>/) with its dictionary. Fails on
+# any finding: a crash, a sanitizer report, an uncaught exception, an input slower than the
+# per-input timeout, a leak or an out-of-memory; the input is saved under the build folder.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: csv_trace config (default: both)
+#   SERVESIM_FUZZ_BUILD=dir                   build folder (default build-fuzz)
+#   SERVESIM_FUZZ_JOBS=n                      ninja jobs (default: ninja's own)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+secs=${1:-60}
+shift || true
+targets=("$@")
+((${#targets[@]})) || targets=(csv_trace config)
+build=${SERVESIM_FUZZ_BUILD:-build-fuzz}
+
+cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  -DSERVESIM_FUZZ=ON -DSERVESIM_BUILD_TESTS=OFF >/dev/null
+cmake --build "$build" ${SERVESIM_FUZZ_JOBS:+-j "$SERVESIM_FUZZ_JOBS"} \
+  --target "${targets[@]/#/fuzz_}"
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+status=0
+for t in "${targets[@]}"; do
+  work="$build/fuzz-work/$t"
+  mkdir -p "$work/corpus"  # inputs the fuzzer finds go here, never into fuzz/corpus/
+  echo "== fuzz_$t for ${secs}s"
+  if ! "$build/fuzz/fuzz_$t" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
+      -max_total_time="$secs" -print_final_stats=1 -dict="fuzz/$t.dict" \
+      -artifact_prefix="$work/" "$work/corpus" "fuzz/corpus/$t" 2>"$work/log"; then
+    status=1
+    tail -n 60 "$work/log"
+    echo "fuzz_$t: FINDING; the input is in $work/ (crash-*, timeout-*, leak-* or oom-*)"
+    continue
+  fi
+  grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^Done' "$work/log" | tr '\n' ' '
+  echo
+done
+exit "$status"

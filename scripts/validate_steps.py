@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""Step-level validation: fit every real timing set with `servesim calibrate` and print the
+in-sample and 5-fold cross-validated errors of each model form as a Markdown table.
+
+usage: scripts/validate_steps.py [--servesim build/servesim] [--data ../shared/data]
+"""
+import argparse
+import glob
+import os
+import re
+import subprocess
+
+LAYERS = {"Llama-3.1-8B": 32, "Qwen3-32B": 64, "Llama-3.1-70B": 80}
+
+
+def calibrate(servesim, args):
+    r = subprocess.run([servesim, "calibrate"] + args, capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, r.stderr.strip().splitlines()[0]
+    rows = {}
+    for line in r.stdout.splitlines():
+        m = re.match(r"(linear|hinge|table)\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)%\s+([\d.]+)%", line)
+        if m:
+            rows[m.group(1)] = [float(x) for x in m.groups()[1:]]
+    n = re.match(r"read (\d+)", r.stdout).group(1)
+    return (n, rows), None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--servesim", default="build/servesim")
+    ap.add_argument("--data", default="../shared/data")
+    a = ap.parse_args()
+    sets = []
+    perf = f"{a.data}/timings/splitwise/perf_model.csv"
+    groups = subprocess.run([a.servesim, "calibrate", perf], capture_output=True, text=True).stderr
+    for m in re.finditer(r"--model (\S+) --hardware (\S+) --tp (\d+)", groups):
+        sets.append((f"Splitwise {m.group(1)} {m.group(2)} TP{m.group(3)}",
+                     [perf, "--model", m.group(1), "--hardware", m.group(2), "--tp", m.group(3)]))
+    for d in sorted(glob.glob(f"{a.data}/timings/llmservingsim/perf/*/*/*/bf16/tp*")):
+        parts = d.split("/")
+        gpu, model, tp = parts[-5], parts[-3], parts[-1]
+        args = [d]
+        if model in LAYERS:
+            args += ["--layers", str(LAYERS[model])]
+        sets.append((f"vLLM layers {gpu} {model} {tp.upper()}", args))
+    print("| timing set | steps | linear MAPE (CV) | hinge MAPE (CV) | table MAPE (CV) | best max APE (CV) |")
+    print("|---|---|---|---|---|---|")
+    for name, args in sets:
+        res, err = calibrate(a.servesim, args)
+        if res is None:
+            print(f"| {name} | - | not fitted: {err.replace('|', '/')} | | | |")
+            continue
+        n, rows = res
+        cells = []
+        for form in ("linear", "hinge", "table"):
+            r = rows.get(form)
+            cells.append("-" if r is None else f"{r[0]:.1f}% ({r[2]:.1f}%)")
+        best = min(rows.values(), key=lambda r: r[2])
+        print(f"| {name} | {n} | {' | '.join(cells)} | {best[3]:.1f}% |")
+
+
+if __name__ == "__main__":
+    main()

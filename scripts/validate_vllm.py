@@ -1,0 +1,137 @@
+#!/usr/bin/env python3
+"""Replay a measured vLLM 0.19 run through servesim and compare latencies request by request.
+
+The step model is calibrated only from the same GPU's per-layer profiles (LLMServingSim's
+profiler output), the scheduler is servesim's continuous policy with the run's max_num_seqs and
+max_num_batched_tokens and chunked prefill (vLLM V1 always chunks), and KV is paged and sized
+from the GPU's memory. Measured metrics follow the data set's definitions: TTFT = first_token_ts
+- queued_ts, TPOT = (last_token_ts - first_token_ts) / (output_toks - 1), E2E = last_token_ts -
+queued_ts.
+
+usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/data]
+                                [--gpu RTXPRO6000] [--model Llama-3.1-8B]
+"""
+import argparse
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+# Model shapes the calibration and KV sizing need (from the models' Hugging Face configs).
+MODELS = {
+    "Llama-3.1-8B": dict(hf="meta-llama/Llama-3.1-8B", layers=32, kv_heads=8, head_dim=128,
+                         parameters=8.03e9),
+    "Qwen3-32B": dict(hf="Qwen/Qwen3-32B", layers=64, kv_heads=8, head_dim=128,
+                      parameters=32.8e9),
+}
+
+
+def pct(values, p):
+    v = sorted(values)
+    pos = p / 100 * (len(v) - 1)
+    lo = int(pos)
+    hi = min(lo + 1, len(v) - 1)
+    return v[lo] + (pos - lo) * (v[hi] - v[lo])
+
+
+def stats(values):
+    return {"Mean": statistics.mean(values), "Median": pct(values, 50), "P90": pct(values, 90),
+            "P99": pct(values, 99)}
+
+
+def peer_figures(path):
+    """validation/summary.txt: 'TTFT Mean   7097.2   6815.7   -4.0%' lines."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    for line in open(path):
+        m = re.match(r"(TTFT|TPOT|Latency) (Mean|Median|P90|P99)\s+\S+\s+\S+\s+([-+]?[\d.]+)%", line)
+        if m:
+            out[(m.group(1), m.group(2))] = float(m.group(3))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--servesim", default="build/servesim")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--gpu", default="RTXPRO6000")
+    ap.add_argument("--model", default="Llama-3.1-8B")
+    ap.add_argument("--gib", type=float, default=96 * 1e9 / 2**30, help="GPU memory in GiB")
+    ap.add_argument("--keep", help="keep the generated files in this folder")
+    ap.add_argument("--max-kv-per-seq", type=int, default=4096,
+                    help="calibrate on the operating region: steps whose decodes hold at most this much KV each")
+    a = ap.parse_args()
+    spec = MODELS[a.model]
+    run_dir = f"{a.data}/serving-runs/vllm-0.19/{a.gpu}/{a.model}"
+    prof_dir = f"{a.data}/timings/llmservingsim/perf/{a.gpu}/{spec['hf']}/bf16/tp1"
+    meta = json.load(open(f"{run_dir}/vllm/meta.json"))["engine_kwargs"]
+    work = a.keep or tempfile.mkdtemp()
+    os.makedirs(work, exist_ok=True)
+
+    step_file = os.path.join(work, "step_model.yaml")
+    cal = subprocess.run([a.servesim, "calibrate", prof_dir, "--layers", str(spec["layers"]),
+                          "--max-kv-per-seq", str(a.max_kv_per_seq),
+                          "--out", step_file], check=True, capture_output=True, text=True)
+    scenario = os.path.join(work, "scenario.yaml")
+    with open(scenario, "w") as f:
+        f.write(f"""workload:
+  trace: {{path: {os.path.abspath(run_dir)}/vllm/requests.jsonl}}
+step_time: {os.path.abspath(step_file)}
+scheduler:
+  kind: continuous
+  max_num_seqs: {meta['max_num_seqs']}
+  max_num_batched_tokens: {meta['max_num_batched_tokens']}
+  chunked_prefill: true
+kv:
+  policy: paged
+  block_size: 16
+  memory: {{accelerator_gib: {a.gib:.4f}, utilization: 0.9, parameters: {spec['parameters']},
+           layers: {spec['layers']}, kv_heads: {spec['kv_heads']}, head_dim: {spec['head_dim']}}}
+""")
+    out_dir = os.path.join(work, "out")
+    subprocess.run([a.servesim, "run", scenario, "--out", out_dir, "--quiet"], check=True)
+
+    measured = [json.loads(l) for l in open(f"{run_dir}/vllm/requests.jsonl") if l.strip()]
+    sim = {}
+    with open(os.path.join(out_dir, "requests.csv")) as f:
+        header = f.readline().strip().split(",")
+        for line in f:
+            row = dict(zip(header, line.strip().split(",")))
+            sim[int(row["id"])] = row
+    m_ttft, m_tpot, m_e2e, s_ttft, s_tpot, s_e2e, per_req = [], [], [], [], [], [], []
+    for i, r in enumerate(measured):
+        s = sim[i]
+        m_ttft.append((r["first_token_ts"] - r["queued_ts"]) * 1e3)
+        m_e2e.append((r["last_token_ts"] - r["queued_ts"]) * 1e3)
+        s_ttft.append(float(s["ttft_s"]) * 1e3)
+        s_e2e.append(float(s["e2e_s"]) * 1e3)
+        if r["output_toks"] > 1:
+            m_tpot.append((r["last_token_ts"] - r["first_token_ts"]) / (r["output_toks"] - 1) * 1e3)
+            s_tpot.append(float(s["tpot_s"]) * 1e3)
+        per_req.append(abs(s_e2e[-1] - m_e2e[-1]) / m_e2e[-1])
+    peer = peer_figures(f"{run_dir}/validation/summary.txt")
+    print(f"{a.gpu} / {a.model}: {len(measured)} requests, max_num_seqs {meta['max_num_seqs']}, "
+          f"max_num_batched_tokens {meta['max_num_batched_tokens']}")
+    print(f"step model: {cal.stdout.splitlines()[0]}")
+    print()
+    print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")
+    print("|---|---|---|---|---|")
+    for name, key, mv, sv in (("TTFT", "TTFT", m_ttft, s_ttft), ("TPOT", "TPOT", m_tpot, s_tpot),
+                              ("E2E", "Latency", m_e2e, s_e2e)):
+        ms, ss = stats(mv), stats(sv)
+        for stat in ("Mean", "Median", "P90", "P99"):
+            err = (ss[stat] - ms[stat]) / ms[stat] * 100
+            p = peer.get((key, stat))
+            print(f"| {name} {stat} | {ms[stat]:.1f} | {ss[stat]:.1f} | {err:+.1f}% | "
+                  f"{'' if p is None else f'{p:+.1f}%'} |")
+    print()
+    print(f"per-request E2E absolute error: median {pct(per_req, 50)*100:.1f}%, "
+          f"p90 {pct(per_req, 90)*100:.1f}%")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,130 @@
+#include "sim/calibrate_cmd.h"
+
+#include <ostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "models/fit.h"
+#include "models/measurements.h"
+#include "sim/errors.h"
+#include "sim/output.h"
+
+namespace po = boost::program_options;
+
+namespace servesim {
+namespace {
+
+struct Candidate {
+  std::string form;
+  Fitter fitter;
+};
+
+std::string pct(double v) { return fmt::format("{:.2f}%", 100.0 * v); }
+
+}  // namespace
+
+int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
+  po::options_description opts("calibrate options");
+  opts.add_options()
+      ("measurements", po::value<std::string>(), "measurement file or profile folder")
+      ("format", po::value<std::string>()->default_value("auto"), "auto, csv, splitwise, llmservingsim")
+      ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, table")
+      ("model", po::value<std::string>(), "splitwise: model to select")
+      ("hardware", po::value<std::string>(), "splitwise: hardware to select")
+      ("tp", po::value<int>(), "splitwise: tensor parallel degree to select")
+      ("layers", po::value<int>(), "layer profiles: the model's layer count")
+      ("max-kv-per-seq", po::value<int64_t>(), "fit only steps whose decodes hold at most this many KV tokens each")
+      ("folds", po::value<int>()->default_value(5), "cross-validation folds (>= 2)")
+      ("worst", po::value<int>()->default_value(8), "rows in the worst-points table")
+      ("out", po::value<std::string>(), "write the chosen model as step_time YAML here");
+  po::positional_options_description pos;
+  pos.add("measurements", 1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(fmt::format("calibrate: {}", e.what()));
+  }
+  if (!vm.count("measurements"))
+    throw InputError("calibrate: give a measurement file or profile folder");
+  const int folds = vm["folds"].as<int>();
+  if (folds < 2 || folds > 100) throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
+  const int worst = std::clamp(vm["worst"].as<int>(), 0, 1000);
+  const std::string form = vm["form"].as<std::string>();
+  const std::vector<std::string> forms{"auto", "hinge", "linear", "table"};
+  if (std::find(forms.begin(), forms.end(), form) == forms.end())
+    throw InputError(fmt::format("--form {}: unknown{} (valid: {})", form, did_you_mean(form, forms),
+                                 join_names(forms)));
+
+  MeasurementFilter filter;
+  if (vm.count("model")) filter.model = vm["model"].as<std::string>();
+  if (vm.count("hardware")) filter.hardware = vm["hardware"].as<std::string>();
+  if (vm.count("tp")) filter.tp = vm["tp"].as<int>();
+  if (vm.count("layers")) {
+    filter.layers = vm["layers"].as<int>();
+    if (*filter.layers < 1) throw InputError("--layers: must be >= 1");
+  }
+  if (vm.count("max-kv-per-seq")) {
+    filter.max_kv_per_seq = vm["max-kv-per-seq"].as<int64_t>();
+    if (*filter.max_kv_per_seq < 1) throw InputError("--max-kv-per-seq: must be >= 1");
+  }
+  const std::string path = vm["measurements"].as<std::string>();
+  const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
+  out << "read " << set.description << "\n\n";
+
+  std::vector<Candidate> candidates;
+  if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});
+  if (form == "auto" || form == "hinge") candidates.push_back({"hinge", &fit_hinge});
+  if (form == "auto" || form == "table") candidates.push_back({"table", &fit_table});
+  const uint64_t seed = 1;
+  out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", "form", "MAPE", "max APE",
+                     fmt::format("MAPE {}-fold", folds), "max APE CV");
+  const Candidate* best = nullptr;
+  FitReport best_rep;
+  std::vector<std::string> notes;
+  for (const Candidate& c : candidates) {
+    FitReport rep;
+    try {
+      rep = evaluate_fit(c.fitter, set.samples, folds, size_t(worst), seed);
+    } catch (const InputError& e) {
+      if (form != "auto") throw;
+      notes.push_back(fmt::format("{}: not fitted ({})", c.form, e.what()));
+      continue;
+    }
+    out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", c.form, pct(rep.mape_in),
+                       pct(rep.max_ape_in), pct(rep.mape_cv), pct(rep.max_ape_cv));
+    if (!best || rep.mape_cv < best_rep.mape_cv) {
+      best = &c;
+      best_rep = rep;
+    }
+  }
+  for (const auto& n : notes) out << n << "\n";
+  if (!best) throw InputError("calibrate: no model form could be fitted");
+
+  const auto model = best->fitter(set.samples);
+  out << fmt::format("\nchosen: {} (lowest cross-validated MAPE)\n\n", best->form);
+  out << model->yaml();
+  if (!best_rep.worst_cv.empty()) {
+    out << fmt::format("\nworst cross-validated points ({}):\n", best->form);
+    out << fmt::format("{:>12}{:>12}{:>9}  {}\n", "measured ms", "predicted", "error", "measurement");
+    for (const PointError& e : best_rep.worst_cv)
+      out << fmt::format("{:>12.4f}{:>12.4f}{:>9}  {}\n", e.measured_ms, e.predicted_ms,
+                         pct(e.ape), set.samples[e.index].label);
+  }
+  if (vm.count("out")) {
+    const std::string yaml = fmt::format(
+        "# Fitted by `servesim calibrate` from {}\n# {} form: MAPE {} in-sample, {} under "
+        "{}-fold cross-validation (max {}).\n# Use it as `step_time: <this file>` in a scenario.\n{}",
+        set.description, best->form, pct(best_rep.mape_in), pct(best_rep.mape_cv), folds,
+        pct(best_rep.max_ape_cv), model->yaml());
+    const std::filesystem::path target(vm["out"].as<std::string>());
+    write_files(target.has_parent_path() ? target.parent_path().string() : ".",
+                {{target.filename().string(), yaml}});
+    out << "\nwrote " << target.string() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace servesim

@@ -1,0 +1,186 @@
+// The model and hardware catalogues: every shipped file loads and is embedded; bad files are
+// refused with the key, file and line.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+
+#include "models/catalog.h"
+#include "sim/errors.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::set<std::string> stems_in(const std::string& folder) {
+  std::set<std::string> out;
+  for (const auto& e : fs::directory_iterator(fs::path(SERVESIM_SOURCE_DIR) / "configs" / folder))
+    if (e.path().extension() == ".yaml") out.insert(e.path().stem().string());
+  return out;
+}
+
+const std::string k_model = R"(name: toy
+source: written for this test
+layers: 2
+hidden_size: 1024
+attention_heads: 32
+kv_heads: 8
+intermediate_size: 4096
+vocab_size: 1000
+parameters: 1000000
+max_context_tokens: 4096
+)";
+
+std::string model_error(const std::string& yaml) {
+  try {
+    (void)parse_model(yaml, "bad.yaml");
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+std::string replace(std::string s, const std::string& from, const std::string& to) {
+  const auto pos = s.find(from);
+  REQUIRE(pos != std::string::npos);
+  return s.replace(pos, from.size(), to);
+}
+
+}  // namespace
+
+TEST_CASE("catalog: every model file is embedded, loads, validates and is named after its file",
+          "[models][catalog]") {
+  const std::set<std::string> files = stems_in("models");
+  const std::vector<std::string> names = model_names();
+  CHECK(std::set<std::string>(names.begin(), names.end()) == files);
+  CHECK(std::is_sorted(names.begin(), names.end()));
+  CHECK(names.size() >= 9);
+  for (const std::string& name : names) {
+    INFO(name);
+    const ModelSpec m = load_model(name);
+    CHECK(m.name == name);
+    CHECK_FALSE(m.source.empty());
+    CHECK(m.attention_heads % m.kv_heads == 0);
+    CHECK(m.active_parameters <= m.parameters);
+    // The same file read from the source tree by path gives the same figures.
+    const ModelSpec by_path =
+        load_model(std::string(SERVESIM_SOURCE_DIR) + "/configs/models/" + name + ".yaml");
+    CHECK(by_path.parameters == m.parameters);
+    CHECK(by_path.head_dim == m.head_dim);
+  }
+}
+
+TEST_CASE("catalog: every hardware file is embedded, loads and is named after its file",
+          "[models][catalog]") {
+  const std::set<std::string> files = stems_in("hardware");
+  const std::vector<std::string> names = hardware_names();
+  CHECK(std::set<std::string>(names.begin(), names.end()) == files);
+  CHECK(names.size() >= 11);
+  for (const std::string& name : names) {
+    INFO(name);
+    const HardwareSpec h = load_hardware(name);
+    CHECK(h.name == name);
+    CHECK_FALSE(h.price_source.empty());
+    CHECK_FALSE(h.supported_dtypes().empty());
+    CHECK(h.peak_flops_per_s(Dtype::Fp32).has_value());  // every chip in the catalogue has fp32
+  }
+}
+
+TEST_CASE("catalog: figures worked out by hand", "[models][catalog]") {
+  // GPT-2 small: 124,439,808 weights, 4 bytes each in fp32.
+  const ModelSpec gpt2 = load_model("gpt2-small");
+  CHECK(gpt2.parameters == 124439808);
+  CHECK(gpt2.weight_bytes(Dtype::Fp32) == 497759232.0);
+  // Llama-2 13B: 2 (K and V) x 40 layers x 40 KV heads x 128 x 2 bytes = 819,200 bytes a token.
+  const ModelSpec l13 = load_model("llama-2-13b");
+  CHECK(l13.kv_bytes_per_token(Dtype::Bf16) == 819200.0);
+  CHECK(l13.kv_bytes_per_token(Dtype::Fp8) == 409600.0);
+  // Llama 3.1 8B: 8 KV heads of 128 over 32 layers, 2 x 32 x 8 x 128 x 2 = 131,072 bytes.
+  CHECK(load_model("llama-3.1-8b").kv_bytes_per_token(Dtype::Bf16) == 131072.0);
+  // Qwen3 32B's heads are wider than hidden_size / attention_heads (5120 / 64 = 80).
+  CHECK(load_model("qwen3-32b").head_dim == 128);
+  const ModelSpec moe = load_model("qwen3-30b-a3b");
+  CHECK(moe.is_moe());
+  CHECK(moe.experts == 128);
+  CHECK(moe.experts_per_token == 8);
+  CHECK(moe.active_weight_bytes(Dtype::Bf16) == 2.0 * 3353032704.0);
+  CHECK(moe.weight_bytes(Dtype::Bf16) == 2.0 * 30532122624.0);
+  // head_dim defaults to hidden_size / attention_heads: 1024 / 32 = 32.
+  CHECK(parse_model(k_model, "toy.yaml").head_dim == 32);
+  CHECK(dtype_bytes(Dtype::Int4) == 0.5);
+  CHECK(dtype_bytes(*parse_dtype("fp8")) == 1.0);
+  CHECK_FALSE(parse_dtype("fp4").has_value());
+}
+
+TEST_CASE("catalog: a bad model file names the key, file, line and what is allowed",
+          "[models][catalog]") {
+  CHECK(model_error(k_model) == "no error");
+  CHECK_THAT(model_error(k_model + "rope_theta: 10000\n"),
+             Catch::Contains("rope_theta at bad.yaml:11:1: unknown key"));
+  CHECK_THAT(model_error(replace(k_model, "kv_heads: 8", "kv_heads: 12")),
+             Catch::Contains("kv_heads = \"12\" at bad.yaml:6:11: must divide attention_heads (32)"));
+  CHECK_THAT(model_error(replace(k_model, "hidden_size: 1024", "hidden_size: 1000")),
+             Catch::Contains("attention_heads = \"32\" at bad.yaml:5:18: does not divide "
+                             "hidden_size (1000); give head_dim explicitly"));
+  CHECK(model_error(replace(k_model, "hidden_size: 1024", "hidden_size: 1000\nhead_dim: 128")) ==
+        "no error");
+  CHECK_THAT(model_error(k_model + "active_parameters: 2000000\nexperts: 8\nexperts_per_token: 2\n"),
+             Catch::Contains("active_parameters = \"2000000\" at bad.yaml:11:20: must be <= "
+                             "parameters (1000000)"));
+  CHECK_THAT(model_error(k_model + "experts: 8\n"),
+             Catch::Contains("needs both experts and experts_per_token"));
+  CHECK_THAT(model_error(k_model + "active_parameters: 500000\n"),
+             Catch::Contains("a dense model (no experts) uses all its parameters"));
+  CHECK_THAT(model_error(replace(k_model, "layers: 2", "layers: 0")),
+             Catch::Contains("layers = \"0\" at bad.yaml:3:9: must be an integer from 1"));
+  CHECK_THAT(model_error(replace(k_model, "vocab_size: 1000\n", "")),
+             Catch::Contains("vocab_size: required key missing"));
+}
+
+TEST_CASE("catalog: a bad hardware file names the key, file and line", "[models][catalog]") {
+  const std::string good = R"(name: chip
+source: written for this test
+memory_gb: 10
+memory_bandwidth_gb_per_s: 100
+peak_tflops: {fp32: 1, bf16: 4}
+interconnect_gb_per_s: 10
+price_per_hour_usd: 0.5
+price_source: nobody
+price_date: 2026-01
+)";
+  auto error = [](const std::string& yaml) -> std::string {
+    try {
+      (void)parse_hardware(yaml, "chip.yaml");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK(error(good) == "no error");
+  CHECK(parse_hardware(good, "chip.yaml").supported_dtypes() == std::vector<std::string>{"fp32", "bf16"});
+  CHECK_THAT(error(replace(good, "bf16: 4", "fp4: 4")),
+             Catch::Contains("peak_tflops.fp4 at chip.yaml:5:24: unknown key (did you mean fp8?) "
+                             "(valid here: bf16, fp16, fp32, fp8, int4, int8)"));
+  CHECK_THAT(error(replace(good, "memory_bandwidth_gb_per_s: 100", "memory_bandwidth_gb_per_s: -1")),
+             Catch::Contains("memory_bandwidth_gb_per_s = \"-1\" at chip.yaml:4:28: must be > 0"));
+  CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{}")),
+             Catch::Contains("give the dense peak of at least one of fp32, bf16"));
+}
+
+TEST_CASE("catalog: an unknown name gets the close one and the valid ones; a path is a file",
+          "[models][catalog]") {
+  CHECK_THROWS_WITH(load_model("llama-2-13"),
+                    Catch::Contains("unknown model \"llama-2-13\" (did you mean llama-2-13b?) "
+                                    "(valid: gpt2-small, "));
+  CHECK_THROWS_WITH(load_hardware("h100-sx"), Catch::Contains("(did you mean h100-sxm?)"));
+  CHECK_THROWS_WITH(load_model("/nonexistent/toy.yaml"),
+                    Catch::Contains("cannot open model file /nonexistent/toy.yaml"));
+  // A user's own file, by absolute path or relative to a base folder.
+  const std::string path = write_temp("toy.yaml", k_model);
+  CHECK(load_model(path).name == "toy");
+  const fs::path p(path);
+  CHECK(load_model(p.filename().string(), p.parent_path().string()).layers == 2);
+}
