@@ -37,7 +37,8 @@ std::vector<std::string> names_of(const Catalogue& cat) {
 
 bool looks_like_path(const std::string& s) {
   auto ends_with = [&](std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+    return s.size() >= suffix.size() &&
+           s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
   };
   return s.find('/') != std::string::npos || ends_with(".yaml") || ends_with(".yml");
 }
@@ -54,8 +55,10 @@ Located locate(const Catalogue& cat, const std::string& s, const std::string& ba
     if (s == f.name) return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}};
   if (!looks_like_path(s)) {
     const std::vector<std::string> names = names_of(cat);
-    return {{}, {}, fmt::format("unknown {} \"{}\"{} (valid: {}; or a path to a {} YAML file)",
-                                cat.what, s, did_you_mean(s, names), join_names(names), cat.what)};
+    return {{},
+            {},
+            fmt::format("unknown {} \"{}\"{} (valid: {}; or a path to a {} YAML file)", cat.what, s,
+                        did_you_mean(s, names), join_names(names), cat.what)};
   }
   std::filesystem::path p(s);
   if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
@@ -63,8 +66,10 @@ Located locate(const Catalogue& cat, const std::string& s, const std::string& ba
   std::ifstream in(path, std::ios::binary);
   std::error_code ec;
   if (!in || !std::filesystem::is_regular_file(p, ec))
-    return {{}, {}, fmt::format("cannot open {} file {} (relative paths are resolved against {})",
-                                cat.what, path, base_dir == "." ? "the current folder" : base_dir)};
+    return {{},
+            {},
+            fmt::format("cannot open {} file {} (relative paths are resolved against {})", cat.what,
+                        path, base_dir == "." ? "the current folder" : base_dir)};
   std::stringstream ss;
   ss << in.rdbuf();
   return {ss.str(), path, {}};
@@ -74,11 +79,13 @@ Located locate(const Catalogue& cat, const std::string& s, const std::string& ba
 void validate_model(const Cfg& c, ModelSpec& m, bool head_dim_given) {
   if (m.attention_heads % m.kv_heads != 0)
     c.fail("kv_heads", fmt::format("must divide attention_heads ({}): each KV head serves a whole "
-                                   "group of query heads", m.attention_heads));
+                                   "group of query heads",
+                                   m.attention_heads));
   if (!head_dim_given) {
     if (m.hidden_size % m.attention_heads != 0)
-      c.fail("attention_heads",
-             fmt::format("does not divide hidden_size ({}); give head_dim explicitly", m.hidden_size));
+      c.fail(
+          "attention_heads",
+          fmt::format("does not divide hidden_size ({}); give head_dim explicitly", m.hidden_size));
     m.head_dim = m.hidden_size / m.attention_heads;
   }
   if (m.active_parameters > m.parameters)
@@ -90,7 +97,8 @@ void validate_model(const Cfg& c, ModelSpec& m, bool head_dim_given) {
     c.fail("experts_per_token", fmt::format("must be <= experts ({})", m.experts));
   if (m.experts == 0 && m.active_parameters != m.parameters)
     c.fail("active_parameters", fmt::format("a dense model (no experts) uses all its parameters "
-                                            "({}) for every token", m.parameters));
+                                            "({}) for every token",
+                                            m.parameters));
 }
 
 }  // namespace
@@ -183,7 +191,8 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
     any = any || h.peak_tflops[i] > 0;
   }
   if (!any)
-    peaks.fail("", fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
+    peaks.fail("",
+               fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
   h.interconnect_gb_per_s = c.get_real("interconnect_gb_per_s", k_positive);
   h.price_per_hour_usd = c.get_real("price_per_hour_usd", k_positive);
   h.price_source = c.get_string("price_source");

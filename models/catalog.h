@@ -31,18 +31,18 @@ inline constexpr size_t k_dtype_count = 6;
 
 struct ModelSpec {
   std::string name;
-  std::string source;              ///< the published config the figures come from
+  std::string source;  ///< the published config the figures come from
   int64_t layers = 0;
   int64_t hidden_size = 0;
   int64_t attention_heads = 0;
-  int64_t kv_heads = 0;            ///< divides attention_heads (grouped-query attention)
-  int64_t head_dim = 0;            ///< hidden_size / attention_heads unless given
-  int64_t intermediate_size = 0;   ///< MLP width; per expert for a mixture of experts
+  int64_t kv_heads = 0;           ///< divides attention_heads (grouped-query attention)
+  int64_t head_dim = 0;           ///< hidden_size / attention_heads unless given
+  int64_t intermediate_size = 0;  ///< MLP width; per expert for a mixture of experts
   int64_t vocab_size = 0;
-  int64_t parameters = 0;          ///< all weights
-  int64_t active_parameters = 0;   ///< weights used for one token; == parameters when dense
-  int64_t experts = 0;             ///< 0 for a dense model
-  int64_t experts_per_token = 0;   ///< 0 for a dense model
+  int64_t parameters = 0;         ///< all weights
+  int64_t active_parameters = 0;  ///< weights used for one token; == parameters when dense
+  int64_t experts = 0;            ///< 0 for a dense model
+  int64_t experts_per_token = 0;  ///< 0 for a dense model
   int64_t max_context_tokens = 0;
 
   [[nodiscard]] bool is_moe() const { return experts > 0; }
@@ -56,11 +56,11 @@ struct ModelSpec {
 
 struct HardwareSpec {
   std::string name;
-  std::string source;                      ///< the datasheet the figures come from
-  double memory_gb = 0;                    ///< decimal GB (10^9 bytes), as vendors state it
+  std::string source;    ///< the datasheet the figures come from
+  double memory_gb = 0;  ///< decimal GB (10^9 bytes), as vendors state it
   double memory_bandwidth_gb_per_s = 0;
   std::array<double, k_dtype_count> peak_tflops{};  ///< dense peak by Dtype; 0: not supported
-  double interconnect_gb_per_s = 0;        ///< per accelerator, as the vendor states it
+  double interconnect_gb_per_s = 0;                 ///< per accelerator, as the vendor states it
   double price_per_hour_usd = 0;
   std::string price_source;
   std::string price_date;
@@ -84,7 +84,8 @@ struct HardwareSpec {
 /// A catalogue name, or a path to a YAML file (one containing '/' or ending in .yaml or .yml;
 /// a relative path is resolved against `base_dir`). Throws InputError for an unknown name (with
 /// the close names and the valid ones), an unreadable file or a bad one.
-[[nodiscard]] ModelSpec load_model(const std::string& name_or_path, const std::string& base_dir = ".");
+[[nodiscard]] ModelSpec load_model(const std::string& name_or_path,
+                                   const std::string& base_dir = ".");
 [[nodiscard]] HardwareSpec load_hardware(const std::string& name_or_path,
                                          const std::string& base_dir = ".");
 

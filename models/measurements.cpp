@@ -1,9 +1,10 @@
 #include "models/measurements.h"
 
+#include "models/layer_profile.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -14,46 +15,6 @@
 
 namespace servesim {
 namespace fs = std::filesystem;
-namespace {
-
-/// time by size, interpolated linearly; beyond the last point extended along the last segment,
-/// below the first held flat.
-class Curve {
- public:
-  void add(double x, double y) { m_points.emplace_back(x, y); }
-  void finish() { std::sort(m_points.begin(), m_points.end()); }
-  [[nodiscard]] bool empty() const { return m_points.empty(); }
-  [[nodiscard]] double at(double x) const {
-    if (x <= m_points.front().first || m_points.size() == 1) return m_points.front().second;
-    auto hi = std::lower_bound(m_points.begin(), m_points.end(), std::make_pair(x, -1e300));
-    if (hi == m_points.end()) hi = m_points.end() - 1;
-    auto lo = hi - 1;
-    return lo->second + (x - lo->first) / (hi->first - lo->first) * (hi->second - lo->second);
-  }
-
- private:
-  std::vector<std::pair<double, double>> m_points;
-};
-
-std::map<std::string, Curve> read_curves(const std::string& path, const std::string& size_col) {
-  std::map<std::string, Curve> curves;
-  CsvColumns csv(path, {"layer", size_col, "time_us"});
-  while (csv.next_row())
-    curves[std::string(csv.field(0))].add(static_cast<double>(csv.integer(1, 0, 1 << 30)),
-                                          csv.real(2, 0.0, 1e12));
-  for (auto& [name, c] : curves) c.finish();
-  return curves;
-}
-
-const Curve& need(const std::map<std::string, Curve>& curves, const std::string& name,
-                  const std::string& file) {
-  auto it = curves.find(name);
-  if (it == curves.end())
-    throw InputError(fmt::format("{}: no rows for layer \"{}\", which a step needs", file, name));
-  return it->second;
-}
-
-}  // namespace
 
 std::vector<std::string> measurement_formats() { return {"csv", "llmservingsim", "splitwise"}; }
 
@@ -168,61 +129,25 @@ MeasurementSet read_layer_profile(const std::string& dir, const MeasurementFilte
   if (!f.layers)
     throw InputError(fmt::format("{}: layer profiles time one layer; give the model's layer count "
                                  "with --layers (Llama-3.1-8B: 32, Qwen3-32B: 64)", dir));
-  const fs::path p(dir);
-  if (fs::exists(p / "moe.csv"))
-    throw InputError(fmt::format("{}: mixture-of-experts profiles (moe.csv) are not composed yet; "
-                                 "dense models only", dir));
-  const std::string dense_file = (p / "dense.csv").string();
-  const std::string seq_file = (p / "per_sequence.csv").string();
-  const auto dense = read_curves(dense_file, "tokens");
-  const auto per_seq = read_curves(seq_file, "sequences");
-  // Per layer: two RMSNorms (before attention and before the MLP), the projections, rotary
-  // embedding and activation; once per step: the embedding and final norm over all tokens, and
-  // the LM head and sampler over one token per sequence.
-  struct Op {
-    const Curve* curve;
-    double per_layer_calls;
-  };
-  std::vector<Op> token_ops;
-  for (const auto& [name, calls] : std::vector<std::pair<std::string, double>>{
-           {"layernorm", 2}, {"qkv_proj", 1}, {"rotary_emb", 1}, {"o_proj", 1},
-           {"gate_up_proj", 1}, {"act_fn", 1}, {"down_proj", 1}})
-    token_ops.push_back({&need(dense, name, dense_file), calls});
-  const Curve& embedding = need(dense, "embedding", dense_file);
-  const Curve& final_norm = need(dense, "final_layernorm", dense_file);
-  const Curve& lm_head = need(per_seq, "lm_head", seq_file);
-  const Curve& sampler = need(per_seq, "sampler", seq_file);
-  const double layers = *f.layers;
-
+  const LayerProfile profile(dir, *f.layers);
   MeasurementSet set;
   int skipped = 0;
-  CsvColumns csv((p / "attention.csv").string(),
-                 {"prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us"});
-  while (csv.next_row()) {
-    const int64_t chunk = csv.integer(0, 0, 1 << 24);
-    const int64_t kv_prefill = csv.integer(1, 0, int64_t{1} << 40);
-    const int64_t n = csv.integer(2, 0, 1 << 24);
-    const int64_t kv = csv.integer(3, 0, int64_t{1} << 40);
-    const double attn_us = csv.real(4, 0.0, 1e12);
-    if (kv_prefill > 0 || chunk + n == 0) {  // chunk continuations: no StepShape term for them
-      ++skipped;
+  for (const AttentionRow& r : profile.attention_rows()) {
+    if (r.kv_prefill > 0 || r.prefill_chunk + r.n_decode == 0) {  // no StepShape-only form
+      ++skipped;                                                   // fits a chunk's prefix
       continue;
     }
-    const double tokens = static_cast<double>(chunk + n);
-    const double seqs = static_cast<double>(n + (chunk > 0 ? 1 : 0));
-    double layer_us = attn_us;
-    for (const Op& op : token_ops) layer_us += op.per_layer_calls * op.curve->at(tokens);
-    const double us = layers * layer_us + embedding.at(tokens) + final_norm.at(tokens) +
-                      lm_head.at(seqs) + sampler.at(seqs);
+    const double tokens = r.prefill_chunk + r.n_decode;
+    const double seqs = r.n_decode + (r.prefill_chunk > 0 ? 1 : 0);
     StepSample s;
     s.shape.sequences = static_cast<int32_t>(seqs);
-    s.shape.decode_sequences = static_cast<int32_t>(n);
-    s.shape.decode_context_tokens = n * kv;
-    s.shape.prefill_tokens = chunk;
-    s.shape.prefill_tokens_sq = static_cast<double>(chunk) * static_cast<double>(chunk);
-    s.ms = us / 1000.0;
-    s.label = fmt::format("attention.csv line {}: prefill {}, {} decodes at {} KV", csv.line(),
-                          chunk, n, kv);
+    s.shape.decode_sequences = static_cast<int32_t>(r.n_decode);
+    s.shape.decode_context_tokens = static_cast<int64_t>(r.n_decode * r.kv_decode);
+    s.shape.prefill_tokens = static_cast<int64_t>(r.prefill_chunk);
+    s.shape.prefill_tokens_sq = r.prefill_chunk * r.prefill_chunk;
+    s.ms = (*f.layers * r.time_us + profile.non_attention_us(tokens, seqs)) / 1000.0;
+    s.label = fmt::format("attention.csv line {}: prefill {}, {} decodes at {} KV", r.line,
+                          r.prefill_chunk, r.n_decode, r.kv_decode);
     set.samples.push_back(std::move(s));
   }
   if (set.samples.empty()) throw InputError(fmt::format("{}: no usable attention rows", dir));

@@ -5,7 +5,8 @@ namespace servesim {
 namespace {
 
 // Sorted by name. A new model is one file and one line here.
-constexpr Registry<StepTimeFactory, 3> k_models{{{
+constexpr Registry<StepTimeFactory, 4> k_models{{{
+    {"layer_profile", &make_layer_profile_model},
     {"linear", &make_linear_model},
     {"roofline", &make_roofline_model},
     {"table", &make_table_model},

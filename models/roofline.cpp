@@ -5,6 +5,7 @@
 //                 flops / (peak FLOP/s x compute_efficiency)) + overhead_ms + all-reduce time
 //   bytes   = (active_parameters x weight bytes                    every weight read once a step
 //              + decode_context_tokens x KV bytes per token        KV read by decoding seats
+//              + prefill_context_tokens x KV bytes per token       read by continuing chunks
 //              + (prefill_tokens + decode_sequences) x KV bytes)   KV written for new tokens
 //             / tp
 //   flops   = (2 x active_parameters x tokens + 4 x layers x heads x head_dim x pairs) / tp
@@ -12,9 +13,9 @@
 //             pairs  = decode_context_tokens + sum(chunk^2) / 2  (query-key pairs attended)
 //   all-reduce time = 2 x layers x 2 (tp-1)/tp x (tokens x hidden_size x 2 bytes) / interconnect
 // Approximations, stated in docs/config.md: a mixture of experts reads only its active weights
-// (right at small batch, low at large batch where most experts are hit); a prefill chunk attends
-// only within itself (chunked prefill's earlier context is not counted); padding seats cost as
-// decoding ones; KV heads are assumed to split evenly over tp.
+// (right at small batch, low at large batch where most experts are hit); a continuing prefill
+// chunk reads its request's earlier KV, but its FLOPs count only the pairs within the chunk;
+// padding seats cost as decoding ones; KV heads are assumed to split evenly over tp.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -29,11 +30,11 @@ class RooflineModel final : public StepTimeModel {
  public:
   /// Everything per accelerator, in bytes, FLOPs and seconds.
   struct Params {
-    double weight_bytes;            ///< active weights / tp
-    double kv_bytes_per_token;      ///< / tp
-    double flops_per_token;         ///< 2 x active_parameters / tp
-    double flops_per_pair;          ///< 4 x layers x heads x head_dim / tp
-    double allreduce_s_per_token;   ///< 0 when tp is 1
+    double weight_bytes;           ///< active weights / tp
+    double kv_bytes_per_token;     ///< / tp
+    double flops_per_token;        ///< 2 x active_parameters / tp
+    double flops_per_pair;         ///< 4 x layers x heads x head_dim / tp
+    double allreduce_s_per_token;  ///< 0 when tp is 1
     double peak_bytes_per_s;
     double peak_flops_per_s;
     double bandwidth_efficiency;
@@ -66,8 +67,10 @@ class RooflineModel final : public StepTimeModel {
     const auto tokens = static_cast<double>(s.prefill_tokens + s.decode_sequences);
     const auto context = static_cast<double>(s.decode_context_tokens);
     Terms t{};
-    t.bytes = m_p.weight_bytes + (context + tokens) * m_p.kv_bytes_per_token;
-    t.flops = m_p.flops_per_token * tokens + m_p.flops_per_pair * (context + s.prefill_tokens_sq / 2);
+    const auto earlier = static_cast<double>(s.prefill_context_tokens);
+    t.bytes = m_p.weight_bytes + (context + earlier + tokens) * m_p.kv_bytes_per_token;
+    t.flops =
+        m_p.flops_per_token * tokens + m_p.flops_per_pair * (context + s.prefill_tokens_sq / 2);
     t.memory_s = t.bytes / (m_p.peak_bytes_per_s * m_p.bandwidth_efficiency);
     t.compute_s = t.flops / (m_p.peak_flops_per_s * m_p.compute_efficiency);
     const double allreduce_s = m_p.allreduce_s_per_token * tokens;
@@ -108,8 +111,8 @@ std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c) {
   if (model.weight_bytes(weight) / n > hw.memory_bytes())
     c.fail("model", fmt::format("{} in {} takes {:.1f} GB of weights per accelerator at "
                                 "tensor_parallel {}, more than {}'s {} GB",
-                                model.name, dtype_name(weight), model.weight_bytes(weight) / n / 1e9,
-                                tp, hw.name, hw.memory_gb));
+                                model.name, dtype_name(weight),
+                                model.weight_bytes(weight) / n / 1e9, tp, hw.name, hw.memory_gb));
   p.weight_bytes = model.active_weight_bytes(weight) / n;
   p.kv_bytes_per_token = model.kv_bytes_per_token(kv) / n;
   p.flops_per_token = 2.0 * static_cast<double>(model.active_parameters) / n;

@@ -20,6 +20,10 @@ struct StepShape {
   int32_t decode_sequences = 0;  ///< decoding and padding seats
   int64_t prefill_tokens = 0;    ///< prompt tokens computed in this step
   double prefill_tokens_sq = 0;  ///< sum over prefill chunks of chunk length squared
+  /// KV tokens already stored for the prefilling requests before this step's chunks (non-zero
+  /// for a chunk that continues an earlier one): what those chunks' attention reads besides
+  /// themselves.
+  int64_t prefill_context_tokens = 0;
   /// KV tokens read by decoding seats: each one's stored context plus the token it computes.
   int64_t decode_context_tokens = 0;
 };
@@ -42,7 +46,9 @@ class StepTimeModel {
   [[nodiscard]] virtual double step_ms(const StepShape& shape) const = 0;
   /// REQUIRES: as step_ms. The step's bytes and flops, or nullopt for a model that does not
   /// know them (measured tables, fitted lines). Pure, like step_ms; must not allocate.
-  [[nodiscard]] virtual std::optional<StepCost> cost(const StepShape&) const { return std::nullopt; }
+  [[nodiscard]] virtual std::optional<StepCost> cost(const StepShape&) const {
+    return std::nullopt;
+  }
 };
 
 using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time);
@@ -51,6 +57,7 @@ using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time)
 [[nodiscard]] std::unique_ptr<StepTimeModel> make_step_time_model(const Cfg& step_time);
 [[nodiscard]] std::vector<std::string> step_time_model_names();
 
+std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c);

@@ -23,9 +23,9 @@ import tempfile
 # Model shapes the calibration and KV sizing need (from the models' Hugging Face configs).
 MODELS = {
     "Llama-3.1-8B": dict(hf="meta-llama/Llama-3.1-8B", layers=32, kv_heads=8, head_dim=128,
-                         parameters=8.03e9),
+                         parameters=8.03e9, hidden=4096),
     "Qwen3-32B": dict(hf="Qwen/Qwen3-32B", layers=64, kv_heads=8, head_dim=128,
-                      parameters=32.8e9),
+                      parameters=32.8e9, hidden=5120),
 }
 
 
@@ -60,15 +60,23 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--gpu", default="RTXPRO6000")
     ap.add_argument("--model", default="Llama-3.1-8B")
-    ap.add_argument("--gib", type=float, default=96 * 1e9 / 2**30, help="GPU memory in GiB")
     ap.add_argument("--keep", help="keep the generated files in this folder")
+    ap.add_argument("--step-model", choices=["profile", "fitted"], default="profile",
+                    help="profile: interpolate the layer profiles (kind: layer_profile); "
+                         "fitted: the form servesim calibrate fits to them")
+    ap.add_argument("--overhead-ms", type=float, default=0.0,
+                    help="profile: CPU time added to every step (not in the profiles)")
     ap.add_argument("--max-kv-per-seq", type=int, default=4096,
                     help="calibrate on the operating region: steps whose decodes hold at most this much KV each")
     a = ap.parse_args()
     spec = MODELS[a.model]
     run_dir = f"{a.data}/serving-runs/vllm-0.19/{a.gpu}/{a.model}"
-    prof_dir = f"{a.data}/timings/llmservingsim/perf/{a.gpu}/{spec['hf']}/bf16/tp1"
-    meta = json.load(open(f"{run_dir}/vllm/meta.json"))["engine_kwargs"]
+    meta_all = json.load(open(f"{run_dir}/vllm/meta.json"))
+    meta = meta_all["engine_kwargs"]
+    inst = json.load(open(f"{run_dir}/config.json"))["nodes"][0]["instances"][0]
+    tp = int(inst["tp_size"])
+    gib = inst["npu_mem"]["mem_size"] * 1e9 / 2**30  # the card's GB, per accelerator
+    prof_dir = f"{a.data}/timings/llmservingsim/perf/{a.gpu}/{spec['hf']}/bf16/tp{tp}"
     work = a.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
 
@@ -76,11 +84,30 @@ def main():
     cal = subprocess.run([a.servesim, "calibrate", prof_dir, "--layers", str(spec["layers"]),
                           "--max-kv-per-seq", str(a.max_kv_per_seq),
                           "--out", step_file], check=True, capture_output=True, text=True)
+    if a.step_model == "profile":
+        link = ""
+        if tp > 1:  # the run's own link figures (config.json: GB/s and ns)
+            cfg = json.load(open(f"{run_dir}/config.json"))
+            link = (f", tensor_parallel: {tp}, hidden_size: {spec['hidden']}, "
+                    f"link_gb_per_s: {cfg['link_bw']}, link_latency_us: {cfg['link_latency'] / 1000}")
+        step_time = (f"{{kind: layer_profile, path: {os.path.abspath(prof_dir)}, "
+                     f"layers: {spec['layers']}, overhead_ms: {a.overhead_ms}{link}}}")
+        described = f"layer_profile over {prof_dir} x {spec['layers']} layers"
+    else:
+        step_time = os.path.abspath(step_file)
+        described = cal.stdout.splitlines()[0]
+    blocks = meta_all.get("num_gpu_blocks")
+    if blocks:  # what the engine actually allocated
+        kv_capacity = f"capacity_tokens: {blocks * 16}"
+    else:
+        kv_capacity = (f"memory: {{accelerator_gib: {gib:.4f}, utilization: 0.9, tensor_parallel: {tp}, "
+                       f"parameters: {spec['parameters']}, layers: {spec['layers']}, "
+                       f"kv_heads: {spec['kv_heads']}, head_dim: {spec['head_dim']}}}")
     scenario = os.path.join(work, "scenario.yaml")
     with open(scenario, "w") as f:
         f.write(f"""workload:
   trace: {{path: {os.path.abspath(run_dir)}/vllm/requests.jsonl}}
-step_time: {os.path.abspath(step_file)}
+step_time: {step_time}
 scheduler:
   kind: continuous
   max_num_seqs: {meta['max_num_seqs']}
@@ -89,8 +116,7 @@ scheduler:
 kv:
   policy: paged
   block_size: 16
-  memory: {{accelerator_gib: {a.gib:.4f}, utilization: 0.9, parameters: {spec['parameters']},
-           layers: {spec['layers']}, kv_heads: {spec['kv_heads']}, head_dim: {spec['head_dim']}}}
+  {kv_capacity}
 """)
     out_dir = os.path.join(work, "out")
     subprocess.run([a.servesim, "run", scenario, "--out", out_dir, "--quiet"], check=True)
@@ -114,9 +140,12 @@ kv:
             s_tpot.append(float(s["tpot_s"]) * 1e3)
         per_req.append(abs(s_e2e[-1] - m_e2e[-1]) / m_e2e[-1])
     peer = peer_figures(f"{run_dir}/validation/summary.txt")
-    print(f"{a.gpu} / {a.model}: {len(measured)} requests, max_num_seqs {meta['max_num_seqs']}, "
-          f"max_num_batched_tokens {meta['max_num_batched_tokens']}")
-    print(f"step model: {cal.stdout.splitlines()[0]}")
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        summary = json.load(f)
+    print(f"{a.gpu} / {a.model} / TP{tp}: {len(measured)} requests, max_num_seqs "
+          f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}; "
+          f"servesim preempted {summary['preempted_requests']} requests")
+    print(f"step model: {described}")
     print()
     print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")
     print("|---|---|---|---|---|")

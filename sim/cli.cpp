@@ -94,6 +94,11 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
   write_files(dir, {{"summary.json", r.summary_json}, {"requests.csv", r.requests_csv}});
   if (!vm["quiet"].as<bool>()) {
     out << summary_table(r.summary);
+    // A rejected request is a result, not an error (a server turns such requests away too),
+    // but one that can never fit is usually a config mistake: say why the first one was.
+    if (!r.first_rejection.empty())
+      out << fmt::format("\nrejected   {} (each reason is in {}/requests.csv)\n", r.first_rejection,
+                         dir);
     out << fmt::format("\nwrote {0}/summary.json and {0}/requests.csv\n", dir);
   }
   return 0;

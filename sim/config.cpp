@@ -161,7 +161,8 @@ std::string Document::where(const YAML::Node& node, const std::string& key_path)
     p = cut == std::string::npos ? std::string() : p.substr(0, cut);
   }
   const YAML::Mark m = node.Mark();
-  if (m.is_null()) return fmt::format("{} (from --set)", m_file);
+  // The root of an empty document has no mark either, but comes from the file.
+  if (m.is_null()) return key_path.empty() ? m_file : fmt::format("{} (from --set)", m_file);
   return fmt::format("{}:{}:{}", m_file, m.line + 1, m.column + 1);
 }
 
@@ -246,10 +247,21 @@ void Cfg::fail(const std::string& key, const std::string& allowed) const {
 
 YAML::Node Cfg::require(const std::string& key, const char* what) const {
   YAML::Node n = lookup(key);
-  if (!n.IsDefined() || n.IsNull())
-    throw InputError(fmt::format("{}: required key missing in {} at {} ({})", key_path(key),
+  if (!n.IsDefined() || n.IsNull()) {
+    // A missing section is most often a misspelt one: name a map-valued key that is close.
+    std::string hint;
+    if (std::string_view(what) == "a map")
+      for (const auto& kv : m_node) {
+        const std::optional<std::string> k = key_text(kv.first);
+        if (k && kv.second.IsMap() && !did_you_mean(*k, {key}).empty()) {
+          hint = fmt::format(": found {} (did you mean {}?)", printable(*k), key);
+          break;
+        }
+      }
+    throw InputError(fmt::format("{}: required key missing in {} at {} ({}){}", key_path(key),
                                  m_path.empty() ? "the top level" : m_path, m_doc->where(m_node, m_path),
-                                 what));
+                                 what, hint));
+  }
   return n;
 }
 

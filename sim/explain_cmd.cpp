@@ -68,26 +68,29 @@ void print_memory(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
                      with_commas(m.parameters), number_text(bytes), dtype_name(o.weight),
                      bytes_text(f.weight_bytes));
   if (o.tensor_parallel > 1)
-    out << fmt::format(", {} per accelerator", bytes_text(f.weight_bytes / static_cast<double>(o.tensor_parallel)));
-  out << fmt::format("\n  KV cache     2 x {} layers x {} KV heads x {} x {} bytes ({}) = {} bytes "
-                     "per token\n               {} per conversation of {} tokens{}\n",
-                     m.layers, m.kv_heads, m.head_dim, number_text(dtype_bytes(o.kv)),
-                     dtype_name(o.kv), with_commas(std::llround(f.kv_bytes_per_token)),
-                     bytes_text(f.kv_bytes_per_conversation), with_commas(o.context_tokens),
-                     o.context_tokens > m.max_context_tokens
-                         ? fmt::format(" (beyond the model's {}-token context)",
-                                       with_commas(m.max_context_tokens))
-                         : "");
-  const std::string memory = o.tensor_parallel > 1
-                                 ? fmt::format("{} x {} GB", o.tensor_parallel, number_text(hw.memory_gb))
-                                 : fmt::format("{} GB", number_text(hw.memory_gb));
+    out << fmt::format(", {} per accelerator",
+                       bytes_text(f.weight_bytes / static_cast<double>(o.tensor_parallel)));
+  out << fmt::format(
+      "\n  KV cache     2 x {} layers x {} KV heads x {} x {} bytes ({}) = {} bytes "
+      "per token\n               {} per conversation of {} tokens{}\n",
+      m.layers, m.kv_heads, m.head_dim, number_text(dtype_bytes(o.kv)), dtype_name(o.kv),
+      with_commas(std::llround(f.kv_bytes_per_token)), bytes_text(f.kv_bytes_per_conversation),
+      with_commas(o.context_tokens),
+      o.context_tokens > m.max_context_tokens
+          ? fmt::format(" (beyond the model's {}-token context)", with_commas(m.max_context_tokens))
+          : "");
+  const std::string memory =
+      o.tensor_parallel > 1
+          ? fmt::format("{} x {} GB", o.tensor_parallel, number_text(hw.memory_gb))
+          : fmt::format("{} GB", number_text(hw.memory_gb));
   out << fmt::format("  fit          {} conversations in the whole {} (({} - {}) / {} GB)\n",
                      with_commas(f.conversations_whole_memory), memory, gb_text(f.memory_bytes),
                      gb_text(f.weight_bytes), gb_text(f.kv_bytes_per_conversation));
-  out << fmt::format("               {} conversations in {} x utilization {} = {:.2f} GB, as a "
-                     "server reserving memory would\n",
-                     with_commas(f.conversations_utilized), memory, number_text(o.utilization),
-                     f.memory_bytes * o.utilization / 1e9);
+  out << fmt::format(
+      "               {} conversations in {} x utilization {} = {:.2f} GB, as a "
+      "server reserving memory would\n",
+      with_commas(f.conversations_utilized), memory, number_text(o.utilization),
+      f.memory_bytes * o.utilization / 1e9);
 }
 
 void print_decode(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
@@ -103,17 +106,20 @@ void print_decode(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
                      number_text(f.peak_flops_per_s / 1e12), dtype_name(o.compute),
                      number_text(hw.memory_bandwidth_gb_per_s), f.ridge_flops_per_byte);
   out << fmt::format("  {:>7}{:>18}{:>16}{:>14}   (each sequence at {} tokens of context)\n",
-                     "batch", "FLOP/byte", "step bound ms", "tokens/s", with_commas(o.context_tokens));
+                     "batch", "FLOP/byte", "step bound ms", "tokens/s",
+                     with_commas(o.context_tokens));
   const auto tp = static_cast<double>(o.tensor_parallel);
   for (const int64_t b : {1, 8, 64, 256}) {
     const auto n = static_cast<double>(b);
     const double intensity = decode_intensity(m, o, b);
-    const double bytes = (f.step_weight_bytes * tp + n * static_cast<double>(o.context_tokens + 1) *
-                                                         f.kv_bytes_per_token) / tp;
-    const double step_s = std::max(bytes / hw.bandwidth_bytes_per_s(),
-                                   intensity * bytes / f.peak_flops_per_s);
+    const double bytes = (f.step_weight_bytes * tp +
+                          n * static_cast<double>(o.context_tokens + 1) * f.kv_bytes_per_token) /
+                         tp;
+    const double step_s =
+        std::max(bytes / hw.bandwidth_bytes_per_s(), intensity * bytes / f.peak_flops_per_s);
     out << fmt::format("  {:>7}{:>18.1f}{:>16.2f}{:>14.0f}   {}\n", b, intensity, step_s * 1e3,
-                       n / step_s, intensity >= f.ridge_flops_per_byte ? "compute-bound" : "bandwidth-bound");
+                       n / step_s,
+                       intensity >= f.ridge_flops_per_byte ? "compute-bound" : "bandwidth-bound");
   }
   out << fmt::format("  compute-bound from batch {} counting weights only; ",
                      with_commas(f.compute_bound_batch_weights_only));
@@ -124,7 +130,8 @@ void print_decode(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
                        f.intensity_limit);
 }
 
-void print_measured(std::ostream& out, double mb, double ms, const std::optional<HardwareSpec>& hw) {
+void print_measured(std::ostream& out, double mb, double ms,
+                    const std::optional<HardwareSpec>& hw) {
   const double gbs = achieved_gb_per_s(mb, ms);
   out << fmt::format("measured: {} MB in {} ms = {:.1f} GB/s achieved", number_text(mb),
                      number_text(ms), gbs);
@@ -141,18 +148,22 @@ void print_int8(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
   // W8A8 where the chip computes in int8; otherwise int8 storage dequantised to o.compute.
   if (hw.peak_flops_per_s(Dtype::Int8)) q.compute = Dtype::Int8;
   const ExplainFigures g = explain_figures(m, hw, q);
-  out << fmt::format("\nwith int8 weights (KV {}, compute {})\n", dtype_name(q.kv), dtype_name(q.compute));
-  out << fmt::format("  weights {}; {} conversations fit in the whole memory, {} at utilization {}\n",
-                     bytes_text(g.weight_bytes), with_commas(g.conversations_whole_memory),
-                     with_commas(g.conversations_utilized), number_text(q.utilization));
-  out << fmt::format("  batch 1 {:.2f} ms per token, {:.1f} tokens/s at most; compute-bound from "
-                     "batch {} counting weights only\n",
-                     g.decode_ms_batch1, 1e3 / g.decode_ms_batch1,
-                     with_commas(g.compute_bound_batch_weights_only));
+  out << fmt::format("\nwith int8 weights (KV {}, compute {})\n", dtype_name(q.kv),
+                     dtype_name(q.compute));
+  out << fmt::format(
+      "  weights {}; {} conversations fit in the whole memory, {} at utilization {}\n",
+      bytes_text(g.weight_bytes), with_commas(g.conversations_whole_memory),
+      with_commas(g.conversations_utilized), number_text(q.utilization));
+  out << fmt::format(
+      "  batch 1 {:.2f} ms per token, {:.1f} tokens/s at most; compute-bound from "
+      "batch {} counting weights only\n",
+      g.decode_ms_batch1, 1e3 / g.decode_ms_batch1,
+      with_commas(g.compute_bound_batch_weights_only));
 }
 
 po::variables_map parse_explain_args(const std::vector<std::string>& args) {
   po::options_description opts("explain options");
+  // clang-format off
   opts.add_options()
       ("model", po::value<std::string>(), "catalogue name or YAML path")
       ("hardware", po::value<std::string>(), "catalogue name or YAML path")
@@ -164,6 +175,7 @@ po::variables_map parse_explain_args(const std::vector<std::string>& args) {
       ("utilization", po::value<double>()->default_value(0.9), "share of memory usable")
       ("measured-mb", po::value<double>(), "a measured step's bytes moved, in MB")
       ("measured-ms", po::value<double>(), "that step's duration in ms");
+  // clang-format on
   po::variables_map vm;
   try {
     po::store(po::command_line_parser(args).options(opts).run(), vm);
@@ -189,7 +201,8 @@ ExplainOptions read_options(const po::variables_map& vm, const HardwareSpec& hw)
     throw InputError("explain: --utilization must be > 0 and <= 1");
   if (!hw.peak_flops_per_s(o.compute))
     throw InputError(fmt::format("explain: {} has no {} peak (it has {}); give --compute-dtype",
-                                 hw.name, dtype_name(o.compute), join_names(hw.supported_dtypes())));
+                                 hw.name, dtype_name(o.compute),
+                                 join_names(hw.supported_dtypes())));
   return o;
 }
 
@@ -200,11 +213,13 @@ double decode_intensity(const ModelSpec& m, const ExplainOptions& o, int64_t bat
   const auto context = static_cast<double>(o.context_tokens);
   const double attention = 4.0 * static_cast<double>(m.layers * m.attention_heads * m.head_dim);
   const double flops = (2.0 * static_cast<double>(m.active_parameters) + attention * context) * b;
-  const double bytes = m.active_weight_bytes(o.weight) + b * (context + 1) * m.kv_bytes_per_token(o.kv);
+  const double bytes =
+      m.active_weight_bytes(o.weight) + b * (context + 1) * m.kv_bytes_per_token(o.kv);
   return flops / bytes;
 }
 
-ExplainFigures explain_figures(const ModelSpec& m, const HardwareSpec& hw, const ExplainOptions& o) {
+ExplainFigures explain_figures(const ModelSpec& m, const HardwareSpec& hw,
+                               const ExplainOptions& o) {
   ExplainFigures f;
   const auto tp = static_cast<double>(o.tensor_parallel);
   f.weight_bytes = m.weight_bytes(o.weight);
@@ -212,12 +227,15 @@ ExplainFigures explain_figures(const ModelSpec& m, const HardwareSpec& hw, const
   if (f.weight_bytes >= f.memory_bytes)
     throw InputError(fmt::format(
         "{} in {} needs {} for its weights, more than {}'s {} GB{}: try a larger --tp or a "
-        "smaller --weight-dtype", m.name, dtype_name(o.weight), bytes_text(f.weight_bytes), hw.name,
-        number_text(hw.memory_gb), o.tensor_parallel > 1 ? fmt::format(" x {}", o.tensor_parallel) : ""));
+        "smaller --weight-dtype",
+        m.name, dtype_name(o.weight), bytes_text(f.weight_bytes), hw.name,
+        number_text(hw.memory_gb),
+        o.tensor_parallel > 1 ? fmt::format(" x {}", o.tensor_parallel) : ""));
   f.step_weight_bytes = m.active_weight_bytes(o.weight) / tp;
   f.kv_bytes_per_token = m.kv_bytes_per_token(o.kv);
   f.kv_bytes_per_conversation = f.kv_bytes_per_token * static_cast<double>(o.context_tokens);
-  f.conversations_whole_memory = conversations(f.memory_bytes, f.weight_bytes, f.kv_bytes_per_conversation);
+  f.conversations_whole_memory =
+      conversations(f.memory_bytes, f.weight_bytes, f.kv_bytes_per_conversation);
   f.conversations_utilized =
       conversations(f.memory_bytes * o.utilization, f.weight_bytes, f.kv_bytes_per_conversation);
   f.decode_ms_batch1 = f.step_weight_bytes / hw.bandwidth_bytes_per_s() * 1e3;
@@ -241,7 +259,9 @@ ExplainFigures explain_figures(const ModelSpec& m, const HardwareSpec& hw, const
   return f;
 }
 
-double achieved_gb_per_s(double megabytes, double ms) { return megabytes * 1e6 / (ms * 1e-3) / 1e9; }
+double achieved_gb_per_s(double megabytes, double ms) {
+  return megabytes * 1e6 / (ms * 1e-3) / 1e9;
+}
 
 int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
   const po::variables_map vm = parse_explain_args(args);
@@ -262,9 +282,10 @@ int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
   const ExplainOptions o = read_options(vm, *hw);
 
   const ExplainFigures f = explain_figures(m, *hw, o);
-  out << fmt::format("{} on {}{}: weights {}, KV {}, compute {}\n", m.name, hw->name,
-                     o.tensor_parallel > 1 ? fmt::format(" x {} (tensor parallel)", o.tensor_parallel) : "",
-                     dtype_name(o.weight), dtype_name(o.kv), dtype_name(o.compute));
+  out << fmt::format(
+      "{} on {}{}: weights {}, KV {}, compute {}\n", m.name, hw->name,
+      o.tensor_parallel > 1 ? fmt::format(" x {} (tensor parallel)", o.tensor_parallel) : "",
+      dtype_name(o.weight), dtype_name(o.kv), dtype_name(o.compute));
   out << fmt::format("  model: {}\n  chip:  {}\n  price: ${:.2f}/h ({}, {})\n\n", m.source,
                      hw->source, hw->price_per_hour_usd, hw->price_source, hw->price_date);
   print_memory(out, m, *hw, o, f);

@@ -15,28 +15,28 @@ namespace servesim {
 struct ExplainOptions {
   Dtype weight = Dtype::Bf16;
   Dtype kv = Dtype::Bf16;
-  Dtype compute = Dtype::Bf16;   ///< the dtype whose peak FLOP/s bounds the arithmetic
-  int64_t context_tokens = 2048; ///< tokens of one conversation (prompt and reply)
+  Dtype compute = Dtype::Bf16;    ///< the dtype whose peak FLOP/s bounds the arithmetic
+  int64_t context_tokens = 2048;  ///< tokens of one conversation (prompt and reply)
   int64_t tensor_parallel = 1;
-  double utilization = 0.9;      ///< share of memory a server may use (vLLM's default)
+  double utilization = 0.9;  ///< share of memory a server may use (vLLM's default)
 };
 
 /// Whole-model figures unless named per accelerator; bytes are decimal (GB = 10^9 bytes).
 struct ExplainFigures {
-  double weight_bytes = 0;                   ///< all parameters
-  double step_weight_bytes = 0;              ///< read by one decode step, per accelerator
+  double weight_bytes = 0;       ///< all parameters
+  double step_weight_bytes = 0;  ///< read by one decode step, per accelerator
   double kv_bytes_per_token = 0;
-  double kv_bytes_per_conversation = 0;      ///< x context_tokens
-  double memory_bytes = 0;                   ///< tp x one accelerator's memory
-  int64_t conversations_whole_memory = 0;    ///< floor((memory - weights) / KV per conversation)
-  int64_t conversations_utilized = 0;        ///< the same with memory x utilization
-  double decode_ms_batch1 = 0;               ///< step_weight_bytes / bandwidth
-  double peak_flops_per_s = 0;               ///< one accelerator, compute dtype
-  double ridge_flops_per_byte = 0;           ///< peak FLOP/s / bandwidth
+  double kv_bytes_per_conversation = 0;    ///< x context_tokens
+  double memory_bytes = 0;                 ///< tp x one accelerator's memory
+  int64_t conversations_whole_memory = 0;  ///< floor((memory - weights) / KV per conversation)
+  int64_t conversations_utilized = 0;      ///< the same with memory x utilization
+  double decode_ms_batch1 = 0;             ///< step_weight_bytes / bandwidth
+  double peak_flops_per_s = 0;             ///< one accelerator, compute dtype
+  double ridge_flops_per_byte = 0;         ///< peak FLOP/s / bandwidth
   int64_t compute_bound_batch_weights_only = 0;  ///< smallest batch at the ridge, KV ignored
   /// The same with each sequence reading context_tokens of KV; nullopt when never.
   std::optional<int64_t> compute_bound_batch;
-  double intensity_limit = 0;                ///< FLOP/byte of a decode step as batch grows
+  double intensity_limit = 0;  ///< FLOP/byte of a decode step as batch grows
 };
 
 /// FLOP per byte of one decode step of `batch` sequences, each reading `context_tokens` of KV:

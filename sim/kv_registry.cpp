@@ -14,6 +14,8 @@ constexpr Registry<KvFactory, 2> k_policies{{{
     {"reserve", &make_reserve_kv},
 }}};
 
+constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;
+
 double dtype_bytes(const Cfg& c, const std::string& key, const std::string& def) {
   const std::string d = c.get_choice(key, def, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
   if (d == "fp32") return 4.0;
@@ -61,16 +63,21 @@ int64_t kv_capacity_from_memory(const Cfg& m) {
            fmt::format("the weights ({:.2f} GB) do not fit in {:.2f} GB usable accelerator memory "
                        "(accelerator_gib x utilization)",
                        weights / 1e9, usable / 1e9));
-  const auto tokens = static_cast<int64_t>(std::floor((usable - weights) / per_token));
+  const double tokens = std::floor((usable - weights) / per_token);
   if (tokens < 1) m.fail("parameters", "no memory left for the KV cache after the weights");
-  return tokens;
+  // The same bound as capacity_tokens; also keeps an absurd accelerator_gib (1e300, whose
+  // usable memory overflows to infinity) from reaching the integer conversion.
+  if (!(tokens <= static_cast<double>(k_max_capacity_tokens)))
+    m.fail("accelerator_gib", fmt::format("leaves room for {:.4g} KV tokens, more than the limit "
+                                          "of {} (2^50)", tokens, k_max_capacity_tokens));
+  return static_cast<int64_t>(tokens);
 }
 
 std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv) {
   const KvFactory factory = k_policies.pick(kv, "policy");
   const std::string source = kv.one_of({"capacity_tokens", "memory"});
   const int64_t capacity = source == "capacity_tokens"
-                               ? kv.get_int("capacity_tokens", {1, int64_t{1} << 50})
+                               ? kv.get_int("capacity_tokens", {1, k_max_capacity_tokens})
                                : kv_capacity_from_memory(kv.child("memory"));
   return factory(kv, capacity);
 }

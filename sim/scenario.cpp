@@ -1,5 +1,7 @@
 #include "sim/scenario.h"
 
+#include <fmt/format.h>
+
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
 #include "sim/metrics.h"
@@ -43,6 +45,10 @@ RunOutput run_scenario(std::shared_ptr<Document> doc) {
   out.summary = summarize(sim.requests(), sim.stats());
   out.requests_csv = requests_csv(sim.requests());
   out.summary_json = summary_json(out.summary, doc->root(), sc.seed).dump(2) + "\n";
+  const Request* first = nullptr;
+  for (const Request& r : sim.requests())
+    if (r.state == RequestState::Rejected && (!first || r.spec.id < first->spec.id)) first = &r;
+  if (first) out.first_rejection = fmt::format("request {}: {}", first->spec.id, first->reject_reason);
   return out;
 }
 

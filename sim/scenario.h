@@ -28,6 +28,8 @@ struct RunOutput {
   Summary summary;
   std::string requests_csv;
   std::string summary_json;
+  /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
+  std::string first_rejection;
 };
 [[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc);
 

@@ -96,6 +96,7 @@ void Simulation::try_start_step() {
       case EntryKind::Prefill:
         shape.prefill_tokens += e.prefill_tokens;
         shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
+        shape.prefill_context_tokens += r.context_tokens;
         break;
       case EntryKind::Decode:
         ++shape.decode_sequences;

@@ -42,6 +42,8 @@ struct LengthDist {
 };
 
 constexpr IntRange k_tokens{1, 1'000'000'000};
+/// Simulated time is int64 nanoseconds (up to 9.2e9 s); arrivals stay below this, as in traces.
+constexpr double k_max_arrival_s = 9.0e9;
 
 LengthDist read_length(const Cfg& c) {
   LengthDist d;
@@ -68,9 +70,9 @@ LengthDist read_length(const Cfg& c) {
 class Synthetic final : public WorkloadSource {
  public:
   Synthetic(uint64_t seed, int64_t count, bool poisson, double rate, double start_s,
-            LengthDist prompt, LengthDist output)
+            LengthDist prompt, LengthDist output, std::string where)
       : m_rng(seed), m_count(count), m_poisson(poisson), m_rate(rate), m_start_s(start_s),
-        m_prompt(prompt), m_output(output) {}
+        m_prompt(prompt), m_output(output), m_where(std::move(where)) {}
 
   bool next(RequestSpec& out) override {
     if (m_made == m_count) return false;
@@ -80,6 +82,11 @@ class Synthetic final : public WorkloadSource {
       m_clock_s = static_cast<double>(m_made) / m_rate;
     }
     out.id = static_cast<uint64_t>(m_made);
+    // Exponential gaps can (rarely) carry a long workload past the limit the config check allows.
+    if (!(m_start_s + m_clock_s <= k_max_arrival_s))
+      throw InputError(fmt::format("{}: request {} would arrive at {:.4g} s, past the simulator's "
+                                   "limit of {:.0e} s; raise the arrival rate or lower requests",
+                                   m_where, m_made, m_start_s + m_clock_s, k_max_arrival_s));
     out.arrival = Time::from_seconds(m_start_s + m_clock_s);
     out.prompt_tokens = m_prompt.draw(m_rng);
     out.output_tokens = m_output.draw(m_rng);
@@ -95,6 +102,7 @@ class Synthetic final : public WorkloadSource {
   double m_rate;
   double m_start_s;
   LengthDist m_prompt, m_output;
+  std::string m_where;  // "workload.synthetic in file", for messages
   int64_t m_made = 0;
   double m_clock_s = 0;
 };
@@ -108,16 +116,25 @@ std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, const std::string& 
   const Cfg arrival = c.child("arrival");
   const std::string kind = arrival.get_choice("kind", {"fixed", "poisson"});
   double rate = 0;
-  if (kind == "fixed" && arrival.has("interval_s")) {
+  const bool by_interval = kind == "fixed" && arrival.has("interval_s");
+  if (by_interval) {
     if (arrival.has("rate_per_s"))
       arrival.fail("interval_s", "give rate_per_s or interval_s, not both");
     rate = 1.0 / arrival.get_real("interval_s", {0.0, 1e6, true});
   } else {
     rate = arrival.get_real("rate_per_s", {0.0, 1e9, true});
   }
+  // The last arrival of a fixed workload, and the expected one of a Poisson workload.
+  const double span_s = static_cast<double>(kind == "poisson" ? count : count - 1) / rate;
+  if (!(start_s + span_s <= k_max_arrival_s))
+    arrival.fail(by_interval ? "interval_s" : "rate_per_s",
+                 fmt::format("{} requests from start_s {} at this rate arrive until {:.4g} s, past "
+                             "the simulator's limit of {:.0e} s", count, start_s, start_s + span_s,
+                             k_max_arrival_s));
   return std::make_unique<Synthetic>(seed, count, kind == "poisson", rate, start_s,
                                      read_length(c.child("prompt_tokens")),
-                                     read_length(c.child("output_tokens")));
+                                     read_length(c.child("output_tokens")),
+                                     fmt::format("{} in {}", c.path(), c.doc().file()));
 }
 
 }  // namespace servesim

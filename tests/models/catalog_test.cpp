@@ -120,16 +120,18 @@ TEST_CASE("catalog: a bad model file names the key, file, line and what is allow
   CHECK(model_error(k_model) == "no error");
   CHECK_THAT(model_error(k_model + "rope_theta: 10000\n"),
              Catch::Contains("rope_theta at bad.yaml:11:1: unknown key"));
-  CHECK_THAT(model_error(replace(k_model, "kv_heads: 8", "kv_heads: 12")),
-             Catch::Contains("kv_heads = \"12\" at bad.yaml:6:11: must divide attention_heads (32)"));
+  CHECK_THAT(
+      model_error(replace(k_model, "kv_heads: 8", "kv_heads: 12")),
+      Catch::Contains("kv_heads = \"12\" at bad.yaml:6:11: must divide attention_heads (32)"));
   CHECK_THAT(model_error(replace(k_model, "hidden_size: 1024", "hidden_size: 1000")),
              Catch::Contains("attention_heads = \"32\" at bad.yaml:5:18: does not divide "
                              "hidden_size (1000); give head_dim explicitly"));
   CHECK(model_error(replace(k_model, "hidden_size: 1024", "hidden_size: 1000\nhead_dim: 128")) ==
         "no error");
-  CHECK_THAT(model_error(k_model + "active_parameters: 2000000\nexperts: 8\nexperts_per_token: 2\n"),
-             Catch::Contains("active_parameters = \"2000000\" at bad.yaml:11:20: must be <= "
-                             "parameters (1000000)"));
+  CHECK_THAT(
+      model_error(k_model + "active_parameters: 2000000\nexperts: 8\nexperts_per_token: 2\n"),
+      Catch::Contains("active_parameters = \"2000000\" at bad.yaml:11:20: must be <= "
+                      "parameters (1000000)"));
   CHECK_THAT(model_error(k_model + "experts: 8\n"),
              Catch::Contains("needs both experts and experts_per_token"));
   CHECK_THAT(model_error(k_model + "active_parameters: 500000\n"),
@@ -160,12 +162,14 @@ price_date: 2026-01
     return "no error";
   };
   CHECK(error(good) == "no error");
-  CHECK(parse_hardware(good, "chip.yaml").supported_dtypes() == std::vector<std::string>{"fp32", "bf16"});
+  CHECK(parse_hardware(good, "chip.yaml").supported_dtypes() ==
+        std::vector<std::string>{"fp32", "bf16"});
   CHECK_THAT(error(replace(good, "bf16: 4", "fp4: 4")),
              Catch::Contains("peak_tflops.fp4 at chip.yaml:5:24: unknown key (did you mean fp8?) "
                              "(valid here: bf16, fp16, fp32, fp8, int4, int8)"));
-  CHECK_THAT(error(replace(good, "memory_bandwidth_gb_per_s: 100", "memory_bandwidth_gb_per_s: -1")),
-             Catch::Contains("memory_bandwidth_gb_per_s = \"-1\" at chip.yaml:4:28: must be > 0"));
+  CHECK_THAT(
+      error(replace(good, "memory_bandwidth_gb_per_s: 100", "memory_bandwidth_gb_per_s: -1")),
+      Catch::Contains("memory_bandwidth_gb_per_s = \"-1\" at chip.yaml:4:28: must be > 0"));
   CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{}")),
              Catch::Contains("give the dense peak of at least one of fp32, bf16"));
 }

@@ -2,6 +2,8 @@
 // catalogue, the run's utilisation in the summary, and the errors.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "models/step_time_model.h"
 #include "sim/errors.h"
 #include "sim/metrics.h"
@@ -105,6 +107,12 @@ TEST_CASE("roofline: a long prefill chunk is bound by its arithmetic", "[models]
   CHECK(m->step_ms(s) == Approx(33.4).epsilon(1e-12));
   CHECK_FALSE(m->cost(s)->bandwidth_bound);
   CHECK(m->cost(s)->flops == 2004000000000.0);
+  // A chunk continuing a prompt whose first 500 tokens are stored also reads their KV:
+  //   bytes = 2e9 + (500 + 1,000) x 4,000 = 2,006,000,000; the FLOPs are unchanged.
+  StepShape more = s;
+  more.prefill_context_tokens = 500;
+  CHECK(m->cost(more)->bytes == 2006000000.0);
+  CHECK(m->cost(more)->flops == 2004000000000.0);
 }
 
 TEST_CASE("roofline: tensor parallelism splits bytes and flops and adds all-reduces",
@@ -164,9 +172,9 @@ TEST_CASE("roofline: the summary reports bandwidth and compute utilisation", "[m
   //            flops 2e9 + 8,000 x 11 = 2,000,088,000
   //   mbu = 4,000,088,000 bytes / (5,000,110 ns x 1e12 B/s) = 0.8 (both steps at 0.8 of peak)
   //   mfu = 22,000,488,000 / (5,000,110 ns x 1e14) = 0.044000008
-  const std::string yaml = trace_scenario("0,10,2\n", toy_section(),
-                                          "{kind: continuous, max_num_seqs: 4}",
-                                          "{policy: paged, capacity_tokens: 1000}");
+  const std::string yaml =
+      trace_scenario("0,10,2\n", toy_section(), "{kind: continuous, max_num_seqs: 4}",
+                     "{policy: paged, capacity_tokens: 1000}");
   Scenario sc = build_scenario(doc_of(yaml));
   Simulation sim(std::move(sc.components));
   sim.run();
@@ -191,19 +199,54 @@ TEST_CASE("roofline: bad settings name the key and what is allowed", "[models][r
   CHECK_THAT(error_of("{kind: roofline, model: llama-3.1-8, hardware: h100-sxm}"),
              Catch::Contains("model = \"llama-3.1-8\" at test.yaml:1:25: unknown model "
                              "\"llama-3.1-8\" (did you mean llama-3.1-8b?)"));
-  CHECK_THAT(error_of("{kind: roofline, model: llama-3.1-8b, hardware: a100-80gb, weight_dtype: fp8}"),
-             Catch::Contains("hardware = \"a100-80gb\" at test.yaml:1:49: a100-80gb has no fp8 peak "
-                             "(it has fp32, bf16, fp16, int8, int4); set compute_dtype"));
+  CHECK_THAT(
+      error_of("{kind: roofline, model: llama-3.1-8b, hardware: a100-80gb, weight_dtype: fp8}"),
+      Catch::Contains("hardware = \"a100-80gb\" at test.yaml:1:49: a100-80gb has no fp8 peak "
+                      "(it has fp32, bf16, fp16, int8, int4); set compute_dtype"));
   CHECK(error_of("{kind: roofline, model: llama-3.1-8b, hardware: a100-80gb, weight_dtype: fp8, "
                  "compute_dtype: bf16}") == "no error");
   CHECK_THAT(error_of("{kind: roofline, model: llama-3.1-70b, hardware: h100-sxm}"),
              Catch::Contains("llama-3.1-70b in bf16 takes 141.1 GB of weights per accelerator at "
                              "tensor_parallel 1, more than h100-sxm's 80 GB"));
-  CHECK(error_of("{kind: roofline, model: llama-3.1-70b, hardware: h100-sxm, tensor_parallel: 2}") ==
-        "no error");
+  CHECK(
+      error_of("{kind: roofline, model: llama-3.1-70b, hardware: h100-sxm, tensor_parallel: 2}") ==
+      "no error");
   CHECK_THAT(error_of(toy_section(", bandwidth_efficiency: 1.5")),
              Catch::Contains("bandwidth_efficiency = \"1.5\""));
   CHECK_THAT(error_of(toy_section(", weight_dtype: fp4")),
              Catch::Contains("unknown \"fp4\" (did you mean fp8?) (valid: fp32, bf16, fp16, "
                              "fp8, int8, int4)"));
+}
+
+TEST_CASE("step-time contract: every model gives a positive, repeatable time; a cost bounds it",
+          "[models][contract]") {
+  const std::map<std::string, std::string> sections{
+      {"layer_profile", "{kind: layer_profile, layers: 32, path: " +
+                            std::string(SERVESIM_SOURCE_DIR) +
+                            "/configs/profiles/rtxpro6000-llama-3.1-8b-bf16-tp1}"},
+      {"linear", "{kind: linear, base_ms: 1, per_context_token_ms: 0.001}"},
+      {"roofline",
+       "{kind: roofline, model: qwen3-30b-a3b, hardware: h100-sxm, tensor_parallel: 2}"},
+      {"table", "{kind: table, points: [{batch: 1, ms: 6.3}, {batch: 8, ms: 9.3}]}"},
+  };
+  std::vector<StepShape> shapes{decode(1, 1), decode(8, 8000), prefill(2048)};
+  shapes.push_back(prefill(300));
+  shapes.back().sequences = 5;
+  shapes.back().decode_sequences = 4;
+  shapes.back().decode_context_tokens = 4000;
+  for (const std::string& name : step_time_model_names()) {
+    INFO(name);
+    REQUIRE(sections.count(name));  // a new model needs a section here
+    const auto m = model(sections.at(name));
+    for (const StepShape& s : shapes) {
+      const double ms = m->step_ms(s);
+      CHECK(ms > 0);
+      CHECK(m->step_ms(s) == ms);
+      if (const auto c = m->cost(s)) {
+        // Efficiencies are at most 1, so the step is never shorter than either ideal.
+        CHECK(ms >= std::max(c->ideal_ms_bandwidth, c->ideal_ms_compute));
+        CHECK(c->bandwidth_bound == (c->ideal_ms_bandwidth / 0.8 >= c->ideal_ms_compute / 0.6));
+      }
+    }
+  }
 }

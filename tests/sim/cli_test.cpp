@@ -28,8 +28,8 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
   int n = 0;
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
   const std::set<fs::path> not_scenarios{"models", "hardware", "step_times"};
-  for (auto it = fs::recursive_directory_iterator(configs); it != fs::recursive_directory_iterator();
-       ++it) {
+  for (auto it = fs::recursive_directory_iterator(configs);
+       it != fs::recursive_directory_iterator(); ++it) {
     // Catalogue entries and step-time data are read by scenarios, not scenarios themselves
     // (tests/models/catalog_test.cpp loads every catalogue file).
     if (it->is_directory() && not_scenarios.count(it->path().lexically_relative(configs))) {
@@ -100,7 +100,7 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
   const Result all = cli({"list"});
   CHECK(all.code == 0);
   CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic static"));
-  CHECK_THAT(all.out, Catch::Contains("step-time-models: linear roofline table"));
+  CHECK_THAT(all.out, Catch::Contains("linear roofline table"));
   CHECK_THAT(all.out, Catch::Contains("models: gpt2-small llama-2-13b"));
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));

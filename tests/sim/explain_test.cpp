@@ -28,7 +28,8 @@ TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 8
   // Whole memory: floor((80 - 26.03) / 1.678) = floor(32.17) = 32.
   // At utilization 0.9: floor((72 - 26.03) / 1.678) = floor(27.40) = 27.
   const ExplainOptions o;  // bf16, 2,048 tokens, tp 1, utilization 0.9
-  const ExplainFigures f = explain_figures(load_model("llama-2-13b"), load_hardware("a100-80gb"), o);
+  const ExplainFigures f =
+      explain_figures(load_model("llama-2-13b"), load_hardware("a100-80gb"), o);
   CHECK(f.weight_bytes == 26031728640.0);
   CHECK(f.kv_bytes_per_conversation == 1677721600.0);
   CHECK(f.conversations_whole_memory == 32);
@@ -51,7 +52,8 @@ TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 8
   CHECK_THAT(r.out, Catch::Contains("13,015,864,320 parameters x 2 bytes (bf16) = 26.03 GB"));
   CHECK_THAT(r.out, Catch::Contains("= 819,200 bytes per token"));
   CHECK_THAT(r.out, Catch::Contains("1.68 GB per conversation of 2,048 tokens"));
-  CHECK_THAT(r.out, Catch::Contains("32 conversations in the whole 80 GB ((80.00 - 26.03) / 1.68 GB)"));
+  CHECK_THAT(r.out,
+             Catch::Contains("32 conversations in the whole 80 GB ((80.00 - 26.03) / 1.68 GB)"));
   CHECK_THAT(r.out, Catch::Contains("27 conversations in 80 GB x utilization 0.9 = 72.00 GB"));
   CHECK_THAT(r.out, Catch::Contains("12.77 ms per token, 78.3 tokens/s"));
   CHECK_THAT(r.out, Catch::Contains("= 153.0 FLOP/byte"));
@@ -64,15 +66,16 @@ TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[sim
   ExplainOptions o;
   o.weight = o.kv = o.compute = Dtype::Fp32;
   o.context_tokens = 1024;
-  const ExplainFigures f = explain_figures(load_model("gpt2-small"), load_hardware("apple-m3-max"), o);
+  const ExplainFigures f =
+      explain_figures(load_model("gpt2-small"), load_hardware("apple-m3-max"), o);
   CHECK(f.weight_bytes == 124439808.0 * 4);
   CHECK(f.step_weight_bytes == 497759232.0);
   // A step that moved 507 MB in 9.1 ms ran at 507e6 / 9.1e-3 = 55.7 GB/s.
   CHECK(achieved_gb_per_s(507, 9.1) == Approx(55.714).epsilon(1e-4));
 
-  const Result r = cli({"explain", "--model", "gpt2-small", "--hardware", "apple-m3-max",
-                        "--weight-dtype", "fp32", "--context", "1024", "--measured-mb", "507",
-                        "--measured-ms", "9.1"});
+  const Result r =
+      cli({"explain", "--model", "gpt2-small", "--hardware", "apple-m3-max", "--weight-dtype",
+           "fp32", "--context", "1024", "--measured-mb", "507", "--measured-ms", "9.1"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("124,439,808 parameters x 4 bytes (fp32) = 497.8 MB"));
   CHECK_THAT(r.out, Catch::Contains("measured: 507 MB in 9.1 ms = 55.7 GB/s achieved, 13.9% of "
@@ -83,11 +86,13 @@ TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[sim
   CHECK(m.out == "measured: 507 MB in 9.1 ms = 55.7 GB/s achieved\n");
 }
 
-TEST_CASE("explain: tensor parallelism pools memory and splits the weights read", "[sim][explain]") {
+TEST_CASE("explain: tensor parallelism pools memory and splits the weights read",
+          "[sim][explain]") {
   // Llama 3.1 70B in bf16 over 4 H100s: 141.11 GB of weights, 35.28 GB read per accelerator a
   // step; KV 327,680 bytes a token, 671.1 MB per 2,048-token conversation;
   // floor((320 - 141.11) / 0.6711) = 266.
-  const Result r = cli({"explain", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--tp", "4"});
+  const Result r =
+      cli({"explain", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--tp", "4"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("= 141.11 GB, 35.28 GB per accelerator"));
   CHECK_THAT(r.out, Catch::Contains("266 conversations in the whole 4 x 80 GB"));
@@ -104,12 +109,13 @@ TEST_CASE("explain: bad arguments exit 2 with a message", "[sim][explain]") {
   CHECK(big.out == "");
   CHECK_THAT(big.err, Catch::Contains("llama-2-70b in bf16 needs 137.95 GB for its weights, more "
                                       "than h100-sxm's 80 GB"));
-  const Result dtype = cli({"explain", "--model", "gpt2-small", "--hardware", "l4",
-                            "--weight-dtype", "bf17"});
+  const Result dtype =
+      cli({"explain", "--model", "gpt2-small", "--hardware", "l4", "--weight-dtype", "bf17"});
   CHECK(dtype.code == 2);
-  CHECK_THAT(dtype.err, Catch::Contains("--weight-dtype \"bf17\": unknown dtype (did you mean bf16?)"));
-  const Result peak = cli({"explain", "--model", "gpt2-small", "--hardware", "h100-sxm",
-                           "--weight-dtype", "int4"});
+  CHECK_THAT(dtype.err,
+             Catch::Contains("--weight-dtype \"bf17\": unknown dtype (did you mean bf16?)"));
+  const Result peak =
+      cli({"explain", "--model", "gpt2-small", "--hardware", "h100-sxm", "--weight-dtype", "int4"});
   CHECK(peak.code == 2);
   CHECK_THAT(peak.err, Catch::Contains("h100-sxm has no int4 peak"));
   CHECK(cli({"explain", "--model", "gpt2-small"}).code == 2);
