@@ -8,6 +8,9 @@
 
 #include <unistd.h>
 
+#include <sstream>
+
+#include "sim/cli.h"
 #include "sim/config.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
@@ -53,6 +56,17 @@ inline std::string trace_scenario(const std::string& rows, const std::string& st
   const std::string path = write_temp("trace.csv", "arrival_s,prompt_tokens,output_tokens\n" + rows);
   return "workload: {trace: {path: " + path + "}}\nstep_time: " + step_time +
          "\nscheduler: " + scheduler + "\nkv: " + kv + "\n";
+}
+
+/// The command line, run in-process: exit status and what it printed.
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+inline CliResult cli(const std::vector<std::string>& args) {
+  std::ostringstream out, err;
+  const int code = run_cli(args, out, err);
+  return {code, out.str(), err.str()};
 }
 
 constexpr int64_t ms(double v) { return static_cast<int64_t>(v * 1e6 + 0.5); }

@@ -12,17 +12,6 @@ using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
 
-namespace {
-struct Result {
-  int code;
-  std::string out, err;
-};
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-}  // namespace
 
 TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") {
   int n = 0;
@@ -41,7 +30,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     ++n;
     INFO(e.path());
     const fs::path dir = temp_dir() / "out";
-    const Result r = cli({"run", e.path().string(), "--out", dir.string(), "--quiet"});
+    const CliResult r = cli({"run", e.path().string(), "--out", dir.string(), "--quiet"});
     CHECK(r.err == "");
     REQUIRE(r.code == 0);
     CHECK(fs::file_size(dir / "summary.json") > 100);
@@ -52,7 +41,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
 
 TEST_CASE("cli: the default scenario runs, prints a summary and is reproducible", "[cli]") {
   const fs::path a = temp_dir(), b = temp_dir();
-  const Result r = cli({"run", "--out", a.string()});
+  const CliResult r = cli({"run", "--out", a.string()});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("200 finished"));
   CHECK_THAT(r.out, Catch::Contains("TTFT"));
@@ -71,33 +60,33 @@ TEST_CASE("cli: the default scenario runs, prints a summary and is reproducible"
 
 TEST_CASE("cli: bad input exits 2 with a message and writes no output", "[cli]") {
   const fs::path dir = temp_dir() / "never";
-  const Result r1 = cli({"run", "--out", dir.string(), "--set", "scheduler.max_num_seqs=0"});
+  const CliResult r1 = cli({"run", "--out", dir.string(), "--set", "scheduler.max_num_seqs=0"});
   CHECK(r1.code == 2);
   CHECK_THAT(r1.err, Catch::Contains("scheduler.max_num_seqs = \"0\""));
-  const Result r2 = cli({"run", "/nonexistent.yaml", "--out", dir.string()});
+  const CliResult r2 = cli({"run", "/nonexistent.yaml", "--out", dir.string()});
   CHECK(r2.code == 2);
   CHECK_THAT(r2.err, Catch::Contains("/nonexistent.yaml: cannot open config file"));
-  const Result r3 = cli({"run", "--out", dir.string(), "--seed", "-3"});
+  const CliResult r3 = cli({"run", "--out", dir.string(), "--seed", "-3"});
   CHECK(r3.code == 2);
   CHECK_THAT(r3.err, Catch::Contains("seed = \"-3\""));
   CHECK_FALSE(fs::exists(dir));
-  const Result r4 = cli({"rnu"});
+  const CliResult r4 = cli({"rnu"});
   CHECK(r4.code == 2);
   CHECK_THAT(r4.err, Catch::Contains("unknown command \"rnu\" (did you mean run?)"));
-  const Result r5 = cli({"run", "--bogus"});
+  const CliResult r5 = cli({"run", "--bogus"});
   CHECK(r5.code == 2);
   CHECK_THAT(r5.err, Catch::Contains("unrecognised option '--bogus'"));
 }
 
 TEST_CASE("cli: an output directory that cannot be written is an input error", "[cli]") {
   const std::string file = write_temp("plain-file", "x");
-  const Result r = cli({"run", "--out", file + "/sub", "--quiet"});
+  const CliResult r = cli({"run", "--out", file + "/sub", "--quiet"});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("cannot create the output directory"));
 }
 
 TEST_CASE("cli: list names the registered components", "[cli]") {
-  const Result all = cli({"list"});
+  const CliResult all = cli({"list"});
   CHECK(all.code == 0);
   CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic static"));
   CHECK_THAT(all.out, Catch::Contains("linear roofline table"));

@@ -9,18 +9,8 @@
 #include "tests/support.h"
 
 using namespace servesim;
+using namespace servesim::test;
 
-namespace {
-struct Result {
-  int code;
-  std::string out, err;
-};
-Result cli(std::vector<std::string> args) {
-  std::ostringstream out, err;
-  const int code = run_cli(args, out, err);
-  return {code, out.str(), err.str()};
-}
-}  // namespace
 
 TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 80 GB",
           "[sim][explain]") {
@@ -46,7 +36,7 @@ TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 8
   CHECK_FALSE(f.compute_bound_batch.has_value());
   CHECK(f.intensity_limit == Approx(27709450240.0 / 1678540800.0));
 
-  const Result r = cli({"explain", "--model", "llama-2-13b", "--hardware", "a100-80gb"});
+  const CliResult r = cli({"explain", "--model", "llama-2-13b", "--hardware", "a100-80gb"});
   CHECK(r.err == "");
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("13,015,864,320 parameters x 2 bytes (bf16) = 26.03 GB"));
@@ -73,7 +63,7 @@ TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[sim
   // A step that moved 507 MB in 9.1 ms ran at 507e6 / 9.1e-3 = 55.7 GB/s.
   CHECK(achieved_gb_per_s(507, 9.1) == Approx(55.714).epsilon(1e-4));
 
-  const Result r =
+  const CliResult r =
       cli({"explain", "--model", "gpt2-small", "--hardware", "apple-m3-max", "--weight-dtype",
            "fp32", "--context", "1024", "--measured-mb", "507", "--measured-ms", "9.1"});
   REQUIRE(r.code == 0);
@@ -81,7 +71,7 @@ TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[sim
   CHECK_THAT(r.out, Catch::Contains("measured: 507 MB in 9.1 ms = 55.7 GB/s achieved, 13.9% of "
                                     "apple-m3-max's 400 GB/s"));
   // The measured step alone needs neither model nor hardware.
-  const Result m = cli({"explain", "--measured-mb", "507", "--measured-ms", "9.1"});
+  const CliResult m = cli({"explain", "--measured-mb", "507", "--measured-ms", "9.1"});
   CHECK(m.code == 0);
   CHECK(m.out == "measured: 507 MB in 9.1 ms = 55.7 GB/s achieved\n");
 }
@@ -91,7 +81,7 @@ TEST_CASE("explain: tensor parallelism pools memory and splits the weights read"
   // Llama 3.1 70B in bf16 over 4 H100s: 141.11 GB of weights, 35.28 GB read per accelerator a
   // step; KV 327,680 bytes a token, 671.1 MB per 2,048-token conversation;
   // floor((320 - 141.11) / 0.6711) = 266.
-  const Result r =
+  const CliResult r =
       cli({"explain", "--model", "llama-3.1-70b", "--hardware", "h100-sxm", "--tp", "4"});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::Contains("= 141.11 GB, 35.28 GB per accelerator"));
@@ -100,21 +90,21 @@ TEST_CASE("explain: tensor parallelism pools memory and splits the weights read"
 }
 
 TEST_CASE("explain: bad arguments exit 2 with a message", "[sim][explain]") {
-  const Result unknown = cli({"explain", "--model", "llama-2-13", "--hardware", "a100-80gb"});
+  const CliResult unknown = cli({"explain", "--model", "llama-2-13", "--hardware", "a100-80gb"});
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("--model: unknown model \"llama-2-13\" (did you mean "
                                           "llama-2-13b?)"));
-  const Result big = cli({"explain", "--model", "llama-2-70b", "--hardware", "h100-sxm"});
+  const CliResult big = cli({"explain", "--model", "llama-2-70b", "--hardware", "h100-sxm"});
   CHECK(big.code == 2);
   CHECK(big.out == "");
   CHECK_THAT(big.err, Catch::Contains("llama-2-70b in bf16 needs 137.95 GB for its weights, more "
                                       "than h100-sxm's 80 GB"));
-  const Result dtype =
+  const CliResult dtype =
       cli({"explain", "--model", "gpt2-small", "--hardware", "l4", "--weight-dtype", "bf17"});
   CHECK(dtype.code == 2);
   CHECK_THAT(dtype.err,
              Catch::Contains("--weight-dtype \"bf17\": unknown dtype (did you mean bf16?)"));
-  const Result peak =
+  const CliResult peak =
       cli({"explain", "--model", "gpt2-small", "--hardware", "h100-sxm", "--weight-dtype", "int4"});
   CHECK(peak.code == 2);
   CHECK_THAT(peak.err, Catch::Contains("h100-sxm has no int4 peak"));
