@@ -9,6 +9,7 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
+#include "sim/config.h"
 #include "sim/errors.h"
 #include "sim/random.h"
 
@@ -183,6 +184,88 @@ std::unique_ptr<FittedModel> fit_table(const std::vector<StepSample>& samples) {
   }
   const double per_token = den > 0 ? std::max(0.0, num / den) : 0.0;
   return std::make_unique<TableFitted>(std::move(points), per_token);
+}
+
+namespace {
+
+struct RooflineTerms {
+  double memory_ms, compute_ms, fixed_ms;  // at 100% efficiency; fixed: all-reduces
+};
+
+class RooflineFitted final : public FittedModel {
+ public:
+  RooflineFitted(std::shared_ptr<const StepTimeModel> ideal, std::string base_yaml, double eb,
+                 double ec, double overhead)
+      : m_ideal(std::move(ideal)), m_base(std::move(base_yaml)), m_eb(eb), m_ec(ec), m_o(overhead) {}
+  double predict_ms(const StepShape& s) const override {
+    const RooflineTerms t = terms(*m_ideal, s);
+    return std::max(t.memory_ms / m_eb, t.compute_ms / m_ec) + t.fixed_ms + m_o;
+  }
+  std::string yaml() const override {
+    return fmt::format("{}bandwidth_efficiency: {:.4g}\ncompute_efficiency: {:.4g}\noverhead_ms: {:.6g}\n",
+                       m_base, m_eb, m_ec, m_o);
+  }
+  std::string kind() const override { return "roofline"; }
+
+  static RooflineTerms terms(const StepTimeModel& ideal, const StepShape& s) {
+    const auto c = ideal.cost(s);
+    const double ms = ideal.step_ms(s);
+    return {c->ideal_ms_bandwidth, c->ideal_ms_compute,
+            std::max(0.0, ms - std::max(c->ideal_ms_bandwidth, c->ideal_ms_compute))};
+  }
+
+ private:
+  std::shared_ptr<const StepTimeModel> m_ideal;
+  std::string m_base;
+  double m_eb, m_ec, m_o;
+};
+
+}  // namespace
+
+Fitter make_roofline_fitter(const std::string& roofline_yaml) {
+  const auto doc = std::make_shared<Document>(
+      roofline_yaml + "bandwidth_efficiency: 1\ncompute_efficiency: 1\noverhead_ms: 0\n",
+      "<calibrate roofline>");
+  std::shared_ptr<const StepTimeModel> ideal = make_step_time_model(Cfg::root(doc));
+  doc->check_all_read();
+  StepShape probe;
+  probe.sequences = probe.decode_sequences = 1;
+  probe.decode_context_tokens = 1;
+  if (!ideal->cost(probe))
+    throw InputError("calibrate: the roofline model gave no cost");
+  return [ideal, roofline_yaml](const std::vector<StepSample>& samples) -> std::unique_ptr<FittedModel> {
+    std::vector<RooflineTerms> t;
+    t.reserve(samples.size());
+    for (const StepSample& s : samples) t.push_back(RooflineFitted::terms(*ideal, s.shape));
+    double best = std::numeric_limits<double>::max(), best_eb = 1, best_ec = 1, best_o = 0;
+    for (int i = 5; i <= 100; ++i) {
+      for (int j = 5; j <= 100; ++j) {
+        const double eb = i / 100.0, ec = j / 100.0;
+        // Relative residual r = (m - p - o) / m; the o >= 0 minimising sum r^2 is closed-form.
+        double num = 0, den = 0;
+        for (size_t k = 0; k < samples.size(); ++k) {
+          const double m = samples[k].ms;
+          const double p = std::max(t[k].memory_ms / eb, t[k].compute_ms / ec) + t[k].fixed_ms;
+          num += (m - p) / (m * m);
+          den += 1.0 / (m * m);
+        }
+        const double o = std::max(0.0, num / den);
+        double sse = 0;
+        for (size_t k = 0; k < samples.size(); ++k) {
+          const double m = samples[k].ms;
+          const double p = std::max(t[k].memory_ms / eb, t[k].compute_ms / ec) + t[k].fixed_ms + o;
+          sse += (p - m) * (p - m) / (m * m);
+        }
+        if (sse < best) {
+          best = sse;
+          best_eb = eb;
+          best_ec = ec;
+          best_o = o;
+        }
+      }
+    }
+    return std::make_unique<RooflineFitted>(ideal, roofline_yaml, best_eb, best_ec, best_o);
+  };
 }
 
 FitReport evaluate_fit(const Fitter& fitter, const std::vector<StepSample>& samples, int folds,

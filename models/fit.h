@@ -47,6 +47,13 @@ using Fitter = std::function<std::unique_ptr<FittedModel>(const std::vector<Step
 [[nodiscard]] std::unique_ptr<FittedModel> fit_hinge(const std::vector<StepSample>& samples);
 [[nodiscard]] std::unique_ptr<FittedModel> fit_table(const std::vector<StepSample>& samples);
 
+/// The roofline model (models/roofline.cpp) with its efficiencies and overhead fitted:
+/// `roofline_yaml` is a step_time section naming the catalogue model and accelerator (and
+/// optionally tensor_parallel and dtypes). Each step's ideal memory and compute times come from
+/// the roofline at 100% efficiency; bandwidth and compute efficiency are searched on a 1% grid
+/// from 5% to 100%, and the per-step overhead is then solved in closed form, >= 0.
+[[nodiscard]] Fitter make_roofline_fitter(const std::string& roofline_yaml);
+
 /// Non-negative least squares: minimises |A x - b| subject to x >= 0. Exact for the few
 /// columns used here (every subset of free columns is tried). REQUIRES: A.cols() <= 12.
 [[nodiscard]] std::vector<double> nnls(const std::vector<std::vector<double>>& rows,

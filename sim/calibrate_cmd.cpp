@@ -29,11 +29,14 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   opts.add_options()
       ("measurements", po::value<std::string>(), "measurement file or profile folder")
       ("format", po::value<std::string>()->default_value("auto"), "auto, csv, splitwise, llmservingsim")
-      ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, table")
+      ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, roofline, table")
       ("model", po::value<std::string>(), "splitwise: model to select")
       ("hardware", po::value<std::string>(), "splitwise: hardware to select")
       ("tp", po::value<int>(), "splitwise: tensor parallel degree to select")
       ("layers", po::value<int>(), "layer profiles: the model's layer count")
+      ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
+      ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
+      ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
       ("max-kv-per-seq", po::value<int64_t>(), "fit only steps whose decodes hold at most this many KV tokens each")
       ("folds", po::value<int>()->default_value(5), "cross-validation folds (>= 2)")
       ("worst", po::value<int>()->default_value(8), "rows in the worst-points table")
@@ -53,7 +56,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   if (folds < 2 || folds > 100) throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
   const int worst = std::clamp(vm["worst"].as<int>(), 0, 1000);
   const std::string form = vm["form"].as<std::string>();
-  const std::vector<std::string> forms{"auto", "hinge", "linear", "table"};
+  const std::vector<std::string> forms{"auto", "hinge", "linear", "roofline", "table"};
   if (std::find(forms.begin(), forms.end(), form) == forms.end())
     throw InputError(fmt::format("--form {}: unknown{} (valid: {})", form, did_you_mean(form, forms),
                                  join_names(forms)));
@@ -78,6 +81,20 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});
   if (form == "auto" || form == "hinge") candidates.push_back({"hinge", &fit_hinge});
   if (form == "auto" || form == "table") candidates.push_back({"table", &fit_table});
+  // The roofline form needs a catalogue model and accelerator; with them, `auto` tries it too.
+  if (vm.count("catalog-model") != vm.count("catalog-hardware"))
+    throw InputError("calibrate: --catalog-model and --catalog-hardware go together");
+  if (form == "roofline" && !vm.count("catalog-model"))
+    throw InputError("calibrate --form roofline: give --catalog-model and --catalog-hardware");
+  if (vm.count("catalog-model") && (form == "auto" || form == "roofline")) {
+    std::string yaml = fmt::format("kind: roofline\nmodel: {}\nhardware: {}\n",
+                                   vm["catalog-model"].as<std::string>(),
+                                   vm["catalog-hardware"].as<std::string>());
+    if (filter.tp) yaml += fmt::format("tensor_parallel: {}\n", *filter.tp);
+    if (vm.count("weight-dtype"))
+      yaml += fmt::format("weight_dtype: {}\n", vm["weight-dtype"].as<std::string>());
+    candidates.push_back({"roofline", make_roofline_fitter(yaml)});
+  }
   const uint64_t seed = 1;
   out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", "form", "MAPE", "max APE",
                      fmt::format("MAPE {}-fold", folds), "max APE CV");

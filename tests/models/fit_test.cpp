@@ -168,3 +168,26 @@ TEST_CASE("vllm jsonl: requests replay relative to the first arrival", "[traces]
   const std::string bad2 = write_temp("c.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1}\n{oops\n");
   CHECK_THROWS_WITH(read_vllm_jsonl(bad2), Catch::Contains("c.jsonl:2: not a JSON object"));
 }
+
+TEST_CASE("fit: the roofline form recovers the efficiencies and overhead that made the data",
+          "[models][fit]") {
+  const std::string base = "kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\n";
+  const auto truth = make_step_time_model(Cfg::root(doc_of(
+      base + "bandwidth_efficiency: 0.6\ncompute_efficiency: 0.4\noverhead_ms: 2\n")));
+  std::vector<StepSample> samples;
+  for (int32_t seqs : {1, 4, 16, 64, 256})
+    for (int64_t prefill : {0, 128, 2048}) {
+      StepSample s;
+      s.shape = shape(seqs, 1000 * (prefill > 0 ? seqs - 1 : seqs), prefill);
+      if (s.shape.sequences == 0) continue;
+      s.ms = truth->step_ms(s.shape);
+      samples.push_back(s);
+    }
+  const auto fitted = make_roofline_fitter(base)(samples);
+  CHECK_THAT(fitted->yaml(), Catch::Contains("bandwidth_efficiency: 0.6\n"));
+  CHECK_THAT(fitted->yaml(), Catch::Contains("compute_efficiency: 0.4\n"));
+  CHECK_THAT(fitted->yaml(), Catch::Contains("overhead_ms: 2\n"));
+  // The YAML it writes loads back as a scenario's step_time and predicts the same.
+  const auto reloaded = make_step_time_model(Cfg::root(doc_of(fitted->yaml())));
+  CHECK(reloaded->step_ms(samples[3].shape) == Approx(samples[3].ms).epsilon(1e-6));
+}
