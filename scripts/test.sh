@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# Set up, build, and run the whole test suite.
+# Set up, build, and run the whole test suite; then the same suite built with AddressSanitizer
+# and UBSan (build-asan), then each fuzzer for a short while (scripts/fuzz.sh; 30 s each, or
+# SERVESIM_FUZZ_SECONDS). Any sanitizer report or fuzzer finding fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j2
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSERVESIM_SANITIZE=ON >/dev/null
+cmake --build build-asan
+ctest --test-dir build-asan --output-on-failure -j2
+bash scripts/fuzz.sh "${SERVESIM_FUZZ_SECONDS:-30}"

@@ -92,7 +92,7 @@ std::shared_ptr<Document> Document::load_file(const std::string& path) {
     throw InputError(fmt::format("{}: is a directory, not a config file", printable(path, 1024)));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open config file", printable(path, 1024)));
-  // Read at most one byte past the limit: a config is a few hundred bytes, and a device or a
+  // Read in chunks and stop past the limit: a config is a few hundred bytes, and a device or a
   // runaway file must not be read into memory whole.
   std::string text;
   char chunk[1 << 16];
