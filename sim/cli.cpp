@@ -24,7 +24,7 @@ namespace {
 constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM serving
 
 usage:
-  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet]
+  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
   servesim list [schedulers|step-time-models|workload-sources|kv-policies|models|hardware]
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
@@ -70,7 +70,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
       ("out", po::value<std::string>()->default_value("servesim-out"), "directory for result files")
       ("set", po::value<std::vector<std::string>>()->composing(), "override key.path=value")
       ("seed", po::value<std::string>(), "override the config's seed")
-      ("quiet,q", po::bool_switch(), "print nothing on success");
+      ("quiet,q", po::bool_switch(), "print nothing on success")
+      ("check", po::bool_switch(), "verify the engine's invariants at every step");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
@@ -90,7 +91,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
 
   const std::string dir = vm["out"].as<std::string>();
   spdlog::debug("running {}", doc->file());
-  RunOutput r = run_scenario(doc);
+  RunOutput r = run_scenario(doc, vm["check"].as<bool>());
   write_files(dir, {{"summary.json", r.summary_json}, {"requests.csv", r.requests_csv}});
   if (!vm["quiet"].as<bool>()) {
     out << summary_table(r.summary);

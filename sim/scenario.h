@@ -31,6 +31,7 @@ struct RunOutput {
   /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
   std::string first_rejection;
 };
-[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc);
+/// `check` turns on the engine's invariant checks at every step (servesim run --check).
+[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc, bool check = false);
 
 }  // namespace servesim

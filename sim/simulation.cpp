@@ -7,8 +7,8 @@
 
 namespace servesim {
 
-Simulation::Simulation(Components c)
-    : m_c(std::move(c)), m_state(std::move(m_c.kv), m_c.source->size_hint()) {
+Simulation::Simulation(Components c, bool check)
+    : m_c(std::move(c)), m_state(std::move(m_c.kv), m_c.source->size_hint()), m_check(check) {
   m_stats.kv_capacity_tokens = m_state.kv().capacity_tokens();
   std::vector<Event> storage;
   storage.reserve(16);
@@ -40,6 +40,9 @@ void Simulation::run() {
   while (!m_events.empty()) {
     const Event e = m_events.top();
     m_events.pop();
+    if (m_check && e.t < m_state.now())
+      throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
+                                       e.t.count_ns(), m_state.now().count_ns()));
     m_state.set_now(e.t);
     m_stats.end = e.t;
     switch (e.kind) {
@@ -125,6 +128,7 @@ void Simulation::try_start_step() {
   }
   m_busy = true;
   post(m_state.now() + duration, Kind::StepEnd);
+  if (m_check) check_invariants("after planning");
 }
 
 void Simulation::finish_step() {
@@ -152,11 +156,49 @@ void Simulation::finish_step() {
   m_c.scheduler->after_step(m_state);
   m_state.plan().clear();
   m_busy = false;
+  if (m_check) check_invariants("after the step");
+}
+
+void Simulation::check_invariants(const char* when) {
+  const auto& reqs = m_state.requests();
+  auto fail = [&](const Request* r, const std::string& what) {
+    throw InvariantError(fmt::format(
+        "invariant broken {} step {} at {} ns{}: {}", when, m_stats.steps,
+        m_state.now().count_ns(),
+        r ? fmt::format(" (request {}: state {}, context {}, {} of {} tokens, KV held {})",
+                        r->spec.id, static_cast<int>(r->state), r->context_tokens,
+                        r->generated_tokens, r->spec.output_tokens, r->kv_held_tokens)
+          : std::string(),
+        what));
+  };
+  const KvManager& kv = m_state.kv();
+  if (kv.used_tokens() > kv.capacity_tokens())
+    fail(nullptr, fmt::format("KV use {} exceeds capacity {}", kv.used_tokens(), kv.capacity_tokens()));
+  m_seen.assign(reqs.size(), 0);
+  int64_t held = 0;
+  for (uint32_t slot : m_state.running()) {
+    const Request& r = reqs[slot];
+    if (m_seen[slot]++) fail(&r, "listed twice in the running batch");
+    if (r.state != RequestState::Running && r.state != RequestState::Finished)
+      fail(&r, "in the running batch but not running");
+    if (r.generated_tokens > r.spec.output_tokens) fail(&r, "produced more tokens than asked");
+    held += r.kv_held_tokens;
+  }
+  for (uint32_t slot : m_state.waiting()) {
+    const Request& r = reqs[slot];
+    if (m_seen[slot]++) fail(&r, "both queued and running, or queued twice");
+    if (r.state != RequestState::Queued) fail(&r, "in the queue but not queued");
+    if (r.kv_held_tokens != 0) fail(&r, "queued while holding KV");
+  }
+  if (held != kv.used_tokens())
+    fail(nullptr, fmt::format("KV use {} differs from the {} tokens the running requests hold",
+                              kv.used_tokens(), held));
 }
 
 void Simulation::check_all_served() const {
   for (const Request& r : m_state.requests()) {
-    if (r.state == RequestState::Released || r.state == RequestState::Rejected) continue;
+    if (r.state == RequestState::Released) continue;
+    if (r.state == RequestState::Rejected && !r.reject_reason.empty()) continue;
     throw std::logic_error(fmt::format(
         "simulation ended with request {} unserved (state {}, {} of {} tokens generated): "
         "the scheduler stopped planning steps",

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <queue>
+#include <stdexcept>
 #include <vector>
 
 #include "models/step_time_model.h"
@@ -48,9 +49,18 @@ struct RunStats {
   double peak_flops_per_s = 0;
 };
 
+/// An engine invariant broke (a bug, never bad input): the message names the step, the request
+/// and the state.
+class InvariantError : public std::logic_error {
+ public:
+  using std::logic_error::logic_error;
+};
+
 class Simulation {
  public:
-  explicit Simulation(Components c);
+  /// With `check`, every step verifies the engine's invariants (see check_invariants) and a
+  /// violation throws InvariantError; it costs time proportional to the queue and batch.
+  explicit Simulation(Components c, bool check = false);
   /// Runs to completion. Throws std::logic_error if a request is left unserved (a scheduler
   /// bug), InputError for bad input found while streaming the workload.
   void run();
@@ -78,6 +88,10 @@ class Simulation {
   void try_start_step();
   void finish_step();
   void check_all_served() const;
+  /// KV use within capacity and equal to what the running requests hold; queued requests hold
+  /// nothing; each request in at most one of queue and batch, in a state that matches; no
+  /// request has produced more tokens than it asked for.
+  void check_invariants(const char* when);
 
   Components m_c;
   BatchState m_state;
@@ -88,6 +102,8 @@ class Simulation {
   bool m_busy = false;         // a step is in flight
   bool m_schedule_posted = false;
   Time m_timer_at = Time::max();
+  bool m_check = false;
+  std::vector<uint8_t> m_seen;  // check mode: where each request was found
 };
 
 }  // namespace servesim

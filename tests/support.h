@@ -41,7 +41,7 @@ inline std::shared_ptr<Document> doc_of(const std::string& yaml) {
 /// Runs a scenario and returns its requests in id order.
 inline std::vector<Request> run_requests(const std::string& yaml) {
   Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components));
+  Simulation sim(std::move(sc.components), /*check=*/true);
   sim.run();
   std::vector<Request> out = sim.requests();
   std::sort(out.begin(), out.end(),

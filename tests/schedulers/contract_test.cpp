@@ -47,7 +47,7 @@ TEST_CASE("contract: every scheduler serves every request within KV capacity, de
           INFO(kind << " / " << policy << (chunked ? " / chunked" : "") << " / seed " << seed);
           const std::string yaml = scenario(kind, policy, chunked, seed);
           Scenario sc = build_scenario(doc_of(yaml));
-          Simulation sim(std::move(sc.components));
+          Simulation sim(std::move(sc.components), /*check=*/true);
           sim.run();
           const RunStats& st = sim.stats();
           CHECK(st.peak_kv_used_tokens <= st.kv_capacity_tokens);
@@ -67,8 +67,8 @@ TEST_CASE("contract: every scheduler serves every request within KV capacity, de
             if (policy == "reserve" || kind != "continuous") CHECK(r.preemptions == 0);
           }
           // Byte-identical results on a second run of the same config and seed.
-          const RunOutput a = run_scenario(doc_of(yaml));
-          const RunOutput b = run_scenario(doc_of(yaml));
+          const RunOutput a = run_scenario(doc_of(yaml), true);
+          const RunOutput b = run_scenario(doc_of(yaml), true);
           CHECK(a.requests_csv == b.requests_csv);
           CHECK(a.summary_json == b.summary_json);
         }
@@ -79,7 +79,7 @@ TEST_CASE("contract: every scheduler serves every request within KV capacity, de
 
 TEST_CASE("contract: paged KV under pressure does preempt, and still serves everyone",
           "[schedulers][contract]") {
-  const RunOutput out = run_scenario(doc_of(scenario("continuous", "paged", false, 1)));
+  const RunOutput out = run_scenario(doc_of(scenario("continuous", "paged", false, 1)), true);
   CHECK(out.summary.preemptions > 0);
   CHECK(out.summary.finished + out.summary.rejected == 150);
 }

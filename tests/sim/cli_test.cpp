@@ -30,7 +30,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     ++n;
     INFO(e.path());
     const fs::path dir = temp_dir() / "out";
-    const CliResult r = cli({"run", e.path().string(), "--out", dir.string(), "--quiet"});
+    const CliResult r = cli({"run", e.path().string(), "--out", dir.string(), "--quiet", "--check"});
     CHECK(r.err == "");
     REQUIRE(r.code == 0);
     CHECK(fs::file_size(dir / "summary.json") > 100);
