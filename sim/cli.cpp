@@ -25,6 +25,7 @@ constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM s
 
 usage:
   servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
+               [--max-sim-time S] [--max-wall-time S]
   servesim list [schedulers|step-time-models|workload-sources|kv-policies|models|hardware]
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
@@ -63,7 +64,8 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   return 0;
 }
 
-int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_run(const std::vector<std::string>& args, std::ostream& out,
+            const volatile std::sig_atomic_t* interrupt) {
   po::options_description opts("run options");
   opts.add_options()
       ("config", po::value<std::string>(), "scenario YAML (default: the embedded default)")
@@ -71,7 +73,9 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
       ("set", po::value<std::vector<std::string>>()->composing(), "override key.path=value")
       ("seed", po::value<std::string>(), "override the config's seed")
       ("quiet,q", po::bool_switch(), "print nothing on success")
-      ("check", po::bool_switch(), "verify the engine's invariants at every step");
+      ("check", po::bool_switch(), "verify the engine's invariants at every step")
+      ("max-sim-time", po::value<double>(), "stop at this simulated time (seconds); results are partial")
+      ("max-wall-time", po::value<double>(), "stop after this many wall-clock seconds; results are partial");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
@@ -91,7 +95,19 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
 
   const std::string dir = vm["out"].as<std::string>();
   spdlog::debug("running {}", doc->file());
-  RunOutput r = run_scenario(doc, vm["check"].as<bool>());
+  RunLimits limits;
+  limits.interrupt = interrupt;
+  if (vm.count("max-sim-time")) {
+    const double v = vm["max-sim-time"].as<double>();
+    if (!(v > 0) || v > 9.0e9) throw InputError(fmt::format("--max-sim-time {}: must be > 0 seconds", v));
+    limits.max_sim_time = Time::from_seconds(v);
+  }
+  if (vm.count("max-wall-time")) {
+    limits.max_wall_s = vm["max-wall-time"].as<double>();
+    if (!(limits.max_wall_s > 0))
+      throw InputError(fmt::format("--max-wall-time {}: must be > 0 seconds", limits.max_wall_s));
+  }
+  RunOutput r = run_scenario(doc, vm["check"].as<bool>(), limits);
   write_files(dir, {{"summary.json", r.summary_json}, {"requests.csv", r.requests_csv}});
   if (!vm["quiet"].as<bool>()) {
     out << summary_table(r.summary);
@@ -107,7 +123,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out) {
 
 }  // namespace
 
-int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err) {
+int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
+            const volatile std::sig_atomic_t* interrupt) {
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
       (args.empty() ? err : out) << k_usage;
@@ -118,7 +135,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return 0;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (args[0] == "run") return cmd_run(rest, out);
+    if (args[0] == "run") return cmd_run(rest, out, interrupt);
     if (args[0] == "list") return cmd_list(rest, out);
     if (args[0] == "calibrate") return cmd_calibrate(rest, out);
     if (args[0] == "explain") return cmd_explain(rest, out);

@@ -40,6 +40,10 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
       ++s.rejected;
       continue;
     }
+    if (r.state != RequestState::Released) {  // a bounded run stopped before it was served
+      ++s.unfinished;
+      continue;
+    }
     ++s.finished;
     s.prompt_tokens += r.spec.prompt_tokens;
     s.output_tokens += r.spec.output_tokens;
@@ -67,6 +71,7 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
   s.e2e_s = distribution(std::move(e2e));
   s.queue_s = distribution(std::move(queue));
   s.steps = stats.steps;
+  s.stopped_by = stats.stopped_by;
   s.mean_batch_sequences =
       stats.steps ? static_cast<double>(stats.seat_steps) / static_cast<double>(stats.steps) : 0;
   s.prefill_tokens_computed = stats.prefill_tokens;

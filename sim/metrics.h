@@ -8,6 +8,7 @@
 // Percentiles interpolate linearly between order statistics (numpy's default).
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "sim/request.h"
@@ -24,6 +25,8 @@ struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
   int64_t rejected = 0;
+  int64_t unfinished = 0;  ///< arrived but not served when a bounded run stopped
+  std::string stopped_by;  ///< empty for a complete run
   int64_t prompt_tokens = 0;  ///< of finished requests
   int64_t output_tokens = 0;  ///< of finished requests
   double first_arrival_s = 0;

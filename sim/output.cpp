@@ -50,6 +50,14 @@ std::string requests_csv(const std::vector<Request>& requests) {
                      secs(r.release - r.spec.arrival), r.preemptions, reason);
       continue;
     }
+    if (r.state != RequestState::Released) {  // a bounded run stopped first
+      fmt::format_to(it, "{},,,,,,{},{},unfinished,\"{} of {} tokens generated\"\n",
+                     r.first_token == Time::max() ? std::string() : secs(r.first_token),
+                     r.first_admitted == Time::max() ? std::string()
+                                                     : secs(r.first_admitted - r.spec.arrival),
+                     r.preemptions, r.generated_tokens, r.spec.output_tokens);
+      continue;
+    }
     std::string tpot;
     if (r.spec.output_tokens > 1)
       tpot = fmt::format("{:.9f}", (r.last_token - r.first_token).seconds() /
@@ -94,6 +102,9 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   j["requests"] = s.requests;
   j["finished"] = s.finished;
   j["rejected"] = s.rejected;
+  j["unfinished"] = s.unfinished;
+  j["partial"] = !s.stopped_by.empty();
+  if (!s.stopped_by.empty()) j["stopped_by"] = s.stopped_by;
   j["prompt_tokens"] = s.prompt_tokens;
   j["output_tokens"] = s.output_tokens;
   j["first_arrival_s"] = s.first_arrival_s;
@@ -126,6 +137,9 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
 std::string summary_table(const Summary& s) {
   std::string out;
   auto it = std::back_inserter(out);
+  if (!s.stopped_by.empty())
+    fmt::format_to(it, "PARTIAL    stopped early ({}): {} requests arrived and were not served\n",
+                   s.stopped_by, s.unfinished);
   fmt::format_to(it, "requests   {} finished, {} rejected, {} preempted ({} preemptions)\n",
                  s.finished, s.rejected, s.preempted_requests, s.preemptions);
   fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",

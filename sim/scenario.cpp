@@ -37,9 +37,9 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   return s;
 }
 
-RunOutput run_scenario(std::shared_ptr<Document> doc, bool check) {
+RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {
   Scenario sc = build_scenario(doc);
-  Simulation sim(std::move(sc.components), check);
+  Simulation sim(std::move(sc.components), check, limits);
   sim.run();
   RunOutput out;
   out.summary = summarize(sim.requests(), sim.stats());

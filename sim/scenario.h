@@ -32,6 +32,8 @@ struct RunOutput {
   std::string first_rejection;
 };
 /// `check` turns on the engine's invariant checks at every step (servesim run --check).
-[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc, bool check = false);
+/// `limits` bound the run (a bounded run's results are partial and marked so).
+[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc, bool check = false,
+                                     RunLimits limits = {});
 
 }  // namespace servesim

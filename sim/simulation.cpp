@@ -1,14 +1,18 @@
 #include "sim/simulation.h"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
 namespace servesim {
 
-Simulation::Simulation(Components c, bool check)
-    : m_c(std::move(c)), m_state(std::move(m_c.kv), m_c.source->size_hint()), m_check(check) {
+Simulation::Simulation(Components c, bool check, RunLimits limits)
+    : m_c(std::move(c)),
+      m_state(std::move(m_c.kv), m_c.source->size_hint()),
+      m_check(check),
+      m_limits(limits) {
   m_stats.kv_capacity_tokens = m_state.kv().capacity_tokens();
   std::vector<Event> storage;
   storage.reserve(16);
@@ -35,10 +39,28 @@ void Simulation::pull_next_arrival() {
   post(spec.arrival, Kind::Arrival);
 }
 
+const char* Simulation::stop_reason(Time t, uint64_t events) {
+  if (t > m_limits.max_sim_time) return "simulated time limit";
+  if (m_limits.interrupt && *m_limits.interrupt) return "interrupted";
+  if (m_limits.max_wall_s > 0 && events % 1024 == 0) {
+    static_assert(std::chrono::steady_clock::is_steady);
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - m_wall_start).count() >
+        m_limits.max_wall_s)
+      return "wall time limit";
+  }
+  return nullptr;
+}
+
 void Simulation::run() {
+  m_wall_start = std::chrono::steady_clock::now();
   pull_next_arrival();
+  uint64_t events = 0;
   while (!m_events.empty()) {
     const Event e = m_events.top();
+    if (const char* why = stop_reason(e.t, ++events)) {
+      m_stats.stopped_by = why;
+      return;  // partial: what is in flight stays unfinished
+    }
     m_events.pop();
     if (m_check && e.t < m_state.now())
       throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",

@@ -12,7 +12,10 @@
 // next is queued: the in-flight step's end, the next arrival, a timer.
 #include <cstdint>
 #include <memory>
+#include <chrono>
+#include <csignal>
 #include <queue>
+#include <string>
 #include <stdexcept>
 #include <vector>
 
@@ -47,6 +50,17 @@ struct RunStats {
   double flops = 0;
   double peak_bytes_per_s = 0;       ///< from the model's cost; constant over a run
   double peak_flops_per_s = 0;
+  /// Empty when the run went to completion; otherwise why it stopped early ("simulated time
+  /// limit", "wall time limit", "interrupted"), and the results are partial.
+  std::string stopped_by;
+};
+
+/// Bounds on a run. A bounded run stops at the first event past a bound and reports what it
+/// has: finished requests are summarised, the rest are listed as unfinished.
+struct RunLimits {
+  Time max_sim_time = Time::max();
+  double max_wall_s = 0;                        ///< 0: none
+  const volatile std::sig_atomic_t* interrupt = nullptr;  ///< stop when it becomes non-zero
 };
 
 /// An engine invariant broke (a bug, never bad input): the message names the step, the request
@@ -60,7 +74,7 @@ class Simulation {
  public:
   /// With `check`, every step verifies the engine's invariants (see check_invariants) and a
   /// violation throws InvariantError; it costs time proportional to the queue and batch.
-  explicit Simulation(Components c, bool check = false);
+  explicit Simulation(Components c, bool check = false, RunLimits limits = {});
   /// Runs to completion. Throws std::logic_error if a request is left unserved (a scheduler
   /// bug), InputError for bad input found while streaming the workload.
   void run();
@@ -88,6 +102,8 @@ class Simulation {
   void try_start_step();
   void finish_step();
   void check_all_served() const;
+  /// The reason to stop before the event at `t`, or nullptr to go on.
+  [[nodiscard]] const char* stop_reason(Time t, uint64_t events);
   /// KV use within capacity and equal to what the running requests hold; queued requests hold
   /// nothing; each request in at most one of queue and batch, in a state that matches; no
   /// request has produced more tokens than it asked for.
@@ -103,6 +119,8 @@ class Simulation {
   bool m_schedule_posted = false;
   Time m_timer_at = Time::max();
   bool m_check = false;
+  RunLimits m_limits;
+  std::chrono::steady_clock::time_point m_wall_start;
   std::vector<uint8_t> m_seen;  // check mode: where each request was found
 };
 
