@@ -52,22 +52,28 @@ CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::stri
   read_header();
 }
 
-bool CsvColumns::read_line() {
+bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes,
+                       const std::string& name, size_t line_no, const char* what) {
   using traits = std::char_traits<char>;
-  m_line.clear();
-  std::streambuf* buf = m_in->rdbuf();
+  line.clear();
+  std::streambuf* buf = in.rdbuf();
   if (buf == nullptr) return false;
   auto c = buf->sbumpc();
   if (traits::eq_int_type(c, traits::eof())) return false;
-  ++m_line_no;
   while (!traits::eq_int_type(c, traits::eof()) && c != '\n') {
-    if (m_line.size() == k_max_line_bytes)
+    if (line.size() == max_bytes)
       throw InputError(fmt::format("{}:{}: line longer than {} bytes (it starts \"{}\"): not a "
-                                   "CSV row", m_name, m_line_no, k_max_line_bytes,
-                                   printable(m_line)));
-    m_line.push_back(traits::to_char_type(c));
+                                   "{}", name, line_no, max_bytes, printable(line), what));
+    line.push_back(traits::to_char_type(c));
     c = buf->sbumpc();
   }
+  return true;
+}
+
+bool CsvColumns::read_line() {
+  if (!read_bounded_line(*m_in, m_line, k_max_line_bytes, m_name, m_line_no + 1, "CSV row"))
+    return false;
+  ++m_line_no;
   return true;
 }
 

@@ -13,6 +13,12 @@
 
 namespace servesim {
 
+/// Reads one line (without its '\n') into `line`, never holding more than `max_bytes` of it.
+/// Returns false at the end of input; throws InputError naming `name` and `line_no` when the
+/// line is longer than `max_bytes`. For every line-based reader (CSV, JSONL).
+[[nodiscard]] bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes,
+                                     const std::string& name, size_t line_no, const char* what);
+
 class CsvColumns {
  public:
   /// Opens `path` and finds each of `columns` in its header (in any order; other columns are

@@ -39,6 +39,8 @@ std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, const std::string& 
 /// Reads a vLLM benchmark / LLMServingSim requests.jsonl (input_toks, output_toks,
 /// arrival_time) into requests sorted by arrival, arrivals relative to the earliest.
 [[nodiscard]] std::vector<RequestSpec> read_vllm_jsonl(const std::string& path);
+/// The same from a stream; `name` stands for the file in messages.
+[[nodiscard]] std::vector<RequestSpec> read_vllm_jsonl(std::istream& in, const std::string& name);
 
 /// Reads a servesim CSV trace (header with arrival_s, prompt_tokens, output_tokens) into
 /// requests sorted by arrival. Throws InputError naming the file, line and column.

@@ -191,3 +191,16 @@ TEST_CASE("fit: the roofline form recovers the efficiencies and overhead that ma
   const auto reloaded = make_step_time_model(Cfg::root(doc_of(fitted->yaml())));
   CHECK(reloaded->step_ms(samples[3].shape) == Approx(samples[3].ms).epsilon(1e-6));
 }
+
+TEST_CASE("vllm jsonl: an arrival too far from the first is an input error (fuzz regression)",
+          "[traces]") {
+  // Found by fuzz_vllm_jsonl: 1e308 s minus the first arrival overflowed int64 nanoseconds.
+  const std::string bad = write_temp(
+      "far.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1}\n"
+                   "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1e308}\n");
+  CHECK_THROWS_WITH(read_vllm_jsonl(bad), Catch::Contains("far.jsonl:2: field \"arrival_time\" = 1e+308: more than 9e9 s after"));
+  // Also found by the fuzzer: a number beyond a double escaped as a JSON library exception.
+  const std::string huge = write_temp(
+      "huge.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 171e308838}\n");
+  CHECK_THROWS_WITH(read_vllm_jsonl(huge), Catch::EndsWith("huge.jsonl:1: not a JSON object servesim can read (a number out of range)"));
+}
