@@ -60,7 +60,7 @@ std::vector<RequestSpec> read_csv_trace(std::istream& in, const std::string& nam
   return read_rows(csv);
 }
 
-std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, const std::string& /*base_dir*/,
+std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c,
                                                uint64_t /*seed*/) {
   const std::string resolved = c.existing_file("path", "trace file");
   const std::filesystem::path p(resolved);

@@ -16,7 +16,7 @@ std::vector<std::string> workload_source_names() { return k_sources.names(); }
 
 std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed) {
   const std::string kind = workload.one_of(k_sources.names());
-  return k_sources.find(kind)(workload.child(kind), workload.doc().base_dir(), seed);
+  return k_sources.find(kind)(workload.child(kind), seed);
 }
 
 }  // namespace servesim

@@ -109,7 +109,7 @@ class Synthetic final : public WorkloadSource {
 
 }  // namespace
 
-std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, const std::string& /*base_dir*/,
+std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c,
                                                uint64_t seed) {
   const int64_t count = c.get_int("requests", {1, int64_t{1} << 40});
   const double start_s = c.get_real("start_s", 0.0, {0.0, 1e9, false});

@@ -24,17 +24,16 @@ class WorkloadSource {
   [[nodiscard]] virtual size_t size_hint() const = 0;
 };
 
-/// `section` is workload.<kind>; relative paths resolve against `base_dir`.
-using WorkloadFactory = std::unique_ptr<WorkloadSource> (*)(const Cfg& section,
-                                                            const std::string& base_dir,
-                                                            uint64_t seed);
+/// `section` is workload.<kind>; relative paths resolve against the config file's folder
+/// (Cfg::existing_file).
+using WorkloadFactory = std::unique_ptr<WorkloadSource> (*)(const Cfg& section, uint64_t seed);
 
 /// Reads the `workload` map, which holds exactly one source: trace or synthetic.
 [[nodiscard]] std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed);
 [[nodiscard]] std::vector<std::string> workload_source_names();
 
-std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, const std::string& base_dir, uint64_t seed);
-std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, const std::string& base_dir, uint64_t seed);
+std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, uint64_t seed);
+std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed);
 
 /// Reads a vLLM benchmark / LLMServingSim requests.jsonl (input_toks, output_toks,
 /// arrival_time) into requests sorted by arrival, arrivals relative to the earliest.

@@ -86,9 +86,9 @@ TEST_CASE("synthetic: same seed same workload; rates and ranges hold", "[traces]
       "prompt_tokens: {kind: uniform, min: 16, max: 64}\n"
       "output_tokens: {kind: lognormal, median: 100, sigma: 0.5, min: 2, max: 1000}\n";
   auto doc = doc_of(yaml);
-  auto a = make_synthetic(Cfg::root(doc), ".", 42);
-  auto b = make_synthetic(Cfg::root(doc_of(yaml)), ".", 42);
-  auto c = make_synthetic(Cfg::root(doc_of(yaml)), ".", 43);
+  auto a = make_synthetic(Cfg::root(doc), 42);
+  auto b = make_synthetic(Cfg::root(doc_of(yaml)), 42);
+  auto c = make_synthetic(Cfg::root(doc_of(yaml)), 43);
   RequestSpec ra, rb, rc;
   bool differs = false;
   Time last;
@@ -121,7 +121,7 @@ TEST_CASE("synthetic: fixed arrivals are evenly spaced from start_s", "[traces]"
                                 "requests: 3\nstart_s: 1\narrival: {kind: fixed, interval_s: 0.25}\n"
                                 "prompt_tokens: {kind: fixed, value: 5}\n"
                                 "output_tokens: {kind: fixed, value: 6}\n")),
-                            ".", 1);
+                            1);
   RequestSpec r;
   std::vector<int64_t> t;
   while (src->next(r)) t.push_back(r.arrival.count_ns());
