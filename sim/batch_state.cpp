@@ -5,19 +5,38 @@
 
 namespace servesim {
 
-BatchState::BatchState(std::unique_ptr<KvManager> kv, size_t expected_requests)
-    : m_kv(std::move(kv)) {
-  m_requests.reserve(expected_requests);
+BatchState::BatchState(std::unique_ptr<KvManager> kv) : m_kv(std::move(kv)) {
   m_running.reserve(1024);
   m_plan.reserve(1024);
+  m_departed.reserve(1024);
 }
 
 uint32_t BatchState::add_request(const RequestSpec& spec) {
-  Request r;
+  uint32_t slot = 0;
+  if (m_free.empty()) {
+    slot = static_cast<uint32_t>(m_requests.size());
+    m_requests.emplace_back();
+  } else {
+    slot = m_free.back();
+    m_free.pop_back();
+  }
+  Request& r = m_requests[slot];
   r.spec = spec;
   r.prefill_target = spec.prompt_tokens;
-  m_requests.push_back(std::move(r));
-  return static_cast<uint32_t>(m_requests.size() - 1);
+  return slot;
+}
+
+void BatchState::recycle(uint32_t slot) {
+  Request& r = m_requests[slot];
+  // Keep the heap buffers of the spec's vector and the reason for the next request.
+  std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
+  std::string reason = std::move(r.reject_reason);
+  hashes.clear();
+  reason.clear();
+  r = Request{};
+  r.spec.block_hashes = std::move(hashes);
+  r.reject_reason = std::move(reason);
+  m_free.push_back(slot);
 }
 
 void BatchState::enqueue(uint32_t slot) {
@@ -63,6 +82,7 @@ void BatchState::release(uint32_t slot) {
   r.state = RequestState::Released;
   r.release = m_now;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+  m_departed.push_back(slot);
 }
 
 void BatchState::wake_at(Time t) { m_wake = std::min(m_wake, t); }

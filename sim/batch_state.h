@@ -26,7 +26,7 @@ struct StepEntry {
 
 class BatchState {
  public:
-  BatchState(std::unique_ptr<KvManager> kv, size_t expected_requests);
+  explicit BatchState(std::unique_ptr<KvManager> kv);
 
   [[nodiscard]] Time now() const { return m_now; }
   [[nodiscard]] Request& req(uint32_t slot) { return m_requests[slot]; }
@@ -49,13 +49,21 @@ class BatchState {
   /// Preemption by recompute: frees its KV, drops it from the plan, puts it at the front of the
   /// queue; it will prefill its prompt plus every token generated so far.
   void preempt(uint32_t slot);
-  /// Releases a finished request: its reply leaves now and its KV is freed.
+  /// Releases a finished request: its reply leaves now and its KV is freed. The slot stays
+  /// valid until the engine recycles it after the step (see take_departed).
   void release(uint32_t slot);
   /// Asks to be scheduled again at `t` if nothing else happens first.
   void wake_at(Time t);
 
-  // Engine side.
+  // Engine side. Slots are recycled: only requests in flight (queued, running, or released
+  // but not yet recorded) occupy one, so memory follows the load, not the trace's length.
   uint32_t add_request(const RequestSpec& spec);
+  /// Frees a slot whose request has left (released or rejected) and been recorded.
+  void recycle(uint32_t slot);
+  /// Released requests since the last call, in release order; the caller recycles them.
+  [[nodiscard]] std::vector<uint32_t>& departed() { return m_departed; }
+  /// Requests holding a slot (in flight).
+  [[nodiscard]] size_t live() const { return m_requests.size() - m_free.size(); }
   void enqueue(uint32_t slot);
   void reject(uint32_t slot, std::string reason);
   void set_now(Time t) { m_now = t; }
@@ -65,11 +73,13 @@ class BatchState {
     m_wake = Time::max();
     return t;
   }
-  [[nodiscard]] std::vector<Request>& requests() { return m_requests; }
-  [[nodiscard]] const std::vector<Request>& requests() const { return m_requests; }
+  /// Every slot; free ones hold a request in state Pending.
+  [[nodiscard]] const std::vector<Request>& slots() const { return m_requests; }
 
  private:
   std::vector<Request> m_requests;
+  std::vector<uint32_t> m_free;
+  std::vector<uint32_t> m_departed;
   std::deque<uint32_t> m_waiting;
   std::vector<uint32_t> m_running;
   std::vector<StepEntry> m_plan;

@@ -1,5 +1,6 @@
 #include "sim/cli.h"
 
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -25,7 +26,7 @@ constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM s
 
 usage:
   servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
-               [--max-sim-time S] [--max-wall-time S]
+               [--max-sim-time S] [--max-wall-time S] [--no-requests-csv]
   servesim list [schedulers|step-time-models|workload-sources|kv-policies|models|hardware]
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
@@ -74,6 +75,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
       ("seed", po::value<std::string>(), "override the config's seed")
       ("quiet,q", po::bool_switch(), "print nothing on success")
       ("check", po::bool_switch(), "verify the engine's invariants at every step")
+      ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
       ("max-sim-time", po::value<double>(), "stop at this simulated time (seconds); results are partial")
       ("max-wall-time", po::value<double>(), "stop after this many wall-clock seconds; results are partial");
   po::positional_options_description pos;
@@ -107,8 +109,20 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     if (!(limits.max_wall_s > 0))
       throw InputError(fmt::format("--max-wall-time {}: must be > 0 seconds", limits.max_wall_s));
   }
-  RunOutput r = run_scenario(doc, vm["check"].as<bool>(), limits);
-  write_files(dir, {{"summary.json", r.summary_json}, {"requests.csv", r.requests_csv}});
+  RunOptions options;
+  options.check = vm["check"].as<bool>();
+  options.limits = limits;
+  options.no_requests_csv = vm["no-requests-csv"].as<bool>();
+  // requests.csv streams to a temporary file as requests finish; both files take their names
+  // only once the run is complete (or stopped and marked partial).
+  Scenario scenario = build_scenario(doc);  // a bad config stops here, before any output
+  ResultFiles files(dir);
+  if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
+  RunOutput r = run_scenario(std::move(scenario), options);
+  files.open("summary.json") << r.summary_json;
+  files.commit();
+  // A requests.csv left by an earlier run in the same directory would not match this summary.
+  if (options.no_requests_csv) std::filesystem::remove(std::filesystem::path(dir) / "requests.csv");
   if (!vm["quiet"].as<bool>()) {
     out << summary_table(r.summary);
     // A rejected request is a result, not an error (a server turns such requests away too),
@@ -116,7 +130,9 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     if (!r.first_rejection.empty())
       out << fmt::format("\nrejected   {} (each reason is in {}/requests.csv)\n", r.first_rejection,
                          dir);
-    out << fmt::format("\nwrote {0}/summary.json and {0}/requests.csv\n", dir);
+    out << (options.no_requests_csv
+                ? fmt::format("\nwrote {}/summary.json\n", dir)
+                : fmt::format("\nwrote {0}/summary.json and {0}/requests.csv\n", dir));
   }
   return 0;
 }

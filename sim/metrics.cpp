@@ -4,6 +4,8 @@
 #include <cmath>
 #include <numeric>
 
+#include <fmt/format.h>
+
 namespace servesim {
 
 double percentile(const std::vector<double>& sorted, double p) {
@@ -16,60 +18,88 @@ double percentile(const std::vector<double>& sorted, double p) {
 }
 
 Distribution distribution(std::vector<double> v) {
+  QuantileSketch q(v.size());
+  for (double x : v) q.add(x);
   Distribution d;
-  if (v.empty()) return d;
-  std::sort(v.begin(), v.end());
-  d.count = static_cast<int64_t>(v.size());
-  d.mean = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-  d.p50 = percentile(v, 50);
-  d.p90 = percentile(v, 90);
-  d.p99 = percentile(v, 99);
-  d.max = v.back();
+  d.count = q.count();
+  if (d.count == 0) return d;
+  d.mean = q.mean();
+  d.p50 = q.percentile(50);
+  d.p90 = q.percentile(90);
+  d.p99 = q.percentile(99);
+  d.max = q.max();
   return d;
 }
 
-Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
-  Summary s;
-  std::vector<double> ttft, tpot, e2e, queue;
-  Time first_arrival = Time::max();
-  Time last_release;
-  for (const Request& r : requests) {
-    ++s.requests;
-    first_arrival = std::min(first_arrival, r.spec.arrival);
-    if (r.state == RequestState::Rejected) {
-      ++s.rejected;
-      continue;
+namespace {
+
+Distribution finish(QuantileSketch& q) {
+  Distribution d;
+  d.count = q.count();
+  d.exact = q.exact();
+  if (d.count == 0) return d;
+  d.mean = q.mean();
+  d.p50 = q.percentile(50);
+  d.p90 = q.percentile(90);
+  d.p99 = q.percentile(99);
+  d.max = q.max();
+  return d;
+}
+
+}  // namespace
+
+MetricsRecorder::MetricsRecorder(size_t exact_limit)
+    : m_ttft(exact_limit), m_tpot(exact_limit), m_e2e(exact_limit), m_queue(exact_limit) {}
+
+void MetricsRecorder::record(const Request& r) {
+  ++m_s.requests;
+  m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
+  if (r.state == RequestState::Rejected) {
+    ++m_s.rejected;
+    if (r.spec.id < m_first_rejected_id) {
+      m_first_rejected_id = r.spec.id;
+      m_first_rejected_reason = r.reject_reason;
     }
-    if (r.state != RequestState::Released) {  // a bounded run stopped before it was served
-      ++s.unfinished;
-      continue;
-    }
-    ++s.finished;
-    s.prompt_tokens += r.spec.prompt_tokens;
-    s.output_tokens += r.spec.output_tokens;
-    s.preemptions += r.preemptions;
-    s.preempted_requests += r.preemptions > 0;
-    last_release = std::max(last_release, r.release);
-    ttft.push_back((r.first_token - r.spec.arrival).seconds());
-    if (r.spec.output_tokens > 1)
-      tpot.push_back((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
-    e2e.push_back((r.release - r.spec.arrival).seconds());
-    queue.push_back((r.first_admitted - r.spec.arrival).seconds());
+    return;
   }
+  if (r.state != RequestState::Released) {  // a bounded run stopped before it was served
+    ++m_s.unfinished;
+    return;
+  }
+  ++m_s.finished;
+  m_s.prompt_tokens += r.spec.prompt_tokens;
+  m_s.output_tokens += r.spec.output_tokens;
+  m_s.preemptions += r.preemptions;
+  m_s.preempted_requests += r.preemptions > 0;
+  m_last_release = std::max(m_last_release, r.release);
+  m_ttft.add((r.first_token - r.spec.arrival).seconds());
+  if (r.spec.output_tokens > 1)
+    m_tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
+  m_e2e.add((r.release - r.spec.arrival).seconds());
+  m_queue.add((r.first_admitted - r.spec.arrival).seconds());
+}
+
+std::string MetricsRecorder::first_rejection() const {
+  if (m_first_rejected_id == UINT64_MAX) return {};
+  return fmt::format("request {}: {}", m_first_rejected_id, m_first_rejected_reason);
+}
+
+Summary MetricsRecorder::summary(const RunStats& stats) {
+  Summary s = m_s;
   if (s.finished > 0) {
-    s.first_arrival_s = first_arrival.seconds();
-    s.last_release_s = last_release.seconds();
-    s.duration_s = (last_release - first_arrival).seconds();
+    s.first_arrival_s = m_first_arrival.seconds();
+    s.last_release_s = m_last_release.seconds();
+    s.duration_s = (m_last_release - m_first_arrival).seconds();
     if (s.duration_s > 0) {
       s.output_tokens_per_s = static_cast<double>(s.output_tokens) / s.duration_s;
       s.requests_per_s = static_cast<double>(s.finished) / s.duration_s;
       s.busy_share = static_cast<double>(stats.busy_ns) * 1e-9 / s.duration_s;
     }
   }
-  s.ttft_s = distribution(std::move(ttft));
-  s.tpot_s = distribution(std::move(tpot));
-  s.e2e_s = distribution(std::move(e2e));
-  s.queue_s = distribution(std::move(queue));
+  s.ttft_s = finish(m_ttft);
+  s.tpot_s = finish(m_tpot);
+  s.e2e_s = finish(m_e2e);
+  s.queue_s = finish(m_queue);
   s.steps = stats.steps;
   s.stopped_by = stats.stopped_by;
   s.mean_batch_sequences =
@@ -77,6 +107,7 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
   s.prefill_tokens_computed = stats.prefill_tokens;
   s.kv_capacity_tokens = stats.kv_capacity_tokens;
   s.kv_peak_used_tokens = stats.peak_kv_used_tokens;
+  s.peak_in_flight = stats.peak_in_flight;
   if (stats.costed_steps > 0 && stats.busy_ns > 0) {
     const double busy_s = static_cast<double>(stats.busy_ns) * 1e-9;
     s.mbu = stats.bytes_moved / (busy_s * stats.peak_bytes_per_s);
@@ -85,6 +116,12 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
         static_cast<double>(stats.bandwidth_bound_steps) / static_cast<double>(stats.costed_steps);
   }
   return s;
+}
+
+Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
+  MetricsRecorder m;
+  for (const Request& r : requests) m.record(r);
+  return m.summary(stats);
 }
 
 }  // namespace servesim

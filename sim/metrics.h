@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "sim/quantiles.h"
+#include "sim/recorder.h"
 #include "sim/request.h"
 #include "sim/simulation.h"
 
@@ -19,6 +21,9 @@ namespace servesim {
 struct Distribution {
   int64_t count = 0;
   double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  /// False once more values came than QuantileSketch keeps: percentiles are then within
+  /// QuantileSketch::k_relative_error of exact (mean and max stay exact).
+  bool exact = true;
 };
 
 struct Summary {
@@ -43,6 +48,7 @@ struct Summary {
   int64_t prefill_tokens_computed = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t kv_peak_used_tokens = 0;
+  int64_t peak_in_flight = 0;  ///< most requests queued or running at once
   // Only when the step-time model reports what a step moves and computes (roofline):
   std::optional<double> mbu;  ///< bytes moved / (busy time x peak bandwidth)
   std::optional<double> mfu;  ///< flops / (busy time x peak FLOP/s)
@@ -52,6 +58,28 @@ struct Summary {
 /// REQUIRES: sorted values. p in [0, 100].
 [[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
 [[nodiscard]] Distribution distribution(std::vector<double> values);
+
+/// Builds the summary as requests leave the engine, in memory that does not grow with the run
+/// (past QuantileSketch's exact limit).
+class MetricsRecorder final : public RequestRecorder {
+ public:
+  explicit MetricsRecorder(size_t exact_limit = QuantileSketch::k_default_exact_limit);
+  void record(const Request& r) override;
+  /// The summary of everything recorded, with the engine's counters.
+  [[nodiscard]] Summary summary(const RunStats& stats);
+  /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
+  [[nodiscard]] std::string first_rejection() const;
+
+ private:
+  Summary m_s;
+  QuantileSketch m_ttft, m_tpot, m_e2e, m_queue;
+  Time m_first_arrival = Time::max();
+  Time m_last_release;
+  uint64_t m_first_rejected_id = UINT64_MAX;
+  std::string m_first_rejected_reason;
+};
+
+/// The summary of a finished set of requests (tests).
 [[nodiscard]] Summary summarize(const std::vector<Request>& requests, const RunStats& stats);
 
 }  // namespace servesim

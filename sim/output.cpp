@@ -3,6 +3,7 @@
 #include <charconv>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -23,51 +24,82 @@ const char* state_name(const Request& r) {
 }
 
 nlohmann::ordered_json dist_json(const Distribution& d) {
-  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},
-          {"p90", d.p90},     {"p99", d.p99},   {"max", d.max}};
+  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90},
+          {"p99", d.p99},     {"max", d.max},   {"exact", d.exact}};
 }
 
 }  // namespace
 
-std::string requests_csv(const std::vector<Request>& requests) {
-  std::vector<const Request*> order;
-  order.reserve(requests.size());
-  for (const Request& r : requests) order.push_back(&r);
-  std::sort(order.begin(), order.end(),
-            [](const Request* a, const Request* b) { return a->spec.id < b->spec.id; });
-  std::string out =
-      "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,ttft_s,tpot_s,"
-      "e2e_s,queue_s,preemptions,status,reason\n";
+RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
+  fmt::format_to(std::back_inserter(m_buf),
+                 "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
+                 "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason\n");
+}
+
+namespace {
+
+void format_row(std::string& out, const Request& r) {
   auto it = std::back_inserter(out);
-  for (const Request* p : order) {
-    const Request& r = *p;
-    fmt::format_to(it, "{},{},{},{},", r.spec.id, secs(r.spec.arrival), r.spec.prompt_tokens,
-                   r.spec.output_tokens);
-    if (r.state == RequestState::Rejected) {
-      std::string reason = r.reject_reason;
-      std::replace(reason.begin(), reason.end(), '"', '\'');
-      fmt::format_to(it, ",,{},,,{},,{},rejected,\"{}\"\n", secs(r.release),
-                     secs(r.release - r.spec.arrival), r.preemptions, reason);
-      continue;
-    }
-    if (r.state != RequestState::Released) {  // a bounded run stopped first
-      fmt::format_to(it, "{},,,,,,{},{},unfinished,\"{} of {} tokens generated\"\n",
-                     r.first_token == Time::max() ? std::string() : secs(r.first_token),
-                     r.first_admitted == Time::max() ? std::string()
-                                                     : secs(r.first_admitted - r.spec.arrival),
-                     r.preemptions, r.generated_tokens, r.spec.output_tokens);
-      continue;
-    }
-    std::string tpot;
-    if (r.spec.output_tokens > 1)
-      tpot = fmt::format("{:.9f}", (r.last_token - r.first_token).seconds() /
-                                       (r.spec.output_tokens - 1));
-    fmt::format_to(it, "{},{},{},{},{},{},{},{},{},\n", secs(r.first_token), secs(r.finish),
-                   secs(r.release), secs(r.first_token - r.spec.arrival), tpot,
-                   secs(r.release - r.spec.arrival), secs(r.first_admitted - r.spec.arrival),
-                   r.preemptions, state_name(r));
+  fmt::format_to(it, "{},{},{},{},", r.spec.id, secs(r.spec.arrival), r.spec.prompt_tokens,
+                 r.spec.output_tokens);
+  if (r.state == RequestState::Rejected) {
+    std::string reason = r.reject_reason;
+    std::replace(reason.begin(), reason.end(), '"', '\'');
+    fmt::format_to(it, ",,{},,,{},,{},rejected,\"{}\"\n", secs(r.release),
+                   secs(r.release - r.spec.arrival), r.preemptions, reason);
+    return;
   }
-  return out;
+  if (r.state != RequestState::Released) {  // a bounded run stopped first
+    fmt::format_to(it, "{},,,,,,{},{},unfinished,\"{} of {} tokens generated\"\n",
+                   r.first_token == Time::max() ? std::string() : secs(r.first_token),
+                   r.first_admitted == Time::max() ? std::string()
+                                                   : secs(r.first_admitted - r.spec.arrival),
+                   r.preemptions, r.generated_tokens, r.spec.output_tokens);
+    return;
+  }
+  std::string tpot;
+  if (r.spec.output_tokens > 1)
+    tpot = fmt::format("{:.9f}", (r.last_token - r.first_token).seconds() /
+                                     (r.spec.output_tokens - 1));
+  fmt::format_to(it, "{},{},{},{},{},{},{},{},{},\n", secs(r.first_token), secs(r.finish),
+                 secs(r.release), secs(r.first_token - r.spec.arrival), tpot,
+                 secs(r.release - r.spec.arrival), secs(r.first_admitted - r.spec.arrival),
+                 r.preemptions, state_name(r));
+}
+
+}  // namespace
+
+void RequestsCsvWriter::record(const Request& r) {
+  if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
+  const uint64_t index = r.spec.id - m_next_id;
+  if (index >= m_held.size()) m_held.resize(index + 1);
+  format_row(m_held[index], r);
+  while (!m_held.empty() && !m_held.front().empty()) {
+    m_buf.append(m_held.front());
+    m_held.pop_front();
+    ++m_next_id;
+  }
+  if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
+}
+
+void RequestsCsvWriter::flush_buffer() {
+  m_out.write(m_buf.data(), static_cast<std::streamsize>(m_buf.size()));
+  m_buf.clear();
+}
+
+void RequestsCsvWriter::finish() {
+  for (const std::string& row : m_held) m_buf.append(row);
+  m_held.clear();
+  flush_buffer();
+  m_out.flush();
+}
+
+std::string requests_csv(const std::vector<Request>& requests) {
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  for (const Request& r : requests) w.record(r);
+  w.finish();
+  return out.str();
 }
 
 nlohmann::ordered_json yaml_to_json(const YAML::Node& n) {
@@ -124,6 +156,7 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   j["prefill_tokens_computed"] = s.prefill_tokens_computed;
   j["kv_capacity_tokens"] = s.kv_capacity_tokens;
   j["kv_peak_used_tokens"] = s.kv_peak_used_tokens;
+  j["peak_in_flight_requests"] = s.peak_in_flight;
   auto optional = [](const std::optional<double>& v) -> nlohmann::ordered_json {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
@@ -165,36 +198,55 @@ std::string summary_table(const Summary& s) {
   return out;
 }
 
-void write_files(const std::string& dir,
-                 const std::vector<std::pair<std::string, std::string>>& files) {
+ResultFiles::ResultFiles(std::string dir) : m_dir(std::move(dir)) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  fs::create_directories(dir, ec);
-  if (ec || !fs::is_directory(dir))
-    throw InputError(fmt::format("--out {}: cannot create the output directory ({})", dir,
+  m_created_dir = fs::create_directories(m_dir, ec);
+  if (ec || !fs::is_directory(m_dir))
+    throw InputError(fmt::format("--out {}: cannot create the output directory ({})", m_dir,
                                  ec ? ec.message() : "not a directory"));
-  std::vector<fs::path> temps;
-  auto cleanup = [&] {
-    for (const auto& t : temps) fs::remove(t, ec);
-  };
-  for (const auto& [name, text] : files) {
-    fs::path tmp = fs::path(dir) / ("." + name + ".partial");
-    temps.push_back(tmp);
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    out << text;
-    out.close();
-    if (!out) {
-      cleanup();
-      throw InputError(fmt::format("--out {}: cannot write {}", dir, name));
-    }
+}
+
+ResultFiles::~ResultFiles() {
+  if (m_committed) return;
+  std::error_code ec;
+  for (File& f : m_files) {
+    f.out.reset();
+    std::filesystem::remove(f.temp_path, ec);
   }
-  for (size_t i = 0; i < files.size(); ++i) {
-    fs::rename(temps[i], fs::path(dir) / files[i].first, ec);
-    if (ec) {
-      cleanup();
-      throw InputError(fmt::format("--out {}: cannot write {} ({})", dir, files[i].first, ec.message()));
-    }
+  if (m_created_dir && std::filesystem::is_empty(m_dir, ec)) std::filesystem::remove(m_dir, ec);
+}
+
+std::ostream& ResultFiles::open(const std::string& name) {
+  File f;
+  f.name = name;
+  f.temp_path = (std::filesystem::path(m_dir) / ("." + name + ".partial")).string();
+  f.out = std::make_unique<std::ofstream>(f.temp_path, std::ios::binary | std::ios::trunc);
+  if (!*f.out) throw InputError(fmt::format("--out {}: cannot write {}", m_dir, name));
+  m_files.push_back(std::move(f));
+  return *m_files.back().out;
+}
+
+void ResultFiles::commit() {
+  namespace fs = std::filesystem;
+  for (File& f : m_files) {
+    f.out->close();
+    if (!*f.out) throw InputError(fmt::format("--out {}: cannot write {}", m_dir, f.name));
   }
+  for (File& f : m_files) {
+    std::error_code ec;
+    fs::rename(f.temp_path, fs::path(m_dir) / f.name, ec);
+    if (ec)
+      throw InputError(fmt::format("--out {}: cannot write {} ({})", m_dir, f.name, ec.message()));
+  }
+  m_committed = true;
+}
+
+void write_files(const std::string& dir,
+                 const std::vector<std::pair<std::string, std::string>>& files) {
+  ResultFiles out(dir);
+  for (const auto& [name, text] : files) out.open(name) << text;
+  out.commit();
 }
 
 }  // namespace servesim

@@ -3,6 +3,7 @@
 // only through BatchState's operations (admit, preempt, release), never directly.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "sim/time.h"
 
@@ -19,6 +20,11 @@ struct RequestSpec {
   Time arrival;
   int32_t prompt_tokens = 0;  ///< >= 1
   int32_t output_tokens = 0;  ///< >= 1: the prefill step produces the first one
+  /// What the trace says about the prompt's content, for prefix caching: one id per leading
+  /// block of `hash_block_tokens` prompt tokens (Mooncake's `hash_ids`). Two requests whose ids
+  /// agree up to block k share their first k+1 blocks of tokens. Empty when the trace is silent.
+  std::vector<uint64_t> block_hashes;
+  int32_t hash_block_tokens = 0;  ///< tokens per entry of block_hashes (0 when empty)
 };
 
 struct Request {

@@ -1,5 +1,8 @@
 #include "sim/scenario.h"
 
+#include <optional>
+#include <sstream>
+
 #include <fmt/format.h>
 
 #include "models/step_time_model.h"
@@ -37,19 +40,36 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   return s;
 }
 
-RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {
-  Scenario sc = build_scenario(doc);
-  Simulation sim(std::move(sc.components), check, limits);
+RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options) {
+  return run_scenario(build_scenario(std::move(doc)), options);
+}
+
+RunOutput run_scenario(Scenario sc, const RunOptions& options) {
+  const std::shared_ptr<Document> doc = sc.doc;
+  Simulation sim(std::move(sc.components), options.check, options.limits);
+  MetricsRecorder metrics;
+  sim.add_recorder(metrics);
+  std::ostringstream text;
+  std::optional<RequestsCsvWriter> csv;
+  if (!options.no_requests_csv) {
+    csv.emplace(options.requests_csv ? *options.requests_csv : text);
+    sim.add_recorder(*csv);
+  }
   sim.run();
+  if (csv) csv->finish();
   RunOutput out;
-  out.summary = summarize(sim.requests(), sim.stats());
-  out.requests_csv = requests_csv(sim.requests());
+  out.summary = metrics.summary(sim.stats());
+  if (!options.requests_csv) out.requests_csv = text.str();
   out.summary_json = summary_json(out.summary, doc->root(), sc.seed).dump(2) + "\n";
-  const Request* first = nullptr;
-  for (const Request& r : sim.requests())
-    if (r.state == RequestState::Rejected && (!first || r.spec.id < first->spec.id)) first = &r;
-  if (first) out.first_rejection = fmt::format("request {}: {}", first->spec.id, first->reject_reason);
+  out.first_rejection = metrics.first_rejection();
   return out;
+}
+
+RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {
+  RunOptions o;
+  o.check = check;
+  o.limits = limits;
+  return run_scenario(std::move(doc), o);
 }
 
 }  // namespace servesim

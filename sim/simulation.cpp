@@ -10,7 +10,7 @@ namespace servesim {
 
 Simulation::Simulation(Components c, bool check, RunLimits limits)
     : m_c(std::move(c)),
-      m_state(std::move(m_c.kv), m_c.source->size_hint()),
+      m_state(std::move(m_c.kv)),
       m_check(check),
       m_limits(limits) {
   m_stats.kv_capacity_tokens = m_state.kv().capacity_tokens();
@@ -59,7 +59,8 @@ void Simulation::run() {
     const Event e = m_events.top();
     if (const char* why = stop_reason(e.t, ++events)) {
       m_stats.stopped_by = why;
-      return;  // partial: what is in flight stays unfinished
+      record_unfinished();  // partial: what is in flight stays unfinished
+      return;
     }
     m_events.pop();
     if (m_check && e.t < m_state.now())
@@ -96,10 +97,24 @@ void Simulation::on_arrival() {
   if (why.empty()) why = m_c.scheduler->never_schedulable(r);
   if (why.empty()) {
     m_state.enqueue(slot);
+    m_stats.peak_in_flight =
+        std::max(m_stats.peak_in_flight, static_cast<int64_t>(m_state.live()));
   } else {
     m_state.reject(slot, std::move(why));
+    depart(slot);
   }
   pull_next_arrival();
+}
+
+void Simulation::depart(uint32_t slot) {
+  for (RequestRecorder* rec : m_recorders) rec->record(m_state.req(slot));
+  m_state.recycle(slot);
+}
+
+void Simulation::record_unfinished() {
+  // Slot order is arbitrary; recorders that care about order sort by id.
+  for (uint32_t slot = 0; slot < m_state.slots().size(); ++slot)
+    if (m_state.req(slot).state != RequestState::Pending) depart(slot);
 }
 
 void Simulation::try_start_step() {
@@ -176,13 +191,15 @@ void Simulation::finish_step() {
     }
   }
   m_c.scheduler->after_step(m_state);
+  for (uint32_t slot : m_state.departed()) depart(slot);
+  m_state.departed().clear();
   m_state.plan().clear();
   m_busy = false;
   if (m_check) check_invariants("after the step");
 }
 
 void Simulation::check_invariants(const char* when) {
-  const auto& reqs = m_state.requests();
+  const auto& reqs = m_state.slots();
   auto fail = [&](const Request* r, const std::string& what) {
     throw InvariantError(fmt::format(
         "invariant broken {} step {} at {} ns{}: {}", when, m_stats.steps,
@@ -218,9 +235,8 @@ void Simulation::check_invariants(const char* when) {
 }
 
 void Simulation::check_all_served() const {
-  for (const Request& r : m_state.requests()) {
-    if (r.state == RequestState::Released) continue;
-    if (r.state == RequestState::Rejected && !r.reject_reason.empty()) continue;
+  for (const Request& r : m_state.slots()) {
+    if (r.state == RequestState::Pending) continue;  // a free slot
     throw std::logic_error(fmt::format(
         "simulation ended with request {} unserved (state {}, {} of {} tokens generated): "
         "the scheduler stopped planning steps",

@@ -22,6 +22,7 @@
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
 #include "sim/batch_state.h"
+#include "sim/recorder.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -42,6 +43,7 @@ struct RunStats {
   int64_t decode_tokens = 0;         ///< tokens produced by decode entries
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
+  int64_t peak_in_flight = 0;        ///< most requests held at once (queued or running)
   Time end;                          ///< time of the last event
   // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
   int64_t costed_steps = 0;
@@ -75,11 +77,13 @@ class Simulation {
   /// With `check`, every step verifies the engine's invariants (see check_invariants) and a
   /// violation throws InvariantError; it costs time proportional to the queue and batch.
   explicit Simulation(Components c, bool check = false, RunLimits limits = {});
+  /// Every request is handed to each recorder when it leaves (see recorder.h).
+  /// REQUIRES: `r` outlives run().
+  void add_recorder(RequestRecorder& r) { m_recorders.push_back(&r); }
   /// Runs to completion. Throws std::logic_error if a request is left unserved (a scheduler
   /// bug), InputError for bad input found while streaming the workload.
   void run();
 
-  [[nodiscard]] const std::vector<Request>& requests() const { return m_state.requests(); }
   [[nodiscard]] const RunStats& stats() const { return m_stats; }
 
  private:
@@ -102,6 +106,10 @@ class Simulation {
   void try_start_step();
   void finish_step();
   void check_all_served() const;
+  /// Hands a departed request to the recorders and frees its slot.
+  void depart(uint32_t slot);
+  /// A bounded run stopped: every request still held is recorded as unfinished.
+  void record_unfinished();
   /// The reason to stop before the event at `t`, or nullptr to go on.
   [[nodiscard]] const char* stop_reason(Time t, uint64_t events);
   /// KV use within capacity and equal to what the running requests hold; queued requests hold
@@ -122,6 +130,7 @@ class Simulation {
   RunLimits m_limits;
   std::chrono::steady_clock::time_point m_wall_start;
   std::vector<uint8_t> m_seen;  // check mode: where each request was found
+  std::vector<RequestRecorder*> m_recorders;
 };
 
 }  // namespace servesim

@@ -38,15 +38,27 @@ inline std::shared_ptr<Document> doc_of(const std::string& yaml) {
   return std::make_shared<Document>(yaml, "test.yaml");
 }
 
+/// Keeps a copy of every request that leaves the engine.
+struct CollectingRecorder final : RequestRecorder {
+  std::vector<Request> requests;
+  void record(const Request& r) override { requests.push_back(r); }
+  /// The requests in id order.
+  std::vector<Request> by_id() const {
+    std::vector<Request> out = requests;
+    std::sort(out.begin(), out.end(),
+              [](const Request& a, const Request& b) { return a.spec.id < b.spec.id; });
+    return out;
+  }
+};
+
 /// Runs a scenario and returns its requests in id order.
 inline std::vector<Request> run_requests(const std::string& yaml) {
   Scenario sc = build_scenario(doc_of(yaml));
   Simulation sim(std::move(sc.components), /*check=*/true);
+  CollectingRecorder rec;
+  sim.add_recorder(rec);
   sim.run();
-  std::vector<Request> out = sim.requests();
-  std::sort(out.begin(), out.end(),
-            [](const Request& a, const Request& b) { return a.spec.id < b.spec.id; });
-  return out;
+  return rec.by_id();
 }
 
 /// A scenario replaying `csv` (rows "arrival_s,prompt_tokens,output_tokens") with the given

@@ -177,9 +177,11 @@ TEST_CASE("roofline: the summary reports bandwidth and compute utilisation", "[m
                      "{policy: paged, capacity_tokens: 1000}");
   Scenario sc = build_scenario(doc_of(yaml));
   Simulation sim(std::move(sc.components));
+  CollectingRecorder rec;
+  sim.add_recorder(rec);
   sim.run();
   CHECK(sim.stats().busy_ns == 2500050 + 2500060);
-  const Summary s = summarize(sim.requests(), sim.stats());
+  const Summary s = summarize(rec.requests, sim.stats());
   REQUIRE(s.mbu.has_value());
   CHECK(*s.mbu == Approx(0.8).epsilon(1e-12));
   CHECK(*s.mfu == Approx(0.044000008).epsilon(1e-7));

@@ -48,11 +48,13 @@ TEST_CASE("contract: every scheduler serves every request within KV capacity, de
           const std::string yaml = scenario(kind, policy, chunked, seed);
           Scenario sc = build_scenario(doc_of(yaml));
           Simulation sim(std::move(sc.components), /*check=*/true);
+          CollectingRecorder rec;
+          sim.add_recorder(rec);
           sim.run();
           const RunStats& st = sim.stats();
           CHECK(st.peak_kv_used_tokens <= st.kv_capacity_tokens);
-          CHECK(sim.requests().size() == 150);
-          for (const Request& r : sim.requests()) {
+          CHECK(rec.requests.size() == 150);
+          for (const Request& r : rec.requests) {
             if (r.state == RequestState::Rejected) {
               CHECK_FALSE(r.reject_reason.empty());
               continue;
