@@ -38,15 +38,41 @@ class ContinuousScheduler final : public Scheduler {
     m_budget = m_max_tokens;
     m_preempted = false;
     // Pass 1: decodes. Victims come from the back, so indices before i stay valid.
-    for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {
-      const uint32_t slot = s.running()[i];
-      if (s.req(slot).prefilling()) continue;
-      if (!make_room(s, slot, s.req(slot).context_tokens + 1)) break;
-      s.plan().push_back({slot, EntryKind::Decode, 0});
+    // (The hot loop of a run: locals keep the compiler from reloading through aliases.)
+    const std::vector<uint32_t>& running = s.running();
+    std::vector<StepEntry>& plan = s.plan();
+    KvManager& kv = s.kv();
+    bool saw_prefill = false;
+    size_t i = 0;
+    // Decodes only while the batch fits: a step cannot take more decodes than its budget.
+    const size_t fast_end = static_cast<size_t>(std::min<int64_t>(
+        static_cast<int64_t>(running.size()), m_budget));
+    plan.reserve(running.size());
+    for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
+      const uint32_t slot = running[i];
+      Request& r = s.req(slot);
+      if (r.prefilling()) {
+        saw_prefill = true;
+        continue;
+      }
+      if (!kv.grow(r, r.context_tokens + 1)) break;  // needs a preemption: the slow loop
+      plan.push_back({slot, EntryKind::Decode, 0});
+    }
+    m_budget -= static_cast<int64_t>(plan.size());
+    for (; i < running.size() && m_budget > 0; ++i) {
+      const uint32_t slot = running[i];
+      Request& r = s.req(slot);
+      if (r.prefilling()) {
+        saw_prefill = true;
+        continue;
+      }
+      if (!make_room(s, slot, r.context_tokens + 1)) break;
+      plan.push_back({slot, EntryKind::Decode, 0});
       m_budget -= 1;
     }
-    // Pass 2: unfinished prefills.
-    for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {
+    const bool scanned_all = i == running.size();
+    // Pass 2: unfinished prefills (none when pass 1 saw every request decoding).
+    for (i = 0; (saw_prefill || !scanned_all) && i < running.size() && m_budget > 0; ++i) {
       const uint32_t slot = s.running()[i];
       const Request& r = s.req(slot);
       if (!r.prefilling()) continue;
@@ -74,6 +100,7 @@ class ContinuousScheduler final : public Scheduler {
   }
 
   void after_step(BatchState& s) override {
+    if (s.finished_this_step() == 0) return;
     for (size_t i = 0; i < s.running().size();) {
       const uint32_t slot = s.running()[i];
       if (s.req(slot).done()) {
@@ -96,7 +123,7 @@ class ContinuousScheduler final : public Scheduler {
   // Grows `slot` to hold `tokens` KV tokens, preempting the newest running requests until it
   // fits. Returns false if `slot` itself had to be preempted.
   bool make_room(BatchState& s, uint32_t slot, int64_t tokens) {
-    while (!s.kv().try_grow(s.req(slot), tokens)) {
+    while (!s.kv().grow(s.req(slot), tokens)) {
       const uint32_t victim = s.running().back();
       s.preempt(victim);
       m_preempted = true;

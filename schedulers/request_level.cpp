@@ -14,7 +14,7 @@ void RequestLevelScheduler::plan_step(BatchState& s) {
         continue;
       }
       // Cannot fail: admission made sure the whole footprint of every member fits.
-      if (!s.kv().try_grow(r, r.context_tokens + 1))
+      if (!s.kv().grow(r, r.context_tokens + 1))
         throw std::logic_error("request-level batch ran out of KV memory");
       plan.push_back({slot, EntryKind::Decode, 0});
     }

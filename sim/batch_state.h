@@ -40,6 +40,8 @@ class BatchState {
   /// The step being planned (cleared by the engine when the step ends).
   [[nodiscard]] std::vector<StepEntry>& plan() { return m_plan; }
   [[nodiscard]] const std::vector<StepEntry>& plan() const { return m_plan; }
+  /// Requests that produced their last token in the step just ended (valid in after_step).
+  [[nodiscard]] int32_t finished_this_step() const { return m_finished_this_step; }
   /// True once the workload has no more arrivals to deliver.
   [[nodiscard]] bool arrivals_done() const { return m_arrivals_done; }
 
@@ -68,6 +70,7 @@ class BatchState {
   void reject(uint32_t slot, std::string reason);
   void set_now(Time t) { m_now = t; }
   void set_arrivals_done() { m_arrivals_done = true; }
+  void set_finished_this_step(int32_t n) { m_finished_this_step = n; }
   [[nodiscard]] Time take_wake() {
     Time t = m_wake;
     m_wake = Time::max();
@@ -75,6 +78,7 @@ class BatchState {
   }
   /// Every slot; free ones hold a request in state Pending.
   [[nodiscard]] const std::vector<Request>& slots() const { return m_requests; }
+  [[nodiscard]] std::vector<Request>& mutable_slots() { return m_requests; }
 
  private:
   std::vector<Request> m_requests;
@@ -87,6 +91,7 @@ class BatchState {
   Time m_now;
   Time m_wake = Time::max();
   uint32_t m_admissions = 0;
+  int32_t m_finished_this_step = 0;
   bool m_arrivals_done = false;
 };
 

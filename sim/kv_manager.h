@@ -31,8 +31,14 @@ class KvManager {
   /// Admits a request that holds nothing, giving it room for `tokens` KV tokens (the reserve
   /// policy takes its whole footprint instead). Returns false, changing nothing, if it won't fit.
   [[nodiscard]] virtual bool try_admit(Request& r, int64_t tokens) = 0;
-  /// Grows a running request's holding to cover `tokens` KV tokens.
+  /// Grows a running request's holding to cover `tokens` KV tokens. A request that already
+  /// holds `tokens` always succeeds (grow() relies on it).
   [[nodiscard]] virtual bool try_grow(Request& r, int64_t tokens) = 0;
+  /// try_grow with the common case (room left in what it holds) decided inline: the per-step
+  /// loop calls this for every running sequence.
+  [[nodiscard]] bool grow(Request& r, int64_t tokens) {
+    return tokens <= r.kv_held_tokens || try_grow(r, tokens);
+  }
   /// Frees everything the request holds.
   virtual void release(Request& r) = 0;
   /// Whether running requests can run out of memory (and so may be preempted).

@@ -23,6 +23,7 @@ class PagedKv final : public KvManager {
   bool try_admit(Request& r, int64_t tokens) override { return try_grow(r, tokens); }
 
   bool try_grow(Request& r, int64_t tokens) override {
+    if (tokens <= r.kv_held_tokens) return true;  // the common case: room in its last block
     const int64_t need = blocks_for(tokens) - r.kv_held_tokens / m_block;
     if (need <= 0) return true;
     if (m_used_blocks + need > m_total_blocks) return false;

@@ -36,6 +36,7 @@ class RequestsCsvWriter final : public RequestRecorder {
   std::ostream& m_out;
   fmt::memory_buffer m_buf;
   std::deque<std::string> m_held;  // m_held[i]: the row of id m_next_id + i ("" until it comes)
+  std::vector<std::string> m_spare;  // emptied rows, kept for their capacity
   uint64_t m_next_id = 0;
 };
 

@@ -129,9 +129,9 @@ void Simulation::try_start_step() {
     return;
   }
   StepShape shape;
+  const std::vector<Request>& reqs = m_state.slots();
   for (const StepEntry& e : plan) {
-    const Request& r = m_state.req(e.slot);
-    ++shape.sequences;
+    const Request& r = reqs[e.slot];
     switch (e.kind) {
       case EntryKind::Prefill:
         shape.prefill_tokens += e.prefill_tokens;
@@ -148,6 +148,7 @@ void Simulation::try_start_step() {
         break;
     }
   }
+  shape.sequences = static_cast<int32_t>(plan.size());
   // A step always takes time, so simulated time always advances between steps.
   const Time duration = std::max(Time::from_ms(m_c.step_time->step_ms(shape)), Time::ns(1));
   ++m_stats.steps;
@@ -170,26 +171,31 @@ void Simulation::try_start_step() {
 
 void Simulation::finish_step() {
   const Time now = m_state.now();
+  int32_t finished = 0;
+  int64_t decoded = 0;
+  std::vector<Request>& reqs = m_state.mutable_slots();
   for (const StepEntry& e : m_state.plan()) {
-    Request& r = m_state.req(e.slot);
-    bool produced = false;
-    if (e.kind == EntryKind::Prefill) {
-      r.context_tokens += e.prefill_tokens;
-      produced = r.context_tokens == r.prefill_target;
-    } else if (e.kind == EntryKind::Decode) {
+    Request& r = reqs[e.slot];
+    if (e.kind == EntryKind::Decode) {
       r.context_tokens += 1;
-      produced = true;
-      ++m_stats.decode_tokens;
+      ++decoded;
+    } else if (e.kind == EntryKind::Prefill) {
+      r.context_tokens += e.prefill_tokens;
+      if (r.context_tokens != r.prefill_target) continue;  // more chunks to come
+    } else {
+      continue;  // padding produces nothing
     }
-    if (!produced) continue;
     ++r.generated_tokens;
     if (r.first_token == Time::max()) r.first_token = now;
     r.last_token = now;
     if (r.done()) {
       r.state = RequestState::Finished;
       r.finish = now;
+      ++finished;
     }
   }
+  m_stats.decode_tokens += decoded;
+  m_state.set_finished_this_step(finished);
   m_c.scheduler->after_step(m_state);
   for (uint32_t slot : m_state.departed()) depart(slot);
   m_state.departed().clear();
