@@ -86,14 +86,15 @@ class ContinuousScheduler final : public Scheduler {
            m_budget > 0) {
       const uint32_t slot = s.waiting().front();
       Request& r = s.req(slot);
-      int64_t chunk = r.prefill_target;
+      const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
+      int64_t chunk = r.prefill_target - cached;
       if (chunk > m_budget) {
         const bool must_chunk = m_chunked || chunk > m_max_tokens;  // the latter: a recompute
         if (!must_chunk) break;
         chunk = m_budget;
       }
-      if (!s.kv().try_admit(r, chunk)) break;
-      s.admit_front();
+      if (!s.kv().try_admit(r, cached, cached + chunk)) break;
+      s.admit_front(cached);
       s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(chunk)});
       m_budget -= chunk;
     }

@@ -28,10 +28,11 @@ void RequestLevelScheduler::plan_step(BatchState& s) {
     Request& r = s.req(slot);
     const int64_t footprint = s.kv().footprint_tokens(r);
     if (footprint > room) break;
-    if (!s.kv().try_admit(r, r.prefill_target)) break;
+    const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
+    if (!s.kv().try_admit(r, cached, r.prefill_target)) break;
     room -= footprint;
-    s.admit_front();
-    plan.push_back({slot, EntryKind::Prefill, r.prefill_target});
+    s.admit_front(cached);
+    plan.push_back({slot, EntryKind::Prefill, static_cast<int32_t>(r.prefill_target - cached)});
   }
 }
 

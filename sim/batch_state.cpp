@@ -30,11 +30,17 @@ void BatchState::recycle(uint32_t slot) {
   Request& r = m_requests[slot];
   // Keep the heap buffers of the spec's vector and the reason for the next request.
   std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
+  std::vector<int32_t> blocks = std::move(r.kv_blocks);
+  std::vector<uint64_t> keys = std::move(r.kv_block_keys);
   std::string reason = std::move(r.reject_reason);
   hashes.clear();
+  blocks.clear();
+  keys.clear();
   reason.clear();
   r = Request{};
   r.spec.block_hashes = std::move(hashes);
+  r.kv_blocks = std::move(blocks);
+  r.kv_block_keys = std::move(keys);
   r.reject_reason = std::move(reason);
   m_free.push_back(slot);
 }
@@ -51,13 +57,15 @@ void BatchState::reject(uint32_t slot, std::string reason) {
   r.release = m_now;
 }
 
-void BatchState::admit_front() {
+void BatchState::admit_front(int64_t cached_tokens) {
   assert(!m_waiting.empty());
   const uint32_t slot = m_waiting.front();
   m_waiting.pop_front();
   Request& r = m_requests[slot];
   r.state = RequestState::Running;
   r.admission_seq = ++m_admissions;
+  r.context_tokens = static_cast<int32_t>(cached_tokens);
+  r.cached_prompt_tokens += cached_tokens;
   if (r.first_admitted == Time::max()) r.first_admitted = m_now;
   m_running.push_back(slot);
 }

@@ -45,9 +45,10 @@ class BatchState {
   /// True once the workload has no more arrivals to deliver.
   [[nodiscard]] bool arrivals_done() const { return m_arrivals_done; }
 
-  /// Moves the front of the waiting queue to the running batch.
-  /// REQUIRES: the KV manager has already admitted it (kv().try_admit succeeded).
-  void admit_front();
+  /// Moves the front of the waiting queue to the running batch; its first `cached_tokens` of
+  /// prefill count as computed (a prefix-cache hit).
+  /// REQUIRES: the KV manager has already admitted it (kv().try_admit succeeded with them).
+  void admit_front(int64_t cached_tokens = 0);
   /// Preemption by recompute: frees its KV, drops it from the plan, puts it at the front of the
   /// queue; it will prefill its prompt plus every token generated so far.
   void preempt(uint32_t slot);

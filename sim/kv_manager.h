@@ -6,6 +6,7 @@
 // themselves. Every method either succeeds or changes nothing.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,9 +29,16 @@ class KvManager {
   /// Why the request can never be served (empty when it can).
   [[nodiscard]] virtual std::string never_fits(const Request& r) const;
 
-  /// Admits a request that holds nothing, giving it room for `tokens` KV tokens (the reserve
-  /// policy takes its whole footprint instead). Returns false, changing nothing, if it won't fit.
-  [[nodiscard]] virtual bool try_admit(Request& r, int64_t tokens) = 0;
+  /// Prefix caching: how many tokens at the start of the request's prefill have their KV cached
+  /// and could be reused if it were admitted now (whole blocks, always fewer than
+  /// r.prefill_target so that at least one token is computed). 0 without prefix caching.
+  /// Non-const only because a manager may work out the request's block identities once.
+  [[nodiscard]] virtual int64_t cached_prefix_tokens(Request& /*r*/) { return 0; }
+  /// Admits a request that holds nothing, giving it room for `tokens` KV tokens, the first
+  /// `cached_tokens` of which reuse cached blocks (what cached_prefix_tokens just returned; 0
+  /// without prefix caching). The reserve policy takes the whole footprint instead. Returns
+  /// false, changing nothing, if it won't fit.
+  [[nodiscard]] virtual bool try_admit(Request& r, int64_t cached_tokens, int64_t tokens) = 0;
   /// Grows a running request's holding to cover `tokens` KV tokens. A request that already
   /// holds `tokens` always succeeds (grow() relies on it).
   [[nodiscard]] virtual bool try_grow(Request& r, int64_t tokens) = 0;
@@ -43,6 +51,17 @@ class KvManager {
   virtual void release(Request& r) = 0;
   /// Whether running requests can run out of memory (and so may be preempted).
   [[nodiscard]] virtual bool may_need_preemption() const = 0;
+
+  /// Prefix-cache counters, in tokens: what admissions asked for (their whole prefill) and
+  /// what they found cached. Empty when the policy has no prefix cache.
+  struct PrefixStats {
+    int64_t queried_tokens = 0;
+    int64_t hit_tokens = 0;
+    int64_t queried_blocks = 0;  ///< full blocks of the prefills that could have been cached
+    int64_t hit_blocks = 0;
+    int64_t evicted_blocks = 0;  ///< cached blocks whose memory was reused for other tokens
+  };
+  [[nodiscard]] virtual std::optional<PrefixStats> prefix_stats() const { return std::nullopt; }
 };
 
 using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity_tokens);
@@ -60,5 +79,7 @@ using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity
 
 std::unique_ptr<KvManager> make_reserve_kv(const Cfg& kv, int64_t capacity_tokens);
 std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens);
+/// Paged with vLLM's automatic prefix caching (kv.prefix_caching: true).
+std::unique_ptr<KvManager> make_prefix_cached_kv(int64_t capacity_tokens, int64_t block_size);
 
 }  // namespace servesim

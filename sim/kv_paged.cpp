@@ -20,7 +20,9 @@ class PagedKv final : public KvManager {
     return blocks_for(r.peak_kv_tokens()) * m_block;
   }
 
-  bool try_admit(Request& r, int64_t tokens) override { return try_grow(r, tokens); }
+  bool try_admit(Request& r, int64_t /*cached_tokens*/, int64_t tokens) override {
+    return try_grow(r, tokens);
+  }
 
   bool try_grow(Request& r, int64_t tokens) override {
     if (tokens <= r.kv_held_tokens) return true;  // the common case: room in its last block
@@ -51,6 +53,16 @@ class PagedKv final : public KvManager {
 
 std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens) {
   const int64_t block = read_block_size(kv, capacity_tokens);
+  if (kv.get_bool("prefix_caching", false)) {
+    // The prefix cache keeps a table entry per block (about 50 bytes with its key slot).
+    constexpr int64_t k_max_blocks = int64_t{1} << 24;
+    if (capacity_tokens / block > k_max_blocks)
+      kv.fail("prefix_caching", fmt::format("a KV capacity of {} tokens is {} blocks of {}; prefix "
+                                            "caching handles at most {} blocks (raise block_size)",
+                                            capacity_tokens, capacity_tokens / block, block,
+                                            k_max_blocks));
+    return make_prefix_cached_kv(capacity_tokens, block);
+  }
   return std::make_unique<PagedKv>(capacity_tokens, block);
 }
 

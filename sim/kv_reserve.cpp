@@ -29,7 +29,7 @@ class ReserveKv final : public KvManager {
     return KvManager::never_fits(r);
   }
 
-  bool try_admit(Request& r, int64_t /*tokens*/) override {
+  bool try_admit(Request& r, int64_t /*cached_tokens*/, int64_t /*tokens*/) override {
     const int64_t need = footprint_tokens(r);
     if (m_used + need > m_capacity) return false;
     m_used += need;

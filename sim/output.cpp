@@ -244,6 +244,23 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   j["kv_capacity_tokens"] = s.kv_capacity_tokens;
   j["kv_peak_used_tokens"] = s.kv_peak_used_tokens;
   j["peak_in_flight_requests"] = s.peak_in_flight;
+  if (s.prefix) {
+    const auto& p = *s.prefix;
+    j["prefix_cache"] = {
+        {"hit_rate", p.queried_tokens ? static_cast<double>(p.hit_tokens) /
+                                            static_cast<double>(p.queried_tokens)
+                                      : 0.0},
+        {"hit_tokens", p.hit_tokens},
+        {"queried_tokens", p.queried_tokens},
+        {"block_hit_rate", p.queried_blocks ? static_cast<double>(p.hit_blocks) /
+                                                  static_cast<double>(p.queried_blocks)
+                                            : 0.0},
+        {"hit_blocks", p.hit_blocks},
+        {"queried_blocks", p.queried_blocks},
+        {"evicted_blocks", p.evicted_blocks}};
+  } else {
+    j["prefix_cache"] = nullptr;
+  }
   auto optional = [](const std::optional<double>& v) -> nlohmann::ordered_json {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
@@ -272,6 +289,13 @@ std::string summary_table(const Summary& s) {
     fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
                        "bandwidth-bound\n",
                    100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
+  if (s.prefix)
+    fmt::format_to(it, "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
+                       "blocks evicted\n",
+                   s.prefix->queried_tokens ? 100.0 * static_cast<double>(s.prefix->hit_tokens) /
+                                                  static_cast<double>(s.prefix->queried_tokens)
+                                            : 0.0,
+                   s.prefix->hit_tokens, s.prefix->queried_tokens, s.prefix->evicted_blocks);
   fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
                  "p99", "max");
   auto row = [&](const char* name, const Distribution& d, double scale, const char* unit) {

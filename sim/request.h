@@ -25,6 +25,10 @@ struct RequestSpec {
   /// agree up to block k share their first k+1 blocks of tokens. Empty when the trace is silent.
   std::vector<uint64_t> block_hashes;
   int32_t hash_block_tokens = 0;  ///< tokens per entry of block_hashes (0 when empty)
+  /// Non-zero: the request's tokens are positions of a shared, append-only stream (a
+  /// conversation: each turn's prompt is the whole context so far plus new tokens), so token
+  /// k of any request of the stream is the same token. 0: only block_hashes say what is shared.
+  uint64_t content_stream = 0;
 };
 
 struct Request {
@@ -40,6 +44,14 @@ struct Request {
   int64_t kv_held_tokens = 0;     ///< KV capacity held (reserved or allocated), in tokens
   int32_t preemptions = 0;
   uint32_t admission_seq = 0;    ///< order of the latest admission, for newest-first preemption
+
+  // Prefix caching (kv.prefix_caching): the KV blocks held, in order; identities of the
+  // prompt's blocks worked out from block_hashes at first admission; how many held blocks
+  // have been entered in the cache.
+  std::vector<int32_t> kv_blocks;
+  std::vector<uint64_t> kv_block_keys;
+  int32_t kv_keyed_blocks = 0;
+  int64_t cached_prompt_tokens = 0;  ///< prefill tokens skipped thanks to the prefix cache
 
   Time first_admitted = Time::max();
   Time first_token = Time::max();

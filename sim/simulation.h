@@ -44,6 +44,7 @@ struct RunStats {
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t peak_in_flight = 0;        ///< most requests held at once (queued or running)
+  std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   Time end;                          ///< time of the last event
   // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
   int64_t costed_steps = 0;
@@ -99,6 +100,7 @@ class Simulation {
     }
   };
 
+  void run_events();
   void post(Time t, Kind k);
   void post_schedule();
   void pull_next_arrival();
