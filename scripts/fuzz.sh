@@ -4,7 +4,8 @@
 # any finding: a crash, a sanitizer report, an uncaught exception, an input slower than the
 # per-input timeout, a leak or an out-of-memory; the input is saved under the build folder.
 #
-#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: csv_trace config vllm_jsonl (default: all)
+#   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: csv_trace config vllm_jsonl trace_formats
+#                                             (default: all)
 #   SERVESIM_FUZZ_BUILD=dir                   build folder (default build-fuzz)
 #   SERVESIM_FUZZ_JOBS=n                      ninja jobs (default: ninja's own)
 set -euo pipefail
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(csv_trace config vllm_jsonl)
+((${#targets[@]})) || targets=(csv_trace config vllm_jsonl trace_formats)
 build=${SERVESIM_FUZZ_BUILD:-build-fuzz}
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \

@@ -26,4 +26,26 @@ double Rng::normal() {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
 }
 
+double Rng::gamma(double shape) {
+  if (shape < 1.0) {
+    // Boost: draw Gamma(shape + 1), then scale by U^(1/shape), in logs so that a tiny shape
+    // underflows to a gap of 0 rather than NaN.
+    const double g = gamma(shape + 1.0);
+    const double u = uniform01();
+    return u <= 0.0 ? 0.0 : g * std::exp(std::log(u) / shape);
+  }
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    const double x = normal();
+    double v = 1.0 + c * x;
+    if (v <= 0.0) continue;
+    v = v * v * v;
+    const double u = uniform01();
+    const double x2 = x * x;
+    if (u < 1.0 - 0.0331 * x2 * x2) return d * v;  // the squeeze: no logarithm needed
+    if (u > 0.0 && std::log(u) < 0.5 * x2 + d * (1.0 - v + std::log(v))) return d * v;
+  }
+}
+
 }  // namespace servesim

@@ -18,6 +18,11 @@ class Rng {
   double exponential(double rate);
   /// Standard normal (Box-Muller; the second value is discarded to keep draws stateless).
   double normal();
+  /// Gamma with the given shape and scale 1 (mean shape, variance shape). REQUIRES: shape > 0.
+  /// Marsaglia and Tsang's squeeze-and-reject method (ACM TOMS 26(3), 2000) on normal() and
+  /// uniform01(); a shape below 1 is boosted: Gamma(k) = Gamma(k + 1) * U^(1/k). The number of
+  /// draws it takes varies (about 1.05 normals per value for shape >= 1).
+  double gamma(double shape);
 
  private:
   std::mt19937_64 m_engine;  // its output sequence is fixed by the C++ standard

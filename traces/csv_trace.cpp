@@ -1,73 +1,57 @@
-// Trace files, read whole and sorted (format: csv, or vllm_jsonl; auto picks by extension).
-// servesim's CSV trace: a header naming at least arrival_s, prompt_tokens and output_tokens (in
-// any order; other columns are ignored), then one request a row. Rows need not be sorted: the
-// reader sorts by arrival, keeping file order among equal arrivals.
-#include <algorithm>
-#include <filesystem>
-
+// servesim's own CSV trace: a header naming at least arrival_s (seconds from time 0, taken as
+// they are), prompt_tokens and output_tokens, in any order; other columns are ignored. One
+// request a row.
 #include <fmt/format.h>
 
-#include "sim/csv_columns.h"
-#include "traces/workload_source.h"
+#include <fstream>
+
+#include "sim/errors.h"
+#include "traces/trace_rows.h"
 
 namespace servesim {
 namespace {
 
-class CsvTrace final : public WorkloadSource {
+const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
+
+class ServesimCsvRows final : public TraceRowReader {
  public:
-  explicit CsvTrace(std::vector<RequestSpec> rows) : m_rows(std::move(rows)) {}
-  bool next(RequestSpec& out) override {
-    if (m_pos == m_rows.size()) return false;
-    out = m_rows[m_pos++];
+  ServesimCsvRows(std::istream& in, const std::string& name, const TraceOptions& options)
+      : m_csv(in, name, k_columns), m_options(options) {}
+
+  bool next(TraceRow& row) override {
+    if (!m_csv.next_row()) return false;
+    row.line = m_csv.line();
+    row.arrival_ns = seconds_to_ns(m_csv.real(0, 0.0, 9.0e9));
+    row.arrival_text = quote_input(m_csv.field(0));
+    row.prompt_tokens = csv_tokens(m_csv, 1, k_columns[1], m_options);
+    row.output_tokens = csv_tokens(m_csv, 2, k_columns[2], m_options);
+    row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
     return true;
   }
-  size_t size_hint() const override { return m_rows.size(); }
+  bool absolute_time() const override { return true; }
+  std::string arrival_label() const override { return "column arrival_s"; }
+  const char* empty_trace() const override { return "the trace has a header but no requests"; }
 
  private:
-  std::vector<RequestSpec> m_rows;
-  size_t m_pos = 0;
+  CsvColumns m_csv;
+  TraceOptions m_options;
 };
-
-const std::vector<std::string> k_trace_columns{"arrival_s", "prompt_tokens", "output_tokens"};
-
-std::vector<RequestSpec> read_rows(CsvColumns& csv) {
-  std::vector<RequestSpec> rows;
-  while (csv.next_row()) {
-    RequestSpec r;
-    r.id = rows.size();
-    r.arrival = Time::from_seconds(csv.real(0, 0.0, 9.0e9));
-    r.prompt_tokens = static_cast<int32_t>(csv.integer(1, 1, 1'000'000'000));
-    r.output_tokens = static_cast<int32_t>(csv.integer(2, 1, 1'000'000'000));
-    rows.push_back(r);
-  }
-  if (rows.empty())
-    throw InputError(fmt::format("{}: the trace has a header but no requests",
-                                 printable(csv.path(), 1024)));
-  std::stable_sort(rows.begin(), rows.end(),
-                   [](const RequestSpec& a, const RequestSpec& b) { return a.arrival < b.arrival; });
-  return rows;
-}
 
 }  // namespace
 
+std::unique_ptr<TraceRowReader> make_servesim_csv_rows(std::istream& in, const std::string& name,
+                                                       const TraceOptions& options) {
+  return std::make_unique<ServesimCsvRows>(in, name, options);
+}
+
 std::vector<RequestSpec> read_csv_trace(const std::string& path) {
-  CsvColumns csv(path, k_trace_columns);
-  return read_rows(csv);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", printable(path, 1024)));
+  return read_csv_trace(in, path);
 }
 
 std::vector<RequestSpec> read_csv_trace(std::istream& in, const std::string& name) {
-  CsvColumns csv(in, name, k_trace_columns);
-  return read_rows(csv);
-}
-
-std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c,
-                                               uint64_t /*seed*/) {
-  const std::string resolved = c.existing_file("path", "trace file");
-  const std::filesystem::path p(resolved);
-  std::string format = c.get_choice("format", "auto", {"auto", "csv", "vllm_jsonl"});
-  if (format == "auto") format = p.extension() == ".jsonl" ? "vllm_jsonl" : "csv";
-  return std::make_unique<CsvTrace>(format == "csv" ? read_csv_trace(resolved)
-                                                    : read_vllm_jsonl(resolved));
+  return read_trace(in, name, TraceOptions{});
 }
 
 }  // namespace servesim

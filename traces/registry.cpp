@@ -1,4 +1,5 @@
 #include "sim/registry.h"
+
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -7,7 +8,7 @@ namespace {
 // Sorted by name. A new source is one file and one line here.
 constexpr Registry<WorkloadFactory, 2> k_sources{{{
     {"synthetic", &make_synthetic},
-    {"trace", &make_csv_trace},
+    {"trace", &make_trace},
 }}};
 
 }  // namespace
@@ -16,7 +17,12 @@ std::vector<std::string> workload_source_names() { return k_sources.names(); }
 
 std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed) {
   const std::string kind = workload.one_of(k_sources.names());
-  return k_sources.find(kind)(workload.child(kind), seed);
+  const WorkloadFactory make = k_sources.find(kind);
+  const Cfg section = workload.child(kind);
+  const std::optional<Cfg> transform = workload.optional_child("transform");
+  if (!transform) return make(section, seed);
+  return make_transform(
+      *transform, [make, section, seed] { return make(section, seed); }, seed);
 }
 
 }  // namespace servesim

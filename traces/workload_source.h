@@ -1,13 +1,17 @@
 #pragma once
-// Workload sources: where requests come from (a trace file, a generator).
+// Workload sources: where requests come from (a trace file, a generator), optionally reshaped
+// by a transform (traces/transform.cpp).
 //
 // CONTRACT: next() yields requests in non-decreasing arrival order; requests with equal arrival
 // come in input order. ids are 0, 1, 2, ... in input order. A source reports bad input by
-// throwing InputError naming the file and line; it never skips a row silently.
+// throwing InputError naming the file and line; it never skips a row silently: a row dropped on
+// purpose (an option asked for it) is counted in counters().
 #include <cstdint>
+#include <functional>
 #include <istream>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "sim/config.h"
@@ -22,26 +26,38 @@ class WorkloadSource {
   [[nodiscard]] virtual bool next(RequestSpec& out) = 0;
   /// How many requests there will be, when known up front (0 otherwise).
   [[nodiscard]] virtual size_t size_hint() const = 0;
+  /// Requests or rows dropped or changed on purpose so far, by name (e.g.
+  /// {"trace_rows_skipped_zero_tokens", 3}); complete once next() has returned false. Only the
+  /// counts the configured options can move are listed.
+  [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> counters() const { return {}; }
 };
 
 /// `section` is workload.<kind>; relative paths resolve against the config file's folder
 /// (Cfg::existing_file).
 using WorkloadFactory = std::unique_ptr<WorkloadSource> (*)(const Cfg& section, uint64_t seed);
 
-/// Reads the `workload` map, which holds exactly one source: trace or synthetic.
+/// Reads the `workload` map, which holds exactly one source (trace or synthetic) and optionally
+/// `transform`.
 [[nodiscard]] std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed);
 [[nodiscard]] std::vector<std::string> workload_source_names();
 
-std::unique_ptr<WorkloadSource> make_csv_trace(const Cfg& c, uint64_t seed);
+/// workload.trace: any trace format (traces/trace_reader.h).
+std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t seed);
 std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed);
 
-/// Reads a vLLM benchmark / LLMServingSim requests.jsonl (input_toks, output_toks,
+/// workload.transform around a source. `make_inner` makes a fresh copy of the source each time
+/// it is called (target_rate_per_s reads one copy through first, to measure the rate).
+using WorkloadMaker = std::function<std::unique_ptr<WorkloadSource>()>;
+std::unique_ptr<WorkloadSource> make_transform(const Cfg& transform,
+                                               const WorkloadMaker& make_inner, uint64_t seed);
+
+/// Reads a whole vLLM benchmark / LLMServingSim requests.jsonl (input_toks, output_toks,
 /// arrival_time) into requests sorted by arrival, arrivals relative to the earliest.
 [[nodiscard]] std::vector<RequestSpec> read_vllm_jsonl(const std::string& path);
 /// The same from a stream; `name` stands for the file in messages.
 [[nodiscard]] std::vector<RequestSpec> read_vllm_jsonl(std::istream& in, const std::string& name);
 
-/// Reads a servesim CSV trace (header with arrival_s, prompt_tokens, output_tokens) into
+/// Reads a whole servesim CSV trace (header with arrival_s, prompt_tokens, output_tokens) into
 /// requests sorted by arrival. Throws InputError naming the file, line and column.
 [[nodiscard]] std::vector<RequestSpec> read_csv_trace(const std::string& path);
 /// The same from a stream; `name` stands for the file in messages.

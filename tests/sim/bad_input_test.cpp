@@ -121,7 +121,8 @@ TEST_CASE("catalog: negative, zero, NaN, infinite and out-of-range numbers in a 
   CHECK(trace_error(k_header + "1e10,1,2\n") == arrival("1e10"));
   CHECK(trace_error(k_header + "1e999,1,2\n") == arrival("1e999"));
   CHECK(trace_error(k_header + "0,1,0\n") ==
-        err("t.csv:2: column output_tokens = \"0\": must be an integer from 1 to 1000000000"));
+        err("t.csv:2: column output_tokens = \"0\": must be an integer from 1 to 1000000000 "
+            "(workload.trace.zero_tokens: skip drops rows with a 0, and counts them)"));
   CHECK(trace_error(k_header + "0,1000000001,2\n") == prompt("1000000001"));
   CHECK(trace_error(k_header + "0,99999999999999999999,2\n") == prompt("99999999999999999999"));
   CHECK(trace_error(k_header + "0,1.5,2\n") == prompt("1.5"));

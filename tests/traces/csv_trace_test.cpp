@@ -52,7 +52,8 @@ TEST_CASE("csv trace: bad rows name the line, the column and what is allowed", "
   CHECK(error_of(h + "0,1,1\n0.5,abc,3\n") ==
         ":3: column prompt_tokens = \"abc\": must be an integer from 1 to 1000000000");
   CHECK(error_of(h + "0,1,0\n") ==
-        ":2: column output_tokens = \"0\": must be an integer from 1 to 1000000000");
+        ":2: column output_tokens = \"0\": must be an integer from 1 to 1000000000 "
+        "(workload.trace.zero_tokens: skip drops rows with a 0, and counts them)");
   CHECK(error_of(h + "0,1.5,2\n") ==
         ":2: column prompt_tokens = \"1.5\": must be an integer from 1 to 1000000000");
   CHECK(error_of(h + "-1,1,2\n") ==

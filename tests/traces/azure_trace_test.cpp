@@ -1,0 +1,113 @@
+#include "tests/traces/trace_test_support.h"
+#include "traces/trace_rows.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+TEST_CASE("azure: fractional timestamps parse to exact nanoseconds", "[traces]") {
+  // 2023-11-16 00:00:00 UTC is day 19,677 since 1970-01-01: 1,700,092,800 s.
+  CHECK(parse_utc_timestamp_ns("2023-11-16 18:15:46.6805900") == 1'700'158'546'680'590'000);
+  // No fraction, one digit, nine digits; a tenth digit rounds to the nearest nanosecond.
+  CHECK(parse_utc_timestamp_ns("1970-01-01 00:00:00") == 0);
+  CHECK(parse_utc_timestamp_ns("1970-01-01 00:00:01.5") == 1'500'000'000);
+  CHECK(parse_utc_timestamp_ns("1970-01-01 00:00:01.123456789") == 1'123'456'789);
+  CHECK(parse_utc_timestamp_ns("1970-01-01 00:00:01.1234567894") == 1'123'456'789);
+  CHECK(parse_utc_timestamp_ns("1970-01-01 00:00:01.1234567885") == 1'123'456'789);
+  CHECK(parse_utc_timestamp_ns("1970-01-01 00:00:00.0000000005") == 1);
+  // Through a double of epoch seconds (steps of 238 ns there) this would be ...546680589824 ns.
+  CHECK(*parse_utc_timestamp_ns("2023-11-16 18:15:46.6805900") % 1'000'000'000 == 680'590'000);
+  // A leap day, the end of a year.
+  CHECK(parse_utc_timestamp_ns("2024-02-29 00:00:00") == 1'709'164'800'000'000'000);
+  CHECK(parse_utc_timestamp_ns("2023-12-31 23:59:59.999999999") == 1'704'067'199'999'999'999);
+}
+
+TEST_CASE("azure: UTC offsets and Z of the 2024 release give the same instant", "[traces]") {
+  const int64_t midnight = 1'715'299'200'000'000'000;  // 2024-05-10 00:00:00 UTC
+  CHECK(parse_utc_timestamp_ns("2024-05-10 00:00:00+00:00") == midnight);
+  CHECK(parse_utc_timestamp_ns("2024-05-10 00:00:00Z") == midnight);
+  CHECK(parse_utc_timestamp_ns("2024-05-10T00:00:00Z") == midnight);
+  CHECK(parse_utc_timestamp_ns("2024-05-10 02:00:00+02:00") == midnight);
+  CHECK(parse_utc_timestamp_ns("2024-05-10 02:30:00+0230") == midnight);
+  CHECK(parse_utc_timestamp_ns("2024-05-09 19:00:00-05") == midnight);
+  CHECK(parse_utc_timestamp_ns("2024-05-10 00:00:00.0090000+00:00") == midnight + 9'000'000);
+}
+
+TEST_CASE("azure: malformed timestamps are refused", "[traces]") {
+  for (const char* bad :
+       {"", "2023-11-16", "2023-11-16 18:15", "2023-13-01 00:00:00", "2023-02-29 00:00:00",
+        "2023-11-31 00:00:00", "2023-11-16 24:00:00", "2023-11-16 18:60:00", "2023-11-16 18:15:60",
+        "2023-11-16 18:15:46.", "2023-11-16 18:15:46.5+24:00", "2023-11-16 18:15:46+5",
+        "2023-11-16 18:15:46 ", "2023-11-16 18:15:46.5x", "1969-12-31 23:59:59",
+        "2201-01-01 00:00:00", "16/11/2023 18:15:46", "2023-11-16  18:15:46",
+        "+2023-11-16 18:15:46"})
+    CHECK_FALSE(parse_utc_timestamp_ns(bad).has_value());
+}
+
+TEST_CASE("azure: the 2023 conversation excerpt replays from its first request", "[traces]") {
+  auto source = trace_of("path: " + k_test_data + "azure_conv_2023_excerpt.csv\nformat: azure\n");
+  const auto rows = drain(*source);
+  REQUIRE(rows.size() == 30);
+  // 18:15:46.6805900 is time 0; 18:15:50.9951690 is 4.3145790 s later; 18:15:51.2224670 4.541877.
+  CHECK(rows[0].arrival.count_ns() == 0);
+  CHECK(rows[1].arrival.count_ns() == 4'314'579'000);
+  CHECK(rows[2].arrival.count_ns() == 4'541'877'000);
+  CHECK(rows[0].prompt_tokens == 374);
+  CHECK(rows[0].output_tokens == 44);
+  CHECK(rows[29].id == 29);
+  CHECK(rows[0].block_hashes.empty());
+  CHECK(rows[0].hash_block_tokens == 0);
+  // The same 30 requests as the servesim CSV converted from the same file (its first 30 rows;
+  // it keeps 6 decimals, and these timestamps have no more).
+  auto converted =
+      trace_of("path: " + std::string(SERVESIM_SOURCE_DIR) + "/traces/data/azure-conv-300.csv\n");
+  for (const auto& r : rows) {
+    RequestSpec c;
+    REQUIRE(converted->next(c));
+    CHECK(c.arrival == r.arrival);
+    CHECK(c.prompt_tokens == r.prompt_tokens);
+    CHECK(c.output_tokens == r.output_tokens);
+  }
+}
+
+TEST_CASE("azure: the 2024 form with UTC offsets reads in one timeline", "[traces]") {
+  auto source = trace_of("path: " + k_test_data + "azure_2024_style.csv\n");  // format: auto
+  const auto rows = drain(*source);
+  // .009 s is time 0; .25 -> 0.241 s; 00:00:01Z -> 0.991 s; 02:00:01.5+02:00 -> 1.491 s.
+  CHECK(arrivals_ns(rows) == std::vector<int64_t>{0, 241'000'000, 991'000'000, 1'491'000'000});
+  CHECK(rows[3].prompt_tokens == 1024);
+}
+
+TEST_CASE("azure: bad rows name the file, line, column and what is allowed", "[traces]") {
+  const std::string h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  const std::string ok = "2023-11-16 18:15:46.6805900,374,44\n";
+  CHECK(trace_error("a.csv", h + ok + "2023-11-16 18:15:47,x,44\n") ==
+        "a.csv:3: column ContextTokens = \"x\": must be an integer from 1 to 1000000000");
+  CHECK(trace_error("a.csv", h + ok + "2023-11-16 18:15:47,5,0\n") ==
+        "a.csv:3: column GeneratedTokens = \"0\": must be an integer from 1 to 1000000000 "
+        "(workload.trace.zero_tokens: skip drops rows with a 0, and counts them)");
+  CHECK(trace_error("a.csv", h + ok + "11/16/2023 18:15,5,5\n") ==
+        "a.csv:3: column TIMESTAMP = \"11/16/2023 18:15\": must be a date and time from 1970 to "
+        "2200 like 2023-11-16 18:15:46.6805900, optionally followed by a UTC offset (+00:00) or Z");
+  CHECK(trace_error("a.csv", h + ok + "2023-11-16 18:15:40,5,5\n") ==
+        "a.csv:3: column TIMESTAMP = \"2023-11-16 18:15:40\" is before the previous row's "
+        "\"2023-11-16 18:15:46.6805900\" (line 2): rows must be in non-decreasing arrival order "
+        "(workload.trace.sort: true sorts the trace in memory)");
+  CHECK(trace_error("a.csv", h) == "a.csv: the trace has a header but no requests");
+  CHECK(trace_error("a.csv", "TIMESTAMP,ContextTokens,Generated\n" + ok, "format: azure") ==
+        "a.csv:1: the header lacks column GeneratedTokens (needs TIMESTAMP, ContextTokens, "
+        "GeneratedTokens; found: TIMESTAMP,ContextTokens,Generated)");
+}
+
+TEST_CASE("azure: rows with 0 tokens are skipped and counted only when asked", "[traces]") {
+  const std::string path =
+      write_temp("z.csv",
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:00:00,0,5\n"
+                 "2023-11-16 18:00:01,7,5\n2023-11-16 18:00:02,7,0\n2023-11-16 18:00:03.5,8,9\n");
+  auto source = trace_of("path: " + path + "\nzero_tokens: skip\n");
+  const auto rows = drain(*source);
+  // The first row kept sets time 0; ids count the rows kept.
+  CHECK(arrivals_ns(rows) == std::vector<int64_t>{0, 2'500'000'000});
+  CHECK(ids(rows) == std::vector<uint64_t>{0, 1});
+  CHECK(source->counters() ==
+        std::vector<std::pair<std::string, int64_t>>{{"trace_rows_skipped_zero_tokens", 2}});
+}

@@ -1,0 +1,150 @@
+// Azure's LLM inference traces (Azure/AzurePublicDataset, 2023 and 2024 releases):
+//   TIMESTAMP,ContextTokens,GeneratedTokens
+//   2023-11-16 18:15:46.6805900,374,44
+// TIMESTAMP is a wall-clock date and time with any number of fraction digits (7 in the 2023
+// files) and, in the 2024 release, possibly a UTC offset (+00:00) or Z. It is parsed to integer
+// nanoseconds without going through a double. ContextTokens is the prompt, GeneratedTokens the
+// output. Arrivals are relative to the first row.
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "sim/errors.h"
+#include "traces/trace_rows.h"
+
+namespace servesim {
+namespace {
+
+/// Reads fixed-width digits and single characters off the front of a string.
+class Cursor {
+ public:
+  explicit Cursor(std::string_view s) : m_s(s) {}
+  bool digits(size_t n, int& out) {
+    if (m_i + n > m_s.size()) return false;
+    int v = 0;
+    for (size_t k = 0; k < n; ++k) {
+      const char c = m_s[m_i + k];
+      if (c < '0' || c > '9') return false;
+      v = v * 10 + (c - '0');
+    }
+    m_i += n;
+    out = v;
+    return true;
+  }
+  bool literal(char c) {
+    if (m_i == m_s.size() || m_s[m_i] != c) return false;
+    ++m_i;
+    return true;
+  }
+  /// A digit, consumed, or -1.
+  int digit() {
+    if (m_i == m_s.size() || m_s[m_i] < '0' || m_s[m_i] > '9') return -1;
+    return m_s[m_i++] - '0';
+  }
+  [[nodiscard]] bool done() const { return m_i == m_s.size(); }
+
+ private:
+  std::string_view m_s;
+  size_t m_i = 0;
+};
+
+/// ".ddd..." to nanoseconds, rounded to the nearest by the tenth digit; nullopt if no digits.
+std::optional<int64_t> fraction_ns(Cursor& c) {
+  int64_t ns = 0, scale = 100'000'000;
+  int n = 0;
+  for (int d = c.digit(); d >= 0; d = c.digit(), ++n) {
+    if (n < 9) {
+      ns += d * scale;
+      scale /= 10;
+    } else if (n == 9 && d >= 5) {
+      ns += 1;
+    }
+  }
+  if (n == 0) return std::nullopt;
+  return ns;
+}
+
+/// "Z", "+HH:MM", "-HHMM", "+HH" or nothing, to seconds east of UTC; nullopt if malformed.
+std::optional<int64_t> utc_offset_s(Cursor& c) {
+  if (c.done() || c.literal('Z') || c.literal('z')) return 0;
+  int sign = 0;
+  if (c.literal('+'))
+    sign = 1;
+  else if (c.literal('-'))
+    sign = -1;
+  int hours = 0, minutes = 0;
+  if (sign == 0 || !c.digits(2, hours)) return std::nullopt;
+  if (c.literal(':') ? !c.digits(2, minutes) : !c.done() && !c.digits(2, minutes))
+    return std::nullopt;
+  if (hours > 23 || minutes > 59) return std::nullopt;
+  return sign * (hours * 3600 + minutes * 60);
+}
+
+}  // namespace
+
+std::optional<int64_t> parse_utc_timestamp_ns(std::string_view text) {
+  Cursor c(text);
+  int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
+  if (!(c.digits(4, year) && c.literal('-') && c.digits(2, month) && c.literal('-') &&
+        c.digits(2, day) && (c.literal(' ') || c.literal('T')) && c.digits(2, hour) &&
+        c.literal(':') && c.digits(2, minute) && c.literal(':') && c.digits(2, second)))
+    return std::nullopt;
+  using namespace std::chrono;
+  const year_month_day date{std::chrono::year{year}, std::chrono::month{unsigned(month)},
+                            std::chrono::day{unsigned(day)}};
+  if (!date.ok() || year < 1970 || year > 2200 || hour > 23 || minute > 59 || second > 59)
+    return std::nullopt;
+  int64_t fraction = 0;
+  if (c.literal('.')) {
+    const auto f = fraction_ns(c);
+    if (!f) return std::nullopt;
+    fraction = *f;
+  }
+  const auto offset = utc_offset_s(c);
+  if (!offset || !c.done()) return std::nullopt;
+  const int64_t days = sys_days{date}.time_since_epoch().count();
+  const int64_t seconds = days * 86'400 + hour * 3'600 + minute * 60 + second - *offset;
+  return seconds * 1'000'000'000 + fraction;
+}
+
+namespace {
+
+const std::vector<std::string> k_columns{"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
+
+class AzureRows final : public TraceRowReader {
+ public:
+  AzureRows(std::istream& in, const std::string& name, const TraceOptions& options)
+      : m_csv(in, name, k_columns), m_options(options) {}
+
+  bool next(TraceRow& row) override {
+    if (!m_csv.next_row()) return false;
+    row.line = m_csv.line();
+    const auto t = parse_utc_timestamp_ns(m_csv.field(0));
+    if (!t)
+      throw InputError(fmt::format(
+          "{}:{}: column TIMESTAMP = {}: must be a date and time from 1970 to 2200 like "
+          "2023-11-16 18:15:46.6805900, optionally followed by a UTC offset (+00:00) or Z",
+          printable(m_csv.path(), 1024), m_csv.line(), quote_input(m_csv.field(0))));
+    row.arrival_ns = *t;
+    row.arrival_text = quote_input(m_csv.field(0));
+    row.prompt_tokens = csv_tokens(m_csv, 1, k_columns[1], m_options);
+    row.output_tokens = csv_tokens(m_csv, 2, k_columns[2], m_options);
+    row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
+    return true;
+  }
+  std::string arrival_label() const override { return "column TIMESTAMP"; }
+  const char* empty_trace() const override { return "the trace has a header but no requests"; }
+
+ private:
+  CsvColumns m_csv;
+  TraceOptions m_options;
+};
+
+}  // namespace
+
+std::unique_ptr<TraceRowReader> make_azure_rows(std::istream& in, const std::string& name,
+                                                const TraceOptions& options) {
+  return std::make_unique<AzureRows>(in, name, options);
+}
+
+}  // namespace servesim

@@ -1,0 +1,35 @@
+#pragma once
+// Token-length distributions of a synthetic workload (its prompt_tokens and output_tokens maps).
+// docs/workloads-synthetic.md defines each kind; read_length_dist() checks the keys.
+//
+// CONTRACT: draw_tokens() returns a length in [1, 10^9] and takes its randomness only from the
+// Rng it is given (never from a std:: distribution), so a seed gives the same lengths on every
+// platform. It does not change the distribution: the same Rng state gives the same length.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/config.h"
+#include "sim/random.h"
+
+namespace servesim {
+
+class LengthDist {
+ public:
+  virtual ~LengthDist() = default;
+  [[nodiscard]] virtual int32_t draw_tokens(Rng& rng) const = 0;
+};
+
+/// Reads a length map (`kind` and that kind's keys). Throws InputError naming the key.
+[[nodiscard]] std::unique_ptr<LengthDist> read_length_dist(const Cfg& c);
+[[nodiscard]] std::vector<std::string> length_kind_names();
+
+/// Reads `key` of `c` as a non-empty YAML list of numbers, each in `r` and, when `integers`, a
+/// whole number (a config file is at most 16 MiB, which bounds the list). A bad item is named with
+/// its index: `a.hourly[3] = "x" at f.yaml:2:5: must be a number`. Shared with arrival_process.cpp.
+// TODO(lead): this belongs in Cfg (sim/config.h) beside list_of_maps.
+[[nodiscard]] std::vector<double> get_number_list(const Cfg& c, const std::string& key, RealRange r,
+                                                  bool integers);
+
+}  // namespace servesim

@@ -1,0 +1,160 @@
+// workload.trace: the config section, and telling a trace's format from its first line.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sim/config.h"
+#include "sim/errors.h"
+#include "traces/trace_rows.h"
+
+namespace servesim {
+namespace {
+
+/// A format's column names (CSV) or keys (JSON); a first line sharing the most names with one
+/// of them picks it, so that a header with a misspelt column still reaches its reader, whose
+/// message says which column is missing.
+struct Signature {
+  TraceFormat format;
+  bool json;
+  std::vector<std::string> names;
+  const char* description;
+};
+
+const std::array<Signature, 5>& signatures() {
+  static const std::array<Signature, 5> k{{
+      {TraceFormat::ServesimCsv,
+       false,
+       {"arrival_s", "prompt_tokens", "output_tokens"},
+       "servesim_csv (CSV header arrival_s, prompt_tokens, output_tokens)"},
+      {TraceFormat::Azure,
+       false,
+       {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+       "azure (CSV header TIMESTAMP, ContextTokens, GeneratedTokens)"},
+      {TraceFormat::BurstGpt,
+       false,
+       {"Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type"},
+       "burstgpt (CSV header Timestamp, Model, Request tokens, Response tokens, ...)"},
+      {TraceFormat::VllmJsonl,
+       true,
+       {"input_toks", "output_toks", "arrival_time"},
+       "vllm_jsonl (JSON lines with input_toks, output_toks, arrival_time)"},
+      {TraceFormat::Mooncake,
+       true,
+       {"timestamp", "input_length", "output_length", "hash_ids"},
+       "mooncake (JSON lines with timestamp, input_length, output_length, hash_ids)"},
+  }};
+  return k;
+}
+
+std::string_view trim(std::string_view s) {
+  const size_t b = s.find_first_not_of(" \t\r");
+  if (b == s.npos) return {};
+  return s.substr(b, s.find_last_not_of(" \t\r") - b + 1);
+}
+
+/// The names on a first line: a CSV header's fields, or a JSON object's keys. `json` says which.
+std::vector<std::string> names_on(std::string_view line, bool& json) {
+  std::vector<std::string> names;
+  json = !line.empty() && line.front() == '{';
+  if (json) {
+    // A line that does not parse goes to a JSON reader, which says where it breaks.
+    nlohmann::json obj;
+    try {
+      obj = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+    } catch (const nlohmann::json::exception&) {
+      obj = nlohmann::json::value_t::discarded;
+    }
+    if (obj.is_discarded()) return {"input_toks"};
+    if (obj.is_object())
+      for (const auto& item : obj.items()) names.push_back(item.key());
+    return names;
+  }
+  for (size_t start = 0;;) {
+    const size_t comma = line.find(',', start);
+    names.emplace_back(trim(line.substr(start, comma == line.npos ? line.npos : comma - start)));
+    if (comma == line.npos) return names;
+    start = comma + 1;
+  }
+}
+
+[[noreturn]] void unknown_format(const std::string& name, size_t line_no, std::string_view line) {
+  std::string known;
+  for (const Signature& s : signatures())
+    known += fmt::format("{}{}", known.empty() ? "" : "; ", s.description);
+  throw InputError(
+      fmt::format("{}:{}: cannot tell the trace format from this line (\"{}\"); "
+                  "known formats: {}. Set workload.trace.format to name one",
+                  name, line_no, printable(line, 100), known));
+}
+
+TraceFormat format_named(const std::string& n) {
+  for (const Signature& s : signatures())
+    if (n == trace_format_name(s.format)) return s.format;
+  return TraceFormat::ServesimCsv;  // "csv"
+}
+
+}  // namespace
+
+TraceFormat detect_trace_format(const std::string& path) {
+  const std::string name = printable(path, 1024);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open trace file", name));
+  std::string line;
+  size_t line_no = 0;
+  while (
+      read_bounded_line(in, line, CsvColumns::k_max_line_bytes, name, line_no + 1, "trace line")) {
+    if (++line_no == 1) check_byte_order_mark(line, name);
+    const std::string_view first = trim(line);
+    if (first.empty()) continue;
+    bool json = false;
+    const std::vector<std::string> names = names_on(first, json);
+    const Signature* best = nullptr;
+    long best_score = 0;
+    for (const Signature& s : signatures()) {
+      if (s.json != json) continue;
+      const long score = std::count_if(names.begin(), names.end(), [&](const std::string& n) {
+        return std::find(s.names.begin(), s.names.end(), n) != s.names.end();
+      });
+      if (score > best_score) best = &s, best_score = score;
+    }
+    if (!best) unknown_format(name, line_no, first);
+    return best->format;
+  }
+  // Nothing but blank lines: the reader the file's name suggests says what it expected.
+  return std::filesystem::path(path).extension() == ".jsonl" ? TraceFormat::VllmJsonl
+                                                             : TraceFormat::ServesimCsv;
+}
+
+std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t /*seed*/) {
+  const std::string path = c.existing_file("path", "trace file");
+  const std::string format =
+      c.get_choice("format", "auto",
+                   {"auto", "azure", "burstgpt", "csv", "mooncake", "servesim_csv", "vllm_jsonl"});
+  TraceOptions o;
+  o.format = format == "auto" ? detect_trace_format(path) : format_named(format);
+  o.sort = c.get_bool("sort", false);
+  o.skip_zero_tokens = c.get_choice("zero_tokens", "error", {"error", "skip"}) == "skip";
+  const char* read_as = trace_format_name(o.format);
+  if (c.has("hash_block_tokens")) {
+    if (o.format != TraceFormat::Mooncake)
+      c.fail("hash_block_tokens", fmt::format("only mooncake traces have hash_ids; this trace is "
+                                              "read as {}",
+                                              read_as));
+    o.hash_block_tokens = static_cast<int32_t>(c.get_int("hash_block_tokens", {1, 1 << 20}));
+  }
+  if (c.has("model")) {
+    if (o.format != TraceFormat::BurstGpt)
+      c.fail("model", fmt::format("only burstgpt traces have a Model column; this trace is read "
+                                  "as {}",
+                                  read_as));
+    o.model = c.get_string("model");
+    if (o.model.empty()) c.fail("model", "must name a model (the Model column's value)");
+  }
+  return open_trace(path, o);
+}
+
+}  // namespace servesim

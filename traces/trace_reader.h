@@ -1,0 +1,57 @@
+#pragma once
+// Trace files as workload sources, in every format servesim reads (docs/workloads.md).
+//
+// A trace is read lazily, one line per request: memory does not grow with its length. Rows must
+// come in non-decreasing arrival order; a row that goes back in time is an InputError (naming
+// the file, the line, its arrival and the previous row's) unless `sort` is set, which loads the
+// whole trace and stable-sorts it by arrival. Request ids are 0, 1, 2, ... in file order over
+// the rows kept. Arrivals are taken relative to the first request (after sorting, the earliest),
+// except in servesim's own CSV, whose arrival_s is used as it is.
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "traces/workload_source.h"
+
+namespace servesim {
+
+enum class TraceFormat { Azure, BurstGpt, Mooncake, ServesimCsv, VllmJsonl };
+
+struct TraceOptions {
+  TraceFormat format = TraceFormat::ServesimCsv;
+  /// Load everything and stable-sort by arrival, instead of streaming and refusing rows that go
+  /// back in time.
+  bool sort = false;
+  /// Drop (and count) rows with 0 prompt or output tokens, instead of stopping at them.
+  bool skip_zero_tokens = false;
+  /// Mooncake: tokens per hash id (the trace's prompt block size).
+  int32_t hash_block_tokens = 512;
+  /// BurstGPT: keep only rows whose Model is this (empty keeps all); the others are counted.
+  std::string model;
+};
+
+/// The name used in configs and messages ("azure", "servesim_csv", ...).
+[[nodiscard]] const char* trace_format_name(TraceFormat f);
+
+/// Tells the format from the file's first non-blank line: a CSV header's column names, or the
+/// keys of a JSON object. An empty file counts as servesim_csv (vllm_jsonl when it ends in
+/// .jsonl), so that its reader names what was expected. Throws InputError listing the known
+/// formats when the line matches none.
+[[nodiscard]] TraceFormat detect_trace_format(const std::string& path);
+
+/// Opens `path` in the given format. Header errors and an empty trace throw here; errors in
+/// later rows throw from next(), when the row is reached.
+[[nodiscard]] std::unique_ptr<WorkloadSource> open_trace(const std::string& path,
+                                                         const TraceOptions& options);
+/// The same over a stream; `name` stands for the file in messages. REQUIRES: `in` outlives the
+/// source.
+[[nodiscard]] std::unique_ptr<WorkloadSource> open_trace(std::istream& in, const std::string& name,
+                                                         const TraceOptions& options);
+
+/// Every request of a trace, sorted by arrival (options.sort is taken as true).
+[[nodiscard]] std::vector<RequestSpec> read_trace(std::istream& in, const std::string& name,
+                                                  TraceOptions options);
+
+}  // namespace servesim

@@ -1,0 +1,105 @@
+// Helpers shared by the trace readers: exact seconds to nanoseconds, token counts with the
+// zero-row option, and JSON Lines reading with file:line messages.
+#include "traces/trace_rows.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "sim/errors.h"
+
+namespace servesim {
+
+int64_t seconds_to_ns(double seconds) {
+  const double whole = std::floor(seconds);
+  const double fraction = seconds - whole;  // exact: both lie in the same binade or below
+  return static_cast<int64_t>(whole) * 1'000'000'000 + std::llround(fraction * 1e9);
+}
+
+std::string tokens_allowed(bool value_is_zero) {
+  std::string s = fmt::format("must be an integer from 1 to {}", k_max_tokens);
+  if (value_is_zero)
+    s += " (workload.trace.zero_tokens: skip drops rows with a 0, and counts them)";
+  return s;
+}
+
+int64_t csv_tokens(const CsvColumns& csv, size_t k, const std::string& column,
+                   const TraceOptions& options) {
+  const std::string_view s = csv.field(k);
+  int64_t v = -1;
+  auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc() && ptr == s.data() + s.size() && v == 0) {
+    if (options.skip_zero_tokens) return 0;
+    throw InputError(fmt::format("{}:{}: column {} = {}: {}", printable(csv.path(), 1024),
+                                 csv.line(), column, quote_input(s), tokens_allowed(true)));
+  }
+  return csv.integer(k, 1, k_max_tokens);
+}
+
+void check_byte_order_mark(std::string& first_line, const std::string& name) {
+  const std::string_view s = first_line;
+  if (s.substr(0, 2) == "\xFF\xFE" || s.substr(0, 2) == "\xFE\xFF")
+    throw InputError(
+        fmt::format("{}:1: the file is UTF-16 text (it starts with a UTF-16 "
+                    "byte-order mark); save it as UTF-8 or ASCII",
+                    name));
+  if (s.substr(0, 3) == "\xEF\xBB\xBF") first_line.erase(0, 3);
+}
+
+JsonLines::JsonLines(std::istream& in, const std::string& name)
+    : m_in(&in), m_name(printable(name, 1024)) {}
+
+bool JsonLines::next(nlohmann::json& row) {
+  while (read_bounded_line(*m_in, m_line, CsvColumns::k_max_line_bytes, m_name, m_line_no + 1,
+                           "JSON line")) {
+    ++m_line_no;
+    if (m_line_no == 1) check_byte_order_mark(m_line, m_name);
+    if (m_line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    try {
+      row = nlohmann::json::parse(m_line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw InputError(
+          fmt::format("{}:{}: not a JSON object (column {})", m_name, m_line_no, e.byte));
+    } catch (const nlohmann::json::exception&) {  // e.g. a number too large for a double
+      throw InputError(
+          fmt::format("{}:{}: not a JSON object servesim can read (a number out of "
+                      "range)",
+                      m_name, m_line_no));
+    }
+    if (!row.is_object())
+      throw InputError(fmt::format("{}:{}: not a JSON object", m_name, m_line_no));
+    return true;
+  }
+  return false;
+}
+
+const nlohmann::json& JsonLines::field(const nlohmann::json& row, const char* key) const {
+  auto it = row.find(key);
+  if (it == row.end())
+    throw InputError(fmt::format("{}:{}: missing field \"{}\"", m_name, m_line_no, key));
+  return *it;
+}
+
+void JsonLines::bad(const char* key, const nlohmann::json& value, std::string_view allowed) const {
+  throw InputError(fmt::format("{}:{}: field \"{}\" = {}: {}", m_name, m_line_no, key,
+                               printable(value.dump()), allowed));
+}
+
+int64_t JsonLines::tokens(const nlohmann::json& row, const char* key,
+                          const TraceOptions& options) const {
+  const nlohmann::json& v = field(row, key);
+  if (v.is_number_integer()) {
+    // A non-negative integer may be stored unsigned, beyond int64: compare before converting.
+    const bool zero = v.is_number_unsigned() ? v.get<uint64_t>() == 0 : v.get<int64_t>() == 0;
+    if (zero && options.skip_zero_tokens) return 0;
+    if (zero) bad(key, v, tokens_allowed(true));
+    const bool in_range = v.is_number_unsigned()
+                              ? v.get<uint64_t>() <= static_cast<uint64_t>(k_max_tokens)
+                              : v.get<int64_t>() >= 1 && v.get<int64_t>() <= k_max_tokens;
+    if (in_range) return v.get<int64_t>();
+  }
+  bad(key, v, tokens_allowed(false));
+}
+
+}  // namespace servesim

@@ -1,0 +1,118 @@
+#pragma once
+// Inside the trace readers: one TraceRowReader per format turns lines into rows on the file's
+// own clock; trace_source.cpp turns rows into requests (time origin, order check, ids, sorting,
+// counts of skipped rows). The helpers here are shared by every format, so a message reads the
+// same whichever file it is about.
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "sim/csv_columns.h"
+#include "traces/trace_reader.h"
+
+namespace servesim {
+
+/// Counter names for rows a reader skips (reported by WorkloadSource::counters()).
+inline constexpr const char* k_skipped_zero_tokens = "trace_rows_skipped_zero_tokens";
+inline constexpr const char* k_skipped_other_model = "trace_rows_skipped_other_model";
+
+/// Token counts are integers from 1 to this.
+inline constexpr int64_t k_max_tokens = 1'000'000'000;
+/// Simulated time is int64 nanoseconds; no arrival may lie further than this from time 0.
+inline constexpr int64_t k_max_arrival_ns = 9'000'000'000'000'000'000;
+
+struct TraceRow {
+  int64_t arrival_ns = 0;  ///< on the file's own clock (epoch, trace start, ...)
+  int64_t prompt_tokens = 0;
+  int64_t output_tokens = 0;
+  std::vector<uint64_t> block_hashes;
+  int32_t hash_block_tokens = 0;
+  size_t line = 0;
+  std::string arrival_text;    ///< the arrival as the file writes it, quoted for messages
+  const char* skip = nullptr;  ///< non-null: the row is dropped and counted under this name
+};
+
+class TraceRowReader {
+ public:
+  virtual ~TraceRowReader() = default;
+  /// The next row; false at the end of the file. Throws InputError naming file:line.
+  [[nodiscard]] virtual bool next(TraceRow& row) = 0;
+  /// True when arrivals are already relative to time 0 (servesim CSV), not to the first row.
+  [[nodiscard]] virtual bool absolute_time() const { return false; }
+  /// How messages name the arrival: "column arrival_s", "field \"timestamp\"".
+  [[nodiscard]] virtual std::string arrival_label() const = 0;
+  /// What the message says when no row is left: CSV formats have a header.
+  [[nodiscard]] virtual const char* empty_trace() const { return "the trace has no requests"; }
+};
+
+/// One per format. `name` stands for the file in messages, as given (readers pass it through
+/// printable()). REQUIRES: `in` outlives the reader.
+using RowReaderFactory = std::unique_ptr<TraceRowReader> (*)(std::istream& in,
+                                                             const std::string& name,
+                                                             const TraceOptions& options);
+std::unique_ptr<TraceRowReader> make_servesim_csv_rows(std::istream&, const std::string&,
+                                                       const TraceOptions&);
+std::unique_ptr<TraceRowReader> make_vllm_jsonl_rows(std::istream&, const std::string&,
+                                                     const TraceOptions&);
+std::unique_ptr<TraceRowReader> make_azure_rows(std::istream&, const std::string&,
+                                                const TraceOptions&);
+std::unique_ptr<TraceRowReader> make_mooncake_rows(std::istream&, const std::string&,
+                                                   const TraceOptions&);
+std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::string&,
+                                                   const TraceOptions&);
+
+/// Seconds (finite, 0 to 9.2e9) to nanoseconds, exact to the double's own value: the whole
+/// seconds and the fraction are converted apart, so an epoch timestamp loses nothing more.
+[[nodiscard]] int64_t seconds_to_ns(double seconds);
+
+/// "YYYY-MM-DD HH:MM:SS[.fraction][Z | +HH:MM | -HHMM | +HH]" (or a T between date and time),
+/// years 1970 to 2200, to nanoseconds since 1970-01-01 UTC: exact, with fraction digits past the
+/// ninth rounding to the nearest nanosecond. nullopt when malformed. (Azure traces.)
+[[nodiscard]] std::optional<int64_t> parse_utc_timestamp_ns(std::string_view text);
+
+/// A token-count column of a CSV row: an integer from 1 to 10^9; a 0 is returned as 0 when
+/// zero rows may be skipped, and otherwise stops with a message naming the option.
+/// `column` is the header name of requested column `k`.
+[[nodiscard]] int64_t csv_tokens(const CsvColumns& csv, size_t k, const std::string& column,
+                                 const TraceOptions& options);
+
+/// Reads a JSON Lines file one object at a time (blank lines skipped, a UTF-8 byte-order mark
+/// ignored, lines capped at CsvColumns::k_max_line_bytes), with messages naming file:line.
+class JsonLines {
+ public:
+  /// `name` as given; messages carry printable(name).
+  JsonLines(std::istream& in, const std::string& name);
+  /// The next non-blank line as a JSON object; false at the end.
+  [[nodiscard]] bool next(nlohmann::json& row);
+  [[nodiscard]] size_t line() const { return m_line_no; }
+  [[nodiscard]] const std::string& name() const { return m_name; }  ///< printable
+
+  /// `key` of the current row, which must be there; the message names file:line and the key.
+  [[nodiscard]] const nlohmann::json& field(const nlohmann::json& row, const char* key) const;
+  /// A token-count field, as csv_tokens().
+  [[nodiscard]] int64_t tokens(const nlohmann::json& row, const char* key,
+                               const TraceOptions& options) const;
+  /// Throws "file:line: field "key" = value: must be <allowed>".
+  [[noreturn]] void bad(const char* key, const nlohmann::json& value,
+                        std::string_view allowed) const;
+
+ private:
+  std::istream* m_in;
+  std::string m_name;
+  std::string m_line;
+  size_t m_line_no = 0;
+};
+
+/// Throws the message for a UTF-16 byte-order mark at the start of `first_line`, if there is one;
+/// removes a UTF-8 byte-order mark.
+void check_byte_order_mark(std::string& first_line, const std::string& name);
+
+/// "must be an integer from 1 to 1000000000", plus how to skip a 0 when the value is one.
+[[nodiscard]] std::string tokens_allowed(bool value_is_zero);
+
+}  // namespace servesim
