@@ -55,6 +55,7 @@ class RooflineModel final : public StepTimeModel {
     c.ideal_ms_compute = t.flops / m_p.peak_flops_per_s * 1e3;
     c.peak_bytes_per_s = m_p.peak_bytes_per_s;
     c.peak_flops_per_s = m_p.peak_flops_per_s;
+    c.step_ms = t.step_ms;
     return c;
   }
 

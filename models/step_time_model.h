@@ -37,6 +37,7 @@ struct StepCost {
   double ideal_ms_compute = 0;      ///< flops / peak FLOP/s
   double peak_bytes_per_s = 0;      ///< the accelerator's peak memory bandwidth
   double peak_flops_per_s = 0;      ///< its dense peak in the model's compute dtype
+  double step_ms = 0;               ///< what step_ms() returns for the same shape
 };
 
 class StepTimeModel {
@@ -44,8 +45,9 @@ class StepTimeModel {
   virtual ~StepTimeModel() = default;
   /// REQUIRES: shape.sequences >= 1. Returns the step's duration in milliseconds, > 0.
   [[nodiscard]] virtual double step_ms(const StepShape& shape) const = 0;
-  /// REQUIRES: as step_ms. The step's bytes and flops, or nullopt for a model that does not
-  /// know them (measured tables, fitted lines). Pure, like step_ms; must not allocate.
+  /// REQUIRES: as step_ms. The step's bytes and flops (and its step_ms, so the engine asks
+  /// once), or nullopt for a model that does not know them (measured tables, fitted lines).
+  /// Pure, like step_ms; must not allocate.
   [[nodiscard]] virtual std::optional<StepCost> cost(const StepShape&) const {
     return std::nullopt;
   }

@@ -109,6 +109,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   s.kv_peak_used_tokens = stats.peak_kv_used_tokens;
   s.peak_in_flight = stats.peak_in_flight;
   s.prefix = stats.prefix;
+  s.workload_counters = stats.workload_counters;
   if (stats.costed_steps > 0 && stats.busy_ns > 0) {
     const double busy_s = static_cast<double>(stats.busy_ns) * 1e-9;
     s.mbu = stats.bytes_moved / (busy_s * stats.peak_bytes_per_s);

@@ -50,6 +50,7 @@ struct Summary {
   int64_t kv_peak_used_tokens = 0;
   int64_t peak_in_flight = 0;  ///< most requests queued or running at once
   std::optional<KvManager::PrefixStats> prefix;  ///< with kv.prefix_caching
+  std::vector<std::pair<std::string, int64_t>> workload_counters;  ///< rows skipped, capped...
   // Only when the step-time model reports what a step moves and computes (roofline):
   std::optional<double> mbu;  ///< bytes moved / (busy time x peak bandwidth)
   std::optional<double> mfu;  ///< flops / (busy time x peak FLOP/s)

@@ -264,6 +264,9 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   auto optional = [](const std::optional<double>& v) -> nlohmann::ordered_json {
     return v ? nlohmann::ordered_json(*v) : nlohmann::ordered_json(nullptr);
   };
+  nlohmann::ordered_json counters = nlohmann::ordered_json::object();
+  for (const auto& [name, n] : s.workload_counters) counters[name] = n;
+  j["workload_counters"] = counters;
   j["mbu"] = optional(s.mbu);
   j["mfu"] = optional(s.mfu);
   j["bandwidth_bound_step_share"] = optional(s.bandwidth_bound_step_share);
@@ -289,6 +292,8 @@ std::string summary_table(const Summary& s) {
     fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
                        "bandwidth-bound\n",
                    100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
+  for (const auto& [name, n] : s.workload_counters)
+    if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
   if (s.prefix)
     fmt::format_to(it, "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
                        "blocks evicted\n",

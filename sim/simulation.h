@@ -45,6 +45,8 @@ struct RunStats {
   int64_t kv_capacity_tokens = 0;
   int64_t peak_in_flight = 0;        ///< most requests held at once (queued or running)
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
+  /// What the workload source dropped or changed (WorkloadSource::counters).
+  std::vector<std::pair<std::string, int64_t>> workload_counters;
   Time end;                          ///< time of the last event
   // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
   int64_t costed_steps = 0;
@@ -103,6 +105,8 @@ class Simulation {
   void run_events();
   void post(Time t, Kind k);
   void post_schedule();
+  /// Plans the next step now if nothing else can happen at this instant, else posts Schedule.
+  void schedule();
   void pull_next_arrival();
   void on_arrival();
   void try_start_step();

@@ -25,7 +25,9 @@ class BurstGptRows final : public TraceRowReader {
     if (!m_csv.next_row()) return false;
     row.line = m_csv.line();
     row.arrival_ns = seconds_to_ns(m_csv.real(0, 0.0, 9.0e9));
-    row.arrival_text = quote_input(m_csv.field(0));
+    // Kept raw (quoted only if a message needs it): escaping every row cost ~10% of a replay.
+    row.arrival_text.assign(m_csv.field(0));
+    row.arrival_text_raw = true;
     if (!m_options.model.empty() && m_csv.field(1) != m_options.model) {
       row.skip = k_skipped_other_model;
       return true;

@@ -22,7 +22,9 @@ class ServesimCsvRows final : public TraceRowReader {
     if (!m_csv.next_row()) return false;
     row.line = m_csv.line();
     row.arrival_ns = seconds_to_ns(m_csv.real(0, 0.0, 9.0e9));
-    row.arrival_text = quote_input(m_csv.field(0));
+    // Kept raw (quoted only if a message needs it): escaping every row cost ~10% of a replay.
+    row.arrival_text.assign(m_csv.field(0));
+    row.arrival_text_raw = true;
     row.prompt_tokens = csv_tokens(m_csv, 1, k_columns[1], m_options);
     row.output_tokens = csv_tokens(m_csv, 2, k_columns[2], m_options);
     row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;

@@ -33,7 +33,8 @@ struct TraceRow {
   std::vector<uint64_t> block_hashes;
   int32_t hash_block_tokens = 0;
   size_t line = 0;
-  std::string arrival_text;    ///< the arrival as the file writes it, quoted for messages
+  std::string arrival_text;    ///< the arrival as the file writes it, for messages
+  bool arrival_text_raw = false;  ///< arrival_text still needs quote_input() to be shown
   const char* skip = nullptr;  ///< non-null: the row is dropped and counted under this name
 };
 

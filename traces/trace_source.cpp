@@ -117,7 +117,7 @@ class StreamingTrace final : public WorkloadSource {
         throw InputError(fmt::format(
             "{}:{}: {} = {} is more than 9e9 s after the first request "
             "(line {}); simulated time is int64 nanoseconds",
-            m_name, m_row.line, m_rows->arrival_label(), m_row.arrival_text, m_origin_line));
+            m_name, m_row.line, m_rows->arrival_label(), shown(m_row.arrival_text), m_origin_line));
       out = to_request(m_row, m_next_id++, arrival_ns);
       return true;
     }
@@ -129,11 +129,15 @@ class StreamingTrace final : public WorkloadSource {
       throw InputError(fmt::format(
           "{}:{}: {} = {} is before the previous row's {} (line {}): rows must be in "
           "non-decreasing arrival order (workload.trace.sort: true sorts the trace in memory)",
-          m_name, m_row.line, m_rows->arrival_label(), m_row.arrival_text, m_prev_text,
-          m_prev_line));
+          m_name, m_row.line, m_rows->arrival_label(), shown(m_row.arrival_text),
+          shown(m_prev_text), m_prev_line));
     m_prev_ns = m_row.arrival_ns;
     m_prev_line = m_row.line;
     m_prev_text = m_row.arrival_text;
+  }
+
+  [[nodiscard]] std::string shown(const std::string& text) const {
+    return m_row.arrival_text_raw ? quote_input(text) : text;
   }
 
   std::unique_ptr<std::istream> m_owned;  // the file, when the source opened it
@@ -188,7 +192,7 @@ class SortedTrace final : public WorkloadSource {
       throw InputError(
           fmt::format("{}:{}: {} = {} is more than 9e9 s after the earliest request "
                       "(line {}); simulated time is int64 nanoseconds",
-                      name, last_line, rows.arrival_label(), last_text, first_line));
+                      name, last_line, rows.arrival_label(), row.arrival_text_raw ? quote_input(last_text) : last_text, first_line));
     std::stable_sort(all.begin(), all.end(),
                      [](const Loaded& a, const Loaded& b) { return a.raw_ns < b.raw_ns; });
     m_rows.reserve(all.size());

@@ -96,6 +96,7 @@ TEST_CASE("roofline: a decode step is bound by its bytes", "[models][roofline]")
   CHECK(c->ideal_ms_compute == Approx(0.080032).epsilon(1e-12));
   CHECK(c->peak_bytes_per_s == 1e12);
   CHECK(c->peak_flops_per_s == 1e14);
+  CHECK(c->step_ms == m->step_ms(s));  // the engine takes the step time from cost() alone
 }
 
 TEST_CASE("roofline: a long prefill chunk is bound by its arithmetic", "[models][roofline]") {

@@ -149,3 +149,17 @@ TEST_CASE("cli: a trace error found while streaming leaves no output behind",
   CHECK_THAT(r.err, Catch::Contains("late-error.csv:5002"));
   CHECK_FALSE(fs::exists(dir));
 }
+
+TEST_CASE("summary: what a workload transform dropped or capped is counted in summary.json",
+          "[sim][cli]") {
+  const auto dir = temp_dir();
+  const CliResult r = cli({"run", "--out", dir.string(), "--set",
+                           "workload.transform={max_context_tokens: 100, sample_fraction: 0.5}"});
+  REQUIRE(r.code == 0);
+  std::ifstream in(dir / "summary.json");
+  const std::string summary((std::istreambuf_iterator<char>(in)), {});
+  CHECK_THAT(summary, Catch::Contains("\"workload_counters\": {"));
+  CHECK_THAT(summary, Catch::Contains("\"transform_capped_context_tokens\": "));
+  CHECK_THAT(summary, Catch::Contains("\"transform_dropped_sample\": "));
+  CHECK_THAT(r.out, Catch::Contains("workload   transform_dropped_sample: "));
+}
