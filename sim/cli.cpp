@@ -15,6 +15,7 @@
 #include "sim/explain_cmd.h"
 #include "sim/output.h"
 #include "sim/scenario.h"
+#include "sim/trace_cmd.h"
 #include "traces/workload_source.h"
 
 namespace po = boost::program_options;
@@ -31,6 +32,9 @@ usage:
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
   servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
+  servesim trace stats FILE [--format F] [--sort] [--window-s W] [--json OUT.json]
+                       [--skip-zero-tokens] [--hash-block-tokens N] [--model M]
+  servesim trace gen CONFIG.yaml --out FILE.csv [--set key.path=value ...] [--seed N] [--requests N]
   servesim --help | --version
 
 `servesim run` with no CONFIG runs the embedded default scenario (configs/default.yaml).
@@ -155,9 +159,10 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "list") return cmd_list(rest, out);
     if (args[0] == "calibrate") return cmd_calibrate(rest, out);
     if (args[0] == "explain") return cmd_explain(rest, out);
-    throw UsageError(
-        fmt::format("unknown command \"{}\"{} (valid: calibrate, explain, list, run)", args[0],
-                    did_you_mean(args[0], {"calibrate", "explain", "list", "run"})));
+    if (args[0] == "trace") return cmd_trace(rest, out);
+    const std::vector<std::string> commands{"calibrate", "explain", "list", "run", "trace"};
+    throw UsageError(fmt::format("unknown command \"{}\"{} (valid: {})", args[0],
+                                 did_you_mean(args[0], commands), join_names(commands)));
   } catch (const UsageError& e) {
     err << "servesim: " << e.what() << "\n\n" << k_usage;
     return 2;
