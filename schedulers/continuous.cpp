@@ -47,7 +47,6 @@ class ContinuousScheduler final : public Scheduler {
     // Decodes only while the batch fits: a step cannot take more decodes than its budget.
     const size_t fast_end = static_cast<size_t>(std::min<int64_t>(
         static_cast<int64_t>(running.size()), m_budget));
-    plan.reserve(running.size());
     for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
       const uint32_t slot = running[i];
       Request& r = s.req(slot);
