@@ -3,7 +3,7 @@
 # when everything is already installed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libboost-program-options-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-      nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev)
+      nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")
