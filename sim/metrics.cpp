@@ -17,20 +17,6 @@ double percentile(const std::vector<double>& sorted, double p) {
   return sorted[lo] + frac * (sorted[hi] - sorted[lo]);
 }
 
-Distribution distribution(std::vector<double> v) {
-  QuantileSketch q(v.size());
-  for (double x : v) q.add(x);
-  Distribution d;
-  d.count = q.count();
-  if (d.count == 0) return d;
-  d.mean = q.mean();
-  d.p50 = q.percentile(50);
-  d.p90 = q.percentile(90);
-  d.p99 = q.percentile(99);
-  d.max = q.max();
-  return d;
-}
-
 namespace {
 
 Distribution finish(QuantileSketch& q) {
@@ -47,6 +33,12 @@ Distribution finish(QuantileSketch& q) {
 }
 
 }  // namespace
+
+Distribution distribution(std::vector<double> v) {
+  QuantileSketch q(v.size());
+  for (double x : v) q.add(x);
+  return finish(q);
+}
 
 MetricsRecorder::MetricsRecorder(size_t exact_limit)
     : m_ttft(exact_limit), m_tpot(exact_limit), m_e2e(exact_limit), m_queue(exact_limit) {}
