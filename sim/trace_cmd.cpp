@@ -254,11 +254,6 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
   out << fmt::format("wrote {} requests, arrivals {:.3f} to {:.3f} s, to {}\n", w.requests,
                      seconds(w.first_ns), seconds(w.last_ns), vm["out"].as<std::string>());
   for (const auto& [counter, n] : source->counters()) out << fmt::format("  {} {}\n", n, counter);
-  // The CSV reader parses arrival_s through a double, which holds 9 decimals exactly below
-  // 2^23 s; past that a read-back arrival can move by up to half the double's spacing.
-  if (w.last_ns >= (int64_t{1} << 23) * k_ns_per_s)
-    out << "note: arrivals past 2^23 s (97 days) read back from this file to within a few "
-           "hundred nanoseconds, not exactly\n";
   if (w.sharing > 0)
     out << fmt::format(
         "note: {} requests carried prefix-sharing information (block hashes or a content "

@@ -4,7 +4,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
+#include <limits>
 #include <cmath>
 
 #include "sim/errors.h"
@@ -15,6 +17,28 @@ int64_t seconds_to_ns(double seconds) {
   const double whole = std::floor(seconds);
   const double fraction = seconds - whole;  // exact: both lie in the same binade or below
   return static_cast<int64_t>(whole) * 1'000'000'000 + std::llround(fraction * 1e9);
+}
+
+bool decimal_seconds_to_ns(std::string_view text, int64_t& ns) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
+  const size_t point = text.find('.');
+  const std::string_view whole = text.substr(0, point);
+  const std::string_view frac = point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  if (whole.empty() && frac.empty()) return false;
+  if (whole.size() > 10) return false;  // past 9.2e9 s either way; let the double path say so
+  auto digits = [](std::string_view d) {
+    return std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(whole) || !digits(frac)) return false;
+  int64_t secs = 0;
+  for (char c : whole) secs = secs * 10 + (c - '0');
+  int64_t nanos = 0;
+  for (size_t i = 0; i < 9; ++i) nanos = nanos * 10 + (i < frac.size() ? frac[i] - '0' : 0);
+  if (frac.size() > 9 && frac[9] >= '5') ++nanos;
+  if (secs > (std::numeric_limits<int64_t>::max() - nanos) / 1'000'000'000) return false;
+  ns = secs * 1'000'000'000 + nanos;
+  return true;
 }
 
 std::string tokens_allowed(bool value_is_zero) {

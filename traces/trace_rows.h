@@ -70,6 +70,11 @@ std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::str
 /// Seconds (finite, 0 to 9.2e9) to nanoseconds, exact to the double's own value: the whole
 /// seconds and the fraction are converted apart, so an epoch timestamp loses nothing more.
 [[nodiscard]] int64_t seconds_to_ns(double seconds);
+/// A plain decimal ("123", "8400000.123456789": digits, at most one point, no sign or
+/// exponent) in seconds, straight to nanoseconds: exact to 9 decimals, later digits rounded
+/// half up. Returns false for any other form (the caller falls back to seconds_to_ns of the
+/// parsed double) or a value past int64 nanoseconds.
+[[nodiscard]] bool decimal_seconds_to_ns(std::string_view text, int64_t& ns);
 
 /// "YYYY-MM-DD HH:MM:SS[.fraction][Z | +HH:MM | -HHMM | +HH]" (or a T between date and time),
 /// years 1970 to 2200, to nanoseconds since 1970-01-01 UTC: exact, with fraction digits past the

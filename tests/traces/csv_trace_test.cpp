@@ -42,6 +42,19 @@ TEST_CASE("csv trace: columns in any order, extra ones ignored, rows sorted stab
   CHECK(swapped[0].arrival.count_ns() == 500'000'000);
 }
 
+TEST_CASE("csv trace: decimal arrivals are exact nanoseconds, however late", "[traces]") {
+  // 8,400,000 s is past 2^23 s, where a double no longer holds 9 decimals: the digits are taken
+  // as they are. A tenth decimal rounds half up; an exponent form goes through a double.
+  const auto rows = read_csv_trace(write_temp(
+      "late.csv", "arrival_s,prompt_tokens,output_tokens\n8400000.123456789,1,1\n"
+                  " 8400001.0000000015 ,1,1\n8400002,1,1\n8.400003e6,1,1\n"));
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[0].arrival.count_ns() == 8'400'000'123'456'789);
+  CHECK(rows[1].arrival.count_ns() == 8'400'001'000'000'002);
+  CHECK(rows[2].arrival.count_ns() == 8'400'002'000'000'000);
+  CHECK(rows[3].arrival.count_ns() == 8'400'003'000'000'000);
+}
+
 TEST_CASE("csv trace: bad rows name the line, the column and what is allowed", "[traces]") {
   const std::string h = "arrival_s,prompt_tokens,output_tokens\n";
   CHECK(error_of("") == ": empty file (expected a header with arrival_s, prompt_tokens, output_tokens)");
