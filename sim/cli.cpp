@@ -16,6 +16,8 @@
 #include "sim/output.h"
 #include "sim/scenario.h"
 #include "sim/trace_cmd.h"
+#include "traces/arrival_process.h"
+#include "traces/length_dist.h"
 #include "traces/workload_source.h"
 
 namespace po = boost::program_options;
@@ -28,7 +30,8 @@ constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM s
 usage:
   servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
                [--max-sim-time S] [--max-wall-time S] [--no-requests-csv]
-  servesim list [schedulers|step-time-models|workload-sources|kv-policies|models|hardware]
+  servesim list [schedulers|step-time-models|workload-sources|arrival-kinds|length-kinds|
+                 kv-policies|models|hardware]
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
   servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
@@ -50,6 +53,8 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
       {"schedulers", scheduler_names()},
       {"step-time-models", step_time_model_names()},
       {"workload-sources", workload_source_names()},
+      {"arrival-kinds", arrival_kind_names()},
+      {"length-kinds", length_kind_names()},
       {"kv-policies", kv_policy_names()},
       {"models", model_names()},
       {"hardware", hardware_names()},

@@ -96,5 +96,8 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
   CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));
   CHECK_THAT(all.out, Catch::Contains("workload-sources: synthetic trace"));
   CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\nstatic\n");
+  CHECK(cli({"list", "arrival-kinds"}).out == "daily\nfixed\ngamma\nonoff\npoisson\n");
+  CHECK_THAT(cli({"list", "length-kinds"}).out, Catch::Contains("empirical\n") &&
+                                                    Catch::Contains("zipf\n"));
   CHECK(cli({"list", "schedulerz"}).code == 2);
 }
