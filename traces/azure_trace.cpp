@@ -126,12 +126,7 @@ class AzureRows final : public TraceRowReader {
           "2023-11-16 18:15:46.6805900, optionally followed by a UTC offset (+00:00) or Z",
           printable(m_csv.path(), 1024), m_csv.line(), quote_input(m_csv.field(0))));
     row.arrival_ns = *t;
-    // Kept raw (quoted only if a message needs it): escaping every row cost ~10% of a replay.
-    row.arrival_text.assign(m_csv.field(0));
-    row.arrival_text_raw = true;
-    row.prompt_tokens = csv_tokens(m_csv, 1, k_columns[1], m_options);
-    row.output_tokens = csv_tokens(m_csv, 2, k_columns[2], m_options);
-    row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
+    fill_csv_row(row, m_csv, 0, 1, 2, k_columns, m_options);
     return true;
   }
   std::string arrival_label() const override { return "column TIMESTAMP"; }

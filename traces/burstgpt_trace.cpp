@@ -24,17 +24,14 @@ class BurstGptRows final : public TraceRowReader {
   bool next(TraceRow& row) override {
     if (!m_csv.next_row()) return false;
     row.line = m_csv.line();
-    row.arrival_ns = seconds_to_ns(m_csv.real(0, 0.0, 9.0e9));
-    // Kept raw (quoted only if a message needs it): escaping every row cost ~10% of a replay.
-    row.arrival_text.assign(m_csv.field(0));
-    row.arrival_text_raw = true;
+    row.arrival_ns = csv_seconds_ns(m_csv, 0);
     if (!m_options.model.empty() && m_csv.field(1) != m_options.model) {
+      row.arrival_text.assign(m_csv.field(0));
+      row.arrival_text_raw = true;
       row.skip = k_skipped_other_model;
       return true;
     }
-    row.prompt_tokens = csv_tokens(m_csv, 2, k_columns[2], m_options);
-    row.output_tokens = csv_tokens(m_csv, 3, k_columns[3], m_options);
-    row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
+    fill_csv_row(row, m_csv, 0, 2, 3, k_columns, m_options);
     return true;
   }
   std::string arrival_label() const override { return "column Timestamp"; }

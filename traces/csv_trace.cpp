@@ -21,16 +21,8 @@ class ServesimCsvRows final : public TraceRowReader {
   bool next(TraceRow& row) override {
     if (!m_csv.next_row()) return false;
     row.line = m_csv.line();
-    // Range-checked as a number, then taken digit by digit when it is a plain decimal, so
-    // nanosecond arrivals are exact however late (a double holds 9 decimals only to 2^23 s).
-    row.arrival_ns = seconds_to_ns(m_csv.real(0, 0.0, 9.0e9));
-    if (int64_t exact = 0; decimal_seconds_to_ns(m_csv.field(0), exact)) row.arrival_ns = exact;
-    // Kept raw (quoted only if a message needs it): escaping every row cost ~10% of a replay.
-    row.arrival_text.assign(m_csv.field(0));
-    row.arrival_text_raw = true;
-    row.prompt_tokens = csv_tokens(m_csv, 1, k_columns[1], m_options);
-    row.output_tokens = csv_tokens(m_csv, 2, k_columns[2], m_options);
-    row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
+    row.arrival_ns = csv_seconds_ns(m_csv, 0);
+    fill_csv_row(row, m_csv, 0, 1, 2, k_columns, m_options);
     return true;
   }
   bool absolute_time() const override { return true; }

@@ -87,6 +87,17 @@ std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::str
 [[nodiscard]] int64_t csv_tokens(const CsvColumns& csv, size_t k, const std::string& column,
                                  const TraceOptions& options);
 
+/// The arrival column `k` of a CSV row in seconds (a finite number from 0 to 9e9), to
+/// nanoseconds: exact when written as a plain decimal (decimal_seconds_to_ns).
+[[nodiscard]] int64_t csv_seconds_ns(const CsvColumns& csv, size_t k);
+
+/// The rest of a CSV row every reader fills the same way: the arrival column `arrival_k` kept
+/// as raw text for messages, the token columns `prompt_k` and `output_k` (named in `columns`),
+/// and the zero-token skip.
+void fill_csv_row(TraceRow& row, const CsvColumns& csv, size_t arrival_k, size_t prompt_k,
+                  size_t output_k, const std::vector<std::string>& columns,
+                  const TraceOptions& options);
+
 /// Reads a JSON Lines file one object at a time (blank lines skipped, a UTF-8 byte-order mark
 /// ignored, lines capped at CsvColumns::k_max_line_bytes), with messages naming file:line.
 class JsonLines {
