@@ -2,7 +2,7 @@
 # Installs what servesim needs to build and test on Debian 12, as root. Skips apt-get entirely
 # when everything is already installed.
 set -euo pipefail
-pkgs=(cmake ninja-build g++ libboost-program-options-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
+pkgs=(cmake ninja-build g++ libboost-program-options-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
       nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev python3)
 missing=()
 for p in "${pkgs[@]}"; do

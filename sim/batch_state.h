@@ -42,7 +42,8 @@ class BatchState {
   [[nodiscard]] const std::vector<StepEntry>& plan() const { return m_plan; }
   /// Requests that produced their last token in the step just ended (valid in after_step).
   [[nodiscard]] int32_t finished_this_step() const { return m_finished_this_step; }
-  /// True once the workload has no more arrivals to deliver.
+  /// True when no further arrival is known to be coming: the workload has delivered everything
+  /// it has, though a reactive one may make more requests when a reply leaves.
   [[nodiscard]] bool arrivals_done() const { return m_arrivals_done; }
 
   /// Moves the front of the waiting queue to the running batch; its first `cached_tokens` of
@@ -70,7 +71,9 @@ class BatchState {
   void enqueue(uint32_t slot);
   void reject(uint32_t slot, std::string reason);
   void set_now(Time t) { m_now = t; }
-  void set_arrivals_done() { m_arrivals_done = true; }
+  /// Whether the workload has nothing more known to arrive. With a reactive source (sessions,
+  /// closed-loop users) this can become false again when a departure makes a request ready.
+  void set_arrivals_done(bool done = true) { m_arrivals_done = done; }
   void set_finished_this_step(int32_t n) { m_finished_this_step = n; }
   [[nodiscard]] Time take_wake() {
     Time t = m_wake;

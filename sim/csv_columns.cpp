@@ -41,14 +41,22 @@ constexpr size_t k_npos = std::string_view::npos;
 
 CsvColumns::CsvColumns(std::string path, std::vector<std::string> columns)
     : m_path(std::move(path)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
-      m_file(m_path, std::ios::binary), m_in(&m_file) {
+      m_file(m_path, std::ios::binary), m_in(&m_file), m_required(m_columns.size()) {
   if (!m_file) throw InputError(fmt::format("{}: cannot open file", m_name));
   read_header();
 }
 
 CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns)
     : m_path(std::move(name)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
-      m_in(&in) {
+      m_in(&in), m_required(m_columns.size()) {
+  read_header();
+}
+
+CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns,
+                       const std::vector<std::string>& optional)
+    : m_path(std::move(name)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
+      m_in(&in), m_required(m_columns.size()) {
+  m_columns.insert(m_columns.end(), optional.begin(), optional.end());
   read_header();
 }
 
@@ -78,7 +86,8 @@ bool CsvColumns::read_line() {
 }
 
 void CsvColumns::read_header() {
-  const std::string wanted = fmt::format("{}", fmt::join(m_columns, ", "));
+  const std::string wanted =
+      fmt::format("{}", fmt::join(m_columns.begin(), m_columns.begin() + m_required, ", "));
   bool more = read_line();
   // Spreadsheets save "Unicode text" as UTF-16; its byte-order mark is FF FE or FE FF.
   if (more && (starts_with(m_line, "\xFF\xFE") || starts_with(m_line, "\xFE\xFF")))
@@ -99,7 +108,7 @@ void CsvColumns::read_header() {
       m_index[k] = i;
     }
   });
-  for (size_t k = 0; k < m_columns.size(); ++k)
+  for (size_t k = 0; k < m_required; ++k)
     if (m_index[k] == k_npos)
       throw InputError(fmt::format("{}:{}: the header lacks column {} (needs {}; found: {})",
                                    m_name, m_line_no, m_columns[k], wanted,

@@ -27,6 +27,10 @@ class CsvColumns {
   /// The same over a stream; `name` stands for the file in messages. REQUIRES: `in` outlives
   /// this reader.
   CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns);
+  /// With `optional` columns too, numbered after `columns`: a file may leave them out (has()
+  /// says whether it did; field() is then empty on every row).
+  CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns,
+             const std::vector<std::string>& optional);
 
   /// A longer line stops the reader (a trace row is a few numbers; this bounds the memory a
   /// hostile file can make it take).
@@ -40,6 +44,8 @@ class CsvColumns {
 
   /// The k-th requested column of the current row.
   [[nodiscard]] std::string_view field(size_t k) const { return m_fields[k]; }
+  /// Whether the header names requested column `k` (always true for a required one).
+  [[nodiscard]] bool has(size_t k) const { return m_index[k] != std::string_view::npos; }
   /// An integer in [min, max]; otherwise throws naming file, line, column and value.
   [[nodiscard]] int64_t integer(size_t k, int64_t min, int64_t max) const;
   /// A finite number in [min, max].
@@ -62,6 +68,7 @@ class CsvColumns {
   std::vector<std::string_view> m_fields;  // the requested columns of the current row
   std::vector<size_t> m_index;             // where each requested column is in the header
   size_t m_header_fields = 0;
+  size_t m_required = 0;  // the first m_required of m_columns must be in the header
   size_t m_line_no = 0;
 };
 

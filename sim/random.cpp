@@ -48,4 +48,6 @@ double Rng::gamma(double shape) {
   }
 }
 
+double Rng::weibull(double shape) { return std::pow(exponential(1.0), 1.0 / shape); }
+
 }  // namespace servesim

@@ -23,6 +23,9 @@ class Rng {
   /// uniform01(); a shape below 1 is boosted: Gamma(k) = Gamma(k + 1) * U^(1/k). The number of
   /// draws it takes varies (about 1.05 normals per value for shape >= 1).
   double gamma(double shape);
+  /// Weibull with the given shape and scale 1: E^(1/shape) for E = exponential(1), one uniform
+  /// per value (mean Gamma(1 + 1/shape)). REQUIRES: shape > 0.
+  double weibull(double shape);
 
  private:
   std::mt19937_64 m_engine;  // its output sequence is fixed by the C++ standard

@@ -29,6 +29,8 @@ struct RequestSpec {
   /// conversation: each turn's prompt is the whole context so far plus new tokens), so token
   /// k of any request of the stream is the same token. 0: only block_hashes say what is shared.
   uint64_t content_stream = 0;
+  /// Non-zero: the conversation (session) this request is a turn of, for statistics; 0: none.
+  uint64_t session = 0;
 };
 
 struct Request {

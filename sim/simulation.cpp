@@ -14,6 +14,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
       m_check(check),
       m_limits(limits) {
   m_stats.kv_capacity_tokens = m_state.kv().capacity_tokens();
+  m_reactive = m_c.source->reactive();
   std::vector<Event> storage;
   storage.reserve(16);
   m_events = decltype(m_events)(std::greater<>(), std::move(storage));
@@ -37,16 +38,33 @@ void Simulation::post_schedule() {
   post(m_state.now(), Kind::Schedule);
 }
 
+namespace {
+
+/// Orders the ready heap: std::push_heap keeps the greatest on top, so "greater" = later.
+bool later(const RequestSpec& a, const RequestSpec& b) {
+  return a.arrival != b.arrival ? a.arrival > b.arrival : a.id > b.id;
+}
+
+}  // namespace
+
 void Simulation::pull_next_arrival() {
-  RequestSpec spec;
-  if (!m_c.source->next(spec)) {
-    m_state.set_arrivals_done();
-    return;
+  m_next_posted = m_c.source->next(m_next);
+  if (m_next_posted) {
+    if (m_next.arrival < m_state.now())
+      throw std::logic_error("workload source yielded arrivals out of order");
+    post(m_next.arrival, Kind::Arrival);
   }
-  if (spec.arrival < m_state.now())
-    throw std::logic_error("workload source yielded arrivals out of order");
-  m_next = spec;
-  post(spec.arrival, Kind::Arrival);
+  update_arrivals_done();
+}
+
+void Simulation::update_arrivals_done() {
+  m_state.set_arrivals_done(!m_next_posted && m_ready.empty());
+}
+
+RequestSpec& Simulation::due_arrival() {
+  if (m_ready.empty() || (m_next_posted && !later(m_next, m_ready.front()))) return m_next;
+  std::pop_heap(m_ready.begin(), m_ready.end(), later);
+  return m_ready.back();
 }
 
 const char* Simulation::stop_reason(Time t, uint64_t events) {
@@ -107,7 +125,10 @@ void Simulation::run_events() {
 }
 
 void Simulation::on_arrival() {
-  const uint32_t slot = m_state.add_request(m_next);
+  RequestSpec& spec = due_arrival();
+  const bool from_source = &spec == &m_next;
+  const uint32_t slot = m_state.add_request(spec);
+  if (!from_source) m_ready.pop_back();
   const Request& r = m_state.req(slot);
   std::string why = m_state.kv().never_fits(r);
   if (why.empty()) why = m_c.scheduler->never_schedulable(r);
@@ -119,15 +140,34 @@ void Simulation::on_arrival() {
     m_state.reject(slot, std::move(why));
     depart(slot);
   }
-  pull_next_arrival();
+  if (from_source)
+    pull_next_arrival();
+  else
+    update_arrivals_done();
 }
 
 void Simulation::depart(uint32_t slot) {
-  for (RequestRecorder* rec : m_recorders) rec->record(m_state.req(slot));
+  const Request& r = m_state.req(slot);
+  for (RequestRecorder* rec : m_recorders) rec->record(r);
+  if (m_reactive && !m_stopping) {
+    m_c.source->on_depart(r, m_state.now(), m_newly_ready);
+    for (RequestSpec& spec : m_newly_ready) {
+      if (spec.arrival < m_state.now())
+        throw std::logic_error("workload source made a request ready in the past");
+      post(spec.arrival, Kind::Arrival);
+      m_ready.push_back(std::move(spec));
+      std::push_heap(m_ready.begin(), m_ready.end(), later);
+    }
+    if (!m_newly_ready.empty()) {
+      m_newly_ready.clear();
+      update_arrivals_done();
+    }
+  }
   m_state.recycle(slot);
 }
 
 void Simulation::record_unfinished() {
+  m_stopping = true;  // what is left is recorded, not continued
   // Slot order is arbitrary; recorders that care about order sort by id.
   for (uint32_t slot = 0; slot < m_state.slots().size(); ++slot)
     if (m_state.req(slot).state != RequestState::Pending) depart(slot);
@@ -260,6 +300,10 @@ void Simulation::check_invariants(const char* when) {
 }
 
 void Simulation::check_all_served() const {
+  if (m_c.source->waiting() != 0)
+    throw std::logic_error(fmt::format(
+        "simulation ended with {} requests still waiting for others to leave",
+        m_c.source->waiting()));
   for (const Request& r : m_state.slots()) {
     if (r.state == RequestState::Pending) continue;  // a free slot
     throw std::logic_error(fmt::format(

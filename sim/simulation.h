@@ -108,6 +108,11 @@ class Simulation {
   /// Plans the next step now if nothing else can happen at this instant, else posts Schedule.
   void schedule();
   void pull_next_arrival();
+  /// arrivals_done: the source has nothing more and no request made ready is still to arrive.
+  void update_arrivals_done();
+  /// Takes the request due now: the source's next, or a request made ready by a departure,
+  /// whichever comes first by (arrival, id).
+  [[nodiscard]] RequestSpec& due_arrival();
   void on_arrival();
   void try_start_step();
   void finish_step();
@@ -129,6 +134,13 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<>> m_events;
   uint64_t m_seq = 0;
   RequestSpec m_next;          // the arrival already posted
+  bool m_next_posted = false;  // m_next holds a posted arrival
+  // Reactive sources: requests made ready by departures, a min-heap by (arrival, id), each
+  // with its arrival posted; m_newly_ready is on_depart's scratch list.
+  std::vector<RequestSpec> m_ready;
+  std::vector<RequestSpec> m_newly_ready;
+  bool m_reactive = false;
+  bool m_stopping = false;     // a bounded run is recording what is left
   bool m_busy = false;         // a step is in flight
   bool m_schedule_posted = false;
   Time m_timer_at = Time::max();

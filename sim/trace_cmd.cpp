@@ -61,9 +61,10 @@ TraceOptions trace_options(const po::variables_map& vm, const std::string& path)
   o.skip_zero_tokens = vm["skip-zero-tokens"].as<bool>();
   const char* read_as = trace_format_name(o.format);
   if (vm.count("hash-block-tokens")) {
-    if (o.format != TraceFormat::Mooncake)
+    if (o.format != TraceFormat::Mooncake && o.format != TraceFormat::ServesimCsv)
       throw InputError(fmt::format(
-          "--hash-block-tokens: only mooncake traces have hash_ids; this trace is read as {}",
+          "--hash-block-tokens: only mooncake traces (hash_ids) and servesim CSV (prefix_hash) "
+          "have block hashes; this trace is read as {}",
           read_as));
     const int64_t b = vm["hash-block-tokens"].as<int64_t>();
     if (b < 1 || b > (1 << 20)) throw InputError("--hash-block-tokens: must be from 1 to 1048576");
@@ -132,6 +133,11 @@ std::string stats_table(const Json& j) {
                               count(p["hit_tokens"]), count(p["hashed_tokens"]),
                               pct(p["token_hit_rate"]), pct(p["hit_fraction_of_prompt_tokens"])));
   }
+  if (const Json& ss = j["sessions"]; !ss.is_null())
+    row("sessions",
+        fmt::format("{} sessions hold {} requests: {} turns each on average, at most {}",
+                    count(ss["sessions"]), count(ss["requests_in_sessions"]),
+                    num(ss["turns_mean"], "{:.2f}"), count(ss["turns_max"])));
   for (const auto& [name, n] : j["counters"].items())
     row("skipped", fmt::format("{} {}", count(n), name));
   if (!j["percentiles_exact"].get<bool>())
@@ -169,7 +175,8 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
   std::error_code ec;
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InputError(fmt::format("{}: not a regular file", printable(path, 1024)));
-  const TraceOptions options = trace_options(vm, path);
+  TraceOptions options = trace_options(vm, path);
+  options.dependencies = false;  // every row counts, as written; sessions are only counted
 
   auto source = open_trace(path, options);
   TraceStats stats(std::llround(window_s * 1e9));
@@ -202,21 +209,37 @@ std::unique_ptr<WorkloadSource> workload_of(const std::shared_ptr<Document>& doc
 
 struct Written {
   int64_t requests = 0, first_ns = 0, last_ns = 0;
-  int64_t sharing = 0;  ///< requests with block hashes or a content stream, which are lost
+  int64_t streams = 0;          ///< requests with a content stream, which is lost
+  int32_t hash_block_tokens = 0;  ///< of the prefix_hash column, when written
 };
 
-/// Every request of `source` as a servesim CSV row, arrivals exact to the nanosecond.
+/// Every request of `source` as a servesim CSV row, arrivals exact to the nanosecond. When the
+/// first request has block hashes, a prefix_hash column carries every request's.
 Written write_csv(WorkloadSource& source, std::ostream& csv) {
   Written w;
-  csv << "arrival_s,prompt_tokens,output_tokens\n";
-  for (RequestSpec r; source.next(r); ++w.requests) {
+  RequestSpec r;
+  const bool any = source.next(r);
+  const bool hashes = any && !r.block_hashes.empty();
+  if (hashes) w.hash_block_tokens = r.hash_block_tokens;
+  csv << (hashes ? "arrival_s,prompt_tokens,output_tokens,prefix_hash\n"
+                 : "arrival_s,prompt_tokens,output_tokens\n");
+  for (bool more = any; more; more = source.next(r), ++w.requests) {
     const int64_t t = r.arrival.count_ns();
     if (t < 0) throw std::logic_error("trace gen: a workload yielded a negative arrival");
     if (w.requests == 0) w.first_ns = t;
     w.last_ns = t;
-    if (!r.block_hashes.empty() || r.content_stream != 0) ++w.sharing;
-    csv << fmt::format("{}.{:09},{},{}\n", t / k_ns_per_s, t % k_ns_per_s, r.prompt_tokens,
+    if (r.content_stream != 0) ++w.streams;
+    csv << fmt::format("{}.{:09},{},{}", t / k_ns_per_s, t % k_ns_per_s, r.prompt_tokens,
                        r.output_tokens);
+    if (hashes) {
+      if (!r.block_hashes.empty() && r.hash_block_tokens != w.hash_block_tokens)
+        throw InputError(fmt::format(
+            "trace gen: request {} has {}-token hash blocks, the first had {}: one prefix_hash "
+            "column cannot hold both",
+            r.id, r.hash_block_tokens, w.hash_block_tokens));
+      csv << fmt::format(",{}", fmt::join(r.block_hashes, ";"));
+    }
+    csv << '\n';
   }
   return w;
 }
@@ -246,6 +269,12 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
     doc->apply_override("workload.synthetic.requests=" + vm["requests"].as<std::string>());
   }
   const auto source = workload_of(doc);  // a bad config stops here, before any output
+  if (source->reactive())
+    throw InputError(fmt::format(
+        "trace gen: {}'s workload makes requests as replies leave the server (sessions, "
+        "dependencies or closed-loop users), so its arrivals are not known before a run; "
+        "`servesim run` writes the arrivals it had to requests.csv",
+        doc->file()));
 
   const auto [dir, name] = output_path(vm["out"].as<std::string>(), "--out");
   ResultFiles files(dir);
@@ -254,11 +283,15 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
   out << fmt::format("wrote {} requests, arrivals {:.3f} to {:.3f} s, to {}\n", w.requests,
                      seconds(w.first_ns), seconds(w.last_ns), vm["out"].as<std::string>());
   for (const auto& [counter, n] : source->counters()) out << fmt::format("  {} {}\n", n, counter);
-  if (w.sharing > 0)
+  if (w.hash_block_tokens != 0 && w.hash_block_tokens != TraceOptions{}.hash_block_tokens)
+    out << fmt::format("note: prefix_hash holds one hash per {} tokens; replay it with "
+                       "workload.trace.hash_block_tokens: {}\n",
+                       w.hash_block_tokens, w.hash_block_tokens);
+  if (w.streams > 0)
     out << fmt::format(
-        "note: {} requests carried prefix-sharing information (block hashes or a content "
-        "stream), which servesim CSV has no column for; it is not written\n",
-        w.sharing);
+        "note: {} requests shared a conversation's token stream, which servesim CSV has no "
+        "column for; it is not written\n",
+        w.streams);
   return 0;
 }
 

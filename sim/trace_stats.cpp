@@ -72,6 +72,7 @@ void TraceStats::add(const RequestSpec& r) {
     lengths->total += tokens;
   }
   m_prefix.add(r);
+  if (r.session != 0) ++m_turns[r.session];
 }
 
 Json TraceStats::figures() {
@@ -92,6 +93,16 @@ Json TraceStats::figures() {
   j["total_tokens"] = m_prompt.total + m_output.total;
   j["percentiles_exact"] = m_prompt.sketch.exact();
   j["prefix_reuse"] = m_prefix.figures(m_prompt.total);
+  j["sessions"] = nullptr;
+  if (!m_turns.empty()) {
+    int64_t in_sessions = 0, most = 0;
+    for (const auto& [session, turns] : m_turns) in_sessions += turns, most = std::max(most, turns);
+    const auto sessions = static_cast<int64_t>(m_turns.size());
+    j["sessions"] = {{"sessions", sessions},
+                     {"requests_in_sessions", in_sessions},
+                     {"turns_mean", static_cast<double>(in_sessions) / static_cast<double>(sessions)},
+                     {"turns_max", most}};
+  }
   return j;
 }
 

@@ -4,8 +4,10 @@
 //
 // Memory does not grow with the trace except in two places: the length percentiles
 // (QuantileSketch: exact up to 2^21 requests, then a fixed ~650 KB histogram each) and the
-// prefix-reuse set (one 64-bit hash per distinct prefix of block_hashes).
+// prefix-reuse set (one 64-bit hash per distinct prefix of block_hashes), and one counter per
+// session when the trace has sessions.
 #include <cstdint>
+#include <unordered_map>
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
@@ -61,6 +63,7 @@ class TraceStats {
   long double m_window_sumsq = 0;
   Lengths m_prompt, m_output;
   PrefixReuse m_prefix;
+  std::unordered_map<uint64_t, int64_t> m_turns;  // requests per session (RequestSpec::session)
 };
 
 }  // namespace servesim

@@ -1,8 +1,17 @@
 // servesim's own CSV trace: a header naming at least arrival_s (seconds from time 0, taken as
 // they are), prompt_tokens and output_tokens, in any order; other columns are ignored. One
-// request a row.
+// request a row. Optional columns (docs/workloads.md):
+//   prefix_hash  the prompt's block hashes, one per hash_block_tokens tokens, separated by ';'
+//                or spaces (as Mooncake's hash_ids), for prefix caching;
+//   request_id   a unique non-negative integer naming the row for parent_id (default: the
+//                row's 0-based number among the requests);
+//   session_id   any text: the rows of one session are the turns of one conversation, in file
+//                order; each turn's prompt_tokens are its new tokens;
+//   parent_id    request_id values (';' or space separated) this request waits for;
+//   think_s      seconds between the last parent's reply and this request.
 #include <fmt/format.h>
 
+#include <charconv>
 #include <fstream>
 
 #include "sim/errors.h"
@@ -12,24 +21,84 @@ namespace servesim {
 namespace {
 
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
+const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id", "parent_id",
+                                          "think_s"};
+enum : size_t { k_arrival, k_prompt, k_output, k_prefix, k_request, k_session, k_parent, k_think };
+
+/// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
+uint64_t session_hash(std::string_view text) {
+  uint64_t h = 14695981039346656037ull;
+  for (char c : text) h = (h ^ static_cast<unsigned char>(c)) * 1099511628211ull;
+  return h == 0 ? 1 : h;
+}
 
 class ServesimCsvRows final : public TraceRowReader {
  public:
   ServesimCsvRows(std::istream& in, const std::string& name, const TraceOptions& options)
-      : m_csv(in, name, k_columns), m_options(options) {}
+      : m_csv(in, name, k_columns, k_optional), m_options(options) {}
 
   bool next(TraceRow& row) override {
     if (!m_csv.next_row()) return false;
     row.line = m_csv.line();
-    row.arrival_ns = csv_seconds_ns(m_csv, 0);
-    fill_csv_row(row, m_csv, 0, 1, 2, k_columns, m_options);
+    row.arrival_ns = csv_seconds_ns(m_csv, k_arrival);
+    fill_csv_row(row, m_csv, k_arrival, k_prompt, k_output, k_columns, m_options);
+    row.block_hashes.clear();
+    row.hash_block_tokens = 0;
+    if (m_csv.has(k_prefix) && !m_csv.field(k_prefix).empty()) {
+      integer_list(k_prefix, row.block_hashes);
+      row.hash_block_tokens = m_options.hash_block_tokens;
+      const int64_t block = m_options.hash_block_tokens;
+      const int64_t blocks = (row.prompt_tokens + block - 1) / block;
+      if (row.skip == nullptr && static_cast<int64_t>(row.block_hashes.size()) > blocks)
+        throw InputError(fmt::format(
+            "{}:{}: column prefix_hash has {} hashes, more than the {} blocks of {} tokens in "
+            "prompt_tokens {}: there must be at most one per block "
+            "(workload.trace.hash_block_tokens sets the block size)",
+            printable(m_csv.path(), 1024), m_csv.line(), row.block_hashes.size(), blocks, block,
+            row.prompt_tokens));
+    }
+    row.key = m_csv.has(k_request)
+                  ? static_cast<uint64_t>(m_csv.integer(k_request, 0, INT64_MAX))
+                  : 0;
+    row.session = m_csv.field(k_session).empty() ? 0 : session_hash(m_csv.field(k_session));
+    row.parents.clear();
+    if (!m_csv.field(k_parent).empty()) integer_list(k_parent, row.parents);
+    row.think_ns = m_csv.field(k_think).empty()
+                       ? 0
+                       : seconds_to_ns(m_csv.real(k_think, 0.0, 9.0e9));
     return true;
   }
   bool absolute_time() const override { return true; }
   std::string arrival_label() const override { return "column arrival_s"; }
   const char* empty_trace() const override { return "the trace has a header but no requests"; }
+  bool has_dependencies() const override {
+    return m_csv.has(k_session) || m_csv.has(k_parent) || m_csv.has(k_think);
+  }
+  bool has_request_ids() const override { return m_csv.has(k_request); }
 
  private:
+  /// Non-negative integers separated by ';' or spaces.
+  void integer_list(size_t k, std::vector<uint64_t>& out) const {
+    const std::string_view s = m_csv.field(k);
+    size_t i = 0;
+    while (i < s.size()) {
+      if (s[i] == ';' || s[i] == ' ') {
+        ++i;
+        continue;
+      }
+      uint64_t v = 0;
+      auto [ptr, ec] = std::from_chars(s.data() + i, s.data() + s.size(), v);
+      if (ec != std::errc() || v > static_cast<uint64_t>(INT64_MAX) ||
+          (ptr != s.data() + s.size() && *ptr != ';' && *ptr != ' '))
+        throw InputError(fmt::format(
+            "{}:{}: column {} = {}: must be non-negative integers separated by ';' or spaces",
+            printable(m_csv.path(), 1024), m_csv.line(), k_optional[k - k_columns.size()],
+            quote_input(s)));
+      out.push_back(v);
+      i = static_cast<size_t>(ptr - s.data());
+    }
+  }
+
   CsvColumns m_csv;
   TraceOptions m_options;
 };
@@ -48,7 +117,9 @@ std::vector<RequestSpec> read_csv_trace(const std::string& path) {
 }
 
 std::vector<RequestSpec> read_csv_trace(std::istream& in, const std::string& name) {
-  return read_trace(in, name, TraceOptions{});
+  TraceOptions o;
+  o.dependencies = false;
+  return read_trace(in, name, o);
 }
 
 }  // namespace servesim

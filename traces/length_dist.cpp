@@ -215,6 +215,49 @@ constexpr Registry<LengthReader, 6> k_kinds{{{
     {"zipf", &read_zipf},
 }}};
 
+class IndependentLengths final : public LengthPairs {
+ public:
+  IndependentLengths(std::unique_ptr<LengthDist> prompt, std::unique_ptr<LengthDist> output)
+      : m_prompt(std::move(prompt)), m_output(std::move(output)) {}
+  std::pair<int32_t, int32_t> draw_pair(Rng& rng) override {
+    const int32_t prompt = m_prompt->draw_tokens(rng);  // named: the prompt is drawn first
+    return {prompt, m_output->draw_tokens(rng)};
+  }
+
+ private:
+  std::unique_ptr<LengthDist> m_prompt, m_output;
+};
+
+enum class RowOrder { Resample, Sequential, Shuffle };
+
+/// The rows of a length-only trace. `shuffle` is a Fisher-Yates shuffle done one step per
+/// request: request i swaps row i with a row drawn from i..n-1 and takes it, which gives a
+/// uniformly random permutation of the rows taken in order, each row at most once.
+class RowLengths final : public LengthPairs {
+ public:
+  RowLengths(std::vector<std::pair<int32_t, int32_t>> rows, RowOrder order)
+      : m_rows(std::move(rows)), m_order(order) {}
+  std::pair<int32_t, int32_t> draw_pair(Rng& rng) override {
+    const int64_t last = static_cast<int64_t>(m_rows.size()) - 1;
+    switch (m_order) {
+      case RowOrder::Resample:
+        return m_rows[static_cast<size_t>(rng.uniform_int(0, last))];
+      case RowOrder::Shuffle:
+        std::swap(m_rows[m_next],
+                  m_rows[static_cast<size_t>(rng.uniform_int(static_cast<int64_t>(m_next), last))]);
+        break;
+      case RowOrder::Sequential:
+        break;
+    }
+    return m_rows[m_next++];  // read_length_pairs() checked that the rows suffice
+  }
+
+ private:
+  std::vector<std::pair<int32_t, int32_t>> m_rows;
+  RowOrder m_order;
+  size_t m_next = 0;
+};
+
 /// The node at `key` of `c`, walked down from the document's root along c's key path (map keys,
 /// each maybe followed by [index] for a list item); Cfg does not hand out its nodes. Walks with
 /// const nodes and fresh handles: assigning to a yaml-cpp node would write into the document.
@@ -244,6 +287,34 @@ YAML::Node node_at(const Cfg& c, const std::string& key) {
 std::unique_ptr<LengthDist> read_length_dist(const Cfg& c) { return k_kinds.pick(c, "kind")(c); }
 
 std::vector<std::string> length_kind_names() { return k_kinds.names(); }
+
+std::unique_ptr<LengthPairs> independent_lengths(std::unique_ptr<LengthDist> prompt,
+                                                 std::unique_ptr<LengthDist> output) {
+  return std::make_unique<IndependentLengths>(std::move(prompt), std::move(output));
+}
+
+std::unique_ptr<LengthPairs> read_length_pairs(const Cfg& c, int64_t requests) {
+  const std::string path = c.existing_file("path", "length trace file");
+  // Vidur's processed traces name them so (num_prefill_tokens, num_decode_tokens).
+  const std::string prompt = c.get_string("prompt_column", "num_prefill_tokens");
+  const std::string output = c.get_string("output_column", "num_decode_tokens");
+  const std::string order_name =
+      c.get_choice("order", "shuffle", {"resample", "sequential", "shuffle"});
+  const RowOrder order = order_name == "resample"     ? RowOrder::Resample
+                         : order_name == "sequential" ? RowOrder::Sequential
+                                                      : RowOrder::Shuffle;
+  CsvColumns csv(path, {prompt, output});
+  std::vector<std::pair<int32_t, int32_t>> rows;
+  while (csv.next_row())
+    rows.emplace_back(static_cast<int32_t>(csv.integer(0, 1, k_max_tokens)),
+                      static_cast<int32_t>(csv.integer(1, 1, k_max_tokens)));
+  if (rows.empty()) c.fail("path", "the file has a header but no rows");
+  if (order != RowOrder::Resample && requests > static_cast<int64_t>(rows.size()))
+    c.fail("order", fmt::format("{} uses each row once, but requests ({}) is more than the file's "
+                                "{} rows; order: resample draws rows with replacement",
+                                order_name, requests, rows.size()));
+  return std::make_unique<RowLengths>(std::move(rows), order);
+}
 
 std::vector<double> get_number_list(const Cfg& c, const std::string& key, RealRange r,
                                     bool integers) {

@@ -25,6 +25,25 @@ class LengthDist {
 [[nodiscard]] std::unique_ptr<LengthDist> read_length_dist(const Cfg& c);
 [[nodiscard]] std::vector<std::string> length_kind_names();
 
+/// A request's prompt and output lengths, drawn together. CONTRACT: as LengthDist's, except that
+/// a source may keep state (its place in a file): draw_pair() is called once per request, in
+/// request order.
+class LengthPairs {
+ public:
+  virtual ~LengthPairs() = default;
+  /// {prompt tokens, output tokens}, each in [1, 10^9].
+  [[nodiscard]] virtual std::pair<int32_t, int32_t> draw_pair(Rng& rng) = 0;
+};
+
+/// Two independent distributions, the prompt drawn before the output (prompt_tokens and
+/// output_tokens).
+[[nodiscard]] std::unique_ptr<LengthPairs> independent_lengths(std::unique_ptr<LengthDist> prompt,
+                                                               std::unique_ptr<LengthDist> output);
+/// Reads a `lengths_from` map: the rows of a length-only trace, each request taking one row's
+/// prompt and output together (`path`, `prompt_column`, `output_column`, `order`). `requests`
+/// is how many requests will draw: the orders that use each row at most once need that many rows.
+[[nodiscard]] std::unique_ptr<LengthPairs> read_length_pairs(const Cfg& c, int64_t requests);
+
 /// Reads `key` of `c` as a non-empty YAML list of numbers, each in `r` and, when `integers`, a
 /// whole number (a config file is at most 16 MiB, which bounds the list). A bad item is named with
 /// its index: `a.hourly[3] = "x" at f.yaml:2:5: must be a number`. Shared with arrival_process.cpp.

@@ -3,10 +3,13 @@
 #include "traces/workload_source.h"
 
 namespace servesim {
+
 namespace {
 
 // Sorted by name. A new source is one file and one line here.
-constexpr Registry<WorkloadFactory, 2> k_sources{{{
+constexpr Registry<WorkloadFactory, 4> k_sources{{{
+    {"closed_loop", &make_closed_loop},
+    {"servegen", &make_servegen},
     {"synthetic", &make_synthetic},
     {"trace", &make_trace},
 }}};

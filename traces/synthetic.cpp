@@ -1,9 +1,12 @@
 // A seeded synthetic workload, generated lazily one request at a time (memory does not grow with
 // the request count). For each request the generator draws, in this order: the arrival (one or
-// more values, by kind), the prompt length, the output length. The arrival processes are in
+// more values, by kind), the prompt length, the output length -- or, with `lengths_from`, the
+// row of a length-only trace that gives both. The arrival processes are in
 // arrival_process.cpp, the length distributions in length_dist.cpp; docs/workloads-synthetic.md
 // defines every kind and key.
 #include <fmt/format.h>
+
+#include <tuple>
 
 #include "sim/random.h"
 #include "traces/arrival_process.h"
@@ -16,14 +19,12 @@ namespace {
 class Synthetic final : public WorkloadSource {
  public:
   Synthetic(uint64_t seed, int64_t count, double start_s, std::unique_ptr<ArrivalProcess> arrivals,
-            std::unique_ptr<LengthDist> prompt, std::unique_ptr<LengthDist> output,
-            std::string where)
+            std::unique_ptr<LengthPairs> lengths, std::string where)
       : m_rng(seed),
         m_count(count),
         m_start_s(start_s),
         m_arrivals(std::move(arrivals)),
-        m_prompt(std::move(prompt)),
-        m_output(std::move(output)),
+        m_lengths(std::move(lengths)),
         m_where(std::move(where)) {}
 
   bool next(RequestSpec& out) override {
@@ -37,8 +38,7 @@ class Synthetic final : public WorkloadSource {
                       "limit of {:.0e} s; raise the arrival rate or lower requests",
                       m_where, m_made, m_start_s + clock_s, k_max_arrival_s));
     out.arrival = Time::from_seconds(m_start_s + clock_s);
-    out.prompt_tokens = m_prompt->draw_tokens(m_rng);
-    out.output_tokens = m_output->draw_tokens(m_rng);
+    std::tie(out.prompt_tokens, out.output_tokens) = m_lengths->draw_pair(m_rng);
     ++m_made;
     return true;
   }
@@ -49,7 +49,7 @@ class Synthetic final : public WorkloadSource {
   int64_t m_count;
   double m_start_s;
   std::unique_ptr<ArrivalProcess> m_arrivals;
-  std::unique_ptr<LengthDist> m_prompt, m_output;
+  std::unique_ptr<LengthPairs> m_lengths;
   std::string m_where;  // "workload.synthetic in file", for messages
   int64_t m_made = 0;
 };
@@ -69,9 +69,19 @@ std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed) {
                  fmt::format("{} requests from start_s {} {} arrive until {:.4g} s, past the "
                              "simulator's limit of {:.0e} s",
                              count, start_s, a.rate_words, start_s + span_s, k_max_arrival_s));
-  return std::make_unique<Synthetic>(seed, count, start_s, std::move(a.process),
-                                     read_length_dist(c.child("prompt_tokens")),
-                                     read_length_dist(c.child("output_tokens")),
+  std::unique_ptr<LengthPairs> lengths;
+  if (c.has("lengths_from")) {
+    for (const char* key : {"prompt_tokens", "output_tokens"})
+      if (c.has(key))
+        c.fail(key,
+               "lengths_from gives both lengths: give it, or prompt_tokens and "
+               "output_tokens, not both");
+    lengths = read_length_pairs(c.child("lengths_from"), count);
+  } else {
+    lengths = independent_lengths(read_length_dist(c.child("prompt_tokens")),
+                                  read_length_dist(c.child("output_tokens")));
+  }
+  return std::make_unique<Synthetic>(seed, count, start_s, std::move(a.process), std::move(lengths),
                                      fmt::format("{} in {}", c.path(), c.doc().file()));
 }
 

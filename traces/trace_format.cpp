@@ -140,10 +140,11 @@ std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t /*seed*/) {
   o.skip_zero_tokens = c.get_choice("zero_tokens", "error", {"error", "skip"}) == "skip";
   const char* read_as = trace_format_name(o.format);
   if (c.has("hash_block_tokens")) {
-    if (o.format != TraceFormat::Mooncake)
-      c.fail("hash_block_tokens", fmt::format("only mooncake traces have hash_ids; this trace is "
-                                              "read as {}",
-                                              read_as));
+    if (o.format != TraceFormat::Mooncake && o.format != TraceFormat::ServesimCsv)
+      c.fail("hash_block_tokens",
+             fmt::format("only mooncake traces (hash_ids) and servesim CSV (prefix_hash) have "
+                         "block hashes; this trace is read as {}",
+                         read_as));
     o.hash_block_tokens = static_cast<int32_t>(c.get_int("hash_block_tokens", {1, 1 << 20}));
   }
   if (c.has("model")) {

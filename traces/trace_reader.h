@@ -7,6 +7,10 @@
 // whole trace and stable-sorts it by arrival. Request ids are 0, 1, 2, ... in file order over
 // the rows kept. Arrivals are taken relative to the first request (after sorting, the earliest),
 // except in servesim's own CSV, whose arrival_s is used as it is.
+//
+// A servesim CSV with dependency columns (session_id, parent_id, think_s) is the exception to
+// streaming: it is loaded whole, and a request that depends on others arrives only once they
+// have left the engine (traces/dependent_trace.cpp; docs/workloads.md, "Sessions").
 #include <cstdint>
 #include <istream>
 #include <memory>
@@ -30,6 +34,10 @@ struct TraceOptions {
   int32_t hash_block_tokens = 512;
   /// BurstGPT: keep only rows whose Model is this (empty keeps all); the others are counted.
   std::string model;
+  /// servesim CSV with session_id / parent_id / think_s: replay the dependencies (a request
+  /// arrives after its parents' replies). false streams every row as an independent request
+  /// (trace stats), keeping RequestSpec::session.
+  bool dependencies = true;
 };
 
 /// The name used in configs and messages ("azure", "servesim_csv", ...).

@@ -36,6 +36,11 @@ struct TraceRow {
   std::string arrival_text;    ///< the arrival as the file writes it, for messages
   bool arrival_text_raw = false;  ///< arrival_text still needs quote_input() to be shown
   const char* skip = nullptr;  ///< non-null: the row is dropped and counted under this name
+  // Dependencies (servesim CSV's optional columns; see traces/dependent_trace.cpp).
+  uint64_t key = 0;             ///< request_id, when the file has that column
+  uint64_t session = 0;         ///< hash of session_id (never 0), 0 when empty or absent
+  std::vector<uint64_t> parents;  ///< parent_id: request_id values (row numbers without it)
+  int64_t think_ns = 0;         ///< think_s: delay after the parents' replies
 };
 
 class TraceRowReader {
@@ -49,6 +54,11 @@ class TraceRowReader {
   [[nodiscard]] virtual std::string arrival_label() const = 0;
   /// What the message says when no row is left: CSV formats have a header.
   [[nodiscard]] virtual const char* empty_trace() const { return "the trace has no requests"; }
+  /// True when rows carry dependencies (servesim CSV with session_id, parent_id or think_s):
+  /// the trace is then loaded whole and replayed by DependentTrace.
+  [[nodiscard]] virtual bool has_dependencies() const { return false; }
+  /// Whether rows carry request_id (TraceRow::key); otherwise a row's key is its row number.
+  [[nodiscard]] virtual bool has_request_ids() const { return false; }
 };
 
 /// One per format. `name` stands for the file in messages, as given (readers pass it through
@@ -66,6 +76,12 @@ std::unique_ptr<TraceRowReader> make_mooncake_rows(std::istream&, const std::str
                                                    const TraceOptions&);
 std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::string&,
                                                    const TraceOptions&);
+
+/// A trace whose rows depend on others (TraceRowReader::has_dependencies), loaded whole.
+/// `name` is printable. Throws InputError for a missing parent, a repeated request_id, or a
+/// cycle, naming the lines.
+std::unique_ptr<WorkloadSource> make_dependent_trace(TraceRowReader& rows, const std::string& name,
+                                                     const TraceOptions& options);
 
 /// Seconds (finite, 0 to 9.2e9) to nanoseconds, exact to the double's own value: the whole
 /// seconds and the fraction are converted apart, so an epoch timestamp loses nothing more.

@@ -60,6 +60,7 @@ RequestSpec to_request(TraceRow& row, uint64_t id, int64_t arrival_ns) {
   r.output_tokens = static_cast<int32_t>(row.output_tokens);
   r.block_hashes = std::exchange(row.block_hashes, {});  // the row is reused, empty
   r.hash_block_tokens = r.block_hashes.empty() ? 0 : row.hash_block_tokens;
+  r.session = row.session;
   return r;
 }
 
@@ -220,6 +221,8 @@ std::unique_ptr<WorkloadSource> open(std::unique_ptr<std::istream> owned, std::i
                                      const std::string& file, const TraceOptions& options) {
   const std::string name = printable(file, 1024);
   auto rows = row_reader(options.format)(in, file, options);
+  if (options.dependencies && rows->has_dependencies())
+    return make_dependent_trace(*rows, name, options);
   if (options.sort) return std::make_unique<SortedTrace>(*rows, name, options);
   return std::make_unique<StreamingTrace>(std::move(owned), std::move(rows), name, options);
 }

@@ -205,11 +205,16 @@ std::unique_ptr<WorkloadSource> make_transform(const Cfg& c, const WorkloadMaker
   if (!any) c.fail("", fmt::format("give at least one of {}", join_names(keys)));
   TransformSpec spec = read_spec(c, seed);
   const std::string where = fmt::format("{} in {}", c.path(), c.doc().file());
+  std::unique_ptr<WorkloadSource> inner = make_inner();
+  if (inner->reactive())
+    c.fail("", "cannot reshape a workload whose requests wait for others (sessions, "
+               "dependencies, closed-loop users): dropping or moving a request would change "
+               "when the others arrive; remove workload.transform");
   if (c.has("target_rate_per_s")) {
     const double target = c.get_real("target_rate_per_s", {0.0, 1e9, true});
     spec.time_divisor = divisor_for_rate(c, target, make_inner, spec, where);
   }
-  auto out = std::make_unique<Transformed>(make_inner(), spec, where);
+  auto out = std::make_unique<Transformed>(std::move(inner), spec, where);
   if (!out->prime())
     c.fail("", fmt::format("no request is left after the transform ({})", [&] {
              std::string counts;

@@ -3,7 +3,13 @@
 // by a transform (traces/transform.cpp).
 //
 // CONTRACT: next() yields requests in non-decreasing arrival order; requests with equal arrival
-// come in input order. ids are 0, 1, 2, ... in input order. A source reports bad input by
+// come in input order. ids are 0, 1, 2, ... in input order.
+//
+// A reactive source (sessions, dependency graphs, closed-loop users) also makes requests whose
+// arrival depends on the run: the engine calls on_depart() for every request that leaves, and
+// the source hands back the requests that this made ready, each arriving at or after that
+// instant. next() then yields only the requests whose arrival is known up front; ids are still
+// unique, but need not follow arrival order. A source reports bad input by
 // throwing InputError naming the file and line; it never skips a row silently: a row dropped on
 // purpose (an option asked for it) is counted in counters().
 #include <cstdint>
@@ -30,6 +36,15 @@ class WorkloadSource {
   /// {"trace_rows_skipped_zero_tokens", 3}); complete once next() has returned false. Only the
   /// counts the configured options can move are listed.
   [[nodiscard]] virtual std::vector<std::pair<std::string, int64_t>> counters() const { return {}; }
+
+  /// True for a reactive source (see above). Transforms refuse such a source: they would cut
+  /// or move requests that others wait for.
+  [[nodiscard]] virtual bool reactive() const { return false; }
+  /// Reactive sources: request `r` left the engine (released, or rejected) at `now`; appends to
+  /// `ready` the requests that can now be given an arrival (>= now).
+  virtual void on_depart(const Request& /*r*/, Time /*now*/, std::vector<RequestSpec>& /*ready*/) {}
+  /// Reactive sources: how many requests still wait for others to leave.
+  [[nodiscard]] virtual size_t waiting() const { return 0; }
 };
 
 /// `section` is workload.<kind>; relative paths resolve against the config file's folder
@@ -44,6 +59,10 @@ using WorkloadFactory = std::unique_ptr<WorkloadSource> (*)(const Cfg& section, 
 /// workload.trace: any trace format (traces/trace_reader.h).
 std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t seed);
 std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed);
+/// workload.closed_loop: users who each send a request a think time after the last reply.
+std::unique_ptr<WorkloadSource> make_closed_loop(const Cfg& c, uint64_t seed);
+/// workload.servegen: ServeGen's per-window client traces (traces/servegen.cpp).
+std::unique_ptr<WorkloadSource> make_servegen(const Cfg& c, uint64_t seed);
 
 /// workload.transform around a source. `make_inner` makes a fresh copy of the source each time
 /// it is called (target_rate_per_s reads one copy through first, to measure the rate).

@@ -181,7 +181,7 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[sim]
         err("scheduler: required key missing in the top level at c.yaml:1:1 (a map): found "
             "schedular (did you mean scheduler?)"));
   CHECK(config_error("synthetic:", "synthetc:") ==
-        err("workload at c.yaml:2:3: needs exactly one of synthetic, trace: found synthetc (did "
+        err("workload at c.yaml:2:3: needs exactly one of closed_loop, servegen, synthetic, trace: found synthetc (did "
             "you mean synthetic?)"));
   CHECK(config_error("kind: continuous", "kind: contiuous") ==
         err("scheduler.kind = \"contiuous\" at c.yaml:9:9: unknown \"contiuous\" (did you mean "

@@ -220,7 +220,7 @@ TEST_CASE("trace stats: bad arguments and bad traces exit 2 with a message", "[c
   CHECK_THAT(err_of({"trace", "stats", good, "--window-s", "0"}),
              Catch::Contains("--window-s 0: must be from 1e-9 to 9e9 seconds"));
   CHECK_THAT(err_of({"trace", "stats", good, "--hash-block-tokens", "16"}),
-             Catch::Contains("only mooncake traces have hash_ids; this trace is read as azure"));
+             Catch::Contains("have block hashes; this trace is read as azure"));
   CHECK_THAT(err_of({"trace", "stats", good, "--format", "csv"}),
              Catch::Contains("excerpt.csv:1: the header lacks column arrival_s"));
   // A bad row late in the file names its line; no JSON is written.
@@ -329,4 +329,42 @@ TEST_CASE("trace gen: a trace written back keeps every arrival to the nanosecond
   const std::string csv = slurp(out);
   CHECK_THAT(csv, Catch::Contains("\n0.000000000,374,44\n4.314579000,396,109\n"));
   CHECK_THAT(csv, Catch::EndsWith("\n19.913927000,91,16\n"));
+}
+
+TEST_CASE("trace gen: Mooncake hash_ids come back as prefix_hash, with the same reuse",
+          "[cli]") {
+  const std::string trace = k_data + "mooncake_conversation_excerpt.jsonl";
+  const std::string config = write_temp("m.yaml", "workload: {trace: {path: " + trace + "}}\n");
+  const fs::path out = temp_dir() / "m.csv";
+  const CliResult r = cli({"trace", "gen", config, "--out", out.string()});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, !Catch::Contains("note:"));  // 512-token blocks are the default
+  CHECK_THAT(slurp(out), Catch::StartsWith("arrival_s,prompt_tokens,output_tokens,prefix_hash\n"));
+  const Json original = stats_json({trace});
+  const Json again = stats_json({out.string()});
+  CHECK(again["prefix_reuse"] == original["prefix_reuse"]);
+  CHECK(again["prompt_tokens"] == original["prompt_tokens"]);
+}
+
+TEST_CASE("trace stats: sessions are counted; trace gen refuses a closed loop", "[cli]") {
+  const std::string csv = write_temp("s.csv",
+                                     "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
+                                     "0,10,2,a,\n0,5,3,a,1\n0.5,7,1,b,\n0,7,1,a,2\n");
+  const Json j = stats_json({csv, "--sort"});
+  CHECK(j["requests"] == 4);
+  CHECK(j["sessions"]["sessions"] == 2);
+  CHECK(j["sessions"]["requests_in_sessions"] == 4);
+  CHECK(j["sessions"]["turns_mean"] == 2.0);
+  CHECK(j["sessions"]["turns_max"] == 3);
+  CHECK(stats_json({k_data + "azure_conv_2023_excerpt.csv"})["sessions"].is_null());
+
+  const std::string config = write_temp(
+      "g.yaml",
+      "workload: {closed_loop: {users: 2, requests: 4, think_s: 1,\n"
+      "  prompt_tokens: {kind: fixed, value: 4}, output_tokens: {kind: fixed, value: 2}}}\n");
+  const fs::path out = temp_dir() / "g.csv";
+  const CliResult r = cli({"trace", "gen", config, "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("so its arrivals are not known before a run"));
+  CHECK(!fs::exists(out));
 }

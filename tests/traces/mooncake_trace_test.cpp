@@ -101,10 +101,12 @@ TEST_CASE("mooncake: bad lines name the file, line, field and what is allowed", 
   CHECK(mooncake_error("\n\n") == "m.jsonl: the trace has no requests");
 }
 
-TEST_CASE("mooncake: hash_block_tokens belongs to mooncake traces only", "[traces]") {
-  const std::string csv = write_temp("c.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n");
+TEST_CASE("mooncake: hash_block_tokens belongs to traces with block hashes only", "[traces]") {
+  const std::string csv =
+      write_temp("c.csv", "TIMESTAMP,ContextTokens,GeneratedTokens\n2023-11-16 18:15:46,1,1\n");
   const std::string msg =
       error_from([&] { (void)trace_of("path: " + csv + "\nhash_block_tokens: 256\n"); });
   CHECK_THAT(msg, Catch::Contains("hash_block_tokens = \"256\" at test.yaml:2:20: only mooncake "
-                                  "traces have hash_ids; this trace is read as servesim_csv"));
+                                  "traces (hash_ids) and servesim CSV (prefix_hash) have block "
+                                  "hashes; this trace is read as azure"));
 }
