@@ -268,6 +268,29 @@ Fitter make_roofline_fitter(const std::string& roofline_yaml) {
   };
 }
 
+OverheadFit fit_cpu_overhead(const std::vector<std::pair<double, double>>& batch_ms) {
+  if (batch_ms.size() < 2)
+    throw InputError("cpu overhead: need at least 2 (batch size, ms) points to fit");
+  std::vector<std::vector<double>> rows;
+  for (const auto& [batch, ms] : batch_ms) {
+    if (!(ms > 0)) throw InputError(fmt::format("cpu overhead: {} ms at batch {}: must be > 0", ms, batch));
+    rows.push_back({1.0 / ms, batch / ms});
+  }
+  const auto x = nnls(rows, std::vector<double>(rows.size(), 1.0));
+  OverheadFit fit;
+  fit.overhead = {x[0], x[1]};
+  fit.points = batch_ms.size();
+  fit.min_batch = fit.max_batch = batch_ms.front().first;
+  for (const auto& [batch, ms] : batch_ms) {
+    const double ape = std::fabs(fit.overhead.per_step_ms + fit.overhead.per_sequence_ms * batch - ms) / ms;
+    fit.mape += ape / static_cast<double>(batch_ms.size());
+    fit.max_ape = std::max(fit.max_ape, ape);
+    fit.min_batch = std::min(fit.min_batch, batch);
+    fit.max_batch = std::max(fit.max_batch, batch);
+  }
+  return fit;
+}
+
 FitReport evaluate_fit(const Fitter& fitter, const std::vector<StepSample>& samples, int folds,
                        size_t worst_count, uint64_t seed) {
   FitReport rep;

@@ -54,6 +54,19 @@ using Fitter = std::function<std::unique_ptr<FittedModel>(const std::vector<Step
 /// from 5% to 100%, and the per-step overhead is then solved in closed form, >= 0.
 [[nodiscard]] Fitter make_roofline_fitter(const std::string& roofline_yaml);
 
+/// A per-step CPU overhead (models/step_time_model.h) fitted to measured (batch size, ms)
+/// points, and how well it fits them.
+struct OverheadFit {
+  CpuOverhead overhead;
+  double mape = 0, max_ape = 0;  ///< in-sample, over the points
+  size_t points = 0;
+  double min_batch = 0, max_batch = 0;
+};
+
+/// ms = per_step_ms + per_sequence_ms x batch by least squares on relative error, both >= 0.
+/// Throws InputError with fewer than 2 points or a point whose ms is not > 0.
+[[nodiscard]] OverheadFit fit_cpu_overhead(const std::vector<std::pair<double, double>>& batch_ms);
+
 /// Non-negative least squares: minimises |A x - b| subject to x >= 0. Exact for the few
 /// columns used here (every subset of free columns is tried). REQUIRES: A.cols() <= 12.
 [[nodiscard]] std::vector<double> nnls(const std::vector<std::vector<double>>& rows,

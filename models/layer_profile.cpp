@@ -1,13 +1,14 @@
 #include "models/layer_profile.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 
-#include <fmt/format.h>
-
 #include "models/step_time_model.h"
+#include "sim/config.h"
 #include "sim/csv_columns.h"
 #include "sim/errors.h"
 
@@ -24,6 +25,12 @@ double Curve::at(double x) const {
   return lo->second + (x - lo->first) / (hi->first - lo->first) * (hi->second - lo->second);
 }
 
+double ExpertRouting::activated_per_gpu(double tokens) const {
+  if (experts <= 0 || tokens <= 0) return 0.0;
+  const double miss = 1.0 - std::min(1.0, top_k / experts);  // one token misses an expert
+  return experts / expert_parallel * (1.0 - std::pow(miss, tokens));
+}
+
 namespace {
 
 std::map<std::string, Curve> read_curves(const std::string& path, const std::string& size_col) {
@@ -37,10 +44,11 @@ std::map<std::string, Curve> read_curves(const std::string& path, const std::str
 }
 
 const Curve& need(const std::map<std::string, Curve>& curves, const std::string& name,
-                  const std::string& file) {
+                  const std::string& file, const char* why = "") {
   auto it = curves.find(name);
   if (it == curves.end())
-    throw InputError(fmt::format("{}: no rows for layer \"{}\", which a step needs", file, name));
+    throw InputError(
+        fmt::format("{}: no rows for layer \"{}\", which a step needs{}", file, name, why));
   return it->second;
 }
 
@@ -66,30 +74,68 @@ std::vector<double> sizes_of(const std::string& path, const std::string& size_co
   return xs;
 }
 
+// dense.csv's layers: how often each runs in a transformer layer (0: once a step). The MLP
+// trio is a dense model's; a mixture of experts has moe.csv instead.
+const std::map<std::string, double>& dense_calls() {
+  static const std::map<std::string, double> calls{
+      {"embedding", 0}, {"final_layernorm", 0}, {"layernorm", 2}, {"qkv_proj", 1},
+      {"qk_norm", 1},   {"rotary_emb", 1},      {"o_proj", 1},    {"gate_up_proj", 1},
+      {"act_fn", 1},    {"down_proj", 1}};
+  return calls;
+}
+const std::vector<std::string> k_mlp{"gate_up_proj", "act_fn", "down_proj"};
+
+/// N for a folder named tpN, else 0.
+int tp_of_folder(const fs::path& dir) {
+  const std::string name = dir.filename().string();
+  if (name.size() < 3 || name.rfind("tp", 0) != 0) return 0;
+  int n = 0;
+  for (char ch : name.substr(2)) {
+    if (ch < '0' || ch > '9' || n > 100000) return 0;
+    n = 10 * n + (ch - '0');
+  }
+  return n;
+}
+
 }  // namespace
 
 LayerProfile::LayerProfile(const std::string& dir, int layers) : m_layers(layers) {
   const fs::path p(dir);
-  if (fs::exists(p / "moe.csv"))
-    throw InputError(fmt::format("{}: mixture-of-experts profiles (moe.csv) are not composed yet; "
-                                 "dense models only", dir));
+  read_moe(dir);
   const std::string dense_file = (p / "dense.csv").string();
   const std::string seq_file = (p / "per_sequence.csv").string();
   const auto dense = read_curves(dense_file, "tokens");
   const auto per_seq = read_curves(seq_file, "sequences");
   std::vector<std::pair<const Curve*, double>> per_layer;
-  for (const auto& [name, calls] : std::vector<std::pair<std::string, double>>{
-           {"layernorm", 2}, {"qkv_proj", 1}, {"rotary_emb", 1}, {"o_proj", 1},
-           {"gate_up_proj", 1}, {"act_fn", 1}, {"down_proj", 1}})
-    per_layer.emplace_back(&need(dense, name, dense_file), calls);
+  for (const auto& [name, curve] : dense) {
+    auto it = dense_calls().find(name);
+    if (it == dense_calls().end()) {
+      std::vector<std::string> known;
+      for (const auto& [k, n] : dense_calls()) known.push_back(k);
+      throw InputError(fmt::format("{}: layer \"{}\" is not one a step is composed of (known: {})",
+                                   dense_file, name, join_names(known)));
+    }
+    const bool mlp = std::find(k_mlp.begin(), k_mlp.end(), name) != k_mlp.end();
+    if (mlp && is_moe())
+      throw InputError(
+          fmt::format("{}: has a dense MLP (\"{}\") beside moe.csv; models mixing "
+                      "dense and mixture-of-experts layers are not composed",
+                      dense_file, name));
+    if (it->second > 0) per_layer.emplace_back(&curve, it->second);
+  }
+  const char* no_moe = " (a mixture of experts needs moe.csv here or in ../tp1)";
+  for (const char* name : {"layernorm", "qkv_proj", "rotary_emb", "o_proj"})
+    need(dense, name, dense_file);
+  if (!is_moe())
+    for (const auto& name : k_mlp) need(dense, name, dense_file, no_moe);
   const auto token_sizes = sizes_of(dense_file, "tokens");
   m_per_layer_dense = sum_curves(per_layer, token_sizes);
   m_once_tokens = sum_curves({{&need(dense, "embedding", dense_file), 1},
                               {&need(dense, "final_layernorm", dense_file), 1}},
                              token_sizes);
-  m_once_sequences = sum_curves({{&need(per_seq, "lm_head", seq_file), 1},
-                                 {&need(per_seq, "sampler", seq_file), 1}},
-                                sizes_of(seq_file, "sequences"));
+  m_once_sequences = sum_curves(
+      {{&need(per_seq, "lm_head", seq_file), 1}, {&need(per_seq, "sampler", seq_file), 1}},
+      sizes_of(seq_file, "sequences"));
 
   CsvColumns csv((p / "attention.csv").string(),
                  {"prefill_chunk", "kv_prefill", "n_decode", "kv_decode", "time_us"});
@@ -122,9 +168,45 @@ LayerProfile::LayerProfile(const std::string& dir, int layers) : m_layers(layers
   }
 }
 
+void LayerProfile::read_moe(const std::string& dir) {
+  const fs::path p(dir);
+  const int folder_tp = tp_of_folder(p);
+  fs::path file = p / "moe.csv";
+  std::error_code ec;
+  if (!fs::exists(file, ec) && folder_tp > 1) file = p.parent_path() / "tp1" / "moe.csv";
+  if (!fs::exists(file, ec)) return;
+  std::map<double, Curve> by_activated;
+  CsvColumns csv(file.string(), {"tokens", "activated_experts", "time_us"});
+  while (csv.next_row())
+    by_activated[static_cast<double>(csv.integer(1, 1, 1 << 20))].add(
+        static_cast<double>(csv.integer(0, 1, 1 << 30)), csv.real(2, 0.0, 1e12));
+  if (by_activated.empty()) throw InputError(fmt::format("{}: no rows", file.string()));
+  for (auto& [activated, curve] : by_activated) {
+    curve.finish();
+    m_moe_rows.emplace_back(activated, std::move(curve));
+  }
+  m_routing.experts = m_moe_rows.back().first;
+  m_routing.top_k = m_moe_rows.front().first;
+  m_routing.expert_parallel = std::max(1, folder_tp);
+}
+
 double LayerProfile::non_attention_us(double tokens, double sequences) const {
-  return m_layers * m_per_layer_dense.at(tokens) + m_once_tokens.at(tokens) +
-         m_once_sequences.at(sequences);
+  return m_layers * (layer_dense_us(tokens) + moe_us(tokens, m_routing)) +
+         once_us(tokens, sequences);
+}
+
+double LayerProfile::moe_us(double tokens, const ExpertRouting& r) const {
+  if (m_moe_rows.empty() || tokens <= 0) return 0.0;
+  const double activated = r.activated_per_gpu(tokens);
+  const auto& rows = m_moe_rows;
+  if (rows.size() == 1 || activated <= rows.front().first) return rows.front().second.at(tokens);
+  // Between the bracketing rows of activated experts; along the last two beyond the last.
+  auto hi = std::lower_bound(rows.begin(), rows.end(), activated,
+                             [](const auto& row, double a) { return row.first < a; });
+  if (hi == rows.end()) hi = rows.end() - 1;
+  const auto lo = hi - 1;
+  const double y0 = lo->second.at(tokens), y1 = hi->second.at(tokens);
+  return y0 + (activated - lo->first) / (hi->first - lo->first) * (y1 - y0);
 }
 
 double LayerProfile::attention_us(double pc, double kvp, double n, double kvd) const {
@@ -182,40 +264,82 @@ namespace {
 
 class LayerProfileModel final : public StepTimeModel {
  public:
-  struct Link {
-    double tp = 1;              ///< tensor-parallel degree
-    double hidden_size = 0;     ///< elements all-reduced per token
+  struct Parallel {
+    double tp = 1;           ///< tensor-parallel degree
+    double dp = 1;           ///< data-parallel ranks the replica stands for
+    double hidden_size = 0;  ///< elements exchanged per token
     double activation_bytes = 2;
-    double bytes_per_ms = 0;    ///< link bandwidth
-    double latency_ms = 0;      ///< per all-reduce
+    double bytes_per_ms = 0;  ///< link bandwidth
+    double latency_ms = 0;    ///< per collective
   };
-  LayerProfileModel(LayerProfile p, double overhead_ms, Link link)
-      : m_p(std::move(p)), m_overhead_ms(overhead_ms), m_link(link) {}
+  LayerProfileModel(LayerProfile p, double overhead_ms, Parallel par, ExpertRouting routing)
+      : m_p(std::move(p)), m_overhead_ms(overhead_ms), m_par(par), m_routing(routing) {}
   double step_ms(const StepShape& s) const override {
+    // dp ranks in lockstep: each computes attention and the dense layers for its share of the
+    // step, rounded up (the busiest rank sets the pace); the experts see all the step's tokens.
+    const double dp = m_par.dp;
+    const auto share = [dp](double x) { return dp > 1 ? std::ceil(x / dp) : x; };
     const double n = s.decode_sequences;
     const double kvd = n > 0 ? static_cast<double>(s.decode_context_tokens) / n : 0.0;
     const double tokens = static_cast<double>(s.prefill_tokens) + n;
-    const double attn = m_p.attention_us(static_cast<double>(s.prefill_tokens),
-                                         static_cast<double>(s.prefill_context_tokens), n, kvd);
-    return (m_p.layers() * attn + m_p.non_attention_us(tokens, s.sequences)) / 1000.0 +
-           m_overhead_ms + allreduce_ms(tokens);
+    const double rank_tokens = share(tokens);
+    const double attn =
+        m_p.attention_us(share(static_cast<double>(s.prefill_tokens)),
+                         share(static_cast<double>(s.prefill_context_tokens)), share(n), kvd);
+    const double layer = attn + m_p.layer_dense_us(rank_tokens) + m_p.moe_us(tokens, m_routing);
+    return (m_p.layers() * layer + m_p.once_us(rank_tokens, share(s.sequences))) / 1000.0 +
+           m_overhead_ms + communication_ms(rank_tokens, tokens);
   }
 
  private:
-  // Tensor parallelism: two all-reduces a layer (after attention and after the MLP) of the
-  // step's activations, each 2(tp-1)/tp of the data over the link plus its latency (ring).
-  [[nodiscard]] double allreduce_ms(double tokens) const {
-    if (m_link.tp <= 1) return 0.0;
-    const double bytes = tokens * m_link.hidden_size * m_link.activation_bytes;
-    const double one = m_link.latency_ms +
-                       2.0 * (m_link.tp - 1) / m_link.tp * bytes / m_link.bytes_per_ms;
-    return 2.0 * m_p.layers() * one;
+  // Per layer: with tensor parallelism a ring all-reduce of a rank's activations after
+  // attention, 2(tp-1)/tp of the data over the link plus its latency; after the MLP the same
+  // over the GPUs sharing it (tp x dp) of all the step's tokens, which with data parallelism is
+  // an all-gather before the experts and a reduce-scatter after them (two latencies).
+  [[nodiscard]] double communication_ms(double rank_tokens, double tokens) const {
+    const double per_token = m_par.hidden_size * m_par.activation_bytes / m_par.bytes_per_ms;
+    const auto ring = [&](double gpus, double toks) {
+      return 2.0 * (gpus - 1) / gpus * toks * per_token;
+    };
+    double ms = 0;
+    if (m_par.tp > 1) ms += m_par.latency_ms + ring(m_par.tp, rank_tokens);
+    const double group = m_par.tp * m_par.dp;
+    if (group > 1) ms += (m_par.dp > 1 ? 2 : 1) * m_par.latency_ms + ring(group, tokens);
+    return m_p.layers() * ms;
   }
 
   LayerProfile m_p;
   double m_overhead_ms;
-  Link m_link;
+  Parallel m_par;
+  ExpertRouting m_routing;
 };
+
+/// The routing a mixture-of-experts step model uses: the profile's unless configured.
+ExpertRouting read_routing(const Cfg& c, const LayerProfile& p,
+                           const LayerProfileModel::Parallel& par) {
+  if (!p.is_moe()) {
+    if (par.dp > 1)
+      c.fail("data_parallel",
+             "ranks in lockstep are modelled for a mixture of experts only (the "
+             "folder has no moe.csv); a dense model's ranks run independently: "
+             "simulate one");
+    for (const char* key : {"experts", "experts_per_token", "expert_parallel"})
+      if (c.has(key))
+        c.fail(key, "only for a mixture-of-experts profile (the folder has no moe.csv)");
+    return {};
+  }
+  ExpertRouting r = p.default_routing();
+  r.experts =
+      static_cast<double>(c.get_int("experts", static_cast<int64_t>(r.experts), {1, 1 << 20}));
+  r.top_k = static_cast<double>(
+      c.get_int("experts_per_token", static_cast<int64_t>(r.top_k), {1, 1 << 20}));
+  if (r.top_k > r.experts)
+    c.fail("experts_per_token", fmt::format("must be <= experts ({})", r.experts));
+  r.expert_parallel =
+      static_cast<double>(c.get_int("expert_parallel", static_cast<int64_t>(par.tp * par.dp),
+                                    {1, static_cast<int64_t>(r.experts)}));
+  return r;
+}
 
 }  // namespace
 
@@ -226,19 +350,22 @@ std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
   std::error_code ec;
   if (!std::filesystem::is_directory(p, ec))
     c.fail("path", fmt::format("no such profile folder ({}; relative paths are resolved against "
-                               "the config file's folder)", p.lexically_normal().string()));
+                               "the config file's folder)",
+                               p.lexically_normal().string()));
   const auto layers = static_cast<int>(c.get_int("layers", {1, 100000}));
   const double overhead_ms = c.get_real("overhead_ms", 0.0, k_non_negative);
-  LayerProfileModel::Link link;
-  link.tp = static_cast<double>(c.get_int("tensor_parallel", 1, {1, 1024}));
-  if (link.tp > 1) {
-    link.hidden_size = static_cast<double>(c.get_int("hidden_size", {1, 1 << 24}));
-    link.bytes_per_ms = c.get_real("link_gb_per_s", k_positive) * 1e6;
-    link.latency_ms = c.get_real("link_latency_us", 0.0, k_non_negative) / 1000.0;
-    link.activation_bytes = c.get_real("activation_bytes", 2.0, k_positive);
+  LayerProfileModel::Parallel par;
+  par.tp = static_cast<double>(c.get_int("tensor_parallel", 1, {1, 1024}));
+  par.dp = static_cast<double>(c.get_int("data_parallel", 1, {1, 1024}));
+  if (par.tp > 1 || par.dp > 1) {
+    par.hidden_size = static_cast<double>(c.get_int("hidden_size", {1, 1 << 24}));
+    par.bytes_per_ms = c.get_real("link_gb_per_s", k_positive) * 1e6;
+    par.latency_ms = c.get_real("link_latency_us", 0.0, k_non_negative) / 1000.0;
+    par.activation_bytes = c.get_real("activation_bytes", 2.0, k_positive);
   }
-  return std::make_unique<LayerProfileModel>(LayerProfile(p.lexically_normal().string(), layers),
-                                             overhead_ms, link);
+  LayerProfile profile(p.lexically_normal().string(), layers);
+  const ExpertRouting routing = read_routing(c, profile, par);
+  return std::make_unique<LayerProfileModel>(std::move(profile), overhead_ms, par, routing);
 }
 
 }  // namespace servesim

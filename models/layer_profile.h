@@ -1,14 +1,22 @@
 #pragma once
 // vLLM per-layer profiles (LLMServingSim's profiler): attention.csv, dense.csv and
-// per_sequence.csv in one folder, times in microseconds for one transformer layer. A step is
-//   layers x (attention + 2 x layernorm + qkv_proj + rotary_emb + o_proj + gate_up_proj
-//             + act_fn + down_proj)                      at the step's tokens
+// per_sequence.csv in one folder, plus moe.csv for a mixture of experts; times in microseconds
+// for one transformer layer. A step is
+//   layers x (attention + 2 x layernorm + qkv_proj [+ qk_norm] + rotary_emb + o_proj + MLP)
 //   + embedding + final_layernorm                        once, at the step's tokens
 //   + lm_head + sampler                                  once, at the step's sequences
+// where the MLP is gate_up_proj + act_fn + down_proj at the step's tokens for a dense model,
+// and for a mixture of experts the MoE block (router and experts, moe.csv) at the step's tokens
+// and the number of distinct experts they activate. A dense.csv layer outside these names is
+// refused rather than left out.
 // Dense and per-sequence times are interpolated linearly in tokens or sequences (extended along
 // the last segment beyond the grid). Attention is interpolated multilinearly on its grid of
 // (prefill chunk, prefix KV of the chunk, decodes, KV per decode); where a bracketing grid point
-// was not profiled, the present corners' weights are renormalised.
+// was not profiled, the present corners' weights are renormalised. The MoE table is
+// interpolated linearly in activated experts between rows, each row linearly in tokens.
+//
+// moe.csv is profiled once, on one GPU holding every expert (LLMServingSim does not profile it
+// per tensor-parallel degree): a `tpN` folder without one takes its sibling `tp1/moe.csv`.
 //
 // As a step-time model (`kind: layer_profile`): a step's attention is looked up at its total
 // prefill chunk, the chunks' stored prefix, its number of decodes and their mean KV length;
@@ -16,6 +24,13 @@
 // `tensor_parallel` > 1 (the profile then times one shard) two ring all-reduces a layer of
 // tokens x `hidden_size` x `activation_bytes` over a link of `link_gb_per_s` and
 // `link_latency_us` are added, since per-layer profiles leave out communication.
+// For a mixture of experts, `experts` and `experts_per_token` default to what moe.csv shows and
+// `expert_parallel` (default tensor_parallel x data_parallel) GPUs share the experts' weights.
+// `data_parallel` > 1 makes the replica stand for that many ranks that vLLM runs in lockstep for
+// data-parallel expert parallelism (the scheduler's limits and the KV capacity are then their
+// sums): each rank computes attention and the dense layers for 1/dp of the step, rounded up (the
+// busiest rank sets the pace), and the experts see all the step's tokens, gathered before and
+// scattered after them over the link.
 #include <array>
 #include <map>
 #include <string>
@@ -41,27 +56,61 @@ struct AttentionRow {
   size_t line;
 };
 
+/// How a mixture of experts routes tokens: each picks `top_k` distinct experts of `experts`,
+/// whose weights are spread evenly over `expert_parallel` GPUs.
+struct ExpertRouting {
+  double experts = 0;
+  double top_k = 0;
+  double expert_parallel = 1;
+  /// Expected number of distinct experts one GPU runs for `tokens` tokens when a trained,
+  /// load-balanced gate routes them like uniform draws (an expert is missed by one token with
+  /// probability 1 - top_k / experts, by all of them with that to the power `tokens`):
+  /// experts / expert_parallel x (1 - (1 - top_k / experts)^tokens).
+  [[nodiscard]] double activated_per_gpu(double tokens) const;
+};
+
 class LayerProfile {
  public:
-  /// Reads the three files in `dir`. Throws InputError naming the file, line and column.
+  /// Reads the files in `dir`. Throws InputError naming the file, line and column.
   LayerProfile(const std::string& dir, int layers);
 
-  /// Everything but attention, for a step computing `tokens` tokens for `sequences` sequences.
+  /// Everything but attention for a step computing `tokens` tokens for `sequences` sequences on
+  /// the profiled GPU alone (a mixture of experts routed as default_routing() says).
   [[nodiscard]] double non_attention_us(double tokens, double sequences) const;
   /// One layer's attention, interpolated on the profiled grid.
   [[nodiscard]] double attention_us(double prefill_chunk, double kv_prefill, double n_decode,
                                     double kv_decode) const;
+  /// One layer's work outside attention and the MoE block, at `tokens`.
+  [[nodiscard]] double layer_dense_us(double tokens) const { return m_per_layer_dense.at(tokens); }
+  /// The work done once a step: embedding and final norm at `tokens`, lm_head and sampler at
+  /// `sequences`.
+  [[nodiscard]] double once_us(double tokens, double sequences) const {
+    return m_once_tokens.at(tokens) + m_once_sequences.at(sequences);
+  }
+  /// One layer's MoE block on one GPU when `tokens` tokens are routed as `r` says: moe.csv at
+  /// all `tokens` (each GPU's expert kernel runs over every token, as vLLM's all-gather expert
+  /// parallelism and tensor-parallel experts do; pairs routed to another GPU's experts are
+  /// masked, not removed) and the GPU's expected distinct experts. 0 for a dense model.
+  [[nodiscard]] double moe_us(double tokens, const ExpertRouting& r) const;
+  [[nodiscard]] bool is_moe() const { return !m_moe_rows.empty(); }
+  /// experts: the most activated experts of any moe.csv row; top_k: the fewest (one token's);
+  /// expert_parallel: N for a `tpN` folder (each GPU holds 1/N of the expert weights), else 1.
+  [[nodiscard]] const ExpertRouting& default_routing() const { return m_routing; }
   [[nodiscard]] const std::vector<AttentionRow>& attention_rows() const { return m_rows; }
   [[nodiscard]] int layers() const { return m_layers; }
 
  private:
+  void read_moe(const std::string& dir);
+
   int m_layers;
   Curve m_per_layer_dense;  // the per-layer token ops summed
   Curve m_once_tokens;      // embedding + final norm
   Curve m_once_sequences;   // lm_head + sampler
   std::vector<AttentionRow> m_rows;
-  std::array<std::vector<double>, 4> m_axes;           // sorted distinct values per dimension
-  std::map<std::array<uint32_t, 4>, double> m_grid;    // axis indices -> time_us
+  std::array<std::vector<double>, 4> m_axes;         // sorted distinct values per dimension
+  std::map<std::array<uint32_t, 4>, double> m_grid;  // axis indices -> time_us
+  std::vector<std::pair<double, Curve>> m_moe_rows;  // activated experts -> time by tokens
+  ExpertRouting m_routing;
 };
 
 }  // namespace servesim

@@ -16,11 +16,14 @@
 namespace servesim {
 namespace fs = std::filesystem;
 
-std::vector<std::string> measurement_formats() { return {"csv", "llmservingsim", "splitwise"}; }
+std::vector<std::string> measurement_formats() {
+  return {"csv", "llmservingsim", "splitwise", "vidur"};
+}
 
 std::string detect_measurement_format(const std::string& path) {
   std::error_code ec;
-  if (fs::is_directory(path, ec)) return "llmservingsim";
+  if (fs::is_directory(path, ec))  // Vidur's tables are mlp.csv (and attention.csv)
+    return fs::exists(fs::path(path) / "mlp.csv", ec) ? "vidur" : "llmservingsim";
   std::ifstream in(path);
   if (!in) throw InputError(fmt::format("{}: cannot open measurements", path));
   std::string header;
@@ -50,6 +53,7 @@ MeasurementSet read_measurements(const std::string& path, const std::string& for
   if (f == "csv") set = read_generic_measurements(path);
   if (f == "splitwise") set = read_splitwise(path, filter);
   if (f == "llmservingsim") set = read_layer_profile(path, filter);
+  if (f == "vidur") set = read_vidur_tables(path, filter);
   if (!set.samples.empty()) {
     restrict_region(set, filter);
     return set;
@@ -128,7 +132,8 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
 MeasurementSet read_layer_profile(const std::string& dir, const MeasurementFilter& f) {
   if (!f.layers)
     throw InputError(fmt::format("{}: layer profiles time one layer; give the model's layer count "
-                                 "with --layers (Llama-3.1-8B: 32, Qwen3-32B: 64)", dir));
+                                 "with --layers (Llama-3.1-8B: 32, Qwen3-32B: 64, "
+                                 "Qwen3-30B-A3B: 48)", dir));
   const LayerProfile profile(dir, *f.layers);
   MeasurementSet set;
   int skipped = 0;
@@ -154,6 +159,12 @@ MeasurementSet read_layer_profile(const std::string& dir, const MeasurementFilte
   set.description = fmt::format(
       "{} steps composed from the layer profiles in {} x {} layers ({} chunk-continuation rows "
       "skipped)", set.samples.size(), dir, *f.layers, skipped);
+  if (profile.is_moe()) {  // routed as moe.csv shows, on the profiled GPU alone
+    const ExpertRouting& r = profile.default_routing();
+    set.description += fmt::format("; mixture of experts: {} of {} experts per token, expert "
+                                   "parallel {}, expected distinct experts per step",
+                                   r.top_k, r.experts, r.expert_parallel);
+  }
   return set;
 }
 

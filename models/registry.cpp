@@ -17,7 +17,8 @@ constexpr Registry<StepTimeFactory, 4> k_models{{{
 std::vector<std::string> step_time_model_names() { return k_models.names(); }
 
 std::unique_ptr<StepTimeModel> make_step_time_model(const Cfg& c) {
-  return k_models.pick(c, "kind")(c);
+  // `cpu_overhead` is common to every kind, so it is read here rather than by each model.
+  return apply_cpu_overhead(c, k_models.pick(c, "kind")(c));
 }
 
 }  // namespace servesim

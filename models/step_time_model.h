@@ -59,6 +59,26 @@ using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time)
 [[nodiscard]] std::unique_ptr<StepTimeModel> make_step_time_model(const Cfg& step_time);
 [[nodiscard]] std::vector<std::string> step_time_model_names();
 
+/// CPU time an engine spends on every step outside the GPU kernels (scheduling, preparing
+/// inputs, sampling, processing outputs), which kernel profiles and GPU-only fits leave out:
+/// per_step_ms + per_sequence_ms x sequences. Any model's section may carry it as
+/// `cpu_overhead: {per_step_ms: A, per_sequence_ms: B}`; make_step_time_model then adds it to
+/// every step's step_ms (and to cost()'s step_ms), whatever the kind.
+struct CpuOverhead {
+  double per_step_ms = 0;      ///< >= 0
+  double per_sequence_ms = 0;  ///< >= 0, for each seat in the step
+  [[nodiscard]] double ms(int32_t sequences) const {
+    return per_step_ms + per_sequence_ms * static_cast<double>(sequences);
+  }
+};
+
+/// `inner` plus `overhead` on every step. REQUIRES: both figures >= 0.
+[[nodiscard]] std::unique_ptr<StepTimeModel> with_cpu_overhead(std::unique_ptr<StepTimeModel> inner,
+                                                               CpuOverhead overhead);
+/// Reads the optional `cpu_overhead` map of a step_time section and, when present, wraps `inner`.
+[[nodiscard]] std::unique_ptr<StepTimeModel> apply_cpu_overhead(const Cfg& step_time,
+                                                                std::unique_ptr<StepTimeModel> inner);
+
 std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);

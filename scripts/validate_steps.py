@@ -10,7 +10,11 @@ import os
 import re
 import subprocess
 
-LAYERS = {"Llama-3.1-8B": 32, "Qwen3-32B": 64, "Llama-3.1-70B": 80}
+LAYERS = {"Llama-3.1-8B": 32, "Qwen3-32B": 64, "Llama-3.1-70B": 80,
+          "Qwen3-30B-A3B-Instruct-2507": 48}
+# Vidur's early A100 tables hold one shape (n_embd 8192, 64 heads, 8 KV heads, MLP 22016, TP 2):
+# CodeLlama-34B's, whose CPU overheads they hold too; it has 48 layers.
+VIDUR_EARLY_LAYERS = {"a100": 48}
 
 
 def calibrate(servesim, args):
@@ -44,6 +48,15 @@ def main():
         if model in LAYERS:
             args += ["--layers", str(LAYERS[model])]
         sets.append((f"vLLM layers {gpu} {model} {tp.upper()}", args))
+    for d in sorted(glob.glob(f"{a.data}/timings/vidur-early/*/")):
+        gpu = os.path.basename(d.rstrip("/"))
+        if os.path.exists(os.path.join(d, "mlp.csv")) and gpu in VIDUR_EARLY_LAYERS:
+            sets.append((f"Vidur operator tables {gpu.upper()} CodeLlama-34B TP2",
+                         [d.rstrip("/"), "--format", "vidur", "--layers", str(VIDUR_EARLY_LAYERS[gpu])]))
+    # Vidur's newer releases ship mlp.csv only: the importer says what is missing.
+    for d in sorted(glob.glob(f"{a.data}/timings/vidur/compute/*/*/*")):
+        parts = d.split("/")
+        sets.append((f"Vidur operator tables {parts[-3].upper()} {parts[-1]}", [d, "--format", "vidur"]))
     print("| timing set | steps | linear MAPE (CV) | hinge MAPE (CV) | table MAPE (CV) | best max APE (CV) |")
     print("|---|---|---|---|---|---|")
     for name, args in sets:

@@ -1,15 +1,20 @@
 #!/usr/bin/env python3
 """Replay a measured vLLM 0.19 run through servesim and compare latencies request by request.
 
-The step model is calibrated only from the same GPU's per-layer profiles (LLMServingSim's
-profiler output), the scheduler is servesim's continuous policy with the run's max_num_seqs and
-max_num_batched_tokens and chunked prefill (vLLM V1 always chunks), and KV is paged and sized
-from the GPU's memory. Measured metrics follow the data set's definitions: TTFT = first_token_ts
-- queued_ts, TPOT = (last_token_ts - first_token_ts) / (output_toks - 1), E2E = last_token_ts -
-queued_ts.
+The step model is built only from the same GPU's per-layer profiles (LLMServingSim's profiler
+output), the scheduler is servesim's continuous policy with the run's max_num_seqs and
+max_num_batched_tokens and chunked prefill (vLLM V1 always chunks), KV is paged, with the
+engine's own num_gpu_blocks where meta.json records them (otherwise sized from the GPU's
+memory), and prefix caching is on as in vLLM 0.19 (--no-prefix-caching turns it off). A
+data-parallel expert-parallel run (Qwen3-30B-A3B: two engines whose experts are split between
+their GPUs) is replayed as one replica with the ranks' summed limits and KV; the layer_profile
+model splits each step over the ranks. Measured metrics follow the data set's definitions:
+TTFT = first_token_ts - queued_ts, TPOT = (last_token_ts - first_token_ts) / (output_toks - 1),
+E2E = last_token_ts - queued_ts.
 
 usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/data]
                                 [--gpu RTXPRO6000] [--model Llama-3.1-8B]
+                                [--no-prefix-caching] [--step-model profile|fitted]
 """
 import argparse
 import json
@@ -26,6 +31,12 @@ MODELS = {
                          parameters=8.03e9, hidden=4096),
     "Qwen3-32B": dict(hf="Qwen/Qwen3-32B", layers=64, kv_heads=8, head_dim=128,
                       parameters=32.8e9, hidden=5120),
+    # Mixture of experts: 128 experts of which 8 run per token; expert_parameters are the
+    # experts' share (48 layers x 128 x 3 x 2048 x 768), which expert parallelism splits.
+    "Qwen3-30B-A3B-Instruct-2507": dict(hf="Qwen/Qwen3-30B-A3B-Instruct-2507", layers=48,
+                                        kv_heads=4, head_dim=128, parameters=30.53e9,
+                                        expert_parameters=28.99e9, hidden=2048, experts=128,
+                                        experts_per_token=8),
 }
 
 
@@ -68,13 +79,22 @@ def main():
                     help="profile: CPU time added to every step (not in the profiles)")
     ap.add_argument("--max-kv-per-seq", type=int, default=4096,
                     help="calibrate on the operating region: steps whose decodes hold at most this much KV each")
+    ap.add_argument("--prefix-caching", action=argparse.BooleanOptionalAction, default=True,
+                    help="kv.prefix_caching, on by default as in vLLM 0.19 (a preempted "
+                         "request's recompute then reuses its own blocks while they are cached)")
     a = ap.parse_args()
     spec = MODELS[a.model]
     run_dir = f"{a.data}/serving-runs/vllm-0.19/{a.gpu}/{a.model}"
     meta_all = json.load(open(f"{run_dir}/vllm/meta.json"))
     meta = meta_all["engine_kwargs"]
-    inst = json.load(open(f"{run_dir}/config.json"))["nodes"][0]["instances"][0]
+    cfg = json.load(open(f"{run_dir}/config.json"))
+    inst = cfg["nodes"][0]["instances"][0]
     tp = int(inst["tp_size"])
+    # Data-parallel ranks (one engine each, in lockstep through the experts' all-gather) are
+    # replayed as one replica with their summed limits and KV; the step model splits each step
+    # over them.
+    dp = int(meta.get("data_parallel_size") or 1)
+    ep = tp * dp if meta.get("enable_expert_parallel") else tp
     gib = inst["npu_mem"]["mem_size"] * 1e9 / 2**30  # the card's GB, per accelerator
     prof_dir = f"{a.data}/timings/llmservingsim/perf/{a.gpu}/{spec['hf']}/bf16/tp{tp}"
     work = a.keep or tempfile.mkdtemp()
@@ -85,49 +105,68 @@ def main():
                           "--max-kv-per-seq", str(a.max_kv_per_seq),
                           "--out", step_file], check=True, capture_output=True, text=True)
     if a.step_model == "profile":
-        link = ""
-        if tp > 1:  # the run's own link figures (config.json: GB/s and ns)
-            cfg = json.load(open(f"{run_dir}/config.json"))
-            link = (f", tensor_parallel: {tp}, hidden_size: {spec['hidden']}, "
-                    f"link_gb_per_s: {cfg['link_bw']}, link_latency_us: {cfg['link_latency'] / 1000}")
+        extra = ""
+        if tp > 1 or dp > 1:  # the run's own link figures (config.json: GB/s and ns)
+            extra = (f", tensor_parallel: {tp}, hidden_size: {spec['hidden']}, "
+                     f"link_gb_per_s: {cfg['link_bw']}, link_latency_us: {cfg['link_latency'] / 1000}")
+        if "experts" in spec:
+            extra += (f", experts: {spec['experts']}, "
+                      f"experts_per_token: {spec['experts_per_token']}, "
+                      f"expert_parallel: {ep}, data_parallel: {dp}")
         step_time = (f"{{kind: layer_profile, path: {os.path.abspath(prof_dir)}, "
-                     f"layers: {spec['layers']}, overhead_ms: {a.overhead_ms}{link}}}")
+                     f"layers: {spec['layers']}, overhead_ms: {a.overhead_ms}{extra}}}")
         described = f"layer_profile over {prof_dir} x {spec['layers']} layers"
+        if dp > 1:
+            described += f", {dp} data-parallel ranks in lockstep, experts over {ep} GPUs"
     else:
+        if dp > 1:
+            sys.exit("--step-model fitted: the fitted forms time one GPU; a data-parallel "
+                     "expert-parallel run needs --step-model profile")
         step_time = os.path.abspath(step_file)
         described = cal.stdout.splitlines()[0]
-    blocks = meta_all.get("num_gpu_blocks")
-    if blocks:  # what the engine actually allocated
-        kv_capacity = f"capacity_tokens: {blocks * 16}"
+    blocks = (meta_all.get("kv_cache") or {}).get("num_gpu_blocks")
+    if blocks:  # what the engine actually allocated (per rank)
+        kv_capacity = f"capacity_tokens: {blocks * 16 * dp}"
+    elif dp > 1:  # per rank: the weights it holds (its share of the experts), then the KV
+        experts = spec["expert_parameters"]
+        weights = (spec["parameters"] - experts + experts / ep) / tp
+        per_token = 2 * spec["layers"] * spec["kv_heads"] * spec["head_dim"] * 2 / tp
+        per_rank = int((gib * 2**30 * 0.9 - 2 * weights) // per_token)
+        kv_capacity = f"capacity_tokens: {per_rank * dp}"
     else:
         kv_capacity = (f"memory: {{accelerator_gib: {gib:.4f}, utilization: 0.9, tensor_parallel: {tp}, "
                        f"parameters: {spec['parameters']}, layers: {spec['layers']}, "
                        f"kv_heads: {spec['kv_heads']}, head_dim: {spec['head_dim']}}}")
+    trace = f"{os.path.abspath(run_dir)}/vllm/requests.jsonl"
     scenario = os.path.join(work, "scenario.yaml")
     with open(scenario, "w") as f:
         f.write(f"""workload:
-  trace: {{path: {os.path.abspath(run_dir)}/vllm/requests.jsonl}}
+  trace: {{path: {trace}}}
 step_time: {step_time}
 scheduler:
   kind: continuous
-  max_num_seqs: {meta['max_num_seqs']}
-  max_num_batched_tokens: {meta['max_num_batched_tokens']}
+  max_num_seqs: {meta['max_num_seqs'] * dp}
+  max_num_batched_tokens: {meta['max_num_batched_tokens'] * dp}
   chunked_prefill: true
 kv:
   policy: paged
   block_size: 16
+  prefix_caching: {'true' if a.prefix_caching else 'false'}
   {kv_capacity}
 """)
     out_dir = os.path.join(work, "out")
     subprocess.run([a.servesim, "run", scenario, "--out", out_dir, "--quiet"], check=True)
-
-    measured = [json.loads(l) for l in open(f"{run_dir}/vllm/requests.jsonl") if l.strip()]
+    measured = [json.loads(l) for l in open(trace) if l.strip()]
     sim = {}
     with open(os.path.join(out_dir, "requests.csv")) as f:
         header = f.readline().strip().split(",")
         for line in f:
             row = dict(zip(header, line.strip().split(",")))
             sim[int(row["id"])] = row
+    with open(os.path.join(out_dir, "summary.json")) as f:
+        summary = json.load(f)
+    preempted = summary["preempted_requests"]
+    hits = (summary.get("prefix_cache") or {}).get("hit_tokens")
     m_ttft, m_tpot, m_e2e, s_ttft, s_tpot, s_e2e, per_req = [], [], [], [], [], [], []
     for i, r in enumerate(measured):
         s = sim[i]
@@ -140,11 +179,11 @@ kv:
             s_tpot.append(float(s["tpot_s"]) * 1e3)
         per_req.append(abs(s_e2e[-1] - m_e2e[-1]) / m_e2e[-1])
     peer = peer_figures(f"{run_dir}/validation/summary.txt")
-    with open(os.path.join(out_dir, "summary.json")) as f:
-        summary = json.load(f)
-    print(f"{a.gpu} / {a.model} / TP{tp}: {len(measured)} requests, max_num_seqs "
-          f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}; "
-          f"servesim preempted {summary['preempted_requests']} requests")
+    parallel = f"TP{tp}" + (f" x DP{dp} (EP{ep})" if dp > 1 else "")
+    print(f"{a.gpu} / {a.model} / {parallel}: {len(measured)} requests, max_num_seqs "
+          f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}"
+          f"{' (per rank)' if dp > 1 else ''}; servesim preempted {preempted} requests"
+          + (f", prefix-cache hits {hits} tokens" if hits is not None else ""))
     print(f"step model: {described}")
     print()
     print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")

@@ -22,18 +22,41 @@ struct Candidate {
 
 std::string pct(double v) { return fmt::format("{:.2f}%", 100.0 * v); }
 
+/// The `cpu_overhead` key a step_time section takes (models/step_time_model.h).
+std::string overhead_yaml(const OverheadFit& o) {
+  return fmt::format("cpu_overhead: {{per_step_ms: {:.6g}, per_sequence_ms: {:.6g}}}\n",
+                     o.overhead.per_step_ms, o.overhead.per_sequence_ms);
+}
+
+/// Vidur's tables: the engine's CPU time a step, fitted apart from the GPU time.
+void report_overhead(const MeasurementSet& set, std::ostream& out) {
+  if (set.cpu_overhead_source.empty()) return;
+  if (!set.cpu_overhead) {
+    out << "cpu overhead: not fitted (" << set.cpu_overhead_source << ")\n\n";
+    return;
+  }
+  const OverheadFit& o = *set.cpu_overhead;
+  out << fmt::format(
+      "cpu overhead a step (schedule + sampler_e2e + prepare_inputs_e2e + process_model_outputs "
+      "medians), {} points at batch {} to {} from {}:\n  ms = {:.4f} + {:.5f} x batch; MAPE {}, "
+      "max APE {}\n  as a step_time key (not in the step fits below, which are GPU time): {}\n",
+      o.points, o.min_batch, o.max_batch, set.cpu_overhead_source, o.overhead.per_step_ms,
+      o.overhead.per_sequence_ms, pct(o.mape), pct(o.max_ape), overhead_yaml(o));
+}
+
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description opts("calibrate options");
   opts.add_options()
       ("measurements", po::value<std::string>(), "measurement file or profile folder")
-      ("format", po::value<std::string>()->default_value("auto"), "auto, csv, splitwise, llmservingsim")
+      ("format", po::value<std::string>()->default_value("auto"), "auto, csv, llmservingsim, splitwise, vidur")
       ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, roofline, table")
-      ("model", po::value<std::string>(), "splitwise: model to select")
+      ("model", po::value<std::string>(), "splitwise: model to select; vidur: cpu_overheads.csv model_name")
+      ("model-shape", po::value<std::string>(), "vidur: catalogue model (or model YAML) whose shape picks the tables' rows")
       ("hardware", po::value<std::string>(), "splitwise: hardware to select")
-      ("tp", po::value<int>(), "splitwise: tensor parallel degree to select")
-      ("layers", po::value<int>(), "layer profiles: the model's layer count")
+      ("tp", po::value<int>(), "splitwise, vidur: tensor parallel degree to select")
+      ("layers", po::value<int>(), "layer profiles, vidur: the model's layer count")
       ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
       ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
       ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
@@ -65,6 +88,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("model")) filter.model = vm["model"].as<std::string>();
   if (vm.count("hardware")) filter.hardware = vm["hardware"].as<std::string>();
   if (vm.count("tp")) filter.tp = vm["tp"].as<int>();
+  if (vm.count("model-shape")) filter.model_shape = vm["model-shape"].as<std::string>();
   if (vm.count("layers")) {
     filter.layers = vm["layers"].as<int>();
     if (*filter.layers < 1) throw InputError("--layers: must be >= 1");
@@ -76,6 +100,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   const std::string path = vm["measurements"].as<std::string>();
   const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
   out << "read " << set.description << "\n\n";
+  report_overhead(set, out);
 
   std::vector<Candidate> candidates;
   if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});
@@ -131,11 +156,15 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
                          pct(e.ape), set.samples[e.index].label);
   }
   if (vm.count("out")) {
-    const std::string yaml = fmt::format(
+    std::string yaml = fmt::format(
         "# Fitted by `servesim calibrate` from {}\n# {} form: MAPE {} in-sample, {} under "
         "{}-fold cross-validation (max {}).\n# Use it as `step_time: <this file>` in a scenario.\n{}",
         set.description, best->form, pct(best_rep.mape_in), pct(best_rep.mape_cv), folds,
         pct(best_rep.max_ape_cv), model->yaml());
+    if (set.cpu_overhead)
+      yaml += fmt::format("# The engine's CPU time a step, fitted to {} (MAPE {}); the errors above "
+                          "are GPU time only.\n{}", set.cpu_overhead_source,
+                          pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
     const std::filesystem::path target(vm["out"].as<std::string>());
     write_files(target.has_parent_path() ? target.parent_path().string() : ".",
                 {{target.filename().string(), yaml}});

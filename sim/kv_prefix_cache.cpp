@@ -12,8 +12,10 @@
 // Keys. With RequestSpec::content_stream (a conversation) block j of any request of the stream
 // is key(stream, j). With block_hashes (Mooncake's hash_ids, one per hash_block_tokens tokens),
 // block j's key chains every trace hash up to the one holding its last token, plus its end
-// position; only blocks inside the prompt and inside the hashed span have one. Otherwise a
-// request's content is its own and nothing is shared.
+// position; only blocks inside the prompt and inside the hashed span have one. Every other
+// block is keyed by its request and position: its content is the request's own, shared with
+// nobody, but cached like any other (as vLLM hashes every full block), so a request preempted by
+// recompute finds the blocks it had computed while they have not been evicted.
 //
 // Memory: a fixed block table and an open-addressing key table sized at creation; requests keep
 // their block lists in vectors whose capacity is reused with the request slot. The per-step
@@ -33,6 +35,7 @@ constexpr uint64_t mix(uint64_t x) {  // splitmix64's finaliser
   return x ^ (x >> 31);
 }
 constexpr int32_t k_none = -1;
+constexpr uint64_t k_own_domain = 0x4f574e424c4f434bULL;  // keeps own keys apart from streams
 
 /// key -> block, linear probing with backward-shift deletion; never more than `blocks` keys.
 class KeyTable {
@@ -107,8 +110,7 @@ class PrefixCachedKv final : public KvManager {
     const int64_t limit = (r.prefill_target - 1) / m_block;  // blocks before the last token
     int64_t n = 0;
     for (; n < limit; ++n) {
-      const uint64_t key = key_of(r, n);
-      if (key == 0 || m_table.find(key) == k_none) break;
+      if (m_table.find(key_of(r, n)) == k_none) break;
     }
     return n * m_block;
   }
@@ -182,11 +184,14 @@ class PrefixCachedKv final : public KvManager {
     }
   }
 
-  /// The identity of the request's block j, 0 when its tokens are its own.
+  /// The identity of the request's block j: the shared content's where the workload says what
+  /// the tokens are, otherwise the request's own, which only it can hit (after a preemption its
+  /// recompute reuses the blocks it computed before, while they are still cached). Never 0.
   [[nodiscard]] uint64_t key_of(const Request& r, int64_t j) const {
     if (r.spec.content_stream != 0)
       return mix(mix(r.spec.content_stream) + static_cast<uint64_t>(j)) | 1;
-    return j < static_cast<int64_t>(r.kv_block_keys.size()) ? r.kv_block_keys[j] : 0;
+    if (j < static_cast<int64_t>(r.kv_block_keys.size())) return r.kv_block_keys[j];
+    return mix(mix(mix(r.spec.id) ^ k_own_domain) + static_cast<uint64_t>(j)) | 1;
   }
 
   /// REQUIRES: block j of r is cached (cached_prefix_tokens said so).
@@ -214,7 +219,6 @@ class PrefixCachedKv final : public KvManager {
     const auto full = static_cast<int32_t>(tokens / m_block);
     for (; r.kv_keyed_blocks < full; ++r.kv_keyed_blocks) {
       const uint64_t key = key_of(r, r.kv_keyed_blocks);
-      if (key == 0) continue;
       const int32_t b = r.kv_blocks[static_cast<size_t>(r.kv_keyed_blocks)];
       // The first copy of some content stays the cached one (another request may have
       // computed the same tokens at the same time).

@@ -1,7 +1,12 @@
-// kind: layer_profile on an excerpt of real vLLM layer profiles (tests/data/llmservingsim-tp1).
+// kind: layer_profile on excerpts of real vLLM layer profiles (tests/data/llmservingsim-tp1,
+// a dense model, and tests/data/llmservingsim-moe, a mixture of experts).
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <fstream>
+
 #include "models/layer_profile.h"
+#include "models/measurements.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
 
@@ -68,4 +73,120 @@ TEST_CASE("layer_profile: bad settings are named", "[models]") {
   CHECK_THROWS_WITH(make_step_time_model(Cfg::root(doc_of("kind: layer_profile\npath: /nonexistent\nlayers: 2\n"))),
                     Catch::Contains("path = \"/nonexistent\" at test.yaml:2:7: no such profile folder"));
   CHECK_THROWS_WITH(model("tensor_parallel: 2\n"), Catch::Contains("hidden_size: required key missing"));
+}
+
+// A mixture of experts: tests/data/llmservingsim-moe (Qwen3-30B-A3B on the RTX PRO 6000; tp2
+// has no moe.csv, as LLMServingSim profiles experts once on one GPU). Microseconds, from the
+// files: per layer at 1 token 2 x layernorm 2.12267 + qkv 9.39733 + qk_norm 1.936 + rotary
+// 2.42133 + o_proj 7.435; once at 1 token and 1 sequence embedding 3.10433 + final norm 2.027
+// + lm_head 420.224 + sampler 10.1227; moe.csv at 1 token and 8 experts 50.2297, at 2 tokens
+// 56.1917 (8 experts) and 134.976 (16).
+namespace {
+
+const std::string k_moe = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/llmservingsim-moe";
+constexpr double k_moe_layer1 = 2 * 2.12267 + 9.39733 + 1.936 + 2.42133 + 7.435;
+constexpr double k_moe_once1 = 3.10433 + 2.027 + 420.224 + 10.1227;
+
+std::unique_ptr<StepTimeModel> moe_model(const std::string& extra = "") {
+  return make_step_time_model(
+      Cfg::root(doc_of("kind: layer_profile\npath: " + k_moe + "/tp1\nlayers: 2\n" + extra)));
+}
+
+}  // namespace
+
+TEST_CASE("layer_profile: experts and top-k are read off moe.csv; distinct experts expected",
+          "[models]") {
+  const LayerProfile p(k_moe + "/tp1", 2);
+  REQUIRE(p.is_moe());
+  const ExpertRouting& r = p.default_routing();
+  CHECK(r.experts == 128);  // the most activated experts of any row
+  CHECK(r.top_k == 8);      // the fewest: one token's
+  CHECK(r.expert_parallel == 1);
+  // One token activates exactly top_k; n tokens 128 (1 - (120/128)^n): 2 tokens 15.5, and
+  // spread over 2 GPUs half that on each.
+  CHECK(r.activated_per_gpu(1) == Approx(8).epsilon(1e-12));
+  CHECK(r.activated_per_gpu(2) == Approx(15.5).epsilon(1e-12));
+  const ExpertRouting halves{128, 8, 2};
+  CHECK(halves.activated_per_gpu(2) == Approx(7.75).epsilon(1e-12));
+  CHECK(r.activated_per_gpu(1000) == Approx(128).epsilon(1e-9));
+}
+
+TEST_CASE("layer_profile: the MoE block is looked up at the tokens and their expected experts",
+          "[models]") {
+  const LayerProfile p(k_moe + "/tp1", 2);
+  // 1 token: exactly 8 experts, a profiled row.
+  CHECK(p.moe_us(1, p.default_routing()) == Approx(50.2297).epsilon(1e-12));
+  // 2 tokens: 15.5 experts, 15/16 of the way from the 8-expert row to the 16-expert one.
+  CHECK(p.moe_us(2, p.default_routing()) ==
+        Approx(56.1917 + 0.9375 * (134.976 - 56.1917)).epsilon(1e-12));
+  // Below the fewest profiled experts (7.75 a GPU over 2): the 8-expert row.
+  CHECK(p.moe_us(2, ExpertRouting{128, 8, 2}) == Approx(56.1917).epsilon(1e-12));
+  // One decode at 16 KV tokens (attention 7.69067 a layer): qk_norm is in, the MLP is the MoE.
+  CHECK(moe_model()->step_ms(one_decode(16)) ==
+        Approx((2 * (7.69067 + k_moe_layer1 + 50.2297) + k_moe_once1) / 1000).epsilon(1e-12));
+}
+
+TEST_CASE("layer_profile: a tpN folder without moe.csv takes tp1's, the experts split N ways",
+          "[models]") {
+  const LayerProfile p(k_moe + "/tp2", 2);
+  REQUIRE(p.is_moe());
+  CHECK(p.default_routing().expert_parallel == 2);
+  // tp2 at 1 token: 2 x layernorm 2.12267 + qkv 5.451 + qk_norm 1.936 + rotary 1.85567
+  // + o_proj 8.10667; once embedding 2.76267 + final norm 2.027 + lm_head 216.053 + sampler
+  // 10.1227; the MoE block at 4 experts a GPU, below the table: its 8-expert row, 50.2297.
+  const double layer = 2 * 2.12267 + 5.451 + 1.936 + 1.85567 + 8.10667 + 50.2297;
+  CHECK(p.non_attention_us(1, 1) ==
+        Approx(2 * layer + 2.76267 + 2.027 + 216.053 + 10.1227).epsilon(1e-12));
+}
+
+TEST_CASE("layer_profile: data-parallel ranks split the step; the experts see all its tokens",
+          "[models]") {
+  // Two decodes at 16 KV over 2 ranks: each computes one (attention 7.69067, the 1-token dense
+  // layers, once at 1 token and 1 sequence); the experts, shared by 2 GPUs, see 2 tokens: 7.75
+  // experts a GPU, the 8-expert row at 2 tokens, 56.1917. Each layer all-gathers and
+  // reduce-scatters the 2 tokens: 2 x 10 us + 2 (2-1)/2 x 2 x 1,000 x 2 bytes at 1e6 bytes/ms.
+  StepShape s = one_decode(32);
+  s.sequences = s.decode_sequences = 2;
+  const auto dp = moe_model("data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
+                            "link_latency_us: 10\n");
+  const double comm_ms = 2 * (0.02 + 4000.0 / 1e6);
+  CHECK(dp->step_ms(s) ==
+        Approx((2 * (7.69067 + k_moe_layer1 + 56.1917) + k_moe_once1) / 1000 + comm_ms)
+            .epsilon(1e-12));
+}
+
+TEST_CASE("layer_profile: mixture-of-experts settings and profiles are checked", "[models]") {
+  CHECK_THROWS_WITH(moe_model("experts_per_token: 200\n"),
+                    Catch::Contains("experts_per_token = \"200\"") &&
+                        Catch::Contains("must be <= experts (128)"));
+  CHECK_THROWS_WITH(model("experts: 64\n"),
+                    Catch::Contains("only for a mixture-of-experts profile"));
+  CHECK_THROWS_WITH(model("data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"),
+                    Catch::Contains("a mixture of experts only"));
+  const auto dir = temp_dir();
+  for (const char* f : {"attention.csv", "per_sequence.csv", "dense.csv"})
+    std::filesystem::copy_file(k_dir + "/" + f, dir / f);
+  std::ofstream(dir / "dense.csv", std::ios::app) << "shared_expert,1,3.0\n";
+  CHECK_THROWS_WITH(LayerProfile(dir.string(), 2),
+                    Catch::Contains("layer \"shared_expert\" is not one a step is composed of"));
+  std::filesystem::copy_file(k_moe + "/tp1/moe.csv", dir / "moe.csv");
+  CHECK_THROWS_WITH(LayerProfile(dir.string(), 2), Catch::Contains("beside moe.csv"));
+  // A tpN folder of a mixture of experts with no moe.csv near it: the MLP is missing.
+  const auto tp2 = temp_dir() / "tp2";
+  std::filesystem::create_directories(tp2);
+  for (const char* f : {"attention.csv", "per_sequence.csv", "dense.csv"})
+    std::filesystem::copy_file(k_moe + "/tp2/" + f, tp2 / f);
+  CHECK_THROWS_WITH(
+      LayerProfile(tp2.string(), 2),
+      Catch::Contains("\"gate_up_proj\"") && Catch::Contains("needs moe.csv here or in ../tp1"));
+}
+
+TEST_CASE("measurements: a mixture of experts composes into whole steps", "[models][fit]") {
+  MeasurementFilter f;
+  f.layers = 2;
+  const MeasurementSet set = read_layer_profile(k_moe + "/tp1", f);
+  REQUIRE(set.samples.size() == 9);
+  CHECK(set.samples[0].ms ==
+        Approx((2 * (7.69067 + k_moe_layer1 + 50.2297) + k_moe_once1) / 1000).epsilon(1e-12));
+  CHECK_THAT(set.description, Catch::Contains("8 of 128 experts per token"));
 }
