@@ -18,21 +18,19 @@
 // rejected at arrival; a recompute prefill (prompt plus generated tokens, after a preemption)
 // longer than the budget is chunked, since otherwise it could never resume.
 #include <algorithm>
-#include <limits>
 
 #include <fmt/format.h>
 
-#include "schedulers/scheduler.h"
+#include "schedulers/iteration_level.h"
 
 namespace servesim {
 namespace {
 
-constexpr int64_t k_unlimited = std::numeric_limits<int64_t>::max();
-
 class ContinuousScheduler final : public Scheduler {
  public:
-  ContinuousScheduler(int64_t max_seqs, int64_t max_tokens, bool chunked)
-      : m_max_seqs(max_seqs), m_max_tokens(max_tokens), m_chunked(chunked) {}
+  explicit ContinuousScheduler(const ContinuousSettings& c)
+      : m_max_seqs(c.max_num_seqs), m_max_tokens(c.max_num_batched_tokens),
+        m_chunked(c.chunked_prefill) {}
 
   void plan_step(BatchState& s) override {
     m_budget = m_max_tokens;
@@ -99,17 +97,7 @@ class ContinuousScheduler final : public Scheduler {
     }
   }
 
-  void after_step(BatchState& s) override {
-    if (s.finished_this_step() == 0) return;
-    for (size_t i = 0; i < s.running().size();) {
-      const uint32_t slot = s.running()[i];
-      if (s.req(slot).done()) {
-        s.release(slot);  // removes it from running(); the next one moves to index i
-      } else {
-        ++i;
-      }
-    }
-  }
+  void after_step(BatchState& s) override { release_finished(s); }
 
   std::string never_schedulable(const Request& r) const override {
     if (!m_chunked && r.spec.prompt_tokens > m_max_tokens)
@@ -135,10 +123,8 @@ class ContinuousScheduler final : public Scheduler {
 
   // A preempted request may already have been planned in this step: recount the budget.
   void refund(const BatchState& s) {
-    if (m_max_tokens == k_unlimited) return;
-    int64_t used = 0;
-    for (const StepEntry& e : s.plan()) used += e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
-    m_budget = m_max_tokens - used;
+    if (m_max_tokens == k_unlimited_tokens) return;
+    m_budget = m_max_tokens - planned_tokens(s);
   }
 
   int64_t m_max_seqs;
@@ -150,14 +136,20 @@ class ContinuousScheduler final : public Scheduler {
 
 }  // namespace
 
+std::unique_ptr<Scheduler> make_continuous_scheduler(const ContinuousSettings& s) {
+  return std::make_unique<ContinuousScheduler>(s);
+}
+
 std::unique_ptr<Scheduler> make_continuous(const Cfg& c) {
-  const int64_t max_seqs = c.get_int("max_num_seqs", {1, 1 << 20});
+  ContinuousSettings s;
+  s.max_num_seqs = c.get_int("max_num_seqs", {1, 1 << 20});
   const auto max_tokens = c.optional_int("max_num_batched_tokens", {1, int64_t{1} << 40});
-  const bool chunked = c.get_bool("chunked_prefill", false);
-  if (chunked && !max_tokens)
+  s.chunked_prefill = c.get_bool("chunked_prefill", false);
+  if (s.chunked_prefill && !max_tokens)
     c.fail("chunked_prefill", "chunked_prefill: true needs scheduler.max_num_batched_tokens, "
                               "the chunk budget of a step");
-  return std::make_unique<ContinuousScheduler>(max_seqs, max_tokens.value_or(k_unlimited), chunked);
+  s.max_num_batched_tokens = max_tokens.value_or(k_unlimited_tokens);
+  return make_continuous_scheduler(s);
 }
 
 }  // namespace servesim

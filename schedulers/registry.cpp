@@ -5,10 +5,13 @@ namespace servesim {
 namespace {
 
 // Sorted by name. A new scheduler is one file and one line here.
-constexpr Registry<SchedulerFactory, 3> k_schedulers{{{
+constexpr Registry<SchedulerFactory, 6> k_schedulers{{{
     {"continuous", &make_continuous},
     {"dynamic", &make_dynamic},
+    {"orca", &make_orca},
+    {"sarathi", &make_sarathi},
     {"static", &make_static},
+    {"vllm", &make_vllm},
 }}};
 
 }  // namespace

@@ -35,6 +35,9 @@ using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const Cfg& scheduler);
 
 std::unique_ptr<Scheduler> make_continuous(const Cfg& c);
 std::unique_ptr<Scheduler> make_dynamic(const Cfg& c);
+std::unique_ptr<Scheduler> make_orca(const Cfg& c);
+std::unique_ptr<Scheduler> make_sarathi(const Cfg& c);
 std::unique_ptr<Scheduler> make_static(const Cfg& c);
+std::unique_ptr<Scheduler> make_vllm(const Cfg& c);
 
 }  // namespace servesim

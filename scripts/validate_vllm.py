@@ -2,8 +2,10 @@
 """Replay a measured vLLM 0.19 run through servesim and compare latencies request by request.
 
 The step model is built only from the same GPU's per-layer profiles (LLMServingSim's profiler
-output), the scheduler is servesim's continuous policy with the run's max_num_seqs and
-max_num_batched_tokens and chunked prefill (vLLM V1 always chunks), KV is paged, with the
+output), the scheduler is servesim's vllm policy (vLLM 0.19's V1 scheduler) with the run's
+max_num_seqs and max_num_batched_tokens and the rest of its scheduler_config where meta.json
+records it (--scheduler continuous: the continuous policy with the same limits and chunked
+prefill, as before the vllm policy existed), KV is paged, with the
 engine's own num_gpu_blocks where meta.json records them (otherwise sized from the GPU's
 memory), and prefix caching is on as in vLLM 0.19 (--no-prefix-caching turns it off). A
 data-parallel expert-parallel run (Qwen3-30B-A3B: two engines whose experts are split between
@@ -15,6 +17,7 @@ E2E = last_token_ts - queued_ts.
 usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/data]
                                 [--gpu RTXPRO6000] [--model Llama-3.1-8B]
                                 [--no-prefix-caching] [--step-model profile|fitted]
+                                [--scheduler vllm|continuous]
 """
 import argparse
 import json
@@ -82,6 +85,9 @@ def main():
     ap.add_argument("--prefix-caching", action=argparse.BooleanOptionalAction, default=True,
                     help="kv.prefix_caching, on by default as in vLLM 0.19 (a preempted "
                          "request's recompute then reuses its own blocks while they are cached)")
+    ap.add_argument("--scheduler", choices=["vllm", "continuous"], default="vllm",
+                    help="vllm: vLLM 0.19's V1 scheduler (scheduler.kind: vllm); continuous: "
+                         "servesim's continuous policy with the same limits and chunked prefill")
     a = ap.parse_args()
     spec = MODELS[a.model]
     run_dir = f"{a.data}/serving-runs/vllm-0.19/{a.gpu}/{a.model}"
@@ -138,17 +144,30 @@ def main():
                        f"parameters: {spec['parameters']}, layers: {spec['layers']}, "
                        f"kv_heads: {spec['kv_heads']}, head_dim: {spec['head_dim']}}}")
     trace = f"{os.path.abspath(run_dir)}/vllm/requests.jsonl"
+    limits = (f"  max_num_seqs: {meta['max_num_seqs'] * dp}\n"
+              f"  max_num_batched_tokens: {meta['max_num_batched_tokens'] * dp}\n")
+    if a.scheduler == "vllm":
+        # The engine's own scheduler_config where meta.json has it; otherwise vLLM 0.19's
+        # defaults, which are the vllm policy's.
+        sc = (meta_all.get("resolved_config") or {}).get("scheduler_config") or {}
+        scheduler = "  kind: vllm\n" + limits
+        if "long_prefill_token_threshold" in sc:
+            scheduler += f"  long_prefill_token_threshold: {sc['long_prefill_token_threshold']}\n"
+        if "policy" in sc:
+            scheduler += f"  scheduling_policy: {sc['policy']}\n"
+        if "scheduler_reserve_full_isl" in sc:
+            scheduler += (f"  scheduler_reserve_full_isl: "
+                          f"{'true' if sc['scheduler_reserve_full_isl'] else 'false'}\n")
+        scheduler += f"  enable_prefix_caching: {'true' if a.prefix_caching else 'false'}\n"
+    else:
+        scheduler = "  kind: continuous\n" + limits + "  chunked_prefill: true\n"
     scenario = os.path.join(work, "scenario.yaml")
     with open(scenario, "w") as f:
         f.write(f"""workload:
   trace: {{path: {trace}}}
 step_time: {step_time}
 scheduler:
-  kind: continuous
-  max_num_seqs: {meta['max_num_seqs'] * dp}
-  max_num_batched_tokens: {meta['max_num_batched_tokens'] * dp}
-  chunked_prefill: true
-kv:
+{scheduler}kv:
   policy: paged
   block_size: 16
   prefix_caching: {'true' if a.prefix_caching else 'false'}
@@ -184,7 +203,7 @@ kv:
           f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}"
           f"{' (per rank)' if dp > 1 else ''}; servesim preempted {preempted} requests"
           + (f", prefix-cache hits {hits} tokens" if hits is not None else ""))
-    print(f"step model: {described}")
+    print(f"step model: {described}; scheduler: {a.scheduler}")
     print()
     print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")
     print("|---|---|---|---|---|")

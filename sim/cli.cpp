@@ -10,6 +10,7 @@
 
 #include "models/catalog.h"
 #include "models/step_time_model.h"
+#include "schedulers/router.h"
 #include "schedulers/scheduler.h"
 #include "sim/calibrate_cmd.h"
 #include "sim/explain_cmd.h"
@@ -30,8 +31,8 @@ constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM s
 usage:
   servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
                [--max-sim-time S] [--max-wall-time S] [--no-requests-csv]
-  servesim list [schedulers|step-time-models|workload-sources|arrival-kinds|length-kinds|
-                 kv-policies|models|hardware]
+  servesim list [schedulers|routers|step-time-models|workload-sources|arrival-kinds|
+                 length-kinds|kv-policies|models|hardware]
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
   servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
@@ -51,6 +52,7 @@ struct UsageError : std::runtime_error {
 int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> groups{
       {"schedulers", scheduler_names()},
+      {"routers", router_names()},
       {"step-time-models", step_time_model_names()},
       {"workload-sources", workload_source_names()},
       {"arrival-kinds", arrival_kind_names()},

@@ -39,6 +39,11 @@ class KvManager {
   /// without prefix caching). The reserve policy takes the whole footprint instead. Returns
   /// false, changing nothing, if it won't fit.
   [[nodiscard]] virtual bool try_admit(Request& r, int64_t cached_tokens, int64_t tokens) = 0;
+  /// Whether try_admit(r, cached_tokens, tokens) would succeed now; changes nothing. vLLM's
+  /// admission asks it for a request's whole prefill before giving it a first chunk
+  /// (scheduler_reserve_full_isl). REQUIRES: as try_admit's.
+  [[nodiscard]] virtual bool can_admit(const Request& r, int64_t cached_tokens,
+                                       int64_t tokens) const = 0;
   /// Grows a running request's holding to cover `tokens` KV tokens. A request that already
   /// holds `tokens` always succeeds (grow() relies on it).
   [[nodiscard]] virtual bool try_grow(Request& r, int64_t tokens) = 0;

@@ -24,6 +24,10 @@ class PagedKv final : public KvManager {
     return try_grow(r, tokens);
   }
 
+  bool can_admit(const Request& /*r*/, int64_t /*cached_tokens*/, int64_t tokens) const override {
+    return m_used_blocks + blocks_for(tokens) <= m_total_blocks;
+  }
+
   bool try_grow(Request& r, int64_t tokens) override {
     if (tokens <= r.kv_held_tokens) return true;  // the common case: room in its last block
     const int64_t need = blocks_for(tokens) - r.kv_held_tokens / m_block;

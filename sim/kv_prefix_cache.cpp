@@ -115,13 +115,15 @@ class PrefixCachedKv final : public KvManager {
     return n * m_block;
   }
 
+  bool can_admit(const Request& r, int64_t cached_tokens, int64_t tokens) const override {
+    return admission_cost(r, cached_tokens, tokens) <= m_free_count;
+  }
+
   bool try_admit(Request& r, int64_t cached_tokens, int64_t tokens) override {
     assert(r.kv_blocks.empty() && cached_tokens % m_block == 0);
     const int64_t hits = cached_tokens / m_block;
-    int64_t revived = 0;  // hit blocks now in the free queue, which admission takes out of it
-    for (int64_t j = 0; j < hits; ++j) revived += m_blocks[block_at(r, j)].refs == 0;
     const int64_t fresh = blocks_for(tokens) - hits;
-    if (revived + fresh > m_free_count) return false;
+    if (admission_cost(r, cached_tokens, tokens) > m_free_count) return false;
     for (int64_t j = 0; j < hits; ++j) {
       const int32_t b = block_at(r, j);
       if (m_blocks[b].refs++ == 0) unlink_free(b);
@@ -166,6 +168,16 @@ class PrefixCachedKv final : public KvManager {
   };
 
   [[nodiscard]] int64_t blocks_for(int64_t tokens) const { return (tokens + m_block - 1) / m_block; }
+
+  /// Free blocks that admitting r would take: its fresh blocks, and its hit blocks that nobody
+  /// holds (they sit in the free queue, and admission takes them out of it).
+  [[nodiscard]] int64_t admission_cost(const Request& r, int64_t cached_tokens,
+                                       int64_t tokens) const {
+    const int64_t hits = cached_tokens / m_block;
+    int64_t revived = 0;
+    for (int64_t j = 0; j < hits; ++j) revived += m_blocks[block_at(r, j)].refs == 0;
+    return revived + blocks_for(tokens) - hits;
+  }
 
   /// Chained keys of the prompt's blocks covered by the trace's hashes, worked out once.
   void prepare_keys(Request& r) const {

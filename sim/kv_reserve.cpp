@@ -37,6 +37,10 @@ class ReserveKv final : public KvManager {
     return true;
   }
 
+  bool can_admit(const Request& r, int64_t /*cached_tokens*/, int64_t /*tokens*/) const override {
+    return m_used + footprint_tokens(r) <= m_capacity;
+  }
+
   bool try_grow(Request& r, int64_t tokens) override { return tokens <= r.kv_held_tokens; }
 
   void release(Request& r) override {

@@ -6,6 +6,9 @@
 //   queue = first admission - arrival
 //   output tokens/s = output tokens of finished requests / (last release - first arrival)
 // Percentiles interpolate linearly between order statistics (numpy's default).
+// With SLO targets (config `slo`), a request meets a target when its own TTFT / TPOT is <= it
+// (one output token: no TPOT, meets the TPOT target); rejected and unfinished requests meet
+// none. Goodput = requests meeting every target / duration (docs/metrics.md#slos-and-goodput).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -24,6 +27,47 @@ struct Distribution {
   /// False once more values came than QuantileSketch keeps: percentiles are then within
   /// QuantileSketch::k_relative_error of exact (mean and max stay exact).
   bool exact = true;
+};
+
+/// The `slo` section: latency targets, at least one given.
+struct SloTargets {
+  std::optional<double> ttft_ms;  ///< > 0
+  std::optional<double> tpot_ms;  ///< > 0
+  double percentile = 99;         ///< in (0, 100]: the run-level check is "p<percentile> <= target"
+  int64_t accelerators = 1;       ///< goodput is also given divided by this
+};
+
+/// One latency target and how the run did against it.
+struct SloCheck {
+  double target_ms = 0;
+  /// The run's percentile (SloSummary::percentile) over the metric's distribution; none when
+  /// the distribution is empty.
+  std::optional<double> percentile_ms;
+  bool met = false;          ///< the percentile <= target_ms (docs/metrics.md)
+  int64_t requests_met = 0;  ///< requests whose own value is <= the target
+  double attainment = 0;     ///< requests_met / requests
+};
+
+struct SloSummary {
+  double percentile = 99;
+  std::optional<SloCheck> ttft, tpot;  ///< those with a target
+  int64_t requests_met = 0;            ///< requests meeting every given target
+  double attainment = 0;               ///< requests_met / requests
+  double goodput_per_s = 0;            ///< requests_met / duration
+  int64_t accelerators = 1;
+  double goodput_per_s_per_accelerator = 0;
+};
+
+/// One replica of a cluster (Summary::replicas).
+struct ReplicaSummary {
+  int64_t routed = 0;    ///< requests the router sent to it
+  int64_t finished = 0;
+  int64_t steps = 0;
+  double busy_share = 0;  ///< its busy time / the run's duration
+  double mean_batch_sequences = 0;
+  int64_t kv_capacity_tokens = 0;
+  int64_t kv_peak_used_tokens = 0;
+  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< of its finished requests
 };
 
 struct Summary {
@@ -55,6 +99,9 @@ struct Summary {
   std::optional<double> mbu;  ///< bytes moved / (busy time x peak bandwidth)
   std::optional<double> mfu;  ///< flops / (busy time x peak FLOP/s)
   std::optional<double> bandwidth_bound_step_share;  ///< bandwidth-bound steps / steps
+  std::optional<SloSummary> slo;  ///< with an `slo` config section
+  /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
+  std::vector<ReplicaSummary> replicas;
 };
 
 /// REQUIRES: sorted values. p in [0, 100].
@@ -66,6 +113,9 @@ struct Summary {
 class MetricsRecorder final : public RequestRecorder {
  public:
   explicit MetricsRecorder(size_t exact_limit = QuantileSketch::k_default_exact_limit);
+  /// Also checks every request against `slo` (when given) as it is recorded.
+  explicit MetricsRecorder(std::optional<SloTargets> slo,
+                           size_t exact_limit = QuantileSketch::k_default_exact_limit);
   void record(const Request& r) override;
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
@@ -73,12 +123,24 @@ class MetricsRecorder final : public RequestRecorder {
   [[nodiscard]] std::string first_rejection() const;
 
  private:
+  void record_slo(const Request& r);
+  [[nodiscard]] SloSummary slo_summary(const Summary& s);
+
   Summary m_s;
   QuantileSketch m_ttft, m_tpot, m_e2e, m_queue;
   Time m_first_arrival = Time::max();
   Time m_last_release;
   uint64_t m_first_rejected_id = UINT64_MAX;
   std::string m_first_rejected_reason;
+  std::optional<SloTargets> m_slo;
+  Time m_ttft_target, m_tpot_target;  // the targets in whole nanoseconds
+  int64_t m_ttft_met = 0, m_tpot_met = 0, m_both_met = 0;
+  // Per replica, as requests are recorded: finished count and latency sums (for the means).
+  struct PerReplica {
+    int64_t finished = 0, tpot_count = 0;
+    double ttft_s = 0, tpot_s = 0, e2e_s = 0;
+  };
+  std::vector<PerReplica> m_replicas;
 };
 
 /// The summary of a finished set of requests (tests).

@@ -1,5 +1,7 @@
 #include "sim/output.h"
 
+#include <algorithm>
+
 #include <charconv>
 #include <cstring>
 #include <filesystem>
@@ -65,6 +67,34 @@ const char* state_name(const Request& r) {
 nlohmann::ordered_json dist_json(const Distribution& d) {
   return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90},
           {"p99", d.p99},     {"max", d.max},   {"exact", d.exact}};
+}
+
+nlohmann::ordered_json slo_json(const SloSummary& slo) {
+  using J = nlohmann::ordered_json;
+  const auto check = [](const std::optional<SloCheck>& c) -> J {
+    if (!c) return nullptr;
+    return {{"target_ms", c->target_ms},
+            {"percentile_ms", c->percentile_ms ? J(*c->percentile_ms) : J(nullptr)},
+            {"met", c->met},
+            {"requests_met", c->requests_met},
+            {"attainment", c->attainment}};
+  };
+  return {{"percentile", slo.percentile},
+          {"ttft", check(slo.ttft)},
+          {"tpot", check(slo.tpot)},
+          {"requests_met", slo.requests_met},
+          {"attainment", slo.attainment},
+          {"goodput_requests_per_s", slo.goodput_per_s},
+          {"accelerators", slo.accelerators},
+          {"goodput_requests_per_s_per_accelerator", slo.goodput_per_s_per_accelerator}};
+}
+
+/// "TTFT p99 812.3 ms <= 2000 ms met"
+std::string slo_check_text(const char* name, double percentile, const SloCheck& c) {
+  const std::string p = fmt::format("{} p{:g}", name, percentile);
+  if (!c.percentile_ms) return fmt::format("{} none ({})", p, c.met ? "met" : "missed");
+  return fmt::format("{} {:.1f} ms {} {:g} ms {}", p, *c.percentile_ms, c.met ? "<=" : ">",
+                     c.target_ms, c.met ? "met" : "missed");
 }
 
 }  // namespace
@@ -270,6 +300,25 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   j["mbu"] = optional(s.mbu);
   j["mfu"] = optional(s.mfu);
   j["bandwidth_bound_step_share"] = optional(s.bandwidth_bound_step_share);
+  j["slo"] = s.slo ? slo_json(*s.slo) : nlohmann::ordered_json(nullptr);
+  if (!s.replicas.empty()) {
+    nlohmann::ordered_json reps = nlohmann::ordered_json::array();
+    for (size_t i = 0; i < s.replicas.size(); ++i) {
+      const ReplicaSummary& r = s.replicas[i];
+      reps.push_back({{"replica", i},
+                      {"routed", r.routed},
+                      {"finished", r.finished},
+                      {"steps", r.steps},
+                      {"busy_share", r.busy_share},
+                      {"mean_batch_sequences", r.mean_batch_sequences},
+                      {"kv_capacity_tokens", r.kv_capacity_tokens},
+                      {"kv_peak_used_tokens", r.kv_peak_used_tokens},
+                      {"ttft_mean_s", r.ttft_mean_s},
+                      {"tpot_mean_s", r.tpot_mean_s},
+                      {"e2e_mean_s", r.e2e_mean_s}});
+    }
+    j["replicas"] = reps;
+  }
   j["config"] = yaml_to_json(config);
   return j;
 }
@@ -288,6 +337,21 @@ std::string summary_table(const Summary& s) {
                      "KV peak {} of {} tokens\n",
                  s.steps, s.mean_batch_sequences, 100.0 * s.busy_share, s.kv_peak_used_tokens,
                  s.kv_capacity_tokens);
+  if (!s.replicas.empty()) {
+    const auto [lo, hi] = std::minmax_element(
+        s.replicas.begin(), s.replicas.end(),
+        [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.busy_share < b.busy_share; });
+    fmt::format_to(it, "cluster    {} replicas, busy {:.1f}% to {:.1f}%, routed {} to {} requests each\n",
+                   s.replicas.size(), 100.0 * lo->busy_share, 100.0 * hi->busy_share,
+                   std::min_element(s.replicas.begin(), s.replicas.end(),
+                                    [](const ReplicaSummary& a, const ReplicaSummary& b) {
+                                      return a.routed < b.routed;
+                                    })->routed,
+                   std::max_element(s.replicas.begin(), s.replicas.end(),
+                                    [](const ReplicaSummary& a, const ReplicaSummary& b) {
+                                      return a.routed < b.routed;
+                                    })->routed);
+  }
   if (s.mbu && s.mfu && s.bandwidth_bound_step_share)
     fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
                        "bandwidth-bound\n",
@@ -301,6 +365,16 @@ std::string summary_table(const Summary& s) {
                                                   static_cast<double>(s.prefix->queried_tokens)
                                             : 0.0,
                    s.prefix->hit_tokens, s.prefix->queried_tokens, s.prefix->evicted_blocks);
+  if (s.slo) {
+    const SloSummary& slo = *s.slo;
+    std::string checks;
+    if (slo.ttft) checks += slo_check_text("TTFT", slo.percentile, *slo.ttft) + "; ";
+    if (slo.tpot) checks += slo_check_text("TPOT", slo.percentile, *slo.tpot) + "; ";
+    fmt::format_to(it, "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
+                       "accelerator of {})\n",
+                   checks, 100.0 * slo.attainment, slo.ttft && slo.tpot ? "both" : "it",
+                   slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
+  }
   fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
                  "p99", "max");
   auto row = [&](const char* name, const Distribution& d, double scale, const char* unit) {

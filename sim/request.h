@@ -45,6 +45,7 @@ struct Request {
   int32_t generated_tokens = 0;  ///< output tokens produced so far
   int64_t kv_held_tokens = 0;     ///< KV capacity held (reserved or allocated), in tokens
   int32_t preemptions = 0;
+  uint32_t replica = 0;          ///< the replica serving it (0 without a cluster)
   uint32_t admission_seq = 0;    ///< order of the latest admission, for newest-first preemption
 
   // Prefix caching (kv.prefix_caching): the KV blocks held, in order; identities of the

@@ -7,6 +7,7 @@
 
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
+#include "sim/cluster.h"
 #include "sim/metrics.h"
 #include "sim/output.h"
 #include "traces/workload_source.h"
@@ -15,14 +16,58 @@ namespace servesim {
 
 namespace {
 
+struct StepTimeSection {
+  std::unique_ptr<StepTimeModel> model;
+  Cfg section;  ///< where it was read (the scenario's section or its own file's root)
+};
+
 // step_time is a section, or the path of a YAML file holding one (what `servesim calibrate
 // --out` writes); the file's keys are checked like the scenario's.
-std::unique_ptr<StepTimeModel> read_step_time(const Cfg& root) {
-  if (!root.is_scalar("step_time")) return make_step_time_model(root.child("step_time"));
+StepTimeSection read_step_time(const Cfg& root) {
+  if (!root.is_scalar("step_time")) {
+    const Cfg section = root.child("step_time");
+    return {make_step_time_model(section), section};
+  }
   const auto doc = Document::load_file(root.existing_file("step_time", "step-time model file"));
-  auto model = make_step_time_model(Cfg::root(doc));
+  const Cfg section = Cfg::root(doc);
+  auto model = make_step_time_model(section);
   doc->check_all_read();
-  return model;
+  return {std::move(model), section};
+}
+
+// The optional `slo` section; SloTargets::accelerators is left for accelerators_of() unless
+// the section gives it.
+std::optional<SloTargets> read_slo(const Cfg& root) {
+  // `slo:` with nothing under it is null, which Cfg takes for "not given": refuse it, at the key.
+  const YAML::Node top = root.doc().root();
+  if (top.IsMap())
+    for (const auto& kv : top)
+      if (kv.first.IsScalar() && kv.first.Scalar() == "slo" && kv.second.IsNull())
+        throw InputError(fmt::format("slo at {}: an empty section: give ttft_ms, tpot_ms or both",
+                                     root.doc().where(kv.first, "slo")));
+  const std::optional<Cfg> c = root.optional_child("slo");
+  if (!c) return std::nullopt;
+  constexpr RealRange k_target{0.0, 1e9, true};  // up to 11.6 days: whole ns fit in 64 bits
+  SloTargets t;
+  t.ttft_ms = c->optional_real("ttft_ms", k_target);
+  t.tpot_ms = c->optional_real("tpot_ms", k_target);
+  t.percentile = c->get_real("percentile", 99.0, {0.0, 100.0, true});
+  t.accelerators = c->get_int("accelerators", 0, {1, 1 << 20});  // 0: not given
+  if (!t.ttft_ms && !t.tpot_ms) c->fail("", "needs ttft_ms, tpot_ms or both");
+  return t;
+}
+
+// The accelerators one simulated server stands for, when `slo.accelerators` is not given: what
+// the step-time model prices (tensor_parallel x data_parallel), else the tensor-parallel group
+// the KV capacity was sized for (kv.memory), else 1. REQUIRES: every section has been read and
+// checked (the values are then in range, and no key is read here that was not allowed there).
+int64_t accelerators_of(const Cfg& step_time, const Cfg& root) {
+  if (step_time.has("tensor_parallel") || step_time.has("data_parallel"))
+    return step_time.get_int("tensor_parallel", 1, {1, 1024}) *
+           step_time.get_int("data_parallel", 1, {1, 1024});
+  if (const std::optional<Cfg> memory = root.child("kv").optional_child("memory"))
+    return memory->get_int("tensor_parallel", 1, {1, 1024});
+  return 1;
 }
 
 }  // namespace
@@ -33,10 +78,16 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   const Cfg root = Cfg::root(doc);
   s.seed = static_cast<uint64_t>(root.get_int("seed", 1, {0, std::numeric_limits<int64_t>::max()}));
   s.components.kv = make_kv_manager(root.child("kv"));
-  s.components.step_time = read_step_time(root);
+  StepTimeSection step_time = read_step_time(root);
+  s.components.step_time = std::move(step_time.model);
   s.components.scheduler = make_scheduler(root.child("scheduler"));
   s.components.source = make_workload(root.child("workload"), s.seed);
+  read_cluster(root, s.seed, s.components);
+  s.slo = read_slo(root);
   doc->check_all_read();
+  if (s.slo && s.slo->accelerators == 0)  // every replica has its own accelerators
+    s.slo->accelerators = accelerators_of(step_time.section, root) *
+                          static_cast<int64_t>(1 + s.components.more_replicas.size());
   return s;
 }
 
@@ -47,7 +98,7 @@ RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options)
 RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   const std::shared_ptr<Document> doc = sc.doc;
   Simulation sim(std::move(sc.components), options.check, options.limits);
-  MetricsRecorder metrics;
+  MetricsRecorder metrics(sc.slo);
   sim.add_recorder(metrics);
   std::ostringstream text;
   std::optional<RequestsCsvWriter> csv;

@@ -2,6 +2,7 @@
 // A scenario: a checked config turned into the components of one simulation.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "sim/config.h"
@@ -17,6 +18,7 @@ struct Scenario {
   std::shared_ptr<Document> doc;
   uint64_t seed = 1;
   Components components;
+  std::optional<SloTargets> slo;  ///< the `slo` section, if any
 };
 
 /// Reads every section, builds the components and rejects any key nobody read.

@@ -9,33 +9,44 @@
 namespace servesim {
 
 Simulation::Simulation(Components c, bool check, RunLimits limits)
-    : m_c(std::move(c)),
-      m_state(std::move(m_c.kv)),
-      m_check(check),
-      m_limits(limits) {
-  m_stats.kv_capacity_tokens = m_state.kv().capacity_tokens();
+    : m_c(std::move(c)), m_check(check), m_limits(limits) {
+  m_reps.reserve(1 + m_c.more_replicas.size());
+  m_reps.emplace_back(ReplicaParts{std::move(m_c.step_time), std::move(m_c.scheduler),
+                                   std::move(m_c.kv)});
+  for (ReplicaParts& p : m_c.more_replicas) m_reps.emplace_back(std::move(p));
+  m_c.more_replicas.clear();
+  if (m_reps.size() > 1 && !m_c.router)
+    throw std::logic_error("a cluster of several replicas needs a router");
+  m_stats.replicas.resize(m_reps.size());
+  for (size_t i = 0; i < m_reps.size(); ++i) {
+    m_stats.replicas[i].kv_capacity_tokens = m_reps[i].state.kv().capacity_tokens();
+    m_stats.kv_capacity_tokens += m_stats.replicas[i].kv_capacity_tokens;
+  }
+  m_loads.resize(m_reps.size());
   m_reactive = m_c.source->reactive();
   std::vector<Event> storage;
-  storage.reserve(16);
+  storage.reserve(16 * m_reps.size());
   m_events = decltype(m_events)(std::greater<>(), std::move(storage));
 }
 
-void Simulation::post(Time t, Kind k) { m_events.push(Event{t, k, m_seq++}); }
-
-void Simulation::schedule() {
-  // The Schedule event only exists to come after every other event at this instant. When no
-  // other is queued for now, planning at once is the same (and saves a queue round trip a step).
-  if (!m_schedule_posted && (m_events.empty() || m_events.top().t > m_state.now())) {
-    try_start_step();
-    return;
-  }
-  post_schedule();
+void Simulation::post(Time t, Kind k, uint32_t replica) {
+  m_events.push(Event{t, m_seq++, replica, k});
 }
 
-void Simulation::post_schedule() {
-  if (m_schedule_posted) return;
-  m_schedule_posted = true;
-  post(m_state.now(), Kind::Schedule);
+void Simulation::schedule(uint32_t rep) {
+  // The Schedule event only exists to come after every other event at this instant. When no
+  // other is queued for now, planning at once is the same (and saves a queue round trip a step).
+  if (!m_reps[rep].schedule_posted && (m_events.empty() || m_events.top().t > m_now)) {
+    try_start_step(rep);
+    return;
+  }
+  post_schedule(rep);
+}
+
+void Simulation::post_schedule(uint32_t rep) {
+  if (m_reps[rep].schedule_posted) return;
+  m_reps[rep].schedule_posted = true;
+  post(m_now, Kind::Schedule, rep);
 }
 
 namespace {
@@ -50,15 +61,16 @@ bool later(const RequestSpec& a, const RequestSpec& b) {
 void Simulation::pull_next_arrival() {
   m_next_posted = m_c.source->next(m_next);
   if (m_next_posted) {
-    if (m_next.arrival < m_state.now())
+    if (m_next.arrival < m_now)
       throw std::logic_error("workload source yielded arrivals out of order");
-    post(m_next.arrival, Kind::Arrival);
+    post(m_next.arrival, Kind::Arrival, k_router);
   }
   update_arrivals_done();
 }
 
 void Simulation::update_arrivals_done() {
-  m_state.set_arrivals_done(!m_next_posted && m_ready.empty());
+  const bool done = !m_next_posted && m_ready.empty() && m_routing.empty();
+  for (Replica& r : m_reps) r.state.set_arrivals_done(done);
 }
 
 RequestSpec& Simulation::due_arrival() {
@@ -82,7 +94,22 @@ const char* Simulation::stop_reason(Time t, uint64_t events) {
 void Simulation::run() {
   m_wall_start = std::chrono::steady_clock::now();
   run_events();
-  m_stats.prefix = m_state.kv().prefix_stats();
+  for (const Replica& r : m_reps) {
+    const auto p = r.state.kv().prefix_stats();
+    if (!p) continue;
+    if (!m_stats.prefix) m_stats.prefix.emplace();
+    m_stats.prefix->queried_tokens += p->queried_tokens;
+    m_stats.prefix->hit_tokens += p->hit_tokens;
+    m_stats.prefix->queried_blocks += p->queried_blocks;
+    m_stats.prefix->hit_blocks += p->hit_blocks;
+    m_stats.prefix->evicted_blocks += p->evicted_blocks;
+  }
+  for (const ReplicaStats& r : m_stats.replicas) {
+    m_stats.steps += r.steps;
+    m_stats.busy_ns += r.busy_ns;
+    m_stats.seat_steps += r.seat_steps;
+    m_stats.peak_kv_used_tokens += r.peak_kv_used_tokens;
+  }
   m_stats.workload_counters = m_c.source->counters();
 }
 
@@ -97,27 +124,40 @@ void Simulation::run_events() {
       return;
     }
     m_events.pop();
-    if (m_check && e.t < m_state.now())
+    if (m_check && e.t < m_now)
       throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
-                                       e.t.count_ns(), m_state.now().count_ns()));
-    m_state.set_now(e.t);
+                                       e.t.count_ns(), m_now.count_ns()));
+    m_now = e.t;
     m_stats.end = e.t;
+    if (e.kind == Kind::Arrival) {
+      if (e.replica == k_router) {
+        on_arrival();
+      } else {  // k_routed: the request at the front reaches the router now
+        const RequestSpec spec = std::move(m_routing.front());
+        m_routing.pop_front();
+        const uint32_t rep = route(spec);
+        admit(rep, spec);
+        update_arrivals_done();
+        if (!m_reps[rep].busy) schedule(rep);
+      }
+      continue;
+    }
+    Replica& rep = m_reps[e.replica];
+    rep.state.set_now(e.t);
     switch (e.kind) {
       case Kind::StepEnd:
-        finish_step();
-        schedule();
-        break;
-      case Kind::Arrival:
-        on_arrival();
-        if (!m_busy) schedule();
+        finish_step(e.replica);
+        schedule(e.replica);
         break;
       case Kind::Timer:
-        if (e.t == m_timer_at) m_timer_at = Time::max();
-        if (!m_busy) post_schedule();
+        if (e.t == rep.timer_at) rep.timer_at = Time::max();
+        if (!rep.busy) post_schedule(e.replica);
         break;
       case Kind::Schedule:
-        m_schedule_posted = false;
-        if (!m_busy) try_start_step();
+        rep.schedule_posted = false;
+        if (!rep.busy) try_start_step(e.replica);
+        break;
+      case Kind::Arrival:
         break;
     }
   }
@@ -127,34 +167,72 @@ void Simulation::run_events() {
 void Simulation::on_arrival() {
   RequestSpec& spec = due_arrival();
   const bool from_source = &spec == &m_next;
-  const uint32_t slot = m_state.add_request(spec);
-  if (!from_source) m_ready.pop_back();
-  const Request& r = m_state.req(slot);
-  std::string why = m_state.kv().never_fits(r);
-  if (why.empty()) why = m_c.scheduler->never_schedulable(r);
-  if (why.empty()) {
-    m_state.enqueue(slot);
-    m_stats.peak_in_flight =
-        std::max(m_stats.peak_in_flight, static_cast<int64_t>(m_state.live()));
+  uint32_t rep = k_router;
+  if (m_c.router_delay > Time::ns(0)) {
+    m_routing.push_back(std::move(spec));
+    post(m_now + m_c.router_delay, Kind::Arrival, k_routed);
   } else {
-    m_state.reject(slot, std::move(why));
-    depart(slot);
+    rep = route(spec);
+    admit(rep, spec);
   }
+  if (!from_source) m_ready.pop_back();
+  // The next arrival is posted before planning, so that one at this same instant is seen first.
   if (from_source)
     pull_next_arrival();
   else
     update_arrivals_done();
+  if (rep != k_router && !m_reps[rep].busy) schedule(rep);
 }
 
-void Simulation::depart(uint32_t slot) {
-  const Request& r = m_state.req(slot);
+uint32_t Simulation::route(const RequestSpec& spec) {
+  if (m_reps.size() == 1) return 0;
+  const bool refresh = m_c.load_refresh == Time::ns(0) || m_loads_at == Time::max() ||
+                       m_now - m_loads_at >= m_c.load_refresh;
+  if (refresh) {
+    for (size_t i = 0; i < m_reps.size(); ++i) {
+      const BatchState& st = m_reps[i].state;
+      m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()),
+                    st.kv().used_tokens(), st.kv().capacity_tokens()};
+    }
+    m_loads_at = m_now;
+  }
+  const uint32_t rep = m_c.router->route(spec, m_loads);
+  if (rep >= m_reps.size()) throw std::logic_error("router picked a replica that does not exist");
+  // A stale snapshot still counts the router's own decisions, as a real router's does.
+  if (!refresh) ++m_loads[rep].outstanding;
+  return rep;
+}
+
+void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
+  Replica& rep = m_reps[rep_index];
+  rep.state.set_now(m_now);
+  ++m_stats.replicas[rep_index].routed;
+  const uint32_t slot = rep.state.add_request(spec);
+  Request& r = rep.state.req(slot);
+  r.replica = rep_index;
+  std::string why = rep.state.kv().never_fits(r);
+  if (why.empty()) why = rep.scheduler->never_schedulable(r);
+  if (why.empty()) {
+    rep.state.enqueue(slot);
+    int64_t live = 0;
+    for (const Replica& x : m_reps) live += static_cast<int64_t>(x.state.live());
+    m_stats.peak_in_flight = std::max(m_stats.peak_in_flight, live);
+  } else {
+    rep.state.reject(slot, std::move(why));
+    depart(rep_index, slot);
+  }
+}
+
+void Simulation::depart(uint32_t rep, uint32_t slot) {
+  BatchState& state = m_reps[rep].state;
+  const Request& r = state.req(slot);
   for (RequestRecorder* rec : m_recorders) rec->record(r);
   if (m_reactive && !m_stopping) {
-    m_c.source->on_depart(r, m_state.now(), m_newly_ready);
+    m_c.source->on_depart(r, m_now, m_newly_ready);
     for (RequestSpec& spec : m_newly_ready) {
-      if (spec.arrival < m_state.now())
+      if (spec.arrival < m_now)
         throw std::logic_error("workload source made a request ready in the past");
-      post(spec.arrival, Kind::Arrival);
+      post(spec.arrival, Kind::Arrival, k_router);
       m_ready.push_back(std::move(spec));
       std::push_heap(m_ready.begin(), m_ready.end(), later);
     }
@@ -163,29 +241,32 @@ void Simulation::depart(uint32_t slot) {
       update_arrivals_done();
     }
   }
-  m_state.recycle(slot);
+  state.recycle(slot);
 }
 
 void Simulation::record_unfinished() {
   m_stopping = true;  // what is left is recorded, not continued
   // Slot order is arbitrary; recorders that care about order sort by id.
-  for (uint32_t slot = 0; slot < m_state.slots().size(); ++slot)
-    if (m_state.req(slot).state != RequestState::Pending) depart(slot);
+  for (uint32_t rep = 0; rep < m_reps.size(); ++rep)
+    for (uint32_t slot = 0; slot < m_reps[rep].state.slots().size(); ++slot)
+      if (m_reps[rep].state.req(slot).state != RequestState::Pending) depart(rep, slot);
 }
 
-void Simulation::try_start_step() {
-  m_c.scheduler->plan_step(m_state);
-  const Time wake = m_state.take_wake();
-  const auto& plan = m_state.plan();
+void Simulation::try_start_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  BatchState& state = rep.state;
+  rep.scheduler->plan_step(state);
+  const Time wake = state.take_wake();
+  const auto& plan = state.plan();
   if (plan.empty()) {
-    if (wake != Time::max() && wake > m_state.now() && wake < m_timer_at) {
-      m_timer_at = wake;
-      post(wake, Kind::Timer);
+    if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
+      rep.timer_at = wake;
+      post(wake, Kind::Timer, rep_index);
     }
     return;
   }
   StepShape shape;
-  const std::vector<Request>& reqs = m_state.slots();
+  const std::vector<Request>& reqs = state.slots();
   for (const StepEntry& e : plan) {
     const Request& r = reqs[e.slot];
     switch (e.kind) {
@@ -206,14 +287,15 @@ void Simulation::try_start_step() {
   }
   shape.sequences = static_cast<int32_t>(plan.size());
   // A step always takes time, so simulated time always advances between steps.
-  const std::optional<StepCost> cost = m_c.step_time->cost(shape);
-  const double step_ms = cost ? cost->step_ms : m_c.step_time->step_ms(shape);
+  const std::optional<StepCost> cost = rep.step_time->cost(shape);
+  const double step_ms = cost ? cost->step_ms : rep.step_time->step_ms(shape);
   const Time duration = std::max(Time::from_ms(step_ms), Time::ns(1));
-  ++m_stats.steps;
-  m_stats.busy_ns += duration.count_ns();
-  m_stats.seat_steps += shape.sequences;
   m_stats.prefill_tokens += shape.prefill_tokens;
-  m_stats.peak_kv_used_tokens = std::max(m_stats.peak_kv_used_tokens, m_state.kv().used_tokens());
+  ReplicaStats& rs = m_stats.replicas[rep_index];  // summed into the totals after the run
+  ++rs.steps;
+  rs.busy_ns += duration.count_ns();
+  rs.seat_steps += shape.sequences;
+  rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
   if (cost) {
     ++m_stats.costed_steps;
     m_stats.bandwidth_bound_steps += cost->bandwidth_bound;
@@ -222,17 +304,19 @@ void Simulation::try_start_step() {
     m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
     m_stats.peak_flops_per_s = cost->peak_flops_per_s;
   }
-  m_busy = true;
-  post(m_state.now() + duration, Kind::StepEnd);
-  if (m_check) check_invariants("after planning");
+  rep.busy = true;
+  post(m_now + duration, Kind::StepEnd, rep_index);
+  if (m_check) check_invariants(rep_index, "after planning");
 }
 
-void Simulation::finish_step() {
-  const Time now = m_state.now();
+void Simulation::finish_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  BatchState& state = rep.state;
+  const Time now = m_now;
   int32_t finished = 0;
   int64_t decoded = 0;
-  std::vector<Request>& reqs = m_state.mutable_slots();
-  for (const StepEntry& e : m_state.plan()) {
+  std::vector<Request>& reqs = state.mutable_slots();
+  for (const StepEntry& e : state.plan()) {
     Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode) {
       r.context_tokens += 1;
@@ -253,33 +337,34 @@ void Simulation::finish_step() {
     }
   }
   m_stats.decode_tokens += decoded;
-  m_state.set_finished_this_step(finished);
-  m_c.scheduler->after_step(m_state);
-  for (uint32_t slot : m_state.departed()) depart(slot);
-  m_state.departed().clear();
-  m_state.plan().clear();
-  m_busy = false;
-  if (m_check) check_invariants("after the step");
+  state.set_finished_this_step(finished);
+  rep.scheduler->after_step(state);
+  for (uint32_t slot : state.departed()) depart(rep_index, slot);
+  state.departed().clear();
+  state.plan().clear();
+  rep.busy = false;
+  if (m_check) check_invariants(rep_index, "after the step");
 }
 
-void Simulation::check_invariants(const char* when) {
-  const auto& reqs = m_state.slots();
+void Simulation::check_invariants(uint32_t rep_index, const char* when) {
+  const BatchState& state = m_reps[rep_index].state;
+  const auto& reqs = state.slots();
   auto fail = [&](const Request* r, const std::string& what) {
     throw InvariantError(fmt::format(
-        "invariant broken {} step {} at {} ns{}: {}", when, m_stats.steps,
-        m_state.now().count_ns(),
+        "invariant broken {} step {} at {} ns{}{}: {}", when, m_stats.replicas[rep_index].steps, m_now.count_ns(),
+        m_reps.size() > 1 ? fmt::format(" on replica {}", rep_index) : std::string(),
         r ? fmt::format(" (request {}: state {}, context {}, {} of {} tokens, KV held {})",
                         r->spec.id, static_cast<int>(r->state), r->context_tokens,
                         r->generated_tokens, r->spec.output_tokens, r->kv_held_tokens)
           : std::string(),
         what));
   };
-  const KvManager& kv = m_state.kv();
+  const KvManager& kv = state.kv();
   if (kv.used_tokens() > kv.capacity_tokens())
     fail(nullptr, fmt::format("KV use {} exceeds capacity {}", kv.used_tokens(), kv.capacity_tokens()));
   m_seen.assign(reqs.size(), 0);
   int64_t held = 0;
-  for (uint32_t slot : m_state.running()) {
+  for (uint32_t slot : state.running()) {
     const Request& r = reqs[slot];
     if (m_seen[slot]++) fail(&r, "listed twice in the running batch");
     if (r.state != RequestState::Running && r.state != RequestState::Finished)
@@ -287,7 +372,7 @@ void Simulation::check_invariants(const char* when) {
     if (r.generated_tokens > r.spec.output_tokens) fail(&r, "produced more tokens than asked");
     held += r.kv_held_tokens;
   }
-  for (uint32_t slot : m_state.waiting()) {
+  for (uint32_t slot : state.waiting()) {
     const Request& r = reqs[slot];
     if (m_seen[slot]++) fail(&r, "both queued and running, or queued twice");
     if (r.state != RequestState::Queued) fail(&r, "in the queue but not queued");
@@ -304,7 +389,8 @@ void Simulation::check_all_served() const {
     throw std::logic_error(fmt::format(
         "simulation ended with {} requests still waiting for others to leave",
         m_c.source->waiting()));
-  for (const Request& r : m_state.slots()) {
+  for (const Replica& rep : m_reps)
+  for (const Request& r : rep.state.slots()) {
     if (r.state == RequestState::Pending) continue;  // a free slot
     throw std::logic_error(fmt::format(
         "simulation ended with request {} unserved (state {}, {} of {} tokens generated): "

@@ -1,5 +1,6 @@
 #pragma once
-// The discrete-event engine: one replica, one batch in flight at a time.
+// The discrete-event engine: one or more replicas (a cluster behind a router), each with one
+// batch in flight at a time.
 //
 // Events are ordered by (time, kind, sequence number given when scheduled). Kinds at one instant
 // run in this order:
@@ -9,17 +10,23 @@
 //   3 schedule  - if the engine is idle, the scheduler plans the next step.
 // So the scheduling decision at an instant sees every arrival and completion at that instant,
 // and an idle engine starts a step the instant a request can be scheduled. Only what can happen
-// next is queued: the in-flight step's end, the next arrival, a timer.
+// next is queued: each replica's in-flight step's end and timer, the next arrival.
+//
+// In a cluster an arriving request reaches the router (after cluster.router.delay_ms, an event
+// of kind 1 too), which picks a replica from the replicas' loads; each replica has its own
+// scheduler, KV memory and step-time model, and steps on its own.
 #include <cstdint>
 #include <memory>
 #include <chrono>
 #include <csignal>
+#include <deque>
 #include <queue>
 #include <string>
 #include <stdexcept>
 #include <vector>
 
 #include "models/step_time_model.h"
+#include "schedulers/router.h"
 #include "schedulers/scheduler.h"
 #include "sim/batch_state.h"
 #include "sim/recorder.h"
@@ -27,11 +34,34 @@
 
 namespace servesim {
 
-struct Components {
-  std::unique_ptr<WorkloadSource> source;
-  std::unique_ptr<StepTimeModel> step_time;
+/// One replica's engine parts.
+struct ReplicaParts {
+  /// A step-time model is a pure function of the step's shape, so replicas alike share one.
+  std::shared_ptr<const StepTimeModel> step_time;
   std::unique_ptr<Scheduler> scheduler;
   std::unique_ptr<KvManager> kv;
+};
+
+struct Components {
+  std::unique_ptr<WorkloadSource> source;
+  // The only replica; or, in a cluster, replica 0 (the rest are in `more_replicas`).
+  std::shared_ptr<const StepTimeModel> step_time;
+  std::unique_ptr<Scheduler> scheduler;
+  std::unique_ptr<KvManager> kv;
+  std::vector<ReplicaParts> more_replicas;
+  std::unique_ptr<Router> router;  ///< required when more_replicas is not empty
+  Time router_delay;               ///< from arrival to the router's decision
+  Time load_refresh;               ///< 0: the router sees live loads; else a snapshot this old
+};
+
+/// One replica's share of a run (RunStats::replicas).
+struct ReplicaStats {
+  int64_t routed = 0;  ///< requests the router sent here
+  int64_t steps = 0;
+  int64_t busy_ns = 0;
+  int64_t seat_steps = 0;
+  int64_t peak_kv_used_tokens = 0;
+  int64_t kv_capacity_tokens = 0;
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.
@@ -44,6 +74,9 @@ struct RunStats {
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t peak_in_flight = 0;        ///< most requests held at once (queued or running)
+  /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
+  /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
+  std::vector<ReplicaStats> replicas;
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
@@ -91,34 +124,54 @@ class Simulation {
 
  private:
   enum class Kind : uint8_t { StepEnd = 0, Arrival = 1, Timer = 2, Schedule = 3 };
-  struct Event {
+  struct Event {  // 24 bytes: the queue moves these on every push and pop
     Time t;
-    Kind kind;
     uint64_t seq;
+    uint32_t replica;  // StepEnd, Timer, Schedule; Arrival: k_router or k_routed
+    Kind kind;
     bool operator>(const Event& o) const {
       if (t != o.t) return t > o.t;
       if (kind != o.kind) return kind > o.kind;
       return seq > o.seq;
     }
   };
+  static constexpr uint32_t k_router = UINT32_MAX;       // a request is due from the workload
+  static constexpr uint32_t k_routed = UINT32_MAX - 1;  // one reaches the router after its delay
+
+  struct Replica {
+    explicit Replica(ReplicaParts p)
+        : state(std::move(p.kv)), scheduler(std::move(p.scheduler)),
+          step_time(std::move(p.step_time)) {}
+    BatchState state;
+    std::unique_ptr<Scheduler> scheduler;
+    std::shared_ptr<const StepTimeModel> step_time;
+    bool busy = false;  // a step is in flight
+    bool schedule_posted = false;
+    Time timer_at = Time::max();
+  };
 
   void run_events();
-  void post(Time t, Kind k);
-  void post_schedule();
+  void post(Time t, Kind k, uint32_t replica);
+  void post_schedule(uint32_t rep);
   /// Plans the next step now if nothing else can happen at this instant, else posts Schedule.
-  void schedule();
+  void schedule(uint32_t rep);
   void pull_next_arrival();
   /// arrivals_done: the source has nothing more and no request made ready is still to arrive.
   void update_arrivals_done();
   /// Takes the request due now: the source's next, or a request made ready by a departure,
   /// whichever comes first by (arrival, id).
   [[nodiscard]] RequestSpec& due_arrival();
+  /// A request reaches the router (or, with a router delay, leaves for it).
   void on_arrival();
-  void try_start_step();
-  void finish_step();
+  /// The router's choice for the request at the front of m_routing.
+  [[nodiscard]] uint32_t route(const RequestSpec& spec);
+  /// The request joins replica `rep`'s queue (or is rejected there).
+  void admit(uint32_t rep, const RequestSpec& spec);
+  void try_start_step(uint32_t rep);
+  void finish_step(uint32_t rep);
   void check_all_served() const;
   /// Hands a departed request to the recorders and frees its slot.
-  void depart(uint32_t slot);
+  void depart(uint32_t rep, uint32_t slot);
   /// A bounded run stopped: every request still held is recorded as unfinished.
   void record_unfinished();
   /// The reason to stop before the event at `t`, or nullptr to go on.
@@ -126,13 +179,14 @@ class Simulation {
   /// KV use within capacity and equal to what the running requests hold; queued requests hold
   /// nothing; each request in at most one of queue and batch, in a state that matches; no
   /// request has produced more tokens than it asked for.
-  void check_invariants(const char* when);
+  void check_invariants(uint32_t rep, const char* when);
 
   Components m_c;
-  BatchState m_state;
+  std::vector<Replica> m_reps;
   RunStats m_stats;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> m_events;
   uint64_t m_seq = 0;
+  Time m_now;
   RequestSpec m_next;          // the arrival already posted
   bool m_next_posted = false;  // m_next holds a posted arrival
   // Reactive sources: requests made ready by departures, a min-heap by (arrival, id), each
@@ -141,9 +195,10 @@ class Simulation {
   std::vector<RequestSpec> m_newly_ready;
   bool m_reactive = false;
   bool m_stopping = false;     // a bounded run is recording what is left
-  bool m_busy = false;         // a step is in flight
-  bool m_schedule_posted = false;
-  Time m_timer_at = Time::max();
+  // Requests on their way to the router (router delay), in arrival order.
+  std::deque<RequestSpec> m_routing;
+  std::vector<ReplicaLoad> m_loads;  // what the router sees
+  Time m_loads_at = Time::max();     // when m_loads was taken (stale signals)
   bool m_check = false;
   RunLimits m_limits;
   std::chrono::steady_clock::time_point m_wall_start;

@@ -185,7 +185,7 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[sim]
             "you mean synthetic?)"));
   CHECK(config_error("kind: continuous", "kind: contiuous") ==
         err("scheduler.kind = \"contiuous\" at c.yaml:9:9: unknown \"contiuous\" (did you mean "
-            "continuous?) (valid: continuous, dynamic, static)"));
+            "continuous?) (valid: continuous, dynamic, orca, sarathi, static, vllm)"));
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, max_output_tokens: 10") ==
         err("kv.max_output_tokens at c.yaml:11:44: unknown key (valid here: block_size, "
             "capacity_tokens, memory, policy, prefix_caching)"));
@@ -272,15 +272,15 @@ TEST_CASE("catalog: a Poisson workload that drifts past the time limit stops wit
 TEST_CASE("catalog: control characters, non-UTF-8 and huge values in a config", "[sim][catalog]") {
   CHECK(config_error("kind: continuous", "kind: \"cont\\x1b[2Jinuous\"") ==
         err("scheduler.kind = \"cont\\x1B[2Jinuous\" at c.yaml:9:9: unknown "
-            "\"cont\\x1B[2Jinuous\" (did you mean continuous?) (valid: continuous, dynamic, "
-            "static)"));
+            "\"cont\\x1B[2Jinuous\" (did you mean continuous?) (valid: continuous, dynamic, orca, "
+            "sarathi, static, vllm)"));
   CHECK(config_error("kind: continuous", "kind: cont\xE9") ==
         err("scheduler.kind = \"cont\\xE9\" at c.yaml:9:9: unknown \"cont\\xE9\" (valid: "
-            "continuous, dynamic, static)"));
+            "continuous, dynamic, orca, sarathi, static, vllm)"));
   const std::string x40 = std::string(1, '"').append(40, 'x').append("\"... (3000 bytes)");
   CHECK(config_error("kind: continuous", "kind: " + std::string(3000, 'x')) ==
         err("scheduler.kind = " + x40 + " at c.yaml:9:9: unknown " + x40 +
-            " (valid: continuous, dynamic, static)"));
+            " (valid: continuous, dynamic, orca, sarathi, static, vllm)"));
   // Found by fuzz_config: a file name's bytes were echoed raw.
   CHECK(config_error("step_time: {kind: linear, base_ms: 1}",
                      "step_time: {kind: table, points_file: p\x97.csv}") ==
@@ -372,7 +372,8 @@ TEST_CASE("catalog: bad --set overrides", "[sim][catalog]") {
             "max_num_seqs)"));
   CHECK(set_error("scheduler.kind=\x1b]0;pwned\x07") ==
         err("scheduler.kind = \"\\x1B]0;pwned\\x07\" at c.yaml (from --set scheduler.kind): "
-            "unknown \"\\x1B]0;pwned\\x07\" (valid: continuous, dynamic, static)"));
+            "unknown \"\\x1B]0;pwned\\x07\" (valid: continuous, dynamic, orca, sarathi, static, "
+            "vllm)"));
 }
 
 TEST_CASE("printable: input echoed into messages is escaped and cut", "[sim][catalog]") {

@@ -88,14 +88,16 @@ TEST_CASE("cli: an output directory that cannot be written is an input error", "
 TEST_CASE("cli: list names the registered components", "[cli]") {
   const CliResult all = cli({"list"});
   CHECK(all.code == 0);
-  CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic static"));
+  CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic orca sarathi static vllm"));
   CHECK_THAT(all.out, Catch::Contains("linear roofline table"));
   CHECK_THAT(all.out, Catch::Contains("models: gpt2-small llama-2-13b"));
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
   CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));
   CHECK_THAT(all.out, Catch::Contains("workload-sources: closed_loop servegen synthetic trace"));
-  CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\nstatic\n");
+  CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\norca\nsarathi\nstatic\nvllm\n");
+  CHECK(cli({"list", "routers"}).out ==
+        "least_kv\nleast_outstanding\nprefix_affinity\nrandom\nround_robin\n");
   CHECK(cli({"list", "arrival-kinds"}).out == "daily\nfixed\ngamma\nonoff\npoisson\n");
   CHECK_THAT(cli({"list", "length-kinds"}).out, Catch::Contains("empirical\n") &&
                                                     Catch::Contains("zipf\n"));

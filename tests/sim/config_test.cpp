@@ -68,7 +68,7 @@ TEST_CASE("config: an unknown scheduler kind lists the valid ones", "[sim][confi
   CHECK_THAT(error_of(replace(k_good, "kind: continuous", "kind: contiuous")),
              Catch::Contains("scheduler.kind = \"contiuous\" at test.yaml:11:9: unknown "
                              "\"contiuous\" (did you mean continuous?) (valid: continuous, "
-                             "dynamic, static)"));
+                             "dynamic, orca, sarathi, static, vllm)"));
 }
 
 TEST_CASE("config: wrong types and impossible values", "[sim][config]") {

@@ -1,0 +1,158 @@
+// vllm: vLLM's V1 scheduler as vLLM 0.19 runs it (vllm/v1/core/sched/scheduler.py,
+// Scheduler.schedule), with vLLM's own knob names and defaults.
+//
+// Each step has one budget of max_num_batched_tokens (a decode costs 1 token, a prefill chunk
+// its length) and is planned in two passes:
+//   1. the running requests, in the order they were admitted, decoding or not: each gets its
+//      next token, or its next prefill chunk (the rest of its prefill, capped at
+//      long_prefill_token_threshold when that is set, and at the budget left). If the KV manager
+//      cannot hold the new tokens, the lowest-priority running request is preempted by
+//      recompute (fcfs: the newest admission; priority: the latest arrival, which may already be
+//      in the step, whose tokens then go back to the budget), again until the request fits; if
+//      it is itself preempted, the pass stops there;
+//   2. unless the step preempted anything, the waiting requests, from the front of the queue,
+//      while fewer than max_num_seqs run and budget is left: a request skips its cached prefix,
+//      takes a first chunk (capped as above), and joins if, with scheduler_reserve_full_isl,
+//      its whole prefill fits in the free KV memory, and the KV manager admits the chunk;
+//      otherwise admission stops there (head-of-line blocking).
+// Prefill is always chunked, as vLLM V1 does for generation. Finished requests are released at the
+// end of the step that produced their last token. docs/schedulers.md compares this with
+// `continuous`.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <optional>
+#include <string>
+
+#include "schedulers/iteration_level.h"
+
+namespace servesim {
+namespace {
+
+struct VllmSettings {
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 2048;
+  int64_t long_prefill_token_threshold = 0;  ///< 0: off
+  bool priority = false;                     ///< scheduling_policy: priority (else fcfs)
+  bool reserve_full_isl = true;              ///< scheduler_reserve_full_isl
+};
+
+class VllmScheduler final : public Scheduler {
+ public:
+  explicit VllmScheduler(const VllmSettings& s) : m_s(s) {}
+
+  void plan_step(BatchState& s) override {
+    int64_t budget = m_s.max_num_batched_tokens;
+    bool preempted = false;
+    for (size_t i = 0; i < s.running().size() && budget > 0;) {
+      const uint32_t slot = s.running()[i];
+      Request& r = s.req(slot);
+      const bool prefill = r.prefilling();
+      const int64_t n = std::min(capped(prefill ? r.prefill_target - r.context_tokens : 1), budget);
+      bool fits = true;
+      while (fits && !s.kv().grow(r, r.context_tokens + n)) {
+        const size_t v = victim_index(s);
+        const uint32_t victim = s.running()[v];
+        budget += tokens_planned_for(s, victim);  // only a priority victim can have any
+        if (v < i) --i;
+        s.preempt(victim);
+        preempted = true;
+        fits = victim != slot;
+      }
+      if (!fits) break;
+      s.plan().push_back(prefill ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
+                                 : StepEntry{slot, EntryKind::Decode, 0});
+      budget -= n;
+      ++i;
+    }
+    if (preempted) return;  // the memory it freed goes to the requests already running
+    while (!s.waiting().empty() && budget > 0 &&
+           static_cast<int64_t>(s.running().size()) < m_s.max_num_seqs) {
+      const uint32_t slot = s.waiting().front();
+      Request& r = s.req(slot);
+      const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
+      const int64_t n = std::min(capped(r.prefill_target - cached), budget);
+      if (m_s.reserve_full_isl && !s.kv().can_admit(r, cached, r.prefill_target)) break;
+      if (!s.kv().try_admit(r, cached, cached + n)) break;
+      s.admit_front(cached);
+      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
+      budget -= n;
+    }
+  }
+
+  void after_step(BatchState& s) override { release_finished(s); }
+
+ private:
+  [[nodiscard]] int64_t capped(int64_t tokens) const {
+    const int64_t t = m_s.long_prefill_token_threshold;
+    return t > 0 && tokens > t ? t : tokens;
+  }
+
+  // fcfs: the newest admission (the back of running). priority: the highest (priority,
+  // arrival); every request has priority 0, so the latest arrival, equal arrivals ordered as in
+  // the trace (vLLM's arrival times are clock readings, never equal).
+  [[nodiscard]] size_t victim_index(const BatchState& s) const {
+    const std::vector<uint32_t>& running = s.running();
+    if (!m_s.priority) return running.size() - 1;
+    const auto later = [&](uint32_t a, uint32_t b) {
+      const RequestSpec& x = s.req(a).spec;
+      const RequestSpec& y = s.req(b).spec;
+      return x.arrival != y.arrival ? x.arrival > y.arrival : x.id > y.id;
+    };
+    size_t best = 0;
+    for (size_t j = 1; j < running.size(); ++j)
+      if (later(running[j], running[best])) best = j;
+    return best;
+  }
+
+  [[nodiscard]] static int64_t tokens_planned_for(const BatchState& s, uint32_t slot) {
+    for (const StepEntry& e : s.plan())
+      if (e.slot == slot) return e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
+    return 0;
+  }
+
+  VllmSettings m_s;
+};
+
+// A key of the kv section as written ("" when absent; nullopt without a kv section).
+// make_kv_manager, which runs first, reads and checks the section; this only looks, to refuse a
+// kv section that vllm cannot stand for.
+std::optional<std::string> kv_setting(const Cfg& c, const char* key) {
+  const YAML::Node root = c.doc().root();
+  const YAML::Node kv = root["kv"];
+  if (!kv.IsMap()) return std::nullopt;
+  const YAML::Node v = kv[key];
+  return v.IsDefined() && v.IsScalar() ? v.Scalar() : std::string{};
+}
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
+  VllmSettings s;
+  s.max_num_seqs = c.get_int("max_num_seqs", s.max_num_seqs, {1, 1 << 20});
+  s.max_num_batched_tokens =
+      c.get_int("max_num_batched_tokens", s.max_num_batched_tokens, {1, int64_t{1} << 40});
+  s.long_prefill_token_threshold =
+      c.get_int("long_prefill_token_threshold", 0, {0, int64_t{1} << 40});
+  s.priority = c.get_choice("scheduling_policy", "fcfs", {"fcfs", "priority"}) == "priority";
+  s.reserve_full_isl = c.get_bool("scheduler_reserve_full_isl", true);
+  const bool prefix_caching = c.get_bool("enable_prefix_caching", true);
+  if (s.max_num_batched_tokens < s.max_num_seqs)
+    c.fail("max_num_batched_tokens",
+           fmt::format("must be at least max_num_seqs ({}), as vLLM requires", s.max_num_seqs));
+  const std::optional<std::string> policy = kv_setting(c, "policy");
+  if (!policy) return std::make_unique<VllmScheduler>(s);  // no kv section to agree with
+  if (*policy != "paged")
+    c.fail("kind",
+           fmt::format("vllm needs kv.policy: paged (vLLM's KV cache is paged), not {}", *policy));
+  if (prefix_caching != (kv_setting(c, "prefix_caching") == "true"))
+    c.fail("enable_prefix_caching",
+           prefix_caching
+               ? "is true (vLLM's default) but kv.prefix_caching is not: set kv.prefix_caching: "
+                 "true, or enable_prefix_caching: false for a server run with "
+                 "--no-enable-prefix-caching"
+               : "is false but kv.prefix_caching is true: the two must agree");
+  return std::make_unique<VllmScheduler>(s);
+}
+
+}  // namespace servesim

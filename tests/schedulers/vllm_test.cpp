@@ -1,0 +1,181 @@
+// The vllm policy (vLLM 0.19's V1 scheduler): golden timelines on tiny traces, every time worked
+// out by hand in the comments, and the config rules that tie it to the kv section.
+#include <catch2/catch.hpp>
+
+#include "sim/errors.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+// step_ms = 2 + 1 * sequences + 0.5 * prefill tokens
+const std::string k_linear = "{kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}";
+
+std::string vllm(const std::string& extra) {
+  return "{kind: vllm, enable_prefix_caching: false" + extra + "}";
+}
+
+/// Four blocks of 16 tokens, no prefix caching.
+const std::string k_small_kv = "{policy: paged, capacity_tokens: 64, block_size: 16}";
+
+std::string config_error(const std::string& scheduler, const std::string& kv) {
+  try {
+    (void)build_scenario(doc_of(trace_scenario("0,4,2\n", k_linear, scheduler, kv)));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("vllm: decodes and a prefill chunk share one token budget", "[schedulers][vllm]") {
+  // Budget 8. r0 (t=0, prompt 6, 4 tokens), r1 (t=0, prompt 20, 2 tokens).
+  // t=0    r0 joins with its whole prompt (6), r1 with a first chunk of the 2 left:
+  //        2 + 2 + 0.5*8 = 8 ms                      -> t=8:    r0 token 1, r1 holds 2
+  // t=8    r0 decode (1) + r1 chunk 7: 2 + 2 + 3.5   -> t=15.5: r0 token 2, r1 holds 9
+  // t=15.5 the same                                  -> t=23:   r0 token 3, r1 holds 16
+  // t=23   r0 decode + r1's last 4: 2 + 2 + 2 = 6 ms -> t=29:   r0 done, r1 token 1
+  // t=29   r1 decode: 3 ms                           -> t=32:   r1 done
+  auto r = run_requests(trace_scenario("0,6,4\n0,20,2\n", k_linear,
+                                       vllm(", max_num_seqs: 4, max_num_batched_tokens: 8"),
+                                       "{policy: paged, capacity_tokens: 1024, block_size: 16}"));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].first_token.count_ns() == ms(8));
+  CHECK(r[0].finish.count_ns() == ms(29));
+  CHECK(r[0].release.count_ns() == ms(29));
+  CHECK(r[1].first_admitted.count_ns() == 0);
+  CHECK(r[1].first_token.count_ns() == ms(29));
+  CHECK(r[1].finish.count_ns() == ms(32));
+}
+
+TEST_CASE("vllm: a waiting request joins only when its whole prompt fits in free KV",
+          "[schedulers][vllm]") {
+  // 4 blocks of 16, budget 16. r0 (t=0, prompt 40, 2 tokens), r1 (t=0, prompt 30, 1 token).
+  // t=0  r0's 40 tokens need 3 blocks, 4 are free: it joins with a chunk of 16 (1 block);
+  //      budget spent: 2 + 1 + 8 = 11 ms                    -> t=11: r0 holds 16 (1 block)
+  // t=11 r0 chunk 16 (2 blocks): 11 ms                      -> t=22: r0 holds 32
+  // t=22 r0's last 8 (3 blocks); budget 8 left, but r1's 30 tokens need 2 blocks and 1 is
+  //      free: r1 waits. 2 + 1 + 4 = 7 ms                   -> t=29: r0 token 1
+  // t=29 r0 decode (41 tokens still in 3 blocks): 3 ms      -> t=32: r0 done, released
+  // t=32 r1 joins, chunk 16: 11 ms                          -> t=43
+  // t=43 r1's last 14: 2 + 1 + 7 = 10 ms                    -> t=53: r1 token 1, done
+  const std::string trace = "0,40,2\n0,30,1\n";
+  const std::string sched = ", max_num_seqs: 4, max_num_batched_tokens: 16";
+  auto r = run_requests(trace_scenario(trace, k_linear, vllm(sched), k_small_kv));
+  CHECK(r[0].finish.count_ns() == ms(32));
+  CHECK(r[1].first_admitted.count_ns() == ms(32));
+  CHECK(r[1].first_token.count_ns() == ms(53));
+  CHECK(r[1].preemptions == 0);
+
+  // scheduler_reserve_full_isl: false admits on the first chunk alone, and no request joins in
+  // a step that preempted:
+  // t=22 r0's last 8 (3 blocks) + r1's first 8 (the 4th block): 2 + 2 + 8 = 12 -> t=34
+  // t=34 r0 decode fits; r1's chunk of 15 needs a 2nd block, none is free: r1, the newest, is
+  //      preempted. Its first chunk would fit again, but the step preempted, so nothing joins:
+  //      r0 alone, 3 ms                                     -> t=37: r0 done, released
+  // t=37 r1 again from its start, chunk 16: 11 ms           -> t=48
+  // t=48 its last 14: 10 ms                                 -> t=58: r1 token 1, done
+  r = run_requests(trace_scenario(trace, k_linear,
+                                  vllm(sched + ", scheduler_reserve_full_isl: false"), k_small_kv));
+  CHECK(r[0].finish.count_ns() == ms(37));
+  CHECK(r[1].first_admitted.count_ns() == ms(22));
+  CHECK(r[1].preemptions == 1);
+  CHECK(r[1].first_token.count_ns() == ms(58));
+}
+
+TEST_CASE("vllm: a head of the queue that does not fit blocks the requests behind it",
+          "[schedulers][vllm]") {
+  // 4 blocks of 16, budget 32. r0 (t=0, prompt 40, 3 tokens), r1 (t=1 ms, prompt 40, 1),
+  // r2 (t=1 ms, prompt 8, 1).
+  // t=0  r0 joins, chunk 32 (2 blocks): 2 + 1 + 16 = 19 ms  -> t=19
+  // t=19 r0's last 8 (3 blocks); r1 needs 3 blocks, 1 is free: r1 waits, and r2 (1 block, which
+  //      would fit) waits behind it. 2 + 1 + 4 = 7 ms       -> t=26: r0 token 1
+  // t=26 decode 3 ms -> t=29: token 2; t=29 decode 3 ms     -> t=32: r0 done, released
+  // t=32 r1 joins, chunk 32, the whole budget: 19 ms        -> t=51
+  // t=51 r1's last 8 (3 blocks) + r2's 8 (the 4th): 2 + 2 + 8 = 12 ms -> t=63: both done
+  auto r = run_requests(trace_scenario("0,40,3\n0.001,40,1\n0.001,8,1\n", k_linear,
+                                       vllm(", max_num_seqs: 4, max_num_batched_tokens: 32"),
+                                       k_small_kv));
+  CHECK(r[0].release.count_ns() == ms(32));
+  CHECK(r[1].first_admitted.count_ns() == ms(32));
+  CHECK(r[1].finish.count_ns() == ms(63));
+  CHECK(r[2].first_admitted.count_ns() == ms(51));
+  CHECK(r[2].finish.count_ns() == ms(63));
+}
+
+TEST_CASE("vllm: the whole-prompt check counts cached blocks another request holds",
+          "[schedulers][vllm]") {
+  // 5 blocks of 16, budget 64, prefix caching; one trace hash per 16 tokens.
+  // r0 (t=0, prompt 32, 3 tokens, hashes 1;2), r1 (t=1 ms, prompt 48, 1 token, hashes 1;2;3).
+  // t=0  r0 prefills 32 (2 blocks, both cached as they fill): 2 + 1 + 16 = 19 ms -> t=19
+  // t=19 r0 decode takes a 3rd block; 2 are free. r1's 48 tokens are 3 blocks, but its first
+  //      2 are r0's (held, so not taken from the free ones): it needs 1 and joins, computing
+  //      16: 2 + 2 + 8 = 12 ms                              -> t=31: r0 token 2, r1 done
+  // t=31 r0 decode: 3 ms                                    -> t=34: r0 done
+  const std::string path = write_temp(
+      "hashed.csv", "arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,32,3,1;2\n"
+                    "0.001,48,1,1;2;3\n");
+  const std::string yaml = "workload: {trace: {path: " + path + ", hash_block_tokens: 16}}\n"
+                           "step_time: " + k_linear + "\n"
+                           "scheduler: {kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 64}\n"
+                           "kv: {policy: paged, capacity_tokens: 80, block_size: 16, "
+                           "prefix_caching: true}\n";
+  auto r = run_requests(yaml);
+  CHECK(r[1].first_admitted.count_ns() == ms(19));
+  CHECK(r[1].cached_prompt_tokens == 32);
+  CHECK(r[1].finish.count_ns() == ms(31));
+  CHECK(r[0].finish.count_ns() == ms(34));
+}
+
+TEST_CASE("vllm: long_prefill_token_threshold caps every chunk", "[schedulers][vllm]") {
+  // Budget 16, threshold 4. r0 (t=0, prompt 10, 1 token), r1 (t=0, prompt 3, 2 tokens).
+  // t=0  r0 chunk 4, r1 its 3: 2 + 2 + 3.5 = 7.5 ms       -> t=7.5:  r1 token 1
+  // t=7.5 r0 chunk 4 + r1 decode: 2 + 2 + 2 = 6 ms        -> t=13.5: r1 done
+  // t=13.5 r0's last 2: 2 + 1 + 1 = 4 ms                  -> t=17.5: r0 done
+  auto r = run_requests(trace_scenario(
+      "0,10,1\n0,3,2\n", k_linear,
+      vllm(", max_num_seqs: 4, max_num_batched_tokens: 16, long_prefill_token_threshold: 4"),
+      "{policy: paged, capacity_tokens: 1024, block_size: 16}"));
+  CHECK(r[1].finish.count_ns() == ms(13.5));
+  CHECK(r[0].finish.count_ns() == ms(17.5));
+}
+
+TEST_CASE("vllm: with every request at priority 0, priority schedules as fcfs",
+          "[schedulers][vllm]") {
+  // Requests are admitted in arrival order and the preempted go back to the queue's front, so
+  // the running list stays in arrival order: the newest admission is the latest arrival.
+  const std::string kv = "{policy: paged, capacity_tokens: 640, block_size: 16}";
+  const std::string base =
+      "workload: {synthetic: {requests: 120, arrival: {kind: poisson, rate_per_s: 60},\n"
+      "  prompt_tokens: {kind: lognormal, median: 60, sigma: 0.8, max: 300},\n"
+      "  output_tokens: {kind: uniform, min: 1, max: 150}}}\n"
+      "step_time: " + k_linear + "\nkv: " + kv + "\nscheduler: ";
+  const std::string sched = ", max_num_seqs: 8, max_num_batched_tokens: 64, "
+                            "scheduler_reserve_full_isl: false";
+  const RunOutput fcfs = run_scenario(doc_of(base + vllm(sched)), true);
+  const RunOutput prio =
+      run_scenario(doc_of(base + vllm(sched + ", scheduling_policy: priority")), true);
+  CHECK(fcfs.summary.preemptions > 0);
+  CHECK(fcfs.requests_csv == prio.requests_csv);
+}
+
+TEST_CASE("vllm: the kv section must be paged and agree on prefix caching", "[schedulers][vllm]") {
+  CHECK_THAT(
+      config_error("{kind: vllm}", "{policy: reserve, capacity_tokens: 100}"),
+      Catch::Contains("vllm needs kv.policy: paged (vLLM's KV cache is paged), not reserve"));
+  CHECK_THAT(config_error("{kind: vllm}", "{policy: paged, capacity_tokens: 100}"),
+             Catch::Contains("scheduler.enable_prefix_caching in scheduler at test.yaml:3:12: is "
+                             "true (vLLM's default) but kv.prefix_caching is not"));
+  CHECK_THAT(config_error("{kind: vllm, enable_prefix_caching: false}",
+                          "{policy: paged, capacity_tokens: 100, prefix_caching: true}"),
+             Catch::Contains("is false but kv.prefix_caching is true: the two must agree"));
+  CHECK_THAT(config_error("{kind: vllm, max_num_seqs: 4096}",
+                          "{policy: paged, capacity_tokens: 100, prefix_caching: true}"),
+             Catch::Contains("scheduler.max_num_batched_tokens in scheduler at test.yaml:3:12: "
+                             "must be at least max_num_seqs (4096), as vLLM requires"));
+  CHECK(config_error("{kind: vllm}",
+                     "{policy: paged, capacity_tokens: 100, prefix_caching: true}") == "no error");
+}
