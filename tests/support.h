@@ -12,6 +12,7 @@
 
 #include "sim/cli.h"
 #include "sim/config.h"
+#include "sim/errors.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
@@ -59,6 +60,16 @@ inline std::vector<Request> run_requests(const std::string& yaml) {
   sim.add_recorder(rec);
   sim.run();
   return rec.by_id();
+}
+
+/// The InputError message of building and running `yaml`, or "(no error)".
+inline std::string input_error_of(const std::string& yaml) {
+  try {
+    (void)run_requests(yaml);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "(no error)";
 }
 
 /// A scenario replaying `csv` (rows "arrival_s,prompt_tokens,output_tokens") with the given

@@ -22,14 +22,6 @@ std::string scenario(const std::string& cluster) {
          cluster;
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    (void)run_requests(yaml);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 }  // namespace
 
@@ -105,11 +97,11 @@ TEST_CASE("cluster: prefix_affinity keeps a conversation on one replica", "[sim]
 }
 
 TEST_CASE("cluster: bad sections are config errors", "[sim][cluster]") {
-  CHECK_THAT(error_of(scenario("cluster: {replicas: 0, router: {kind: random}}\n")),
+  CHECK_THAT(input_error_of(scenario("cluster: {replicas: 0, router: {kind: random}}\n")),
              Catch::Contains("cluster.replicas = \"0\""));
-  CHECK_THAT(error_of(scenario("cluster: {replicas: 2, router: {kind: fastest}}\n")),
+  CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2, router: {kind: fastest}}\n")),
              Catch::Contains("cluster.router.kind") && Catch::Contains("least_kv"));
-  CHECK_THAT(error_of(scenario("cluster: {replicas: 2, router: {kind: random, max_imbalance: 3}}\n")),
+  CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2, router: {kind: random, max_imbalance: 3}}\n")),
              Catch::Contains("max_imbalance"));
-  CHECK_THAT(error_of(scenario("cluster: {replicas: 2}\n")), Catch::Contains("router"));
+  CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2}\n")), Catch::Contains("router"));
 }

@@ -26,14 +26,6 @@ std::string trace_run(const std::string& csv, const std::string& kv = "{policy: 
   return "workload: {trace: {path: " + path + "}}\n" + k_engine + "kv: " + kv + "\n";
 }
 
-std::string error_of(const std::string& yaml) {
-  try {
-    (void)run_requests(yaml);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 }  // namespace
 
@@ -128,23 +120,23 @@ TEST_CASE("sessions: under KV pressure no turn starts before the previous reply"
 
 TEST_CASE("sessions: missing parents, repeated ids and cycles are input errors", "[traces]") {
   const std::string head = "request_id,arrival_s,prompt_tokens,output_tokens,parent_id\n";
-  CHECK_THAT(error_of(trace_run(head + "1,0,4,1,\n2,0,4,1,7\n")),
+  CHECK_THAT(input_error_of(trace_run(head + "1,0,4,1,\n2,0,4,1,7\n")),
              Catch::Contains("sessions.csv:3: column parent_id names 7, which is not the "
                              "request_id of any row"));
-  CHECK_THAT(error_of(trace_run(head + "1,0,4,1,\n1,0,4,1,\n")),
+  CHECK_THAT(input_error_of(trace_run(head + "1,0,4,1,\n1,0,4,1,\n")),
              Catch::Contains("sessions.csv:3: request_id 1 is already the id of line 2"));
-  CHECK_THAT(error_of(trace_run(head + "1,0,4,1,3\n2,0,4,1,1\n3,0,4,1,2\n4,0,4,1,\n")),
+  CHECK_THAT(input_error_of(trace_run(head + "1,0,4,1,3\n2,0,4,1,1\n3,0,4,1,2\n4,0,4,1,\n")),
              Catch::Contains("the dependencies form a cycle"));
-  CHECK_THAT(error_of(trace_run(head + "1,0,4,1,\n2,0,4,1,2\n")),
+  CHECK_THAT(input_error_of(trace_run(head + "1,0,4,1,\n2,0,4,1,2\n")),
              Catch::Contains("sessions.csv:3: request 2 waits for itself"));
-  CHECK_THAT(error_of(trace_run(head + "1,0,4,1,x\n")),
+  CHECK_THAT(input_error_of(trace_run(head + "1,0,4,1,x\n")),
              Catch::Contains("column parent_id = \"x\": must be non-negative integers"));
   // Without request_id, parents are row numbers.
-  CHECK_THAT(error_of(trace_run("arrival_s,prompt_tokens,output_tokens,parent_id\n0,4,1,\n0,4,1,5\n")),
+  CHECK_THAT(input_error_of(trace_run("arrival_s,prompt_tokens,output_tokens,parent_id\n0,4,1,\n0,4,1,5\n")),
              Catch::Contains("without a request_id column, parents are 0-based row numbers"));
   // A transform would cut requests that others wait for.
   const std::string path = write_temp("s.csv", head + "1,0,4,1,\n2,0,4,1,1\n");
-  CHECK_THAT(error_of("workload: {trace: {path: " + path + "}, transform: {rate_scale: 2}}\n" +
+  CHECK_THAT(input_error_of("workload: {trace: {path: " + path + "}, transform: {rate_scale: 2}}\n" +
                       k_engine + "kv: {policy: reserve, capacity_tokens: 1000}\n"),
              Catch::Contains("cannot reshape a workload whose requests wait for others"));
 }
@@ -160,7 +152,7 @@ TEST_CASE("servesim CSV: prefix_hash gives block hashes to the prefix cache", "[
       "kv: {policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 4096}\n");
   REQUIRE(reqs.size() == 2);
   CHECK(reqs[1].cached_prompt_tokens == 32);
-  CHECK_THAT(error_of(trace_run("arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,40,1,1;2\n")),
+  CHECK_THAT(input_error_of(trace_run("arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,40,1,1;2\n")),
              Catch::Contains("sessions.csv:2: column prefix_hash has 2 hashes, more than the 1 "
                              "blocks of 512 tokens"));
 }
