@@ -78,6 +78,7 @@ void BatchState::preempt(uint32_t slot) {
   r.context_tokens = 0;
   r.prefill_target = r.spec.prompt_tokens + r.generated_tokens;
   ++r.preemptions;
+  ++m_preemptions;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
   m_waiting.push_front(slot);

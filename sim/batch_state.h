@@ -45,6 +45,8 @@ class BatchState {
   /// True when no further arrival is known to be coming: the workload has delivered everything
   /// it has, though a reactive one may make more requests when a reply leaves.
   [[nodiscard]] bool arrivals_done() const { return m_arrivals_done; }
+  /// Preemptions so far (every call of preempt()).
+  [[nodiscard]] int64_t preemptions() const { return m_preemptions; }
 
   /// Moves the front of the waiting queue to the running batch; its first `cached_tokens` of
   /// prefill count as computed (a prefix-cache hit).
@@ -95,6 +97,7 @@ class BatchState {
   Time m_now;
   Time m_wake = Time::max();
   uint32_t m_admissions = 0;
+  int64_t m_preemptions = 0;
   int32_t m_finished_this_step = 0;
   bool m_arrivals_done = false;
 };

@@ -87,6 +87,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
       ("quiet,q", po::bool_switch(), "print nothing on success")
       ("check", po::bool_switch(), "verify the engine's invariants at every step")
       ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
+      ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
       ("max-sim-time", po::value<double>(), "stop at this simulated time (seconds); results are partial")
       ("max-wall-time", po::value<double>(), "stop after this many wall-clock seconds; results are partial");
   po::positional_options_description pos;
@@ -129,11 +130,14 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   Scenario scenario = build_scenario(doc);  // a bad config stops here, before any output
   ResultFiles files(dir);
   if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
+  const bool steps = vm["steps"].as<bool>();
+  if (steps) options.steps_csv = &files.open("steps.csv");
   RunOutput r = run_scenario(std::move(scenario), options);
   files.open("summary.json") << r.summary_json;
   files.commit();
   // A requests.csv left by an earlier run in the same directory would not match this summary.
   if (options.no_requests_csv) std::filesystem::remove(std::filesystem::path(dir) / "requests.csv");
+  if (!steps) std::filesystem::remove(std::filesystem::path(dir) / "steps.csv");
   if (!vm["quiet"].as<bool>()) {
     out << summary_table(r.summary);
     // A rejected request is a result, not an error (a server turns such requests away too),
@@ -141,9 +145,9 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     if (!r.first_rejection.empty())
       out << fmt::format("\nrejected   {} (each reason is in {}/requests.csv)\n", r.first_rejection,
                          dir);
-    out << (options.no_requests_csv
-                ? fmt::format("\nwrote {}/summary.json\n", dir)
-                : fmt::format("\nwrote {0}/summary.json and {0}/requests.csv\n", dir));
+    out << fmt::format("\nwrote {0}/summary.json{1}{2}\n", dir,
+                       options.no_requests_csv ? "" : fmt::format(", {}/requests.csv", dir),
+                       steps ? fmt::format(", {}/steps.csv", dir) : "");
   }
   return 0;
 }

@@ -10,6 +10,7 @@
 #include "sim/cluster.h"
 #include "sim/metrics.h"
 #include "sim/output.h"
+#include "sim/steps_csv.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -106,8 +107,15 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
     csv.emplace(options.requests_csv ? *options.requests_csv : text);
     sim.add_recorder(*csv);
   }
+  std::optional<StepsCsvWriter> steps;
+  if (options.steps_csv) {
+    steps.emplace(*options.steps_csv);
+    sim.add_step_observer(*steps);
+  }
+  for (StepObserver* o : options.step_observers) sim.add_step_observer(*o);
   sim.run();
   if (csv) csv->finish();
+  if (steps) steps->finish();
   RunOutput out;
   out.summary = metrics.summary(sim.stats());
   if (!options.requests_csv) out.requests_csv = text.str();

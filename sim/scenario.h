@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "sim/config.h"
 #include "sim/metrics.h"
@@ -33,6 +34,10 @@ struct RunOptions {
   std::ostream* requests_csv = nullptr;
   /// Skip requests.csv entirely (sweeps and benchmarks that need only the summary).
   bool no_requests_csv = false;
+  /// Where steps.csv streams to (servesim run --steps); null: not written.
+  std::ostream* steps_csv = nullptr;
+  /// More step observers (timelines, progress); each must outlive the run.
+  std::vector<StepObserver*> step_observers;
 };
 
 /// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).

@@ -306,6 +306,29 @@ void Simulation::try_start_step(uint32_t rep_index) {
   }
   rep.busy = true;
   post(m_now + duration, Kind::StepEnd, rep_index);
+  if (!m_step_observers.empty()) {
+    StepRecord& s = m_step_record;
+    s.start = m_now;
+    s.duration = duration;
+    s.replica = rep_index;
+    s.sequences = shape.sequences;
+    s.prefill_sequences = 0;
+    s.decode_tokens = 0;
+    for (const StepEntry& e : plan) {
+      s.prefill_sequences += e.kind == EntryKind::Prefill;
+      s.decode_tokens += e.kind == EntryKind::Decode;
+    }
+    s.prefill_tokens = shape.prefill_tokens;
+    s.kv_used_tokens = state.kv().used_tokens();
+    s.kv_capacity_tokens = state.kv().capacity_tokens();
+    s.waiting = static_cast<int32_t>(state.waiting().size());
+    s.running = static_cast<int32_t>(state.running().size());
+    s.preemptions = state.preemptions();
+    s.bound = cost ? (cost->bandwidth_bound ? 0 : 1) : -1;
+    s.bytes = cost ? cost->bytes : 0;
+    s.flops = cost ? cost->flops : 0;
+    for (StepObserver* o : m_step_observers) o->on_step(s);
+  }
   if (m_check) check_invariants(rep_index, "after planning");
 }
 

@@ -30,6 +30,7 @@
 #include "schedulers/scheduler.h"
 #include "sim/batch_state.h"
 #include "sim/recorder.h"
+#include "sim/step_observer.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -116,6 +117,9 @@ class Simulation {
   /// Every request is handed to each recorder when it leaves (see recorder.h).
   /// REQUIRES: `r` outlives run().
   void add_recorder(RequestRecorder& r) { m_recorders.push_back(&r); }
+  /// Every step is shown to each observer when it is planned (see step_observer.h).
+  /// REQUIRES: `o` outlives run().
+  void add_step_observer(StepObserver& o) { m_step_observers.push_back(&o); }
   /// Runs to completion. Throws std::logic_error if a request is left unserved (a scheduler
   /// bug), InputError for bad input found while streaming the workload.
   void run();
@@ -204,6 +208,8 @@ class Simulation {
   std::chrono::steady_clock::time_point m_wall_start;
   std::vector<uint8_t> m_seen;  // check mode: where each request was found
   std::vector<RequestRecorder*> m_recorders;
+  std::vector<StepObserver*> m_step_observers;
+  StepRecord m_step_record;  // reused for every step
 };
 
 }  // namespace servesim

@@ -1,0 +1,37 @@
+#pragma once
+// Who watches the engine step by step: per-step output (steps.csv), timelines, progress. The
+// engine calls every observer once per step, when the step is planned and its duration known.
+// Observers must not keep the record: it is reused for the next step.
+#include <cstdint>
+
+#include "sim/time.h"
+
+namespace servesim {
+
+/// One step as planned: its shape, its cost and the replica's state when it started.
+struct StepRecord {
+  Time start;
+  Time duration;
+  uint32_t replica = 0;
+  int32_t sequences = 0;         ///< entries in the step (padding seats included)
+  int32_t prefill_sequences = 0; ///< entries computing part of a prefill
+  int64_t prefill_tokens = 0;    ///< prompt (or recompute) tokens computed
+  int32_t decode_tokens = 0;     ///< decode entries, one token each (padding not counted)
+  int64_t kv_used_tokens = 0;    ///< KV held once the step's requests have their blocks
+  int64_t kv_capacity_tokens = 0;
+  int32_t waiting = 0;           ///< requests queued on the replica when the step started
+  int32_t running = 0;           ///< requests admitted (running) when the step started
+  int64_t preemptions = 0;       ///< preemptions on the replica so far (cumulative)
+  /// -1: the step-time model reports no cost; 0: bandwidth-bound; 1: compute-bound.
+  int8_t bound = -1;
+  double bytes = 0;              ///< per accelerator, when the model reports a cost
+  double flops = 0;
+};
+
+class StepObserver {
+ public:
+  virtual ~StepObserver() = default;
+  virtual void on_step(const StepRecord& s) = 0;
+};
+
+}  // namespace servesim

@@ -1,0 +1,86 @@
+// steps.csv (servesim run --steps, sim/steps_csv.cpp) and the engine's step observers.
+#include <catch2/catch.hpp>
+
+#include <sstream>
+
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+std::vector<std::vector<std::string>> rows_of(const std::string& csv) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in(csv);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    std::istringstream ls(line);
+    while (std::getline(ls, cell, ',')) cells.push_back(cell);
+    if (!line.empty() && line.back() == ',') cells.emplace_back();
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+}  // namespace
+
+TEST_CASE("steps.csv: one row per step, worked by hand", "[sim][steps]") {
+  // Two requests 5 ms apart, 10 ms steps: A prefills alone [0,10); B arrives at 5 and waits;
+  // [10,20) decodes A and prefills B; then both decode until A (3 tokens) and B finish.
+  const std::string yaml =
+      "workload: {synthetic: {requests: 2, arrival: {kind: fixed, rate_per_s: 200},\n"
+      "  prompt_tokens: {kind: fixed, value: 32}, output_tokens: {kind: fixed, value: 3}}}\n"
+      "step_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 8}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n";
+  std::ostringstream steps;
+  RunOptions o;
+  o.steps_csv = &steps;
+  const RunOutput out = run_scenario(doc_of(yaml), o);
+  const auto rows = rows_of(steps.str());
+  REQUIRE(rows.size() == 1 + static_cast<size_t>(out.summary.steps));
+  CHECK(rows[0][0] == "replica");
+  CHECK(rows[0].back() == "bound");
+  REQUIRE(rows.size() == 5);  // header + 4 steps
+  // 32 prompt tokens fill two 16-token blocks; A's first decode input needs a third.
+  // replica,start,duration,seqs,prefill_seqs,prefill_tokens,decode_tokens,kv_used,kv_cap,
+  // waiting,running,preemptions,bound
+  CHECK(rows[1] == std::vector<std::string>{"0", "0.000000000", "0.010000000", "1", "1", "32",
+                                            "0", "32", "4096", "0", "1", "0", ""});
+  CHECK(rows[2] == std::vector<std::string>{"0", "0.010000000", "0.010000000", "2", "1", "32",
+                                            "1", "80", "4096", "0", "2", "0", ""});
+  CHECK(rows[3][1] == "0.020000000");
+  CHECK(rows[3][3] == "2");
+  CHECK(rows[3][6] == "2");
+  CHECK(rows[4][3] == "1");  // A finished after its third token; B decodes its last
+}
+
+TEST_CASE("steps.csv: token and step counts agree with the summary", "[sim][steps]") {
+  const std::string yaml =
+      "workload: {synthetic: {requests: 200, arrival: {kind: poisson, rate_per_s: 40},\n"
+      "  prompt_tokens: {kind: uniform, min: 16, max: 400},\n"
+      "  output_tokens: {kind: uniform, min: 1, max: 60}}}\n"
+      "step_time: {kind: linear, base_ms: 8, per_prefill_token_ms: 0.02,"
+      " per_seq_ms: 0.1}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 16, max_num_batched_tokens: 256}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 3000}\n";
+  std::ostringstream steps;
+  RunOptions o;
+  o.steps_csv = &steps;
+  const RunOutput out = run_scenario(doc_of(yaml), o);
+  const auto rows = rows_of(steps.str());
+  REQUIRE(rows.size() == 1 + static_cast<size_t>(out.summary.steps));
+  int64_t prefill = 0, decode = 0, last_preempt = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    prefill += std::stoll(rows[i][5]);
+    decode += std::stoll(rows[i][6]);
+    CHECK(std::stoll(rows[i][7]) <= std::stoll(rows[i][8]));
+    CHECK(std::stoll(rows[i][11]) >= last_preempt);
+    last_preempt = std::stoll(rows[i][11]);
+  }
+  CHECK(prefill == out.summary.prefill_tokens_computed);
+  CHECK(decode > 0);
+}
