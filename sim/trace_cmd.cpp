@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <ostream>
 
 #include <boost/program_options.hpp>
@@ -154,6 +156,21 @@ std::pair<std::string, std::string> output_path(const std::string& path, const c
   return {target.has_parent_path() ? target.parent_path().string() : ".", name};
 }
 
+/// Whether a servesim CSV's header names a column that makes rows depend on earlier replies.
+bool has_dependency_columns(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string header;
+  if (!std::getline(in, header)) return false;
+  std::string cell;
+  std::istringstream cells(header);
+  while (std::getline(cells, cell, ',')) {
+    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+    if (cell == "parent_id" || cell == "session_id") return true;
+  }
+  return false;
+}
+
 int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
   po::options_description opts("trace stats options");
   opts.add_options()
@@ -177,6 +194,11 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
     throw InputError(fmt::format("{}: not a regular file", printable(path, 1024)));
   TraceOptions options = trace_options(vm, path);
   options.dependencies = false;  // every row counts, as written; sessions are only counted
+  // A session or dependency trace's later turns carry an arrival_s that is only a lower bound
+  // (often 0): their rows are out of order by design, so they are sorted rather than refused.
+  const bool dependent = !options.sort && options.format == TraceFormat::ServesimCsv &&
+                         has_dependency_columns(path);
+  if (dependent) options.sort = true;
 
   auto source = open_trace(path, options);
   TraceStats stats(std::llround(window_s * 1e9));
@@ -186,6 +208,10 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
   j["counters"] = Json::object();
   for (const auto& [name, count] : source->counters()) j["counters"][name] = count;
   out << stats_table(j);
+  if (dependent)
+    out << "\nnote        a session or dependency trace (request_id/parent_id/session_id columns): "
+           "its rows were sorted by arrival_s as written; a dependent turn arrives only after its "
+           "parent's reply, which only `servesim run` knows\n";
   if (vm.count("json")) {
     const auto [dir, name] = output_path(vm["json"].as<std::string>(), "--json");
     write_files(dir, {{name, j.dump(2) + "\n"}});

@@ -357,6 +357,16 @@ TEST_CASE("trace stats: sessions are counted; trace gen refuses a closed loop", 
   CHECK(j["sessions"]["turns_mean"] == 2.0);
   CHECK(j["sessions"]["turns_max"] == 3);
   CHECK(stats_json({k_data + "azure_conv_2023_excerpt.csv"})["sessions"].is_null());
+  // Without --sort a session trace is sorted anyway (its later turns' arrival_s is a lower
+  // bound, out of order by design), and the table says so; a plain CSV out of order is refused.
+  CHECK(stats_json({csv}) == j);
+  const CliResult plain = cli({"trace", "stats", csv});
+  CHECK(plain.code == 0);
+  CHECK_THAT(plain.out, Catch::Contains("a session or dependency trace"));
+  const std::string unsorted = write_temp("u.csv", "arrival_s,prompt_tokens,output_tokens\n1,4,2\n0,4,2\n");
+  const CliResult refused = cli({"trace", "stats", unsorted});
+  CHECK(refused.code == 2);
+  CHECK_THAT(refused.err, Catch::Contains("before the previous row"));
 
   const std::string config = write_temp(
       "g.yaml",
