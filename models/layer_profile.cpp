@@ -277,15 +277,22 @@ class LayerProfileModel final : public StepTimeModel {
   double step_ms(const StepShape& s) const override {
     // dp ranks in lockstep: each computes attention and the dense layers for its share of the
     // step, rounded up (the busiest rank sets the pace); the experts see all the step's tokens.
+    // A prefill chunk belongs to one request, which vLLM commits to one rank: the busiest rank
+    // computes at least the step's largest chunk, estimated as sum(chunk^2) / sum(chunk) (exact
+    // for one chunk, never above the largest).
     const double dp = m_par.dp;
     const auto share = [dp](double x) { return dp > 1 ? std::ceil(x / dp) : x; };
+    const auto prefill = static_cast<double>(s.prefill_tokens);
+    const double chunk = dp > 1 && prefill > 0 ? std::floor(s.prefill_tokens_sq / prefill) : 0.0;
+    const double rank_prefill = std::max(share(prefill), chunk);
     const double n = s.decode_sequences;
     const double kvd = n > 0 ? static_cast<double>(s.decode_context_tokens) / n : 0.0;
-    const double tokens = static_cast<double>(s.prefill_tokens) + n;
-    const double rank_tokens = share(tokens);
-    const double attn =
-        m_p.attention_us(share(static_cast<double>(s.prefill_tokens)),
-                         share(static_cast<double>(s.prefill_context_tokens)), share(n), kvd);
+    const double tokens = prefill + n;
+    const double rank_tokens = std::max(share(tokens), chunk);
+    const double kvp = static_cast<double>(s.prefill_context_tokens);
+    const double rank_kvp =
+        dp > 1 && prefill > 0 ? std::ceil(kvp * rank_prefill / prefill) : share(kvp);
+    const double attn = m_p.attention_us(rank_prefill, rank_kvp, share(n), kvd);
     const double layer = attn + m_p.layer_dense_us(rank_tokens) + m_p.moe_us(tokens, m_routing);
     return (m_p.layers() * layer + m_p.once_us(rank_tokens, share(s.sequences))) / 1000.0 +
            m_overhead_ms + communication_ms(rank_tokens, tokens);

@@ -29,7 +29,9 @@
 // `data_parallel` > 1 makes the replica stand for that many ranks that vLLM runs in lockstep for
 // data-parallel expert parallelism (the scheduler's limits and the KV capacity are then their
 // sums): each rank computes attention and the dense layers for 1/dp of the step, rounded up (the
-// busiest rank sets the pace), and the experts see all the step's tokens, gathered before and
+// busiest rank sets the pace), but at least the step's largest prefill chunk, which belongs to
+// one request and so to one rank (estimated as sum(chunk^2) / sum(chunk): exact for a single
+// chunk, never above the largest); the experts see all the step's tokens, gathered before and
 // scattered after them over the link.
 #include <array>
 #include <map>

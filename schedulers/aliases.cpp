@@ -15,6 +15,7 @@ namespace servesim {
 std::unique_ptr<Scheduler> make_orca(const Cfg& c) {
   ContinuousSettings s;
   s.max_num_seqs = c.get_int("max_batch_size", {1, 1 << 20});
+  s.swap = read_swap_settings(c);
   return make_continuous_scheduler(s);
 }
 
@@ -23,6 +24,7 @@ std::unique_ptr<Scheduler> make_sarathi(const Cfg& c) {
   s.max_num_seqs = c.get_int("max_batch_size", {1, 1 << 20});
   s.max_num_batched_tokens = c.get_int("token_budget", {1, int64_t{1} << 40});
   s.chunked_prefill = true;
+  s.swap = read_swap_settings(c);
   return make_continuous_scheduler(s);
 }
 

@@ -14,10 +14,15 @@
 //      stops there (head-of-line blocking, as in vLLM). A step that preempted anything admits
 //      nothing new: the memory it freed goes to the requests already running.
 // Finished requests are released at the end of the step that produced their last token.
+// With preemption_mode: swap, a victim that has computed some context and whose KV fits in what
+// is left of the host swap space is swapped out instead (its context kept, the transfer time
+// added to the step); a swapped request at the front of the queue resumes in pass 3 by copying
+// its KV back (the transfer time added to that step) and carries on where it stopped.
 // Without chunked_prefill, a prompt longer than max_num_batched_tokens can never run and is
 // rejected at arrival; a recompute prefill (prompt plus generated tokens, after a preemption)
 // longer than the budget is chunked, since otherwise it could never resume.
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -30,7 +35,7 @@ class ContinuousScheduler final : public Scheduler {
  public:
   explicit ContinuousScheduler(const ContinuousSettings& c)
       : m_max_seqs(c.max_num_seqs), m_max_tokens(c.max_num_batched_tokens),
-        m_chunked(c.chunked_prefill) {}
+        m_chunked(c.chunked_prefill), m_swap(c.swap) {}
 
   void plan_step(BatchState& s) override {
     m_budget = m_max_tokens;
@@ -83,6 +88,10 @@ class ContinuousScheduler final : public Scheduler {
            m_budget > 0) {
       const uint32_t slot = s.waiting().front();
       Request& r = s.req(slot);
+      if (s.swapped(slot)) {
+        if (!swap_in_front(s)) break;
+        continue;
+      }
       const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
       int64_t chunk = r.prefill_target - cached;
       if (chunk > m_budget) {
@@ -113,11 +122,45 @@ class ContinuousScheduler final : public Scheduler {
   bool make_room(BatchState& s, uint32_t slot, int64_t tokens) {
     while (!s.kv().grow(s.req(slot), tokens)) {
       const uint32_t victim = s.running().back();
-      s.preempt(victim);
+      preempt(s, victim);
       m_preempted = true;
       refund(s);
       if (victim == slot) return false;
     }
+    return true;
+  }
+
+  // Swaps the victim out when swapping is on, it has context to keep and host memory has room;
+  // otherwise preempts it by recompute.
+  void preempt(BatchState& s, uint32_t victim) {
+    const int64_t context = s.req(victim).context_tokens;
+    if (!m_swap.enabled || context == 0 || m_swap_used + context > m_swap.capacity_tokens) {
+      s.preempt(victim);
+      return;
+    }
+    s.preempt_swap(victim);
+    m_swap_used += context;
+    s.add_step_overhead(m_swap.transfer(context));
+  }
+
+  // Resumes the swapped request at the front of the queue into this step: its next chunk (or
+  // decode) under the budget, with its context copied back. False when it cannot join now.
+  bool swap_in_front(BatchState& s) {
+    const uint32_t slot = s.waiting().front();
+    Request& r = s.req(slot);
+    int64_t n = r.prefilling() ? r.prefill_target - r.context_tokens : 1;
+    if (n > m_budget) {
+      if (!m_chunked && n <= m_max_tokens) return false;
+      n = m_budget;
+    }
+    if (!s.kv().try_swap_in(r, r.context_tokens + n)) return false;
+    s.swap_in_at(0);
+    m_swap_used -= r.context_tokens;
+    s.add_step_overhead(m_swap.transfer(r.context_tokens));
+    s.plan().push_back(r.prefilling()
+                           ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
+                           : StepEntry{slot, EntryKind::Decode, 0});
+    m_budget -= n;
     return true;
   }
 
@@ -130,6 +173,8 @@ class ContinuousScheduler final : public Scheduler {
   int64_t m_max_seqs;
   int64_t m_max_tokens;
   bool m_chunked;
+  SwapSettings m_swap;
+  int64_t m_swap_used = 0;  // host swap space taken, in KV tokens
   int64_t m_budget = 0;
   bool m_preempted = false;
 };
@@ -149,7 +194,38 @@ std::unique_ptr<Scheduler> make_continuous(const Cfg& c) {
     c.fail("chunked_prefill", "chunked_prefill: true needs scheduler.max_num_batched_tokens, "
                               "the chunk budget of a step");
   s.max_num_batched_tokens = max_tokens.value_or(k_unlimited_tokens);
+  s.swap = read_swap_settings(c);
   return make_continuous_scheduler(s);
+}
+
+SwapSettings read_swap_settings(const Cfg& c) {
+  SwapSettings w;
+  w.enabled = c.get_choice("preemption_mode", "recompute", {"recompute", "swap"}) == "swap";
+  if (!w.enabled) {
+    for (const char* key : {"swap_space_gb", "swap_bandwidth_gb_s", "kv_bytes_per_token"})
+      if (c.has(key)) c.fail(key, "is only used with preemption_mode: swap");
+    return w;
+  }
+  const double space_gb = c.get_real("swap_space_gb", 4.0, k_non_negative);
+  w.bandwidth_bytes_per_s = c.get_real("swap_bandwidth_gb_s", k_positive) * 1e9;
+  const YAML::Node root = c.doc().root();  // const: looking up must not add keys
+  const std::optional<double> from_kv = kv_bytes_per_token(root["kv"]);
+  if (from_kv) {
+    w.bytes_per_token = *from_kv;
+    if (c.has("kv_bytes_per_token"))
+      c.fail("kv_bytes_per_token", "must not be given with kv.memory, which already says how "
+                                   "many bytes of KV a token takes");
+  } else {
+    if (!c.has("kv_bytes_per_token"))
+      c.fail("preemption_mode",
+             "swap needs the KV bytes of one token to time the transfers: give kv.memory "
+             "(layers, kv_heads, head_dim, kv_dtype) or scheduler.kv_bytes_per_token");
+    w.bytes_per_token = c.get_real("kv_bytes_per_token", k_positive);
+  }
+  // Bounded like the KV capacity (2^50 tokens), so absurd inputs cannot overflow.
+  const double tokens = std::floor(space_gb * 1e9 / w.bytes_per_token);
+  w.capacity_tokens = static_cast<int64_t>(std::min(tokens, 1125899906842624.0));
+  return w;
 }
 
 }  // namespace servesim

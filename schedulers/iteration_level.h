@@ -19,12 +19,32 @@ void release_finished(BatchState& s);
 /// Tokens computed by the step being planned: a prefill entry its chunk, any other entry 1.
 [[nodiscard]] int64_t planned_tokens(const BatchState& s);
 
+/// Preemption by swapping (vLLM V0's preemption_mode: swap): a victim's KV goes to host memory
+/// over a link and comes back when it resumes, instead of being recomputed.
+struct SwapSettings {
+  bool enabled = false;              ///< preemption_mode: swap (else recompute)
+  int64_t capacity_tokens = 0;       ///< host swap space, in KV tokens
+  double bytes_per_token = 0;        ///< KV bytes of one token on one accelerator
+  double bandwidth_bytes_per_s = 0;  ///< host <-> accelerator link
+  /// The time to move `tokens` tokens' KV one way, rounded once to the nanosecond.
+  [[nodiscard]] Time transfer(int64_t tokens) const {
+    return Time::from_seconds(static_cast<double>(tokens) * bytes_per_token /
+                              bandwidth_bytes_per_s);
+  }
+};
+
 /// The settings of the continuous policy (continuous.cpp), which orca and sarathi name.
 struct ContinuousSettings {
   int64_t max_num_seqs = 1;
   int64_t max_num_batched_tokens = k_unlimited_tokens;  ///< the token budget of a step
   bool chunked_prefill = false;
+  SwapSettings swap;
 };
 [[nodiscard]] std::unique_ptr<Scheduler> make_continuous_scheduler(const ContinuousSettings& s);
+
+/// Reads preemption_mode (recompute | swap) and, for swap, swap_space_gb, swap_bandwidth_gb_s
+/// and the KV bytes per token (from kv.memory, else the required scheduler key
+/// kv_bytes_per_token). Shared by continuous, orca and sarathi.
+[[nodiscard]] SwapSettings read_swap_settings(const Cfg& scheduler);
 
 }  // namespace servesim

@@ -5,12 +5,14 @@ namespace servesim {
 namespace {
 
 // Sorted by name. A new scheduler is one file and one line here.
-constexpr Registry<SchedulerFactory, 6> k_schedulers{{{
+constexpr Registry<SchedulerFactory, 8> k_schedulers{{{
     {"continuous", &make_continuous},
     {"dynamic", &make_dynamic},
     {"orca", &make_orca},
     {"sarathi", &make_sarathi},
+    {"sglang", &make_sglang},
     {"static", &make_static},
+    {"trtllm", &make_trtllm},
     {"vllm", &make_vllm},
 }}};
 

@@ -37,7 +37,9 @@ std::unique_ptr<Scheduler> make_continuous(const Cfg& c);
 std::unique_ptr<Scheduler> make_dynamic(const Cfg& c);
 std::unique_ptr<Scheduler> make_orca(const Cfg& c);
 std::unique_ptr<Scheduler> make_sarathi(const Cfg& c);
+std::unique_ptr<Scheduler> make_sglang(const Cfg& c);
 std::unique_ptr<Scheduler> make_static(const Cfg& c);
+std::unique_ptr<Scheduler> make_trtllm(const Cfg& c);
 std::unique_ptr<Scheduler> make_vllm(const Cfg& c);
 
 }  // namespace servesim

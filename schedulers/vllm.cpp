@@ -18,6 +18,13 @@
 // Prefill is always chunked, as vLLM V1 does for generation. Finished requests are released at the
 // end of the step that produced their last token. docs/schedulers.md compares this with
 // `continuous`.
+//
+// async_scheduling (vLLM's --async-scheduling, EngineCore.step_with_batch_queue): vLLM plans a
+// step while the previous one runs, before that one's outputs are processed. So when a step
+// follows the previous one back to back, its admission pass sees only the requests that had
+// arrived when the previous step started, and counts the seats of the requests that finished in
+// the previous step as still taken (vLLM frees them when it processes that step's outputs).
+// If that leaves the step empty, the engine had nothing to overlap and plans it as usual.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -35,6 +42,7 @@ struct VllmSettings {
   int64_t long_prefill_token_threshold = 0;  ///< 0: off
   bool priority = false;                     ///< scheduling_policy: priority (else fcfs)
   bool reserve_full_isl = true;              ///< scheduler_reserve_full_isl
+  bool async_scheduling = false;             ///< plan a step while the previous one runs
 };
 
 class VllmScheduler final : public Scheduler {
@@ -42,6 +50,10 @@ class VllmScheduler final : public Scheduler {
   explicit VllmScheduler(const VllmSettings& s) : m_s(s) {}
 
   void plan_step(BatchState& s) override {
+    // Planned while the previous step ran (async_scheduling): what arrived since that step
+    // started is not seen yet, and the requests it finished still hold their seats.
+    const bool overlapped = m_s.async_scheduling && m_ran_before && m_prev_end == s.now();
+    const Time seen = overlapped ? m_prev_start : Time::max();
     int64_t budget = m_s.max_num_batched_tokens;
     bool preempted = false;
     for (size_t i = 0; i < s.running().size() && budget > 0;) {
@@ -65,11 +77,30 @@ class VllmScheduler final : public Scheduler {
       budget -= n;
       ++i;
     }
-    if (preempted) return;  // the memory it freed goes to the requests already running
+    if (!preempted) {  // else the memory it freed goes to the requests already running
+      admit(s, budget, seen, overlapped ? m_finished_prev : 0);
+      // Nothing to overlap: vLLM plans again once the previous step's outputs are in.
+      if (overlapped && s.plan().empty()) admit(s, budget, Time::max(), 0);
+    }
+    if (!s.plan().empty()) m_prev_start = s.now();  // the step starts now
+  }
+
+  void after_step(BatchState& s) override {
+    m_finished_prev = s.finished_this_step();
+    m_prev_end = s.now();
+    m_ran_before = true;
+    release_finished(s);
+  }
+
+ private:
+  // The waiting pass: from the queue's front, requests that arrived by `seen` while fewer than
+  // max_num_seqs - `held_seats` run and budget is left.
+  void admit(BatchState& s, int64_t budget, Time seen, int64_t held_seats) {
     while (!s.waiting().empty() && budget > 0 &&
-           static_cast<int64_t>(s.running().size()) < m_s.max_num_seqs) {
+           static_cast<int64_t>(s.running().size()) + held_seats < m_s.max_num_seqs) {
       const uint32_t slot = s.waiting().front();
       Request& r = s.req(slot);
+      if (r.spec.arrival > seen) break;
       const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
       const int64_t n = std::min(capped(r.prefill_target - cached), budget);
       if (m_s.reserve_full_isl && !s.kv().can_admit(r, cached, r.prefill_target)) break;
@@ -80,9 +111,6 @@ class VllmScheduler final : public Scheduler {
     }
   }
 
-  void after_step(BatchState& s) override { release_finished(s); }
-
- private:
   [[nodiscard]] int64_t capped(int64_t tokens) const {
     const int64_t t = m_s.long_prefill_token_threshold;
     return t > 0 && tokens > t ? t : tokens;
@@ -112,6 +140,11 @@ class VllmScheduler final : public Scheduler {
   }
 
   VllmSettings m_s;
+  // async_scheduling: when the previous step started and ended, and how many it finished.
+  Time m_prev_start = Time::max();
+  Time m_prev_end = Time::max();
+  int32_t m_finished_prev = 0;
+  bool m_ran_before = false;
 };
 
 // A key of the kv section as written ("" when absent; nullopt without a kv section).
@@ -136,6 +169,7 @@ std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
       c.get_int("long_prefill_token_threshold", 0, {0, int64_t{1} << 40});
   s.priority = c.get_choice("scheduling_policy", "fcfs", {"fcfs", "priority"}) == "priority";
   s.reserve_full_isl = c.get_bool("scheduler_reserve_full_isl", true);
+  s.async_scheduling = c.get_bool("async_scheduling", false);
   const bool prefix_caching = c.get_bool("enable_prefix_caching", true);
   if (s.max_num_batched_tokens < s.max_num_seqs)
     c.fail("max_num_batched_tokens",

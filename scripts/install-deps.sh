@@ -3,7 +3,9 @@
 # when everything is already installed.
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libboost-program-options-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
-      nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev python3)
+      nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev python3
+      openmpi-bin libopenmpi-dev  # MPI: optional (CMake SERVESIM_MPI), for `servesim size` over ranks
+      chromium)  # headless, for the report's browser test (tests/report/browser_test.sh)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p")

@@ -5,19 +5,22 @@ The step model is built only from the same GPU's per-layer profiles (LLMServingS
 output), the scheduler is servesim's vllm policy (vLLM 0.19's V1 scheduler) with the run's
 max_num_seqs and max_num_batched_tokens and the rest of its scheduler_config where meta.json
 records it (--scheduler continuous: the continuous policy with the same limits and chunked
-prefill, as before the vllm policy existed), KV is paged, with the
+prefill, as before the vllm policy existed) and async_scheduling as vLLM 0.19 defaults (on), KV
+is paged, with the
 engine's own num_gpu_blocks where meta.json records them (otherwise sized from the GPU's
 memory), and prefix caching is on as in vLLM 0.19 (--no-prefix-caching turns it off). A
 data-parallel expert-parallel run (Qwen3-30B-A3B: two engines whose experts are split between
-their GPUs) is replayed as one replica with the ranks' summed limits and KV; the layer_profile
-model splits each step over the ranks. Measured metrics follow the data set's definitions:
+their GPUs) is replayed as one replica with the ranks' summed limits and KV, a request's chunk
+capped at one rank's budget (long_prefill_token_threshold); the layer_profile model splits each
+step over the ranks. Measured metrics follow the data set's definitions:
 TTFT = first_token_ts - queued_ts, TPOT = (last_token_ts - first_token_ts) / (output_toks - 1),
 E2E = last_token_ts - queued_ts.
 
 usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/data]
                                 [--gpu RTXPRO6000] [--model Llama-3.1-8B]
                                 [--no-prefix-caching] [--step-model profile|fitted]
-                                [--scheduler vllm|continuous]
+                                [--scheduler vllm|continuous] [--set KEY=VALUE ...]
+scripts/parity_vllm.py reuses replay() for the per-request and time-series comparison.
 """
 import argparse
 import json
@@ -68,12 +71,10 @@ def peer_figures(path):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
+def add_options(ap):
+    """The options that say how a run is replayed (shared with scripts/parity_vllm.py)."""
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--data", default="../shared/data")
-    ap.add_argument("--gpu", default="RTXPRO6000")
-    ap.add_argument("--model", default="Llama-3.1-8B")
     ap.add_argument("--keep", help="keep the generated files in this folder")
     ap.add_argument("--step-model", choices=["profile", "fitted"], default="profile",
                     help="profile: interpolate the layer profiles (kind: layer_profile); "
@@ -88,9 +89,17 @@ def main():
     ap.add_argument("--scheduler", choices=["vllm", "continuous"], default="vllm",
                     help="vllm: vLLM 0.19's V1 scheduler (scheduler.kind: vllm); continuous: "
                          "servesim's continuous policy with the same limits and chunked prefill")
-    a = ap.parse_args()
-    spec = MODELS[a.model]
-    run_dir = f"{a.data}/serving-runs/vllm-0.19/{a.gpu}/{a.model}"
+    ap.add_argument("--async-scheduling", action=argparse.BooleanOptionalAction, default=None,
+                    help="vllm: scheduler.async_scheduling; by default what meta.json's "
+                         "scheduler_config records, else vLLM 0.19's default (on)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed on to servesim run as --set (repeatable), for experiments")
+
+
+def write_scenario(a, gpu, model, work):
+    """Writes work/scenario.yaml replaying run <gpu>/<model>; returns what describes it."""
+    spec = MODELS[model]
+    run_dir = f"{a.data}/serving-runs/vllm-0.19/{gpu}/{model}"
     meta_all = json.load(open(f"{run_dir}/vllm/meta.json"))
     meta = meta_all["engine_kwargs"]
     cfg = json.load(open(f"{run_dir}/config.json"))
@@ -102,8 +111,7 @@ def main():
     dp = int(meta.get("data_parallel_size") or 1)
     ep = tp * dp if meta.get("enable_expert_parallel") else tp
     gib = inst["npu_mem"]["mem_size"] * 1e9 / 2**30  # the card's GB, per accelerator
-    prof_dir = f"{a.data}/timings/llmservingsim/perf/{a.gpu}/{spec['hf']}/bf16/tp{tp}"
-    work = a.keep or tempfile.mkdtemp()
+    prof_dir = f"{a.data}/timings/llmservingsim/perf/{gpu}/{spec['hf']}/bf16/tp{tp}"
     os.makedirs(work, exist_ok=True)
 
     step_file = os.path.join(work, "step_model.yaml")
@@ -153,11 +161,17 @@ def main():
         scheduler = "  kind: vllm\n" + limits
         if "long_prefill_token_threshold" in sc:
             scheduler += f"  long_prefill_token_threshold: {sc['long_prefill_token_threshold']}\n"
+        elif dp > 1:  # a request runs on one rank: its chunk is at most that rank's budget
+            scheduler += f"  long_prefill_token_threshold: {meta['max_num_batched_tokens']}\n"
         if "policy" in sc:
             scheduler += f"  scheduling_policy: {sc['policy']}\n"
         if "scheduler_reserve_full_isl" in sc:
             scheduler += (f"  scheduler_reserve_full_isl: "
                           f"{'true' if sc['scheduler_reserve_full_isl'] else 'false'}\n")
+        # vLLM 0.19 schedules asynchronously unless told not to (the RTX 4090 run's
+        # scheduler_config records async_scheduling: true; the others record no config).
+        asyn = sc.get("async_scheduling", True) if a.async_scheduling is None else a.async_scheduling
+        scheduler += f"  async_scheduling: {'true' if asyn else 'false'}\n"
         scheduler += f"  enable_prefix_caching: {'true' if a.prefix_caching else 'false'}\n"
     else:
         scheduler = "  kind: continuous\n" + limits + "  chunked_prefill: true\n"
@@ -173,9 +187,22 @@ scheduler:
   prefix_caching: {'true' if a.prefix_caching else 'false'}
   {kv_capacity}
 """)
+    return dict(scenario=scenario, run_dir=run_dir, meta_all=meta_all, meta=meta, tp=tp, dp=dp,
+                ep=ep, trace=trace, described=described)
+
+
+def replay(a, gpu, model, work, steps=False):
+    """Replays run <gpu>/<model> through servesim in `work`; returns the measured requests (in
+    trace order), servesim's rows by id, its summary and what write_scenario says."""
+    run = write_scenario(a, gpu, model, work)
     out_dir = os.path.join(work, "out")
-    subprocess.run([a.servesim, "run", scenario, "--out", out_dir, "--quiet"], check=True)
-    measured = [json.loads(l) for l in open(trace) if l.strip()]
+    cmd = [a.servesim, "run", run["scenario"], "--out", out_dir, "--quiet"]
+    for s in a.set:
+        cmd += ["--set", s]
+    if steps:
+        cmd.append("--steps")
+    subprocess.run(cmd, check=True)
+    measured = [json.loads(l) for l in open(run["trace"]) if l.strip()]
     sim = {}
     with open(os.path.join(out_dir, "requests.csv")) as f:
         header = f.readline().strip().split(",")
@@ -184,26 +211,52 @@ scheduler:
             sim[int(row["id"])] = row
     with open(os.path.join(out_dir, "summary.json")) as f:
         summary = json.load(f)
+    run.update(measured=measured, sim=sim, summary=summary, out_dir=out_dir)
+    return run
+
+
+def latencies(run):
+    """Per request (trace order), measured and simulated TTFT, TPOT and E2E in ms (TPOT None for
+    one-token replies), by the data set's definitions."""
+    rows = []
+    for i, r in enumerate(run["measured"]):
+        s = run["sim"][i]
+        one = r["output_toks"] <= 1
+        rows.append(dict(
+            m_ttft=(r["first_token_ts"] - r["queued_ts"]) * 1e3,
+            m_e2e=(r["last_token_ts"] - r["queued_ts"]) * 1e3,
+            m_tpot=None if one else
+            (r["last_token_ts"] - r["first_token_ts"]) / (r["output_toks"] - 1) * 1e3,
+            s_ttft=float(s["ttft_s"]) * 1e3, s_e2e=float(s["e2e_s"]) * 1e3,
+            s_tpot=None if one else float(s["tpot_s"]) * 1e3))
+    return rows
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    add_options(ap)
+    ap.add_argument("--gpu", default="RTXPRO6000")
+    ap.add_argument("--model", default="Llama-3.1-8B")
+    a = ap.parse_args()
+    run = replay(a, a.gpu, a.model, a.keep or tempfile.mkdtemp())
+    meta, tp, dp, ep, summary = run["meta"], run["tp"], run["dp"], run["ep"], run["summary"]
     preempted = summary["preempted_requests"]
     hits = (summary.get("prefix_cache") or {}).get("hit_tokens")
-    m_ttft, m_tpot, m_e2e, s_ttft, s_tpot, s_e2e, per_req = [], [], [], [], [], [], []
-    for i, r in enumerate(measured):
-        s = sim[i]
-        m_ttft.append((r["first_token_ts"] - r["queued_ts"]) * 1e3)
-        m_e2e.append((r["last_token_ts"] - r["queued_ts"]) * 1e3)
-        s_ttft.append(float(s["ttft_s"]) * 1e3)
-        s_e2e.append(float(s["e2e_s"]) * 1e3)
-        if r["output_toks"] > 1:
-            m_tpot.append((r["last_token_ts"] - r["first_token_ts"]) / (r["output_toks"] - 1) * 1e3)
-            s_tpot.append(float(s["tpot_s"]) * 1e3)
-        per_req.append(abs(s_e2e[-1] - m_e2e[-1]) / m_e2e[-1])
-    peer = peer_figures(f"{run_dir}/validation/summary.txt")
+    rows = latencies(run)
+    m_ttft = [r["m_ttft"] for r in rows]
+    s_ttft = [r["s_ttft"] for r in rows]
+    m_e2e = [r["m_e2e"] for r in rows]
+    s_e2e = [r["s_e2e"] for r in rows]
+    m_tpot = [r["m_tpot"] for r in rows if r["m_tpot"] is not None]
+    s_tpot = [r["s_tpot"] for r in rows if r["s_tpot"] is not None]
+    per_req = [abs(r["s_e2e"] - r["m_e2e"]) / r["m_e2e"] for r in rows]
+    peer = peer_figures(f"{run['run_dir']}/validation/summary.txt")
     parallel = f"TP{tp}" + (f" x DP{dp} (EP{ep})" if dp > 1 else "")
-    print(f"{a.gpu} / {a.model} / {parallel}: {len(measured)} requests, max_num_seqs "
+    print(f"{a.gpu} / {a.model} / {parallel}: {len(rows)} requests, max_num_seqs "
           f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}"
           f"{' (per rank)' if dp > 1 else ''}; servesim preempted {preempted} requests"
           + (f", prefix-cache hits {hits} tokens" if hits is not None else ""))
-    print(f"step model: {described}; scheduler: {a.scheduler}")
+    print(f"step model: {run['described']}; scheduler: {a.scheduler}")
     print()
     print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")
     print("|---|---|---|---|---|")
@@ -218,7 +271,6 @@ scheduler:
     print()
     print(f"per-request E2E absolute error: median {pct(per_req, 50)*100:.1f}%, "
           f"p90 {pct(per_req, 90)*100:.1f}%")
-
 
 if __name__ == "__main__":
     main()

@@ -16,6 +16,7 @@ uint32_t BatchState::add_request(const RequestSpec& spec) {
   if (m_free.empty()) {
     slot = static_cast<uint32_t>(m_requests.size());
     m_requests.emplace_back();
+    m_swapped.push_back(0);
   } else {
     slot = m_free.back();
     m_free.pop_back();
@@ -42,6 +43,7 @@ void BatchState::recycle(uint32_t slot) {
   r.kv_blocks = std::move(blocks);
   r.kv_block_keys = std::move(keys);
   r.reject_reason = std::move(reason);
+  m_swapped[slot] = 0;
   m_free.push_back(slot);
 }
 
@@ -57,10 +59,13 @@ void BatchState::reject(uint32_t slot, std::string reason) {
   r.release = m_now;
 }
 
-void BatchState::admit_front(int64_t cached_tokens) {
-  assert(!m_waiting.empty());
-  const uint32_t slot = m_waiting.front();
-  m_waiting.pop_front();
+void BatchState::admit_front(int64_t cached_tokens) { admit_at(0, cached_tokens); }
+
+void BatchState::admit_at(size_t index, int64_t cached_tokens) {
+  assert(index < m_waiting.size());
+  const uint32_t slot = m_waiting[index];
+  assert(!m_swapped[slot]);
+  m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(index));
   Request& r = m_requests[slot];
   r.state = RequestState::Running;
   r.admission_seq = ++m_admissions;
@@ -84,10 +89,36 @@ void BatchState::preempt(uint32_t slot) {
   m_waiting.push_front(slot);
 }
 
+void BatchState::preempt_swap(uint32_t slot) {
+  Request& r = m_requests[slot];
+  assert(r.state == RequestState::Running);
+  m_kv->release(r);
+  r.state = RequestState::Queued;
+  ++r.preemptions;
+  ++m_preemptions;
+  ++m_swap_preemptions;
+  m_swapped[slot] = 1;
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+  std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_waiting.push_front(slot);
+}
+
+void BatchState::swap_in_at(size_t index) {
+  assert(index < m_waiting.size());
+  const uint32_t slot = m_waiting[index];
+  assert(m_swapped[slot]);
+  m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(index));
+  m_swapped[slot] = 0;
+  Request& r = m_requests[slot];
+  r.state = RequestState::Running;
+  r.admission_seq = ++m_admissions;
+  m_running.push_back(slot);
+}
+
 void BatchState::release(uint32_t slot) {
   Request& r = m_requests[slot];
   assert(r.state == RequestState::Finished);
-  m_kv->release(r);
+  if (!m_hold_kv_on_release) m_kv->release(r);
   r.state = RequestState::Released;
   r.release = m_now;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
@@ -95,5 +126,12 @@ void BatchState::release(uint32_t slot) {
 }
 
 void BatchState::wake_at(Time t) { m_wake = std::min(m_wake, t); }
+
+void BatchState::admit_prefilled(uint32_t slot) {
+  Request& r = m_requests[slot];
+  r.state = RequestState::Running;
+  r.admission_seq = ++m_admissions;
+  m_running.push_back(slot);
+}
 
 }  // namespace servesim

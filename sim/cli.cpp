@@ -10,12 +10,16 @@
 
 #include "models/catalog.h"
 #include "models/step_time_model.h"
+#include "report/report.h"
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
 #include "sim/calibrate_cmd.h"
+#include "sim/capacity_cmd.h"
 #include "sim/explain_cmd.h"
 #include "sim/output.h"
+#include "sim/run_extras.h"
 #include "sim/scenario.h"
+#include "sim/size_cmd.h"
 #include "sim/trace_cmd.h"
 #include "traces/arrival_process.h"
 #include "traces/length_dist.h"
@@ -30,7 +34,9 @@ constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM s
 
 usage:
   servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
-               [--max-sim-time S] [--max-wall-time S] [--no-requests-csv]
+               [--max-sim-time S] [--max-wall-time S] [--no-requests-csv] [--steps]
+               [--timeline] [--timeline-requests N] [--report] [--no-progress]
+  servesim report RESULT_DIR... [--out report.html]
   servesim list [schedulers|routers|step-time-models|workload-sources|arrival-kinds|
                  length-kinds|kv-policies|models|hardware]
   servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
@@ -39,6 +45,8 @@ usage:
   servesim trace stats FILE [--format F] [--sort] [--window-s W] [--json OUT.json]
                        [--skip-zero-tokens] [--hash-block-tokens N] [--model M]
   servesim trace gen CONFIG.yaml --out FILE.csv [--set key.path=value ...] [--seed N] [--requests N]
+  servesim capacity CONFIG.yaml [--out DIR] [--tolerance T] [--min-attainment A] [--set ...] [--quiet]
+  servesim size SWEEP.yaml [--out DIR] [--jobs N] [--set ...] [--dry-run] [--quiet]
   servesim --help | --version
 
 `servesim run` with no CONFIG runs the embedded default scenario (configs/default.yaml).
@@ -89,7 +97,12 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
       ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
       ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
       ("max-sim-time", po::value<double>(), "stop at this simulated time (seconds); results are partial")
-      ("max-wall-time", po::value<double>(), "stop after this many wall-clock seconds; results are partial");
+      ("max-wall-time", po::value<double>(), "stop after this many wall-clock seconds; results are partial")
+      ("timeline", po::bool_switch(), "also write timeline.json (Chrome trace: Perfetto, chrome://tracing)")
+      ("timeline-requests", po::value<uint64_t>()->default_value(1000),
+       "requests with id below N get a track in timeline.json")
+      ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
+      ("no-progress", po::bool_switch(), "no progress on stderr");
   po::positional_options_description pos;
   pos.add("config", 1);
   po::variables_map vm;
@@ -130,11 +143,20 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   Scenario scenario = build_scenario(doc);  // a bad config stops here, before any output
   ResultFiles files(dir);
   if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
-  const bool steps = vm["steps"].as<bool>();
+  const bool steps = vm["steps"].as<bool>() || vm["report"].as<bool>();
+  RunExtrasOptions extra_options;
+  extra_options.timeline = vm["timeline"].as<bool>();
+  extra_options.timeline_requests = vm["timeline-requests"].as<uint64_t>();
+  extra_options.report = vm["report"].as<bool>();
+  extra_options.progress = !vm["quiet"].as<bool>() && !vm["no-progress"].as<bool>();
   if (steps) options.steps_csv = &files.open("steps.csv");
+  RunExtras extras(extra_options, files, options, scenario.components.source->size_hint(),
+                   std::cerr);
   RunOutput r = run_scenario(std::move(scenario), options);
+  extras.before_commit();
   files.open("summary.json") << r.summary_json;
   files.commit();
+  const std::string extra_files = extras.after_commit(dir);
   // A requests.csv left by an earlier run in the same directory would not match this summary.
   if (options.no_requests_csv) std::filesystem::remove(std::filesystem::path(dir) / "requests.csv");
   if (!steps) std::filesystem::remove(std::filesystem::path(dir) / "steps.csv");
@@ -145,9 +167,9 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     if (!r.first_rejection.empty())
       out << fmt::format("\nrejected   {} (each reason is in {}/requests.csv)\n", r.first_rejection,
                          dir);
-    out << fmt::format("\nwrote {0}/summary.json{1}{2}\n", dir,
+    out << fmt::format("\nwrote {0}/summary.json{1}{2}{3}\n", dir,
                        options.no_requests_csv ? "" : fmt::format(", {}/requests.csv", dir),
-                       steps ? fmt::format(", {}/steps.csv", dir) : "");
+                       steps ? fmt::format(", {}/steps.csv", dir) : "", extra_files);
   }
   return 0;
 }
@@ -171,7 +193,11 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     if (args[0] == "calibrate") return cmd_calibrate(rest, out);
     if (args[0] == "explain") return cmd_explain(rest, out);
     if (args[0] == "trace") return cmd_trace(rest, out);
-    const std::vector<std::string> commands{"calibrate", "explain", "list", "run", "trace"};
+    if (args[0] == "report") return cmd_report(rest, out);
+    if (args[0] == "capacity") return cmd_capacity(rest, out);
+    if (args[0] == "size") return cmd_size(rest, out);
+    const std::vector<std::string> commands{"calibrate", "capacity", "explain", "list", "report", "run",
+                                          "size", "trace"};
     throw UsageError(fmt::format("unknown command \"{}\"{} (valid: {})", args[0],
                                  did_you_mean(args[0], commands), join_names(commands)));
   } catch (const UsageError& e) {

@@ -1,21 +1,173 @@
 #include "sim/cluster.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+#include "models/catalog.h"
 #include "schedulers/scheduler.h"
 #include "sim/kv_manager.h"
+#include "sim/topology.h"
 
 namespace servesim {
+namespace {
 
-void read_cluster(const Cfg& root, uint64_t seed, Components& c) {
-  const std::optional<Cfg> cluster = root.optional_child("cluster");
-  if (!cluster) return;
-  const int64_t replicas = cluster->get_int("replicas", {1, 4096});
-  const Cfg router = cluster->child("router");
+constexpr const char* k_sections[] = {"kv", "scheduler", "step_time"};
+
+void read_router(const Cfg& cluster, uint64_t seed, Components& c) {
+  const Cfg router = cluster.child("router");
   c.router = make_router(router, seed ^ 0x726f75746572ull);  // "router": its own stream
   c.router_delay = Time::from_ms(router.get_real("delay_ms", 0.0, {0.0, 1e6, false}));
   c.load_refresh = Time::from_ms(router.get_real("load_refresh_ms", 0.0, {0.0, 1e9, false}));
-  for (int64_t i = 1; i < replicas; ++i)
-    c.more_replicas.push_back(
-        {c.step_time, make_scheduler(root.child("scheduler")), make_kv_manager(root.child("kv"))});
+}
+
+/// The pool's own section, else the scenario's (a pool's section replaces it whole).
+Cfg section_of(const Cfg& root, const Cfg& pool, const std::string& name,
+               const std::string& pool_name) {
+  if (pool.has(name)) return pool;
+  if (!root.has(name))
+    pool.fail(name, fmt::format("pool \"{}\" gives no {} section and the scenario has none at "
+                                "the top level: give one here or there",
+                                pool_name, name));
+  return root;
+}
+
+/// KV bytes one prompt token moves: cluster.kv_transfer.kv_bytes_per_token, else the pool's
+/// kv.memory model shape, else its roofline step-time model's catalogue entry.
+double kv_bytes_per_token(const std::optional<Cfg>& transfer, const Cfg& kv, const Cfg& step_time,
+                          const Cfg& pool) {
+  if (transfer && transfer->has("kv_bytes_per_token"))
+    return transfer->get_real("kv_bytes_per_token", k_positive);
+  if (const std::optional<Cfg> m = kv.optional_child("memory"))
+    return 2.0 *
+           static_cast<double>(m->get_int("layers", {1, 100000}) *
+                               m->get_int("kv_heads", {1, 100000}) *
+                               m->get_int("head_dim", {1, 100000})) *
+           dtype_bytes(*parse_dtype(m->get_string("kv_dtype", "fp16")));
+  if (step_time.has("model") && step_time.get_string("kind") == "roofline") {
+    const Dtype weight = read_dtype(step_time, "weight_dtype", Dtype::Bf16);
+    return read_model(step_time, "model")
+        .kv_bytes_per_token(read_dtype(step_time, "kv_dtype", weight));
+  }
+  pool.fail("",
+            "a prefill pool's KV size per token is unknown (no kv.memory, no roofline "
+            "step_time model): give cluster.kv_transfer.kv_bytes_per_token");
+}
+
+PoolRole read_role(const Cfg& pool) {
+  const std::string role = pool.get_choice("role", "mixed", {"decode", "mixed", "prefill"});
+  return role == "prefill"  ? PoolRole::Prefill
+         : role == "decode" ? PoolRole::Decode
+                            : PoolRole::Mixed;
+}
+
+// Builds one pool's replicas into `c`; returns its accelerator group.
+AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Components& c) {
+  const Cfg st_owner = section_of(root, pool, "step_time", spec.name);
+  const Cfg kv_owner = section_of(root, pool, "kv", spec.name);
+  const Cfg sched_owner = section_of(root, pool, "scheduler", spec.name);
+  StepTimeSection st = read_step_time(st_owner);
+  std::shared_ptr<const StepTimeModel> model = std::move(st.model);
+  if (spec.role != PoolRole::Mixed) {
+    const std::string kind = sched_owner.child("scheduler").get_string("kind");
+    if (kind == "static" || kind == "dynamic")
+      sched_owner.child("scheduler")
+          .fail("kind", fmt::format("pool \"{}\" ({}) needs an iteration-level scheduler "
+                                    "(continuous, orca, sarathi, vllm), not {}",
+                                    spec.name,
+                                    spec.role == PoolRole::Prefill ? "prefill" : "decode", kind));
+  }
+  for (uint32_t i = 0; i < spec.replicas; ++i) {
+    ReplicaParts parts{model, make_scheduler(sched_owner.child("scheduler")),
+                       make_kv_manager(kv_owner.child("kv"))};
+    if (!c.step_time) {  // replica 0
+      c.step_time = std::move(parts.step_time);
+      c.scheduler = std::move(parts.scheduler);
+      c.kv = std::move(parts.kv);
+    } else {
+      c.more_replicas.push_back(std::move(parts));
+    }
+  }
+  return {st.section, kv_owner.child("kv"), spec.replicas};
+}
+
+// A pool's section replaces the scenario's whole; a scenario section no pool uses is a mistake.
+void check_unused_sections(const Cfg& root, const Cfg& cluster, const std::vector<Cfg>& pools) {
+  for (const char* name : k_sections) {
+    if (!root.has(name)) continue;
+    if (std::all_of(pools.begin(), pools.end(), [&](const Cfg& p) { return p.has(name); }))
+      cluster.fail("pools", fmt::format("every pool gives its own {0} section, so the scenario's "
+                                        "top-level {0} would be ignored: remove it (a pool's "
+                                        "section replaces the top-level one whole)",
+                                        name));
+  }
+}
+
+}  // namespace
+
+bool has_pools(const Cfg& root) {
+  const std::optional<Cfg> cluster = root.optional_child("cluster");
+  return cluster && cluster->has("pools");
+}
+
+std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Components& c,
+                                           const Cfg* top_step_time) {
+  const std::optional<Cfg> cluster = root.optional_child("cluster");
+  if (!cluster) return {};
+  if (cluster->one_of({"pools", "replicas"}) == "replicas") {
+    const int64_t replicas = cluster->get_int("replicas", {1, 4096});
+    read_router(*cluster, seed, c);
+    for (int64_t i = 1; i < replicas; ++i)
+      c.more_replicas.push_back({c.step_time, make_scheduler(root.child("scheduler")),
+                                 make_kv_manager(root.child("kv"))});
+    return {{*top_step_time, root.child("kv"), replicas}};
+  }
+  read_router(*cluster, seed, c);
+  const std::vector<Cfg> pools = cluster->list_of_maps("pools");
+  check_unused_sections(root, *cluster, pools);
+  const std::optional<Cfg> transfer = cluster->optional_child("kv_transfer");
+  std::vector<AcceleratorGroup> groups;
+  uint32_t next = 0;
+  std::map<std::string, size_t> names;
+  for (const Cfg& pool : pools) {
+    PoolSpec spec;
+    spec.name = pool.get_string("name");
+    if (spec.name.empty() || spec.name.find_first_of("[] ") != std::string::npos)
+      pool.fail("name", "must be a non-empty name without spaces or brackets");
+    if (!names.emplace(spec.name, c.pools.size()).second)
+      pool.fail("name", fmt::format("pool \"{}\" is named twice", spec.name));
+    spec.role = read_role(pool);
+    spec.replicas = static_cast<uint32_t>(pool.get_int("replicas", {1, 4096}));
+    spec.first_replica = next;
+    next += spec.replicas;
+    if (next > 4096) pool.fail("replicas", "a cluster has at most 4,096 replicas in all");
+    groups.push_back(build_pool(root, pool, spec, c));
+    c.pools.push_back(std::move(spec));
+  }
+  const auto count = [&](PoolRole r) {
+    return std::count_if(c.pools.begin(), c.pools.end(),
+                         [&](const PoolSpec& p) { return p.role == r; });
+  };
+  const bool disagg = count(PoolRole::Prefill) + count(PoolRole::Decode) > 0;
+  if (disagg &&
+      (count(PoolRole::Prefill) == 0 || count(PoolRole::Decode) == 0 || count(PoolRole::Mixed) > 0))
+    cluster->fail("pools",
+                  "a disaggregated cluster needs at least one prefill pool and one "
+                  "decode pool, and no mixed pool (every pool's role: prefill or decode)");
+  if (!disagg) {
+    for (const char* key : {"decode_router", "links", "kv_transfer", "switches"})
+      if (cluster->has(key))
+        cluster->fail(key, "only for a disaggregated cluster (pools with role prefill and decode)");
+    return groups;
+  }
+  c.decode_router = make_router(cluster->child("decode_router"), seed ^ 0x6465636f6465ull);
+  for (size_t i = 0; i < c.pools.size(); ++i)
+    if (c.pools[i].role == PoolRole::Prefill)
+      c.pools[i].kv_bytes_per_token =
+          kv_bytes_per_token(transfer, groups[i].kv, groups[i].step_time, pools[i]);
+  c.topology = read_links(*cluster, c.pools);
+  return groups;
 }
 
 }  // namespace servesim

@@ -52,6 +52,12 @@ class KvManager {
   [[nodiscard]] bool grow(Request& r, int64_t tokens) {
     return tokens <= r.kv_held_tokens || try_grow(r, tokens);
   }
+  /// Swap-in after a preemption by swapping: gives a request that holds nothing fresh room for
+  /// `tokens` KV tokens (its context copied back from host memory). Not an admission: no prefix
+  /// lookup and no prefix-cache counters. Returns false, changing nothing, if it won't fit.
+  [[nodiscard]] virtual bool try_swap_in(Request& r, int64_t tokens) {
+    return try_admit(r, 0, tokens);
+  }
   /// Frees everything the request holds.
   virtual void release(Request& r) = 0;
   /// Whether running requests can run out of memory (and so may be preempted).
@@ -78,6 +84,12 @@ using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity
 /// Tokens of KV that fit in the memory described by `kv.memory` (accelerator memory times
 /// utilisation, minus the weights, over the KV bytes of one token).
 [[nodiscard]] int64_t kv_capacity_from_memory(const Cfg& memory);
+
+/// Bytes of KV one token takes on one accelerator (the per-token figure kv.memory divides the
+/// free memory by: 2 x layers x kv_heads x head_dim x kv_dtype bytes / tensor_parallel), read
+/// from the kv section's `memory` map; nullopt when the kv section has no `memory`.
+/// REQUIRES: make_kv_manager has already checked the section.
+[[nodiscard]] std::optional<double> kv_bytes_per_token(const YAML::Node& kv);
 
 /// Reads kv.block_size (default 16), which must not exceed the capacity.
 [[nodiscard]] int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens);

@@ -140,6 +140,17 @@ class PrefixCachedKv final : public KvManager {
     return true;
   }
 
+  bool try_swap_in(Request& r, int64_t tokens) override {
+    assert(r.kv_blocks.empty());
+    const int64_t need = blocks_for(tokens);
+    if (need > m_free_count) return false;
+    r.kv_keyed_blocks = 0;
+    take_fresh(r, need);
+    r.kv_held_tokens = static_cast<int64_t>(r.kv_blocks.size()) * m_block;
+    enter_full_blocks(r, tokens);  // the copied-back blocks are cached again
+    return true;
+  }
+
   bool try_grow(Request& r, int64_t tokens) override {
     const int64_t need = blocks_for(tokens) - static_cast<int64_t>(r.kv_blocks.size());
     if (need > m_free_count) return false;

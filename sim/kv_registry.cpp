@@ -16,12 +16,21 @@ constexpr Registry<KvFactory, 2> k_policies{{{
 
 constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;
 
-double dtype_bytes(const Cfg& c, const std::string& key, const std::string& def) {
-  const std::string d = c.get_choice(key, def, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"});
+double bytes_of_dtype(const std::string& d) {
   if (d == "fp32") return 4.0;
   if (d == "bf16" || d == "fp16") return 2.0;
   if (d == "fp8" || d == "int8") return 1.0;
   return 0.5;
+}
+
+double dtype_bytes(const Cfg& c, const std::string& key, const std::string& def) {
+  return bytes_of_dtype(c.get_choice(key, def, {"fp32", "bf16", "fp16", "fp8", "int8", "int4"}));
+}
+
+double per_token_bytes(int64_t layers, int64_t kv_heads, int64_t head_dim, double kvbytes,
+                       int64_t tp) {
+  return 2.0 * static_cast<double>(layers * kv_heads * head_dim) * kvbytes /
+         static_cast<double>(tp);
 }
 
 }  // namespace
@@ -56,8 +65,7 @@ int64_t kv_capacity_from_memory(const Cfg& m) {
   // Per accelerator: weights and KV heads are split tp ways; capacity counts the whole group.
   const double usable = mem_gib * 1073741824.0 * util;
   const double weights = params * wbytes / static_cast<double>(tp);
-  const double per_token = 2.0 * static_cast<double>(layers * kv_heads * head_dim) * kvbytes /
-                           static_cast<double>(tp);
+  const double per_token = per_token_bytes(layers, kv_heads, head_dim, kvbytes, tp);
   if (weights >= usable)
     m.fail("parameters",
            fmt::format("the weights ({:.2f} GB) do not fit in {:.2f} GB usable accelerator memory "
@@ -71,6 +79,17 @@ int64_t kv_capacity_from_memory(const Cfg& m) {
     m.fail("accelerator_gib", fmt::format("leaves room for {:.4g} KV tokens, more than the limit "
                                           "of {} (2^50)", tokens, k_max_capacity_tokens));
   return static_cast<int64_t>(tokens);
+}
+
+std::optional<double> kv_bytes_per_token(const YAML::Node& kv) {
+  const YAML::Node m = kv.IsMap() ? kv["memory"] : YAML::Node();
+  if (!m.IsDefined() || !m.IsMap()) return std::nullopt;
+  const auto int_or = [&](const char* key, int64_t def) {
+    return m[key].IsDefined() ? m[key].as<int64_t>() : def;
+  };
+  const std::string dtype = m["kv_dtype"].IsDefined() ? m["kv_dtype"].Scalar() : "fp16";
+  return per_token_bytes(int_or("layers", 1), int_or("kv_heads", 1), int_or("head_dim", 1),
+                         bytes_of_dtype(dtype), int_or("tensor_parallel", 1));
 }
 
 std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv) {

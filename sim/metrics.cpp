@@ -183,7 +183,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
         static_cast<double>(stats.bandwidth_bound_steps) / static_cast<double>(stats.costed_steps);
   }
   if (m_slo) s.slo = slo_summary(s);
-  if (stats.replicas.size() > 1) {
+  if (stats.replicas.size() > 1 || !stats.pools.empty()) {
     const auto n = static_cast<double>(stats.replicas.size());
     s.busy_share /= n;  // the replicas' mean
     m_replicas.resize(stats.replicas.size());
@@ -204,10 +204,54 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
         r.e2e_mean_s = p.e2e_s / static_cast<double>(p.finished);
       }
       if (p.tpot_count > 0) r.tpot_mean_s = p.tpot_s / static_cast<double>(p.tpot_count);
+      if (!stats.pools.empty()) r.pool = stats.pools[rs.pool].name;
+      r.handed_off = rs.handed_off;
+      r.received = rs.received;
       s.replicas.push_back(r);
     }
   }
+  if (!stats.pools.empty()) pool_summaries(s, stats);
   return s;
+}
+
+void MetricsRecorder::pool_summaries(Summary& s, const RunStats& stats) {
+  static constexpr const char* k_roles[] = {"mixed", "prefill", "decode"};
+  for (const PoolSpec& spec : stats.pools) {
+    PoolSummary p;
+    p.name = spec.name;
+    p.role = k_roles[static_cast<int>(spec.role)];
+    p.replicas = spec.replicas;
+    p.accelerators = spec.accelerators_per_replica * spec.replicas;
+    PerReplica sums;
+    for (uint32_t i = spec.first_replica; i < spec.first_replica + spec.replicas; ++i) {
+      const ReplicaSummary& r = s.replicas[i];
+      p.routed += r.routed;
+      p.handed_off += r.handed_off;
+      p.received += r.received;
+      p.finished += r.finished;
+      p.steps += r.steps;
+      p.busy_share += r.busy_share / spec.replicas;
+      p.kv_capacity_tokens += r.kv_capacity_tokens;
+      p.kv_peak_used_tokens += r.kv_peak_used_tokens;
+      const PerReplica& m = m_replicas[i];
+      sums.finished += m.finished;
+      sums.tpot_count += m.tpot_count;
+      sums.ttft_s += m.ttft_s;
+      sums.tpot_s += m.tpot_s;
+      sums.e2e_s += m.e2e_s;
+    }
+    if (sums.finished > 0) {
+      p.ttft_mean_s = sums.ttft_s / static_cast<double>(sums.finished);
+      p.e2e_mean_s = sums.e2e_s / static_cast<double>(sums.finished);
+    }
+    if (sums.tpot_count > 0) p.tpot_mean_s = sums.tpot_s / static_cast<double>(sums.tpot_count);
+    s.pools.push_back(std::move(p));
+  }
+  if (stats.kv_transfer) {
+    KvTransferStats k = *stats.kv_transfer;  // finish() sorts the sketches
+    s.kv_transfer = KvTransferSummary{k.transfers, k.bytes, finish(k.transfer_s),
+                                      finish(k.admit_wait_s)};
+  }
 }
 
 Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {

@@ -68,6 +68,29 @@ struct ReplicaSummary {
   int64_t kv_capacity_tokens = 0;
   int64_t kv_peak_used_tokens = 0;
   double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< of its finished requests
+  std::string pool;        ///< with cluster.pools: its pool's name
+  int64_t handed_off = 0;  ///< prefill: requests whose KV left for a decode replica
+  int64_t received = 0;    ///< decode: transferred requests admitted
+};
+
+/// One pool of cluster.pools (Summary::pools): its replicas' totals.
+struct PoolSummary {
+  std::string name, role;
+  int64_t replicas = 0;
+  int64_t accelerators = 0;  ///< of all its replicas
+  int64_t routed = 0, handed_off = 0, received = 0, finished = 0, steps = 0;
+  double busy_share = 0;     ///< its replicas' mean
+  int64_t kv_capacity_tokens = 0;
+  int64_t kv_peak_used_tokens = 0;  ///< sum of its replicas' peaks
+  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< of requests finished there
+};
+
+/// KV transfers of a disaggregated run (Summary::kv_transfer).
+struct KvTransferSummary {
+  int64_t transfers = 0;
+  double bytes = 0;
+  Distribution transfer_s;    ///< end of prefill to delivery at the decode replica
+  Distribution admit_wait_s;  ///< delivery to admission there (back-pressure)
 };
 
 struct Summary {
@@ -102,6 +125,8 @@ struct Summary {
   std::optional<SloSummary> slo;  ///< with an `slo` config section
   /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
   std::vector<ReplicaSummary> replicas;
+  std::vector<PoolSummary> pools;               ///< with cluster.pools
+  std::optional<KvTransferSummary> kv_transfer;  ///< with prefill/decode pools
 };
 
 /// REQUIRES: sorted values. p in [0, 100].
@@ -125,6 +150,7 @@ class MetricsRecorder final : public RequestRecorder {
  private:
   void record_slo(const Request& r);
   [[nodiscard]] SloSummary slo_summary(const Summary& s);
+  void pool_summaries(Summary& s, const RunStats& stats);
 
   Summary m_s;
   QuantileSketch m_ttft, m_tpot, m_e2e, m_queue;

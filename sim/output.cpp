@@ -90,6 +90,37 @@ nlohmann::ordered_json slo_json(const SloSummary& slo) {
 }
 
 /// "TTFT p99 812.3 ms <= 2000 ms met"
+nlohmann::ordered_json pools_json(const std::vector<PoolSummary>& pools) {
+  nlohmann::ordered_json out = nlohmann::ordered_json::array();
+  for (const PoolSummary& p : pools)
+    out.push_back({{"pool", p.name},
+                   {"role", p.role},
+                   {"replicas", p.replicas},
+                   {"accelerators", p.accelerators},
+                   {"routed", p.routed},
+                   {"handed_off", p.handed_off},
+                   {"received", p.received},
+                   {"finished", p.finished},
+                   {"steps", p.steps},
+                   {"busy_share", p.busy_share},
+                   {"kv_capacity_tokens", p.kv_capacity_tokens},
+                   {"kv_peak_used_tokens", p.kv_peak_used_tokens},
+                   {"ttft_mean_s", p.ttft_mean_s},
+                   {"tpot_mean_s", p.tpot_mean_s},
+                   {"e2e_mean_s", p.e2e_mean_s}});
+  return out;
+}
+
+nlohmann::ordered_json kv_transfer_json(const KvTransferSummary& k) {
+  const auto dist = [](const Distribution& d) -> nlohmann::ordered_json {
+    return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p99", d.p99}, {"max", d.max}};
+  };
+  return {{"transfers", k.transfers},
+          {"bytes", k.bytes},
+          {"transfer_s", dist(k.transfer_s)},
+          {"admit_wait_s", dist(k.admit_wait_s)}};
+}
+
 std::string slo_check_text(const char* name, double percentile, const SloCheck& c) {
   const std::string p = fmt::format("{} p{:g}", name, percentile);
   if (!c.percentile_ms) return fmt::format("{} none ({})", p, c.met ? "met" : "missed");
@@ -316,9 +347,16 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
                       {"ttft_mean_s", r.ttft_mean_s},
                       {"tpot_mean_s", r.tpot_mean_s},
                       {"e2e_mean_s", r.e2e_mean_s}});
+      if (!r.pool.empty()) {  // cluster.pools only: keeps `cluster.replicas` output as it was
+        reps.back()["pool"] = r.pool;
+        reps.back()["handed_off"] = r.handed_off;
+        reps.back()["received"] = r.received;
+      }
     }
     j["replicas"] = reps;
   }
+  if (!s.pools.empty()) j["pools"] = pools_json(s.pools);
+  if (s.kv_transfer) j["kv_transfer"] = kv_transfer_json(*s.kv_transfer);
   j["config"] = yaml_to_json(config);
   return j;
 }
@@ -352,6 +390,26 @@ std::string summary_table(const Summary& s) {
                                       return a.routed < b.routed;
                                     })->routed);
   }
+  for (const PoolSummary& p : s.pools) {
+    fmt::format_to(it, "pool       {} ({}, {} replicas, {} accelerators): busy {:.1f}%, ", p.name,
+                   p.role, p.replicas, p.accelerators, 100.0 * p.busy_share);
+    if (p.role == "prefill")
+      fmt::format_to(it, "routed {}, handed off {}, finished {}", p.routed, p.handed_off, p.finished);
+    else if (p.role == "decode")
+      fmt::format_to(it, "received {}, finished {}", p.received, p.finished);
+    else
+      fmt::format_to(it, "routed {}, finished {}", p.routed, p.finished);
+    if (p.finished > 0)  // means of the requests that left from this pool
+      fmt::format_to(it, "; TTFT mean {:.1f} ms, TPOT mean {:.2f} ms", p.ttft_mean_s * 1e3,
+                     p.tpot_mean_s * 1e3);
+    fmt::format_to(it, "\n");
+  }
+  if (s.kv_transfer)
+    fmt::format_to(it, "kv move    {} transfers, {:.3f} GB; transfer mean {:.3f} ms, p99 {:.3f} ms; "
+                       "wait for decode KV mean {:.3f} ms, p99 {:.3f} ms\n",
+                   s.kv_transfer->transfers, s.kv_transfer->bytes / 1e9,
+                   s.kv_transfer->transfer_s.mean * 1e3, s.kv_transfer->transfer_s.p99 * 1e3,
+                   s.kv_transfer->admit_wait_s.mean * 1e3, s.kv_transfer->admit_wait_s.p99 * 1e3);
   if (s.mbu && s.mfu && s.bandwidth_bound_step_share)
     fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
                        "bandwidth-bound\n",

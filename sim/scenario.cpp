@@ -15,13 +15,6 @@
 
 namespace servesim {
 
-namespace {
-
-struct StepTimeSection {
-  std::unique_ptr<StepTimeModel> model;
-  Cfg section;  ///< where it was read (the scenario's section or its own file's root)
-};
-
 // step_time is a section, or the path of a YAML file holding one (what `servesim calibrate
 // --out` writes); the file's keys are checked like the scenario's.
 StepTimeSection read_step_time(const Cfg& root) {
@@ -35,6 +28,8 @@ StepTimeSection read_step_time(const Cfg& root) {
   doc->check_all_read();
   return {std::move(model), section};
 }
+
+namespace {
 
 // The optional `slo` section; SloTargets::accelerators is left for accelerators_of() unless
 // the section gives it.
@@ -58,37 +53,49 @@ std::optional<SloTargets> read_slo(const Cfg& root) {
   return t;
 }
 
+}  // namespace
+
 // The accelerators one simulated server stands for, when `slo.accelerators` is not given: what
 // the step-time model prices (tensor_parallel x data_parallel), else the tensor-parallel group
-// the KV capacity was sized for (kv.memory), else 1. REQUIRES: every section has been read and
+// the KV capacity was sized for (kv.memory), else 1. REQUIRES: the sections have been read and
 // checked (the values are then in range, and no key is read here that was not allowed there).
-int64_t accelerators_of(const Cfg& step_time, const Cfg& root) {
+int64_t accelerators_of(const Cfg& step_time, const Cfg& kv) {
   if (step_time.has("tensor_parallel") || step_time.has("data_parallel"))
     return step_time.get_int("tensor_parallel", 1, {1, 1024}) *
            step_time.get_int("data_parallel", 1, {1, 1024});
-  if (const std::optional<Cfg> memory = root.child("kv").optional_child("memory"))
+  if (const std::optional<Cfg> memory = kv.optional_child("memory"))
     return memory->get_int("tensor_parallel", 1, {1, 1024});
   return 1;
 }
-
-}  // namespace
 
 Scenario build_scenario(std::shared_ptr<Document> doc) {
   Scenario s;
   s.doc = doc;
   const Cfg root = Cfg::root(doc);
   s.seed = static_cast<uint64_t>(root.get_int("seed", 1, {0, std::numeric_limits<int64_t>::max()}));
-  s.components.kv = make_kv_manager(root.child("kv"));
-  StepTimeSection step_time = read_step_time(root);
-  s.components.step_time = std::move(step_time.model);
-  s.components.scheduler = make_scheduler(root.child("scheduler"));
+  // With cluster.pools, the pools build every replica (the top-level sections are defaults).
+  std::optional<Cfg> top_step_time;
+  if (!has_pools(root)) {
+    s.components.kv = make_kv_manager(root.child("kv"));
+    StepTimeSection step_time = read_step_time(root);
+    s.components.step_time = std::move(step_time.model);
+    top_step_time = step_time.section;
+    s.components.scheduler = make_scheduler(root.child("scheduler"));
+  }
   s.components.source = make_workload(root.child("workload"), s.seed);
-  read_cluster(root, s.seed, s.components);
+  std::vector<AcceleratorGroup> groups =
+      read_cluster(root, s.seed, s.components, top_step_time ? &*top_step_time : nullptr);
+  if (groups.empty()) groups.push_back({*top_step_time, root.child("kv"), 1});
   s.slo = read_slo(root);
   doc->check_all_read();
-  if (s.slo && s.slo->accelerators == 0)  // every replica has its own accelerators
-    s.slo->accelerators = accelerators_of(step_time.section, root) *
-                          static_cast<int64_t>(1 + s.components.more_replicas.size());
+  // Every replica has its own accelerators (read only now that every key has been checked).
+  int64_t accelerators = 0;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const int64_t each = accelerators_of(groups[i].step_time, groups[i].kv);
+    accelerators += each * groups[i].replicas;
+    if (i < s.components.pools.size()) s.components.pools[i].accelerators_per_replica = each;
+  }
+  if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
   return s;
 }
 
@@ -113,6 +120,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
     sim.add_step_observer(*steps);
   }
   for (StepObserver* o : options.step_observers) sim.add_step_observer(*o);
+  for (RequestRecorder* r : options.request_recorders) sim.add_recorder(*r);
   sim.run();
   if (csv) csv->finish();
   if (steps) steps->finish();

@@ -38,6 +38,8 @@ struct RunOptions {
   std::ostream* steps_csv = nullptr;
   /// More step observers (timelines, progress); each must outlive the run.
   std::vector<StepObserver*> step_observers;
+  /// More request recorders (timelines, progress); each must outlive the run.
+  std::vector<RequestRecorder*> request_recorders;
 };
 
 /// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).

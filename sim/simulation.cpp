@@ -23,6 +23,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
     m_stats.kv_capacity_tokens += m_stats.replicas[i].kv_capacity_tokens;
   }
   m_loads.resize(m_reps.size());
+  if (!m_c.pools.empty()) setup_pools();
   m_reactive = m_c.source->reactive();
   std::vector<Event> storage;
   storage.reserve(16 * m_reps.size());
@@ -95,7 +96,8 @@ void Simulation::run() {
   m_wall_start = std::chrono::steady_clock::now();
   run_events();
   for (const Replica& r : m_reps) {
-    const auto p = r.state.kv().prefix_stats();
+    // A decode replica's admissions are KV arriving from a prefill, not prefills to look up.
+    const auto p = r.role == PoolRole::Decode ? std::nullopt : r.state.kv().prefix_stats();
     if (!p) continue;
     if (!m_stats.prefix) m_stats.prefix.emplace();
     m_stats.prefix->queried_tokens += p->queried_tokens;
@@ -129,6 +131,10 @@ void Simulation::run_events() {
                                        e.t.count_ns(), m_now.count_ns()));
     m_now = e.t;
     m_stats.end = e.t;
+    if (e.kind == Kind::Transfer) {
+      on_transfer_event(e.replica);
+      continue;
+    }
     if (e.kind == Kind::Arrival) {
       if (e.replica == k_router) {
         on_arrival();
@@ -158,6 +164,7 @@ void Simulation::run_events() {
         if (!rep.busy) try_start_step(e.replica);
         break;
       case Kind::Arrival:
+      case Kind::Transfer:
         break;
     }
   }
@@ -184,18 +191,22 @@ void Simulation::on_arrival() {
   if (rep != k_router && !m_reps[rep].busy) schedule(rep);
 }
 
+void Simulation::refresh_loads() {
+  for (size_t i = 0; i < m_reps.size(); ++i) {
+    const BatchState& st = m_reps[i].state;
+    m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()) +
+                      m_reps[i].incoming,
+                  st.kv().used_tokens(), st.kv().capacity_tokens()};
+  }
+  m_loads_at = m_now;
+}
+
 uint32_t Simulation::route(const RequestSpec& spec) {
   if (m_reps.size() == 1) return 0;
+  if (disaggregated()) return pick(*m_c.router, m_entry, spec);
   const bool refresh = m_c.load_refresh == Time::ns(0) || m_loads_at == Time::max() ||
                        m_now - m_loads_at >= m_c.load_refresh;
-  if (refresh) {
-    for (size_t i = 0; i < m_reps.size(); ++i) {
-      const BatchState& st = m_reps[i].state;
-      m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()),
-                    st.kv().used_tokens(), st.kv().capacity_tokens()};
-    }
-    m_loads_at = m_now;
-  }
+  if (refresh) refresh_loads();
   const uint32_t rep = m_c.router->route(spec, m_loads);
   if (rep >= m_reps.size()) throw std::logic_error("router picked a replica that does not exist");
   // A stale snapshot still counts the router's own decisions, as a real router's does.
@@ -210,8 +221,15 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
   const uint32_t slot = rep.state.add_request(spec);
   Request& r = rep.state.req(slot);
   r.replica = rep_index;
+  if (rep.role == PoolRole::Prefill) {  // it runs here for its first token only
+    if (slot >= rep.output_tokens.size()) rep.output_tokens.resize(slot + 1);
+    rep.output_tokens[slot] = r.spec.output_tokens;
+    r.spec.output_tokens = 1;
+  }
   std::string why = rep.state.kv().never_fits(r);
   if (why.empty()) why = rep.scheduler->never_schedulable(r);
+  if (why.empty() && rep.role == PoolRole::Prefill)
+    why = decode_never_fits(r.spec.prompt_tokens, rep.output_tokens[slot]);
   if (why.empty()) {
     rep.state.enqueue(slot);
     int64_t live = 0;
@@ -225,7 +243,8 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
 
 void Simulation::depart(uint32_t rep, uint32_t slot) {
   BatchState& state = m_reps[rep].state;
-  const Request& r = state.req(slot);
+  Request& r = state.req(slot);
+  if (m_reps[rep].role == PoolRole::Prefill) r.spec.output_tokens = m_reps[rep].output_tokens[slot];
   for (RequestRecorder* rec : m_recorders) rec->record(r);
   if (m_reactive && !m_stopping) {
     m_c.source->on_depart(r, m_now, m_newly_ready);
@@ -248,8 +267,14 @@ void Simulation::record_unfinished() {
   m_stopping = true;  // what is left is recorded, not continued
   // Slot order is arbitrary; recorders that care about order sort by id.
   for (uint32_t rep = 0; rep < m_reps.size(); ++rep)
-    for (uint32_t slot = 0; slot < m_reps[rep].state.slots().size(); ++slot)
-      if (m_reps[rep].state.req(slot).state != RequestState::Pending) depart(rep, slot);
+    for (uint32_t slot = 0; slot < m_reps[rep].state.slots().size(); ++slot) {
+      Request& r = m_reps[rep].state.req(slot);
+      if (r.state == RequestState::Pending) continue;
+      // Prefilled and waiting for its KV to reach a decode replica: not served yet.
+      if (r.state == RequestState::Released && m_reps[rep].role == PoolRole::Prefill)
+        r.state = RequestState::Running;
+      depart(rep, slot);
+    }
 }
 
 void Simulation::try_start_step(uint32_t rep_index) {
@@ -289,7 +314,8 @@ void Simulation::try_start_step(uint32_t rep_index) {
   // A step always takes time, so simulated time always advances between steps.
   const std::optional<StepCost> cost = rep.step_time->cost(shape);
   const double step_ms = cost ? cost->step_ms : rep.step_time->step_ms(shape);
-  const Time duration = std::max(Time::from_ms(step_ms), Time::ns(1));
+  // Plus any KV transfer the scheduler added to this step (swap preemption).
+  const Time duration = std::max(Time::from_ms(step_ms), Time::ns(1)) + state.take_step_overhead();
   m_stats.prefill_tokens += shape.prefill_tokens;
   ReplicaStats& rs = m_stats.replicas[rep_index];  // summed into the totals after the run
   ++rs.steps;
@@ -362,8 +388,18 @@ void Simulation::finish_step(uint32_t rep_index) {
   m_stats.decode_tokens += decoded;
   state.set_finished_this_step(finished);
   rep.scheduler->after_step(state);
-  for (uint32_t slot : state.departed()) depart(rep_index, slot);
+  for (uint32_t slot : state.departed()) {
+    if (rep.role == PoolRole::Prefill && rep.output_tokens[slot] > 1)
+      hand_off(rep_index, slot);  // its KV stays held here until a decode replica admits it
+    else if (rep.role == PoolRole::Prefill) {  // one output token: done here
+      state.free_held_kv(slot);
+      depart(rep_index, slot);
+    } else {
+      depart(rep_index, slot);
+    }
+  }
   state.departed().clear();
+  if (!rep.inbox.empty()) admit_delivered(rep_index);
   state.plan().clear();
   rep.busy = false;
   if (m_check) check_invariants(rep_index, "after the step");
@@ -401,6 +437,8 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
     if (r.state != RequestState::Queued) fail(&r, "in the queue but not queued");
     if (r.kv_held_tokens != 0) fail(&r, "queued while holding KV");
   }
+  for (const Request& r : reqs)  // prefilled, its KV waiting to leave for a decode replica
+    if (r.state == RequestState::Released) held += r.kv_held_tokens;
   // With a prefix cache, requests share blocks: what they hold together covers what is used.
   if (kv.prefix_stats() ? held < kv.used_tokens() : held != kv.used_tokens())
     fail(nullptr, fmt::format("KV use {} differs from the {} tokens the running requests hold",

@@ -5,18 +5,26 @@
 // Events are ordered by (time, kind, sequence number given when scheduled). Kinds at one instant
 // run in this order:
 //   0 step end  - the step's tokens are credited and finished requests may be released;
-//   1 arrival   - the request joins the queue (or is rejected if it can never be served);
-//   2 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
-//   3 schedule  - if the engine is idle, the scheduler plans the next step.
+//   1 transfer  - disaggregation only: a KV transfer's link shares change, or its KV is
+//                 delivered to a decode replica (which admits it if its memory can hold it);
+//   2 arrival   - the request joins the queue (or is rejected if it can never be served);
+//   3 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
+//   4 schedule  - if the engine is idle, the scheduler plans the next step.
 // So the scheduling decision at an instant sees every arrival and completion at that instant,
 // and an idle engine starts a step the instant a request can be scheduled. Only what can happen
 // next is queued: each replica's in-flight step's end and timer, the next arrival.
 //
 // In a cluster an arriving request reaches the router (after cluster.router.delay_ms, an event
-// of kind 1 too), which picks a replica from the replicas' loads; each replica has its own
+// of kind 2 too), which picks a replica from the replicas' loads; each replica has its own
 // scheduler, KV memory and step-time model, and steps on its own.
+//
+// With prefill/decode pools (docs/cluster.md#disaggregation) a prefill replica's released
+// request keeps its KV while the transfer runs (sim/disagg_engine.cpp); transfer events come
+// before arrivals so a decode replica plans knowing every KV delivered at its instant. Runs
+// without disaggregation post no transfer event, so their order is as it always was.
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <chrono>
 #include <csignal>
 #include <deque>
@@ -29,6 +37,8 @@
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
 #include "sim/batch_state.h"
+#include "sim/disagg_links.h"
+#include "sim/quantiles.h"
 #include "sim/recorder.h"
 #include "sim/step_observer.h"
 #include "traces/workload_source.h"
@@ -43,6 +53,21 @@ struct ReplicaParts {
   std::unique_ptr<KvManager> kv;
 };
 
+enum class PoolRole : uint8_t { Mixed, Prefill, Decode };
+
+/// One pool of a heterogeneous or disaggregated cluster (cluster.pools): replicas
+/// [first_replica, first_replica + replicas) of the engine.
+struct PoolSpec {
+  std::string name;
+  PoolRole role = PoolRole::Mixed;
+  uint32_t first_replica = 0;
+  uint32_t replicas = 0;
+  int64_t accelerators_per_replica = 1;  ///< tensor x data parallel (slo.accelerators)
+  double kv_bytes_per_token = 0;         ///< KV moved per prompt token (prefill pools)
+};
+
+class Topology;  // sim/topology.h
+
 struct Components {
   std::unique_ptr<WorkloadSource> source;
   // The only replica; or, in a cluster, replica 0 (the rest are in `more_replicas`).
@@ -53,6 +78,11 @@ struct Components {
   std::unique_ptr<Router> router;  ///< required when more_replicas is not empty
   Time router_delay;               ///< from arrival to the router's decision
   Time load_refresh;               ///< 0: the router sees live loads; else a snapshot this old
+  /// cluster.pools, in replica order; empty for a single engine or `cluster.replicas`.
+  std::vector<PoolSpec> pools;
+  /// Disaggregated (prefill and decode pools): picks a decode replica, and the links between.
+  std::unique_ptr<Router> decode_router;
+  std::shared_ptr<const Topology> topology;
 };
 
 /// One replica's share of a run (RunStats::replicas).
@@ -63,6 +93,18 @@ struct ReplicaStats {
   int64_t seat_steps = 0;
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
+  uint32_t pool = 0;       ///< index in Components::pools (0 without pools)
+  int64_t handed_off = 0;  ///< prefill pools: requests whose KV left for a decode replica
+  int64_t received = 0;    ///< decode pools: transferred requests admitted here
+};
+
+/// KV transfers of a disaggregated run (RunStats::kv_transfer).
+struct KvTransferStats {
+  int64_t transfers = 0;
+  double bytes = 0;
+  /// Per transfer, seconds from the end of the prefill to the KV's delivery, and from the
+  /// delivery to the decode replica's admission (back-pressure).
+  QuantileSketch transfer_s, admit_wait_s;
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.
@@ -78,6 +120,8 @@ struct RunStats {
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
+  std::vector<PoolSpec> pools;                 ///< Components::pools (per-pool totals)
+  std::optional<KvTransferStats> kv_transfer;  ///< with prefill/decode pools
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
@@ -127,11 +171,13 @@ class Simulation {
   [[nodiscard]] const RunStats& stats() const { return m_stats; }
 
  private:
-  enum class Kind : uint8_t { StepEnd = 0, Arrival = 1, Timer = 2, Schedule = 3 };
+  enum class Kind : uint8_t { StepEnd = 0, Transfer = 1, Arrival = 2, Timer = 3, Schedule = 4 };
   struct Event {  // 24 bytes: the queue moves these on every push and pop
     Time t;
     uint64_t seq;
-    uint32_t replica;  // StepEnd, Timer, Schedule; Arrival: k_router or k_routed
+    // StepEnd, Timer, Schedule: the replica; Arrival: k_router or k_routed; Transfer:
+    // k_link_tick (a transfer may have finished sending) or the transfer delivered
+    uint32_t replica;
     Kind kind;
     bool operator>(const Event& o) const {
       if (t != o.t) return t > o.t;
@@ -141,6 +187,7 @@ class Simulation {
   };
   static constexpr uint32_t k_router = UINT32_MAX;       // a request is due from the workload
   static constexpr uint32_t k_routed = UINT32_MAX - 1;  // one reaches the router after its delay
+  static constexpr uint32_t k_link_tick = UINT32_MAX;
 
   struct Replica {
     explicit Replica(ReplicaParts p)
@@ -152,6 +199,19 @@ class Simulation {
     bool busy = false;  // a step is in flight
     bool schedule_posted = false;
     Time timer_at = Time::max();
+    // Disaggregation. A prefill replica runs each request with one output token; the real
+    // count, by slot, is restored when the request leaves for its decode replica.
+    PoolRole role = PoolRole::Mixed;
+    uint32_t pool = 0;
+    std::vector<int32_t> output_tokens;
+    std::deque<uint32_t> inbox;  // decode: transfers delivered, waiting for KV (FIFO)
+    int64_t incoming = 0;        // decode: transfers on their way here or in the inbox
+  };
+  // A request's KV on its way from a prefill replica (its slot still holds the KV) to a decode
+  // replica. Records are reused (m_free_transfers).
+  struct Transfer {
+    uint32_t from = 0, slot = 0, to = 0;
+    Time started, delivered;
   };
 
   void run_events();
@@ -174,6 +234,22 @@ class Simulation {
   void try_start_step(uint32_t rep);
   void finish_step(uint32_t rep);
   void check_all_served() const;
+  // Disaggregation (sim/disagg_engine.cpp).
+  void setup_pools();
+  [[nodiscard]] bool disaggregated() const { return !m_decode.empty(); }
+  /// Why no decode replica can ever hold the request (empty when one can).
+  [[nodiscard]] std::string decode_never_fits(int32_t prompt_tokens, int32_t output_tokens);
+  /// Loads of the replicas `members` into m_pick_loads and the router's pick among them.
+  [[nodiscard]] uint32_t pick(Router& router, const std::vector<uint32_t>& members,
+                              const RequestSpec& spec);
+  /// The prefill replica `rep` finished prefilling `slot`: its KV leaves for a decode replica.
+  void hand_off(uint32_t rep, uint32_t slot);
+  void on_transfer_event(uint32_t what);
+  void post_deliveries();
+  /// Admits the transfers delivered to decode replica `rep`, first come first served, while
+  /// its KV can hold them.
+  void admit_delivered(uint32_t rep);
+  void refresh_loads();
   /// Hands a departed request to the recorders and frees its slot.
   void depart(uint32_t rep, uint32_t slot);
   /// A bounded run stopped: every request still held is recorded as unfinished.
@@ -202,6 +278,15 @@ class Simulation {
   // Requests on their way to the router (router delay), in arrival order.
   std::deque<RequestSpec> m_routing;
   std::vector<ReplicaLoad> m_loads;  // what the router sees
+  // Disaggregation: the replicas requests arrive at (prefill) and the decode ones; the links.
+  std::vector<uint32_t> m_entry, m_decode;
+  std::vector<ReplicaLoad> m_pick_loads;
+  std::optional<LinkSharing> m_links;
+  std::vector<LinkSharing::Delivery> m_deliveries;  // scratch
+  Time m_link_tick_at = Time::max();                // the earliest link tick posted
+  std::vector<Transfer> m_transfers;
+  std::vector<uint32_t> m_free_transfers;
+  Request m_probe;  // a request's sizes, to ask a KV manager without copying its vectors
   Time m_loads_at = Time::max();     // when m_loads was taken (stale signals)
   bool m_check = false;
   RunLimits m_limits;

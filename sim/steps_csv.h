@@ -10,8 +10,9 @@ namespace servesim {
 
 /// Columns: replica, start_s, duration_s, sequences, prefill_sequences, prefill_tokens,
 /// decode_tokens, kv_used_tokens, kv_capacity_tokens, waiting, running, preemptions, bound
-/// (bandwidth | compute | empty when the step-time model reports no cost). Times in seconds
-/// with nanosecond digits. Formats into a reused buffer: no allocation per step.
+/// (bandwidth | compute | empty when the step-time model reports no cost), bytes, flops (per
+/// accelerator, from the model's cost; empty when `bound` is). Times in seconds with nanosecond
+/// digits. Formats into a reused buffer: no allocation per step.
 class StepsCsvWriter final : public StepObserver {
  public:
   /// Writes the header. REQUIRES: `out` outlives this writer.

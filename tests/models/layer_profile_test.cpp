@@ -2,6 +2,7 @@
 // a dense model, and tests/data/llmservingsim-moe, a mixture of experts).
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -153,6 +154,36 @@ TEST_CASE("layer_profile: data-parallel ranks split the step; the experts see al
   CHECK(dp->step_ms(s) ==
         Approx((2 * (7.69067 + k_moe_layer1 + 56.1917) + k_moe_once1) / 1000 + comm_ms)
             .epsilon(1e-12));
+}
+
+TEST_CASE("layer_profile: a prefill chunk is not split between data-parallel ranks",
+          "[models]") {
+  // One request's 16-token chunk runs on its own rank while the other idles: the busiest rank
+  // computes all 16 tokens (sum(chunk^2) / sum(chunk) = 256 / 16), not half of them. Per layer:
+  // attention at (16, 0, 0, 0), a profiled point, 8.128; the dense layers at 16 tokens
+  // (2 x layernorm 2.14933 + qkv 14.0053 + qk_norm 2.01067 + rotary 2.51733 + o_proj 9.89867);
+  // the experts at the 16 tokens, 64 (1 - (120/128)^16) = 41.2 a GPU, between the 32- and
+  // 64-expert rows at 16 tokens (229.664, 424.116). Once: embedding 6.613 + final norm 2.112 at
+  // 16 tokens, lm_head 420.224 + sampler 10.1227 at 1 sequence. The link: 2 x 10 us + 2 (2-1)/2
+  // x 16 x 1,000 x 2 bytes at 1e6 bytes/ms a layer.
+  const auto dp = moe_model("data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
+                            "link_latency_us: 10\n");
+  StepShape one;
+  one.sequences = 1;
+  one.prefill_tokens = 16;
+  one.prefill_tokens_sq = 256;
+  const double experts = 64 * (1 - std::pow(120.0 / 128, 16));
+  const double moe = 229.664 + (experts - 32) / 32 * (424.116 - 229.664);
+  const double dense = 2 * 2.14933 + 14.0053 + 2.01067 + 2.51733 + 9.89867;
+  const double comm_ms = 2 * (0.02 + 32000.0 / 1e6);
+  CHECK(dp->step_ms(one) ==
+        Approx((2 * (8.128 + dense + moe) + 6.613 + 2.112 + 420.224 + 10.1227) / 1000 + comm_ms)
+            .epsilon(1e-9));
+  // Two requests' chunks of 8 go one to each rank: each computes 8, and the step is faster.
+  StepShape two = one;
+  two.sequences = 2;
+  two.prefill_tokens_sq = 2 * 64;
+  CHECK(dp->step_ms(two) < dp->step_ms(one));
 }
 
 TEST_CASE("layer_profile: mixture-of-experts settings and profiles are checked", "[models]") {

@@ -22,7 +22,23 @@ std::vector<Variant> variants(const std::string& kind) {
     return {{"{kind: continuous, max_num_seqs: 6, max_num_batched_tokens: 512}", ""},
             {"{kind: continuous, max_num_seqs: 6, max_num_batched_tokens: 96, "
              "chunked_prefill: true}",
+             ""},
+            {"{kind: continuous, max_num_seqs: 6, max_num_batched_tokens: 96, chunked_prefill: "
+             "true, preemption_mode: swap, swap_space_gb: 0.0003, swap_bandwidth_gb_s: 25, "
+             "kv_bytes_per_token: 1000}",
              ""}};
+  if (kind == "sglang")
+    return {{"{kind: sglang, max_running_requests: 6, chunked_prefill_size: 64, "
+             "max_prefill_tokens: 96}",
+             ""},
+            {"{kind: sglang, max_running_requests: 6, chunked_prefill_size: 64, "
+             "enable_mixed_chunk: true, schedule_policy: lpm, new_token_ratio_decay_steps: 20}",
+             ", prefix_caching: true"}};
+  if (kind == "trtllm")
+    return {{"{kind: trtllm, max_batch_size: 6, max_num_tokens: 96}", ""},
+            {"{kind: trtllm, max_batch_size: 6, max_num_tokens: 96, enable_chunked_context: true, "
+             "capacity_scheduler_policy: MAX_UTILIZATION}",
+             ", prefix_caching: true"}};
   if (kind == "vllm")
     return {{"{kind: vllm, max_num_seqs: 6, max_num_batched_tokens: 96, "
              "enable_prefix_caching: false}",
@@ -33,7 +49,11 @@ std::vector<Variant> variants(const std::string& kind) {
              "scheduler_reserve_full_isl: false}",
              ""}};
   if (kind == "orca") return {{"{kind: orca, max_batch_size: 6}", ""}};
-  if (kind == "sarathi") return {{"{kind: sarathi, max_batch_size: 6, token_budget: 96}", ""}};
+  if (kind == "sarathi")
+    return {{"{kind: sarathi, max_batch_size: 6, token_budget: 96}", ""},
+            {"{kind: sarathi, max_batch_size: 6, token_budget: 96, preemption_mode: swap, "
+             "swap_space_gb: 0.0003, swap_bandwidth_gb_s: 25, kv_bytes_per_token: 1000}",
+             ", prefix_caching: true"}};
   if (kind == "dynamic")
     return {{"{kind: dynamic, max_batch_size: 6, max_queue_delay_ms: 20}", ""}};
   return {{"{kind: " + kind + ", max_batch_size: 6}", ""}};
@@ -61,6 +81,7 @@ TEST_CASE("contract: every scheduler serves every request within KV capacity, de
     for (const std::string& policy : kv_policy_names()) {
       if (kind == "vllm" && policy != "paged") continue;  // vLLM's KV is paged (it says so)
       for (const Variant& v : variants(kind)) {
+        if (policy != "paged" && !v.kv_extra.empty()) continue;  // a prefix cache is paged
         for (int seed : {1, 2, 3}) {
           INFO(v.scheduler << " / " << policy << v.kv_extra << " / seed " << seed);
           const std::string yaml = scenario(v, policy, seed);

@@ -179,3 +179,60 @@ TEST_CASE("vllm: the kv section must be paged and agree on prefix caching", "[sc
   CHECK(config_error("{kind: vllm}",
                      "{policy: paged, capacity_tokens: 100, prefix_caching: true}") == "no error");
 }
+
+TEST_CASE("vllm: async_scheduling plans a step while the previous one runs", "[schedulers][vllm]") {
+  const std::string kv = "{policy: paged, capacity_tokens: 1024, block_size: 16}";
+  // r0 (t=0, prompt 4, 3 tokens), r1 (t=1 ms, prompt 2, 1 token); budget 64, 4 seats.
+  // Synchronous (the default):
+  // t=0  idle engine: r0's prompt, 2 + 1 + 2 = 5 ms        -> t=5:  r0 token 1
+  // t=5  r0 decode + r1 (arrived at 1 ms) prompt: 2+2+1 = 5 -> t=10: r0 token 2, r1 done
+  // t=10 r0 decode: 3 ms                                    -> t=13: r0 done
+  // Asynchronous: the step starting at t=5 was planned when the one before started (t=0), before
+  // r1 arrived, so r1 joins the step after:
+  // t=0  the same                                           -> t=5:  r0 token 1
+  // t=5  r0 decode alone: 3 ms                              -> t=8:  r0 token 2
+  // t=8  planned at t=5, r1 seen: r0 decode + r1: 5 ms      -> t=13: r0 done, r1 done
+  const std::string trace = "0,4,3\n0.001,2,1\n";
+  const std::string sched = ", max_num_seqs: 4, max_num_batched_tokens: 64";
+  auto sync = run_requests(trace_scenario(trace, k_linear, vllm(sched), kv));
+  CHECK(sync[1].first_token.count_ns() == ms(10));
+  CHECK(sync[0].finish.count_ns() == ms(13));
+  auto async =
+      run_requests(trace_scenario(trace, k_linear, vllm(sched + ", async_scheduling: true"), kv));
+  CHECK(async[0].first_token.count_ns() == ms(5));
+  CHECK(async[1].first_admitted.count_ns() == ms(8));
+  CHECK(async[1].first_token.count_ns() == ms(13));
+  CHECK(async[0].finish.count_ns() == ms(13));
+
+  // A finished request keeps its seat for one more plan. 2 seats; r0 (prompt 4, 2 tokens),
+  // r2 (prompt 4, 4 tokens), r1 (prompt 2, 1 token), all at t=0, in that order.
+  // Synchronous:
+  // t=0  r0 + r2 prompts: 2 + 2 + 4 = 8 ms                  -> t=8
+  // t=8  two decodes: 4 ms                                  -> t=12: r0 done, its seat free
+  // t=12 r2 decode + r1 prompt: 2 + 2 + 1 = 5 ms            -> t=17: r1 done
+  // t=17 r2 decode: 3 ms                                    -> t=20: r2 done
+  // Asynchronous: the step at t=12 was planned at t=8, while r0 still held its seat:
+  // t=12 r2 decode alone: 3 ms                              -> t=15
+  // t=15 r2 decode + r1 prompt: 5 ms                        -> t=20: r1 and r2 done
+  const std::string trace2 = "0,4,2\n0,4,4\n0,2,1\n";
+  const std::string sched2 = ", max_num_seqs: 2, max_num_batched_tokens: 64";
+  auto sync2 = run_requests(trace_scenario(trace2, k_linear, vllm(sched2), kv));
+  CHECK(sync2[2].first_token.count_ns() == ms(17));
+  CHECK(sync2[1].finish.count_ns() == ms(20));
+  auto async2 =
+      run_requests(trace_scenario(trace2, k_linear, vllm(sched2 + ", async_scheduling: true"), kv));
+  CHECK(async2[0].finish.count_ns() == ms(12));
+  CHECK(async2[2].first_admitted.count_ns() == ms(15));
+  CHECK(async2[2].first_token.count_ns() == ms(20));
+  CHECK(async2[1].finish.count_ns() == ms(20));
+
+  // With one seat nothing else runs while r0 finishes: the plan made during its last step is
+  // empty, so vLLM plans again once that step's outputs are in, as the synchronous engine does.
+  // t=0 r0's prompt: 5 ms; t=5 r0 decode: 3 ms -> t=8 r0 done; t=8 r1: 2 + 1 + 1 = 4 -> t=12.
+  const std::string trace3 = "0,4,2\n0,2,1\n";
+  auto async3 = run_requests(trace_scenario(
+      trace3, k_linear, vllm(", max_num_seqs: 1, max_num_batched_tokens: 64, async_scheduling: true"),
+      kv));
+  CHECK(async3[1].first_admitted.count_ns() == ms(8));
+  CHECK(async3[1].first_token.count_ns() == ms(12));
+}

@@ -176,7 +176,8 @@ TEST_CASE("catalog: a UTF-8 byte-order mark is skipped; UTF-16 is named", "[sim]
 TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[sim][catalog]") {
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4") ==
         err("scheduler.max_num_seq at c.yaml:11:3: unknown key (did you mean max_num_seqs?) "
-            "(valid here: chunked_prefill, kind, max_num_batched_tokens, max_num_seqs)"));
+            "(valid here: chunked_prefill, kind, kv_bytes_per_token, max_num_batched_tokens, "
+            "max_num_seqs, preemption_mode, swap_bandwidth_gb_s, swap_space_gb)"));
   CHECK(config_error("scheduler:", "schedular:") ==
         err("scheduler: required key missing in the top level at c.yaml:1:1 (a map): found "
             "schedular (did you mean scheduler?)"));
@@ -185,7 +186,7 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[sim]
             "you mean synthetic?)"));
   CHECK(config_error("kind: continuous", "kind: contiuous") ==
         err("scheduler.kind = \"contiuous\" at c.yaml:9:9: unknown \"contiuous\" (did you mean "
-            "continuous?) (valid: continuous, dynamic, orca, sarathi, static, vllm)"));
+            "continuous?) (valid: continuous, dynamic, orca, sarathi, sglang, static, trtllm, vllm)"));
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, max_output_tokens: 10") ==
         err("kv.max_output_tokens at c.yaml:11:44: unknown key (valid here: block_size, "
             "capacity_tokens, memory, policy, prefix_caching)"));
@@ -273,14 +274,14 @@ TEST_CASE("catalog: control characters, non-UTF-8 and huge values in a config", 
   CHECK(config_error("kind: continuous", "kind: \"cont\\x1b[2Jinuous\"") ==
         err("scheduler.kind = \"cont\\x1B[2Jinuous\" at c.yaml:9:9: unknown "
             "\"cont\\x1B[2Jinuous\" (did you mean continuous?) (valid: continuous, dynamic, orca, "
-            "sarathi, static, vllm)"));
+            "sarathi, sglang, static, trtllm, vllm)"));
   CHECK(config_error("kind: continuous", "kind: cont\xE9") ==
         err("scheduler.kind = \"cont\\xE9\" at c.yaml:9:9: unknown \"cont\\xE9\" (valid: "
-            "continuous, dynamic, orca, sarathi, static, vllm)"));
+            "continuous, dynamic, orca, sarathi, sglang, static, trtllm, vllm)"));
   const std::string x40 = std::string(1, '"').append(40, 'x').append("\"... (3000 bytes)");
   CHECK(config_error("kind: continuous", "kind: " + std::string(3000, 'x')) ==
         err("scheduler.kind = " + x40 + " at c.yaml:9:9: unknown " + x40 +
-            " (valid: continuous, dynamic, orca, sarathi, static, vllm)"));
+            " (valid: continuous, dynamic, orca, sarathi, sglang, static, trtllm, vllm)"));
   // Found by fuzz_config: a file name's bytes were echoed raw.
   CHECK(config_error("step_time: {kind: linear, base_ms: 1}",
                      "step_time: {kind: table, points_file: p\x97.csv}") ==
@@ -368,12 +369,13 @@ TEST_CASE("catalog: bad --set overrides", "[sim][catalog]") {
         err("--set scheduler.kind.x=1: scheduler.kind is \"continuous\", not a map"));
   CHECK(set_error("scheduler.max_num_seq=4") ==
         err("scheduler.max_num_seq at c.yaml (from --set scheduler.max_num_seq): unknown key (did "
-            "you mean max_num_seqs?) (valid here: chunked_prefill, kind, max_num_batched_tokens, "
-            "max_num_seqs)"));
+            "you mean max_num_seqs?) (valid here: chunked_prefill, kind, kv_bytes_per_token, "
+            "max_num_batched_tokens, max_num_seqs, preemption_mode, swap_bandwidth_gb_s, "
+            "swap_space_gb)"));
   CHECK(set_error("scheduler.kind=\x1b]0;pwned\x07") ==
         err("scheduler.kind = \"\\x1B]0;pwned\\x07\" at c.yaml (from --set scheduler.kind): "
-            "unknown \"\\x1B]0;pwned\\x07\" (valid: continuous, dynamic, orca, sarathi, static, "
-            "vllm)"));
+            "unknown \"\\x1B]0;pwned\\x07\" (valid: continuous, dynamic, orca, sarathi, sglang, "
+            "static, trtllm, vllm)"));
 }
 
 TEST_CASE("printable: input echoed into messages is escaped and cut", "[sim][catalog]") {

@@ -16,7 +16,7 @@ namespace fs = std::filesystem;
 TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") {
   int n = 0;
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
-  const std::set<fs::path> not_scenarios{"models", "hardware", "step_times"};
+  const std::set<fs::path> not_scenarios{"models", "hardware", "step_times", "sweeps"};
   for (auto it = fs::recursive_directory_iterator(configs);
        it != fs::recursive_directory_iterator(); ++it) {
     // Catalogue entries and step-time data are read by scenarios, not scenarios themselves
@@ -88,14 +88,14 @@ TEST_CASE("cli: an output directory that cannot be written is an input error", "
 TEST_CASE("cli: list names the registered components", "[cli]") {
   const CliResult all = cli({"list"});
   CHECK(all.code == 0);
-  CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic orca sarathi static vllm"));
+  CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic orca sarathi sglang static trtllm vllm"));
   CHECK_THAT(all.out, Catch::Contains("linear roofline table"));
   CHECK_THAT(all.out, Catch::Contains("models: gpt2-small llama-2-13b"));
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
   CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));
   CHECK_THAT(all.out, Catch::Contains("workload-sources: closed_loop servegen synthetic trace"));
-  CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\norca\nsarathi\nstatic\nvllm\n");
+  CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\norca\nsarathi\nsglang\nstatic\ntrtllm\nvllm\n");
   CHECK(cli({"list", "routers"}).out ==
         "least_kv\nleast_outstanding\nprefix_affinity\nrandom\nround_robin\n");
   CHECK(cli({"list", "arrival-kinds"}).out == "daily\nfixed\ngamma\nonoff\npoisson\n");

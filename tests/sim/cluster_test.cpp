@@ -105,3 +105,77 @@ TEST_CASE("cluster: bad sections are config errors", "[sim][cluster]") {
              Catch::Contains("max_imbalance"));
   CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2}\n")), Catch::Contains("router"));
 }
+
+// Pools (cluster.pools): replicas of different engines behind one router.
+TEST_CASE("cluster: pools of different engines route and report per pool", "[sim][cluster]") {
+  // "fast" steps take 5 ms and replaces the scheduler; "slow" uses the scenario's 10 ms model.
+  const std::string yaml = scenario(
+      "cluster:\n"
+      "  router: {kind: round_robin}\n"
+      "  pools:\n"
+      "    - {name: fast, replicas: 2, step_time: {kind: linear, base_ms: 5},\n"
+      "       scheduler: {kind: continuous, max_num_seqs: 4}}\n"
+      "    - {name: slow, replicas: 1}\n");
+  const auto reqs = run_requests(yaml);
+  REQUIRE(reqs.size() == 40);
+  for (const Request& r : reqs) {
+    CHECK(r.replica == r.spec.id % 3);
+    // Idle replicas: a prefill then 4 decodes, of 5 ms on fast (0, 1), 10 ms on slow (2).
+    const Time step = Time::from_ms(r.replica < 2 ? 5 : 10);
+    CHECK(r.first_token - r.spec.arrival == step);
+    CHECK(r.release - r.spec.arrival == Time::ns(5 * step.count_ns()));
+  }
+  const RunOutput out = run_scenario(doc_of(yaml));
+  REQUIRE(out.summary.replicas.size() == 3);
+  CHECK(out.summary.replicas[0].pool == "fast");
+  CHECK(out.summary.replicas[2].pool == "slow");
+  REQUIRE(out.summary.pools.size() == 2);
+  CHECK(out.summary.pools[0].name == "fast");
+  CHECK(out.summary.pools[0].role == "mixed");
+  CHECK(out.summary.pools[0].routed == 27);  // ids 0, 1, 3, 4, ... below 40
+  CHECK(out.summary.pools[1].routed == 13);
+  CHECK(out.summary.pools[0].finished + out.summary.pools[1].finished == 40);
+  CHECK(out.summary.pools[0].tpot_mean_s == Approx(0.005));
+  CHECK(out.summary.pools[1].tpot_mean_s == Approx(0.010));
+  CHECK_THAT(out.summary_json, Catch::Contains("\"pool\": \"fast\""));
+}
+
+TEST_CASE("cluster: slo.accelerators counts every pool's replicas", "[sim][cluster]") {
+  // h100 pool: tensor_parallel 2, one replica; a100 pool: tensor_parallel 1, two: 2 + 2 = 4.
+  const RunOutput out = run_scenario(doc_of(
+      "workload: {synthetic: {requests: 6, arrival: {kind: fixed, rate_per_s: 10},\n"
+      "  prompt_tokens: {kind: fixed, value: 64}, output_tokens: {kind: fixed, value: 4}}}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 8}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n"
+      "slo: {ttft_ms: 1000}\n"
+      "cluster:\n  router: {kind: least_outstanding}\n  pools:\n"
+      "    - {name: h100, replicas: 1, step_time: {kind: roofline, model: llama-3.1-8b,\n"
+      "       hardware: h100-sxm, tensor_parallel: 2}}\n"
+      "    - {name: a100, replicas: 2, step_time: {kind: roofline, model: llama-3.1-8b,\n"
+      "       hardware: a100-80gb}}\n"));
+  REQUIRE(out.summary.slo);
+  CHECK(out.summary.slo->accelerators == 4);
+  REQUIRE(out.summary.pools.size() == 2);
+  CHECK(out.summary.pools[0].accelerators == 2);
+  CHECK(out.summary.pools[1].accelerators == 2);
+}
+
+TEST_CASE("cluster: bad pools are config errors", "[sim][cluster]") {
+  CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2, router: {kind: random},\n"
+                                     "  pools: [{name: a, replicas: 1}]}\n")),
+             Catch::Contains("pools") && Catch::Contains("replicas"));
+  CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
+                                     "  pools: [{name: a, replicas: 1}, {name: a, replicas: 2}]}\n")),
+             Catch::Contains("named twice"));
+  CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
+                                     "  pools: [{name: a, replicas: 1, role: prefil}]}\n")),
+             Catch::Contains("cluster.pools[0].role") && Catch::Contains("prefill"));
+  // Every pool replaces the top-level scheduler: the scenario's would be ignored.
+  CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
+                                     "  pools: [{name: a, replicas: 1,\n"
+                                     "           scheduler: {kind: continuous}}]}\n")),
+             Catch::Contains("top-level scheduler would be ignored"));
+  CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random}, decode_router: {kind: random},\n"
+                                     "  pools: [{name: a, replicas: 1}]}\n")),
+             Catch::Contains("cluster.decode_router") && Catch::Contains("disaggregated"));
+}

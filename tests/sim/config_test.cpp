@@ -56,7 +56,8 @@ TEST_CASE("config: an unknown key names itself, its line, a suggestion and the v
   const auto msg = error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4"));
   CHECK_THAT(msg, Catch::Contains("scheduler.max_num_seq at test.yaml:13:3: unknown key"));
   CHECK_THAT(msg, Catch::Contains("did you mean max_num_seqs?"));
-  CHECK_THAT(msg, Catch::Contains("valid here: chunked_prefill, kind, max_num_batched_tokens, max_num_seqs"));
+  CHECK_THAT(msg, Catch::Contains("valid here: chunked_prefill, kind, kv_bytes_per_token, "
+                                  "max_num_batched_tokens, max_num_seqs, preemption_mode"));
 }
 
 TEST_CASE("config: an unknown top-level section is rejected", "[sim][config]") {
@@ -68,7 +69,7 @@ TEST_CASE("config: an unknown scheduler kind lists the valid ones", "[sim][confi
   CHECK_THAT(error_of(replace(k_good, "kind: continuous", "kind: contiuous")),
              Catch::Contains("scheduler.kind = \"contiuous\" at test.yaml:11:9: unknown "
                              "\"contiuous\" (did you mean continuous?) (valid: continuous, "
-                             "dynamic, orca, sarathi, static, vllm)"));
+                             "dynamic, orca, sarathi, sglang, static, trtllm, vllm)"));
 }
 
 TEST_CASE("config: wrong types and impossible values", "[sim][config]") {

@@ -1,0 +1,111 @@
+#include "report/report.h"
+
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <filesystem>
+#include <fstream>
+#include <ostream>
+
+#include "report/assets.h"
+#include "report/report_data.h"
+#include "sim/errors.h"
+
+namespace servesim {
+
+namespace {
+
+// The template's markers, in the order they appear in report/template.html.
+struct Slot {
+  std::string_view marker;
+  int part;  // 0 uplot_css, 1 report_css, 2 uplot_js, 3 data, 4 report_js, 5 licence
+};
+constexpr Slot k_slots[] = {
+    {"/*@UPLOT_CSS@*/", 0}, {"/*@REPORT_CSS@*/", 1}, {"/*@UPLOT_LICENSE@*/", 5},
+    {"/*@UPLOT_JS@*/", 2},  {"@DATA@", 3},           {"/*@REPORT_JS@*/", 4}};
+
+// JSON safe inside <script>: "</" and "<!--" cannot appear (each "<" in a JSON string may be
+// written \u003c; outside strings JSON has none).
+std::string script_safe(const std::string& json_text) {
+  std::string out;
+  out.reserve(json_text.size());
+  for (char c : json_text) {
+    if (c == '<')
+      out += "\\u003c";
+    else
+      out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void write_report_html(const nlohmann::json& data, std::ostream& out) {
+  const ReportAssets& a = report_assets();
+  const std::string data_text =
+      script_safe(data.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  // The licence goes inside a /* */ comment: make sure it cannot end it.
+  std::string license(a.uplot_license);
+  for (size_t p; (p = license.find("*/")) != std::string::npos;) license.replace(p, 2, "* /");
+  const std::string_view parts[] = {a.uplot_css, a.report_css, a.uplot_js,
+                                    data_text,   a.report_js,  license};
+  std::string_view rest = a.template_html;
+  for (const Slot& s : k_slots) {
+    const size_t at = rest.find(s.marker);
+    if (at == std::string_view::npos)  // a broken build, not bad input
+      throw std::logic_error(fmt::format("report/template.html lacks {}", s.marker));
+    out << rest.substr(0, at) << parts[s.part];
+    rest = rest.substr(at + s.marker.size());
+  }
+  out << rest;
+}
+
+void write_report(const std::vector<std::string>& dirs, const std::string& out_path) {
+  const nlohmann::json data = report_data(dirs);
+  namespace fs = std::filesystem;
+  const fs::path path(out_path);
+  const fs::path temp = path.string() + ".tmp";
+  {
+    std::ofstream f(temp, std::ios::binary);
+    if (!f) throw InputError(fmt::format("{}: cannot write", printable(temp.string(), 1024)));
+    write_report_html(data, f);
+    f.close();
+    if (!f) throw InputError(fmt::format("{}: write failed", printable(temp.string(), 1024)));
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw InputError(fmt::format("{}: cannot write", printable(out_path, 1024)));
+  }
+}
+
+int cmd_report(const std::vector<std::string>& args, std::ostream& out) {
+  namespace po = boost::program_options;
+  po::options_description opts("report options");
+  opts.add_options()("dirs", po::value<std::vector<std::string>>(), "result directories")(
+      "out,o", po::value<std::string>()->default_value("report.html"), "the HTML file to write")(
+      "quiet,q", po::bool_switch(), "print nothing on success");
+  po::positional_options_description pos;
+  pos.add("dirs", -1);
+  po::variables_map vm;
+  try {
+    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
+    po::notify(vm);
+  } catch (const po::error& e) {
+    throw InputError(fmt::format("report: {}", e.what()));
+  }
+  if (!vm.count("dirs"))
+    throw InputError(
+        "report: give at least one result directory (servesim run --out DIR, or a "
+        "sweep's): servesim report DIR... [--out report.html]");
+  const auto dirs = vm["dirs"].as<std::vector<std::string>>();
+  const std::string path = vm["out"].as<std::string>();
+  write_report(dirs, path);
+  if (!vm["quiet"].as<bool>())
+    out << fmt::format("wrote {} ({} result{}, {} bytes)\n", path, dirs.size(),
+                       dirs.size() == 1 ? "" : "s", std::filesystem::file_size(path));
+  return 0;
+}
+
+}  // namespace servesim

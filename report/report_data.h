@@ -1,0 +1,31 @@
+#pragma once
+// What `servesim report` draws, read from result directories into the JSON embedded in the
+// page (docs/report.md lists each chart and the columns it comes from).
+#include <cstddef>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+/// The empirical CDF of `values`: {"x": [...], "p": [...]} with x ascending and p the share of
+/// values <= x, at most `max_points` points (evenly spaced ranks, the smallest and largest
+/// always kept; equal values make one point, with the share of the last). Values are multiplied
+/// by `scale` (seconds to milliseconds: 1000).
+/// REQUIRES: max_points >= 2. Empty input gives empty arrays.
+[[nodiscard]] nlohmann::json cdf_points(std::vector<double> values, double scale,
+                                        size_t max_points);
+
+/// One result directory as the page wants it. A run directory (summary.json, and when present
+/// requests.csv and steps.csv) gives
+///   {"kind": "run", "name", "summary": {...}, "cdf": {"ttft_ms", "tpot_ms", "e2e_ms",
+///    "queue_ms"} or null, "series": {...} or null, "roofline": {...} or null};
+/// a sweep directory (summary.json with "kind": "sweep", and points.csv) gives
+///   {"kind": "sweep", "name", "slo": {...} or null, "points": [{column: value, ...}, ...]}.
+/// Throws InputError naming the file (and line) when a file is missing or malformed.
+[[nodiscard]] nlohmann::json read_result_dir(const std::string& dir);
+
+/// Every directory in order, as {"version", "results": [...]}.
+[[nodiscard]] nlohmann::json report_data(const std::vector<std::string>& dirs);
+
+}  // namespace servesim

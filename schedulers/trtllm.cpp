@@ -1,0 +1,151 @@
+// trtllm: TensorRT-LLM's in-flight batching (batch_manager's CapacityScheduler and
+// MicroBatchScheduler), with TensorRT-LLM's knob names and defaults.
+//
+// The capacity scheduler decides which requests may hold KV; the micro-batch scheduler fills each
+// step under max_num_tokens (a generation request costs 1 token, a context chunk its length).
+// Each step is planned in three passes:
+//   1. generation (decoding) requests, oldest admission first: one token each. If the KV manager
+//      has no room, the newest running request is paused (preempted by recompute) until it
+//      fits; under GUARANTEED_NO_EVICT this never happens, since admission kept room for every
+//      running request's whole output;
+//   2. context (prefilling) requests already running, oldest first: the rest of the context if
+//      it fits the budget left, otherwise (enable_chunked_context) a chunk of the budget rounded
+//      down to a multiple of the KV block size (kv.block_size, TensorRT-LLM's tokens_per_block);
+//      only a context's last chunk may be shorter;
+//   3. unless the step paused anything, waiting requests, first come first served, while fewer
+//      than max_batch_size run: a first chunk as in pass 2 (a request whose context does not fit
+//      the budget without chunking waits), and capacity_scheduler_policy decides:
+//        GUARANTEED_NO_EVICT: its whole KV (prompt plus output, kv footprint) must fit in the free
+//          KV minus what the running requests will still need to reach theirs;
+//        MAX_UTILIZATION: the KV manager must hold what this step computes (pass 1 pauses later).
+//      Otherwise admission stops there (head-of-line blocking).
+// Without enable_chunked_context a prompt longer than max_num_tokens is rejected at arrival.
+// A request's maximum output is its output length in the trace. docs/schedulers.md compares this
+// with `continuous`.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "schedulers/iteration_level.h"
+
+namespace servesim {
+namespace {
+
+struct TrtllmSettings {
+  bool no_evict = true;  ///< GUARANTEED_NO_EVICT (else MAX_UTILIZATION)
+  int64_t max_batch_size = 2048;
+  int64_t max_num_tokens = 8192;
+  bool chunked = false;  ///< enable_chunked_context
+  int64_t block = 16;    ///< chunk unit: kv.block_size
+};
+
+class TrtllmScheduler final : public Scheduler {
+ public:
+  explicit TrtllmScheduler(const TrtllmSettings& s) : m_s(s) {}
+
+  void plan_step(BatchState& s) override {
+    m_budget = m_s.max_num_tokens;
+    m_paused = false;
+    for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 1. generation
+      const uint32_t slot = s.running()[i];
+      if (s.req(slot).prefilling()) continue;
+      if (!make_room(s, slot, s.req(slot).context_tokens + 1)) break;
+      s.plan().push_back({slot, EntryKind::Decode, 0});
+      m_budget -= 1;
+    }
+    for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 2. context chunks
+      const uint32_t slot = s.running()[i];
+      const Request& r = s.req(slot);
+      if (!r.prefilling()) continue;
+      const int64_t n = chunk(r.prefill_target - r.context_tokens, true);
+      if (n == 0) break;
+      if (!make_room(s, slot, r.context_tokens + n)) break;
+      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
+      m_budget -= n;
+    }
+    while (!m_paused && !s.waiting().empty() && m_budget > 0 &&  // 3. admission
+           static_cast<int64_t>(s.running().size()) < m_s.max_batch_size) {
+      const uint32_t slot = s.waiting().front();
+      Request& r = s.req(slot);
+      const int64_t cached = s.kv().cached_prefix_tokens(r);
+      const int64_t n = chunk(r.prefill_target - cached, false);
+      if (n == 0) break;
+      if (m_s.no_evict && s.kv().footprint_tokens(r) > s.kv().free_tokens() - still_needed(s))
+        break;
+      if (!s.kv().try_admit(r, cached, cached + n)) break;
+      s.admit_front(cached);
+      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
+      m_budget -= n;
+    }
+  }
+
+  void after_step(BatchState& s) override { release_finished(s); }
+
+  std::string never_schedulable(const Request& r) const override {
+    if (!m_s.chunked && r.spec.prompt_tokens > m_s.max_num_tokens)
+      return fmt::format(
+          "its prompt of {} tokens exceeds scheduler.max_num_tokens = {} and "
+          "enable_chunked_context is off",
+          r.spec.prompt_tokens, m_s.max_num_tokens);
+    return {};
+  }
+
+ private:
+  // The part of a context of `rest` tokens this step computes, 0 when it must wait. A context
+  // that has already started (a recompute longer than the budget, too) is chunked anyway.
+  [[nodiscard]] int64_t chunk(int64_t rest, bool started) const {
+    if (rest <= m_budget) return rest;
+    if (!m_s.chunked && !(started || rest > m_s.max_num_tokens)) return 0;
+    const int64_t n = m_budget / m_s.block * m_s.block;
+    return n > 0 ? n : (m_s.chunked ? 0 : m_budget);
+  }
+
+  // KV the running requests will still take to reach their full footprint.
+  [[nodiscard]] static int64_t still_needed(const BatchState& s) {
+    int64_t need = 0;
+    for (const uint32_t slot : s.running()) {
+      const Request& r = s.req(slot);
+      need += std::max<int64_t>(s.kv().footprint_tokens(r) - r.kv_held_tokens, 0);
+    }
+    return need;
+  }
+
+  // Grows `slot` to `tokens`, pausing the newest running requests until it fits. False if
+  // `slot` itself was paused.
+  bool make_room(BatchState& s, uint32_t slot, int64_t tokens) {
+    while (!s.kv().grow(s.req(slot), tokens)) {
+      const uint32_t victim = s.running().back();
+      s.preempt(victim);
+      m_paused = true;
+      m_budget = m_s.max_num_tokens - planned_tokens(s);  // it may have been planned already
+      if (victim == slot) return false;
+    }
+    return true;
+  }
+
+  TrtllmSettings m_s;
+  int64_t m_budget = 0;
+  bool m_paused = false;
+};
+
+}  // namespace
+
+std::unique_ptr<Scheduler> make_trtllm(const Cfg& c) {
+  TrtllmSettings s;
+  s.no_evict = c.get_choice("capacity_scheduler_policy", "GUARANTEED_NO_EVICT",
+                            {"GUARANTEED_NO_EVICT", "MAX_UTILIZATION"}) == "GUARANTEED_NO_EVICT";
+  s.max_batch_size = c.get_int("max_batch_size", s.max_batch_size, {1, 1 << 20});
+  s.max_num_tokens = c.get_int("max_num_tokens", s.max_num_tokens, {1, int64_t{1} << 40});
+  s.chunked = c.get_bool("enable_chunked_context", false);
+  // make_kv_manager, which runs first, has read and checked kv.block_size.
+  const YAML::Node root = c.doc().root();  // const: looking up must not add keys
+  const YAML::Node block = root["kv"]["block_size"];
+  if (block.IsDefined() && block.IsScalar()) s.block = block.as<int64_t>();
+  if (s.chunked && s.max_num_tokens < s.block)
+    c.fail("max_num_tokens", fmt::format("must be at least kv.block_size ({}) with "
+                                         "enable_chunked_context: chunks are whole blocks",
+                                         s.block));
+  return std::make_unique<TrtllmScheduler>(s);
+}
+
+}  // namespace servesim
