@@ -1,6 +1,7 @@
 #include "models/layer_profile.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <cmath>
@@ -272,8 +273,13 @@ class LayerProfileModel final : public StepTimeModel {
     double bytes_per_ms = 0;  ///< link bandwidth
     double latency_ms = 0;    ///< per collective
   };
-  LayerProfileModel(LayerProfile p, double overhead_ms, Parallel par, ExpertRouting routing)
-      : m_p(std::move(p)), m_overhead_ms(overhead_ms), m_par(par), m_routing(routing) {}
+  LayerProfileModel(LayerProfile p, double overhead_ms, Parallel par, ExpertRouting routing,
+                    double skew_alpha)
+      : m_p(std::move(p)),
+        m_overhead_ms(overhead_ms),
+        m_par(par),
+        m_routing(routing),
+        m_skew_alpha(skew_alpha) {}
   double step_ms(const StepShape& s) const override {
     // dp ranks in lockstep: each computes attention and the dense layers for its share of the
     // step, rounded up (the busiest rank sets the pace); the experts see all the step's tokens.
@@ -292,7 +298,15 @@ class LayerProfileModel final : public StepTimeModel {
     const double kvp = static_cast<double>(s.prefill_context_tokens);
     const double rank_kvp =
         dp > 1 && prefill > 0 ? std::ceil(kvp * rank_prefill / prefill) : share(kvp);
-    const double attn = m_p.attention_us(rank_prefill, rank_kvp, share(n), kvd);
+    double attn = m_p.attention_us(rank_prefill, rank_kvp, share(n), kvd);
+    // Uneven decode lengths: FlashAttention's variable-length kernel is slower than the profiled
+    // uniform batch at the mean; the profiler's fit moves the time alpha of the way towards a
+    // uniform batch at the longest length.
+    if (m_skew_alpha > 0 && n > 1 && static_cast<double>(s.decode_context_max) > kvd) {
+      const double longest =
+          m_p.attention_us(rank_prefill, rank_kvp, share(n), static_cast<double>(s.decode_context_max));
+      if (longest > attn) attn += m_skew_alpha * (longest - attn);
+    }
     const double layer = attn + m_p.layer_dense_us(rank_tokens) + m_p.moe_us(tokens, m_routing);
     return (m_p.layers() * layer + m_p.once_us(rank_tokens, share(s.sequences))) / 1000.0 +
            m_overhead_ms + communication_ms(rank_tokens, tokens);
@@ -319,6 +333,7 @@ class LayerProfileModel final : public StepTimeModel {
   double m_overhead_ms;
   Parallel m_par;
   ExpertRouting m_routing;
+  double m_skew_alpha;
 };
 
 /// The routing a mixture-of-experts step model uses: the profile's unless configured.
@@ -348,6 +363,44 @@ ExpertRouting read_routing(const Cfg& c, const LayerProfile& p,
   return r;
 }
 
+/// `skew_alpha`: a number in [0, 1], or `profile`: the pooled fit the profiler wrote to the
+/// variant's meta.yaml (the folder above `tpN`), skew_fit.per_tp.<N>.alpha_default.
+double read_skew_alpha(const Cfg& c, std::filesystem::path folder, double tp) {
+  if (!c.has("skew_alpha")) return 0.0;
+  if (folder.filename().empty()) folder = folder.parent_path();  // a path ending in '/'
+  if (c.get_string("skew_alpha") != "profile") return c.get_real("skew_alpha", {0.0, 1.0});
+  const std::filesystem::path meta = folder.parent_path() / "meta.yaml";
+  const std::string name = folder.filename().string();
+  int64_t degree = static_cast<int64_t>(tp);
+  if (name.size() > 2 && name.rfind("tp", 0) == 0 &&
+      name.find_first_not_of("0123456789", 2) == std::string::npos)
+    degree = std::stoll(name.substr(2));
+  YAML::Node fit;
+  try {
+    fit = YAML::LoadFile(meta.string())["skew_fit"];
+  } catch (const YAML::Exception& e) {
+    c.fail("skew_alpha", fmt::format("`profile` reads {}, which cannot be read: {}",
+                                     meta.string(), e.what()));
+  }
+  const auto fail_no_fit = [&] {
+    c.fail("skew_alpha",
+           fmt::format("`profile` needs skew_fit.per_tp.{}.alpha_default with skew_fit.enabled: "
+                       "true in {}; give a number in [0, 1] instead, or leave the key out",
+                       degree, meta.string()));
+  };
+  try {
+    if (!fit || !fit["enabled"] || !fit["enabled"].as<bool>()) fail_no_fit();
+    const YAML::Node entry = fit["per_tp"][degree];
+    if (!entry || !entry["alpha_default"]) fail_no_fit();
+    const double alpha = entry["alpha_default"].as<double>();
+    if (!(alpha >= 0.0 && alpha <= 1.0)) fail_no_fit();
+    return alpha;
+  } catch (const YAML::Exception&) {
+    fail_no_fit();
+  }
+  return 0.0;
+}
+
 }  // namespace
 
 std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
@@ -370,9 +423,11 @@ std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
     par.latency_ms = c.get_real("link_latency_us", 0.0, k_non_negative) / 1000.0;
     par.activation_bytes = c.get_real("activation_bytes", 2.0, k_positive);
   }
+  const double skew_alpha = read_skew_alpha(c, p.lexically_normal(), par.tp);
   LayerProfile profile(p.lexically_normal().string(), layers);
   const ExpertRouting routing = read_routing(c, profile, par);
-  return std::make_unique<LayerProfileModel>(std::move(profile), overhead_ms, par, routing);
+  return std::make_unique<LayerProfileModel>(std::move(profile), overhead_ms, par, routing,
+                                             skew_alpha);
 }
 
 }  // namespace servesim

@@ -26,6 +26,11 @@ struct StepShape {
   int64_t prefill_context_tokens = 0;
   /// KV tokens read by decoding seats: each one's stored context plus the token it computes.
   int64_t decode_context_tokens = 0;
+  /// The longest and shortest of those per-seat reads (0 when unknown: a shape built from
+  /// measurements rather than by the engine); a model may charge uneven lengths more than
+  /// their mean.
+  int64_t decode_context_max = 0;
+  int64_t decode_context_min = 0;
 };
 
 /// What one step moves and computes on one accelerator (one of a tensor-parallel group).

@@ -18,12 +18,17 @@ scenario) with `servesim run --steps`, then compares, per run:
     before the tick; servesim's decode tokens of the steps ending in it plus the first tokens
     made in it), which shows where in the run servesim's steps are too fast or too slow.
 
+With --host-overhead-loo each run is replayed with a per-step host overhead (`overhead_ms`)
+fitted, leave-one-out, to the mean TPOT of the *other* runs on the same GPU: the engine's time
+around the GPU kernels, which the kernel profiles leave out, calibrated without the run scored.
+
 usage: scripts/parity_vllm.py --all [--servesim build/servesim] [--series-dir DIR] [...]
        scripts/parity_vllm.py --gpu RTXPRO6000 --model Llama-3.1-8B [...]
 Prints one markdown table (one row per run); --series-dir writes DIR/<gpu>_<model>.csv with
 both series side by side at the measured ticks. Any validate_vllm.py option applies to every run.
 """
 import argparse
+import copy
 import csv
 import datetime
 import bisect
@@ -181,6 +186,36 @@ def parity(a, gpu, model, work):
                 preempted=run["summary"]["preempted_requests"])
 
 
+def tpot_error(a, gpu, model, work, overhead_ms):
+    """Error of the mean TPOT (%) of one replay with a per-step overhead of overhead_ms."""
+    b = copy.copy(a)
+    b.overhead_ms = overhead_ms
+    rows = vv.latencies(vv.replay(b, gpu, model, work))
+    pairs = [(r["m_tpot"], r["s_tpot"]) for r in rows if r["m_tpot"] is not None]
+    return mean_error([p[0] for p in pairs], [p[1] for p in pairs])
+
+
+def host_overhead(a, held_out, work):
+    """The per-step host overhead (ms, to 0.01) that zeroes the mean TPOT error of the other runs
+    on the same GPU (the same host), never looking at the held-out run; None if there are none.
+    The error grows with the overhead, so bisect on [0, 5] ms."""
+    others = [(g, m) for g, m in RUNS if g == held_out[0] and (g, m) != held_out]
+    if not others:
+        return None, others
+
+    def mean_err(o):
+        return sum(tpot_error(a, g, m, os.path.join(work, f"loo_{g}_{m}"), o)
+                   for g, m in others) / len(others)
+
+    lo, hi = 0.0, 5.0
+    if mean_err(lo) >= 0:
+        return 0.0, others
+    while hi - lo > 0.01:
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if mean_err(mid) < 0 else (lo, mid)
+    return round((lo + hi) / 2, 2), others
+
+
 def fmt_pair(ours, peer):
     p = "?" if peer is None else f"{peer:+.1f}"
     closer = peer is not None and abs(round(ours, 1)) < abs(peer)  # as printed
@@ -194,11 +229,23 @@ def main():
     ap.add_argument("--gpu", default="RTXPRO6000")
     ap.add_argument("--model", default="Llama-3.1-8B")
     ap.add_argument("--series-dir", help="write each run's two time series side by side here")
+    ap.add_argument("--host-overhead-loo", action="store_true",
+                    help="replay each run with a per-step overhead fitted, leave-one-out, to the "
+                         "TPOT of the other runs on the same GPU (none: no overhead)")
     a = ap.parse_args()
     runs = RUNS if a.all else [(a.gpu, a.model)]
     base = a.keep or tempfile.mkdtemp()
-    results = [(gpu, model, parity(a, gpu, model, os.path.join(base, f"{gpu}_{model}")))
-               for gpu, model in runs]
+    results = []
+    for gpu, model in runs:
+        b = a
+        if a.host_overhead_loo:
+            o, others = host_overhead(a, (gpu, model), base)
+            b = copy.copy(a)
+            b.overhead_ms = o or 0.0
+            print(f"{gpu} / {model}: " + (
+                f"overhead_ms {o:.2f}, fitted to " + ", ".join(m for _, m in others)
+                if others else "no other run on this GPU: no overhead"), file=sys.stderr)
+        results.append((gpu, model, parity(b, gpu, model, os.path.join(base, f"{gpu}_{model}"))))
     print("| run | TTFT mean error % (servesim / peer) | TPOT | E2E | per-request TTFT error "
           "median, p90 (Spearman) | per-request E2E error median, p90 (Spearman) | running: "
           "mean vLLM, servesim (mean abs. diff.) | waiting | KV use %: mean vLLM, servesim "

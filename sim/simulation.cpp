@@ -301,13 +301,16 @@ void Simulation::try_start_step(uint32_t rep_index) {
         shape.prefill_context_tokens += r.context_tokens;
         break;
       case EntryKind::Decode:
+      case EntryKind::Padding: {
+        const int64_t read = r.context_tokens + (e.kind == EntryKind::Decode ? 1 : 0);
+        shape.decode_context_max =
+            shape.decode_sequences == 0 ? read : std::max(shape.decode_context_max, read);
+        shape.decode_context_min =
+            shape.decode_sequences == 0 ? read : std::min(shape.decode_context_min, read);
         ++shape.decode_sequences;
-        shape.decode_context_tokens += r.context_tokens + 1;
+        shape.decode_context_tokens += read;
         break;
-      case EntryKind::Padding:
-        ++shape.decode_sequences;
-        shape.decode_context_tokens += r.context_tokens;
-        break;
+      }
     }
   }
   shape.sequences = static_cast<int32_t>(plan.size());

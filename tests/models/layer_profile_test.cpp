@@ -70,6 +70,75 @@ TEST_CASE("layer_profile: tensor parallelism adds two ring all-reduces a layer",
   CHECK(model("overhead_ms: 1.5\n")->step_ms(one_decode(16)) == Approx(base + 1.5).epsilon(1e-12));
 }
 
+namespace {
+
+// Two decodes at 16 and 1,024 KV tokens: mean 520, longest 1,024.
+StepShape two_uneven_decodes() {
+  StepShape s;
+  s.sequences = s.decode_sequences = 2;
+  s.decode_context_tokens = 16 + 1024;
+  s.decode_context_min = 16;
+  s.decode_context_max = 1024;
+  return s;
+}
+
+// A copy of the dense excerpt as `<variant>/tp1` beside a meta.yaml with `skew_fit_yaml`.
+std::string variant_with_meta(const std::string& skew_fit_yaml) {
+  const auto root = temp_dir();
+  std::filesystem::create_directories(root / "tp1");
+  for (const char* f : {"attention.csv", "dense.csv", "per_sequence.csv"})
+    std::filesystem::copy_file(std::filesystem::path(k_dir) / f, root / "tp1" / f);
+  std::ofstream(root / "meta.yaml") << "model: test\n" << skew_fit_yaml;
+  return (root / "tp1").string();
+}
+
+}  // namespace
+
+TEST_CASE("layer_profile: skew_alpha moves uneven decodes' attention towards the longest",
+          "[models]") {
+  // At 2 decodes the grid has KV 16 (12.5653 us) and 1,024 (20.6177 us): at the mean 520,
+  // halfway; at the longest, 20.6177. alpha 0.25 adds a quarter of the gap, a layer.
+  const double mean = 12.5653 + 0.5 * (20.6177 - 12.5653);
+  const double gap = 20.6177 - mean;
+  const StepShape s = two_uneven_decodes();
+  const double base = model()->step_ms(s);
+  CHECK(model("skew_alpha: 0.25\n")->step_ms(s) == Approx(base + 2 * 0.25 * gap / 1000).epsilon(1e-12));
+  CHECK(model("skew_alpha: 0\n")->step_ms(s) == Approx(base).epsilon(1e-12));
+  // Even lengths, or a shape without its longest read (built from measurements), are left alone.
+  StepShape even = s;
+  even.decode_context_tokens = 2 * 520;
+  even.decode_context_min = even.decode_context_max = 520;
+  CHECK(model("skew_alpha: 0.25\n")->step_ms(even) == Approx(model()->step_ms(even)).epsilon(1e-12));
+  StepShape unknown = s;
+  unknown.decode_context_min = unknown.decode_context_max = 0;
+  CHECK(model("skew_alpha: 0.25\n")->step_ms(unknown) == Approx(base).epsilon(1e-12));
+}
+
+TEST_CASE("layer_profile: skew_alpha: profile reads the pooled fit from meta.yaml", "[models]") {
+  const std::string fit =
+      "skew_fit:\n  enabled: true\n  per_tp:\n    1:\n      alpha_default: 0.25\n"
+      "    2:\n      alpha_default: 0.5\n";
+  const StepShape s = two_uneven_decodes();
+  const auto at = [](const std::string& dir, const std::string& extra) {
+    return make_step_time_model(Cfg::root(
+        doc_of("kind: layer_profile\npath: " + dir + "\nlayers: 2\n" + extra)));
+  };
+  const std::string dir = variant_with_meta(fit);
+  CHECK(at(dir, "skew_alpha: profile\n")->step_ms(s) ==
+        Approx(at(dir, "skew_alpha: 0.25\n")->step_ms(s)).epsilon(1e-12));
+  CHECK(at(dir + "/", "skew_alpha: profile\n")->step_ms(s) ==
+        Approx(at(dir, "skew_alpha: 0.25\n")->step_ms(s)).epsilon(1e-12));
+  // No fit, a disabled one, or none for this degree: refused, naming the key and the file.
+  for (const std::string& meta : {std::string(), std::string("skew_fit:\n  enabled: false\n"),
+                                  std::string("skew_fit:\n  enabled: true\n  per_tp:\n    2:\n"
+                                              "      alpha_default: 0.5\n")})
+    CHECK_THROWS_WITH(at(variant_with_meta(meta), "skew_alpha: profile\n"),
+                      Catch::Contains("skew_alpha") && Catch::Contains("skew_fit.per_tp.1.alpha_default") &&
+                          Catch::Contains("meta.yaml"));
+  CHECK_THROWS_WITH(model("skew_alpha: 1.5\n"), Catch::Contains("skew_alpha"));
+  CHECK_THROWS_WITH(model("skew_alpha: profile\n"), Catch::Contains("meta.yaml"));
+}
+
 TEST_CASE("layer_profile: bad settings are named", "[models]") {
   CHECK_THROWS_WITH(make_step_time_model(Cfg::root(doc_of("kind: layer_profile\npath: /nonexistent\nlayers: 2\n"))),
                     Catch::Contains("path = \"/nonexistent\" at test.yaml:2:7: no such profile folder"));
