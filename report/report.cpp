@@ -9,6 +9,7 @@
 
 #include "report/assets.h"
 #include "report/report_data.h"
+#include "sim/cli_options.h"
 #include "sim/errors.h"
 
 namespace servesim {
@@ -82,23 +83,18 @@ void write_report(const std::vector<std::string>& dirs, const std::string& out_p
 
 int cmd_report(const std::vector<std::string>& args, std::ostream& out) {
   namespace po = boost::program_options;
-  po::options_description opts("report options");
-  opts.add_options()("dirs", po::value<std::vector<std::string>>(), "result directories")(
-      "out,o", po::value<std::string>()->default_value("report.html"), "the HTML file to write")(
-      "quiet,q", po::bool_switch(), "print nothing on success");
-  po::positional_options_description pos;
-  pos.add("dirs", -1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(fmt::format("report: {}", e.what()));
-  }
-  if (!vm.count("dirs"))
-    throw InputError(
-        "report: give at least one result directory (servesim run --out DIR, or a "
-        "sweep's): servesim report DIR... [--out report.html]");
+  CommandLine cl("report", "RESULT_DIR... [--out report.html]");
+  cl.options()("dirs", po::value<std::vector<std::string>>(), "result directories")(
+      "out,o", po::value<std::string>()->default_value("report.html"), "the HTML file to write");
+  const std::optional<po::variables_map> parsed =
+      cl.quiet_option()
+          .positional("dirs", -1)
+          .require("dirs",
+                   "give at least one result directory (servesim run --out DIR, or a sweep's): "
+                   "servesim report DIR... [--out report.html]")
+          .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const auto dirs = vm["dirs"].as<std::vector<std::string>>();
   const std::string path = vm["out"].as<std::string>();
   write_report(dirs, path);

@@ -7,6 +7,7 @@
 
 #include "models/fit.h"
 #include "models/measurements.h"
+#include "sim/cli_options.h"
 #include "sim/errors.h"
 #include "sim/output.h"
 
@@ -47,8 +48,9 @@ void report_overhead(const MeasurementSet& set, std::ostream& out) {
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
-  po::options_description opts("calibrate options");
-  opts.add_options()
+  CommandLine cl("calibrate", "MEASUREMENTS [options]");
+  // clang-format off
+  cl.options()
       ("measurements", po::value<std::string>(), "measurement file or profile folder")
       ("format", po::value<std::string>()->default_value("auto"), "auto, csv, llmservingsim, splitwise, vidur")
       ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, roofline, table")
@@ -64,17 +66,13 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
       ("folds", po::value<int>()->default_value(5), "cross-validation folds (>= 2)")
       ("worst", po::value<int>()->default_value(8), "rows in the worst-points table")
       ("out", po::value<std::string>(), "write the chosen model as step_time YAML here");
-  po::positional_options_description pos;
-  pos.add("measurements", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(fmt::format("calibrate: {}", e.what()));
-  }
-  if (!vm.count("measurements"))
-    throw InputError("calibrate: give a measurement file or profile folder");
+  // clang-format on
+  const std::optional<po::variables_map> parsed =
+      cl.positional("measurements")
+          .require("measurements", "give a measurement file or profile folder")
+          .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const int folds = vm["folds"].as<int>();
   if (folds < 2 || folds > 100) throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
   const int worst = std::clamp(vm["worst"].as<int>(), 0, 1000);

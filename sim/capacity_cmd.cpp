@@ -7,6 +7,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "sim/cli_options.h"
 #include "sim/config.h"
 #include "sim/errors.h"
 #include "sim/output.h"
@@ -158,27 +159,23 @@ void print_capacity(std::ostream& out, const CapacityResult& r, const CapacityOp
 }  // namespace
 
 int cmd_capacity(const std::vector<std::string>& args, std::ostream& out) {
-  po::options_description opts("capacity options");
+  CommandLine cl("capacity", "CONFIG.yaml [options]");
   // clang-format off
-  opts.add_options()
+  cl.options()
       ("config", po::value<std::string>(), "scenario YAML with an slo section")
-      ("out", po::value<std::string>()->default_value("servesim-capacity"), "directory for results")
-      ("set", po::value<std::vector<std::string>>()->composing(), "override key.path=value")
-      ("seed", po::value<std::string>(), "override the config's seed")
+      ("out", po::value<std::string>()->default_value("servesim-capacity"), "directory for results");
+  cl.set_option().seed_option();
+  cl.options()
       ("tolerance", po::value<double>()->default_value(0.01), "relative width of the final bracket")
-      ("min-attainment", po::value<double>(), "also require this share of requests within the SLOs")
-      ("quiet,q", po::bool_switch(), "print nothing on success");
+      ("min-attainment", po::value<double>(), "also require this share of requests within the SLOs");
   // clang-format on
-  po::positional_options_description pos;
-  pos.add("config", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(fmt::format("capacity: {}", e.what()));
-  }
-  if (!vm.count("config")) throw InputError("capacity: give a scenario file with an slo section");
+  const std::optional<po::variables_map> parsed =
+      cl.quiet_option()
+          .positional("config")
+          .require("config", "give a scenario file with an slo section")
+          .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const std::string config = vm["config"].as<std::string>();
   CapacityOptions o;
   o.tolerance = vm["tolerance"].as<double>();
@@ -189,11 +186,9 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out) {
     if (!(*o.min_attainment >= 0 && *o.min_attainment <= 1))
       throw InputError(fmt::format("--min-attainment {}: must be in [0, 1]", *o.min_attainment));
   }
-  std::vector<std::string> overrides;
-  if (vm.count("set")) overrides = vm["set"].as<std::vector<std::string>>();
-  if (vm.count("seed")) overrides.push_back("seed=" + vm["seed"].as<std::string>());
+  const std::vector<std::string> sets = overrides(vm);
   const std::string text = read_text_file(config, "config");
-  const CapacityResult r = find_capacity(text, config, overrides, o);
+  const CapacityResult r = find_capacity(text, config, sets, o);
   const std::string dir = vm["out"].as<std::string>();
   ResultFiles files(dir);
   files.open("capacity.json") << capacity_json(config, r, o);

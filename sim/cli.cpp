@@ -15,6 +15,7 @@
 #include "schedulers/scheduler.h"
 #include "sim/calibrate_cmd.h"
 #include "sim/capacity_cmd.h"
+#include "sim/cli_options.h"
 #include "sim/explain_cmd.h"
 #include "sim/output.h"
 #include "sim/run_extras.h"
@@ -49,7 +50,8 @@ usage:
   servesim size SWEEP.yaml [--out DIR] [--jobs N] [--set ...] [--dry-run] [--quiet]
   servesim --help | --version
 
-`servesim run` with no CONFIG runs the embedded default scenario (configs/default.yaml).
+`servesim COMMAND --help` lists a command's options. `servesim run` with no CONFIG runs the
+embedded default scenario (configs/default.yaml).
 See docs/config.md for every key and docs/metrics.md for every metric.
 )";
 
@@ -69,30 +71,47 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
       {"models", model_names()},
       {"hardware", hardware_names()},
   };
-  if (args.size() > 1) throw UsageError("list takes at most one argument");
   std::vector<std::string> names;
   for (const auto& g : groups) names.push_back(g.first);
-  if (!args.empty() && std::find(names.begin(), names.end(), args[0]) == names.end())
-    throw UsageError(fmt::format("list: unknown \"{}\"{} (valid: {})", args[0],
-                                 did_you_mean(args[0], names), join_names(names)));
+  CommandLine cl("list", "[GROUP]");
+  cl.options()("group", po::value<std::vector<std::string>>(),
+               fmt::format("what to list: {}", join_names(names)).c_str());
+  const auto vm = cl.positional("group", -1).parse(args, out);
+  if (!vm) return 0;
+  const auto given = vm->count("group") ? (*vm)["group"].as<std::vector<std::string>>()
+                                        : std::vector<std::string>{};
+  if (given.size() > 1) throw UsageError("list takes at most one argument");
+  if (!given.empty() && std::find(names.begin(), names.end(), given[0]) == names.end())
+    throw UsageError(fmt::format("list: unknown \"{}\"{} (valid: {})", given[0],
+                                 did_you_mean(given[0], names), join_names(names)));
   for (const auto& [group, members] : groups) {
-    if (!args.empty() && args[0] != group) continue;
-    if (args.empty()) out << group << ":";
-    for (const auto& m : members) out << (args.empty() ? " " : "") << m << (args.empty() ? "" : "\n");
-    if (args.empty()) out << "\n";
+    if (!given.empty() && given[0] != group) continue;
+    if (given.empty()) out << group << ":";
+    for (const auto& m : members)
+      out << (given.empty() ? " " : "") << m << (given.empty() ? "" : "\n");
+    if (given.empty()) out << "\n";
   }
   return 0;
 }
 
-int cmd_run(const std::vector<std::string>& args, std::ostream& out,
-            const volatile std::sig_atomic_t* interrupt) {
-  po::options_description opts("run options");
-  opts.add_options()
+/// What `servesim run` was asked to do, read from its command line and checked.
+struct RunRequest {
+  std::shared_ptr<Document> doc;  ///< the config with every --set and --seed applied
+  std::string dir;                ///< --out
+  bool quiet = false;
+  bool steps = false;  ///< steps.csv: --steps or --report
+  RunOptions options;  ///< check, limits and no_requests_csv; the streams are opened later
+  RunExtrasOptions extras;
+};
+
+CommandLine run_command_line() {
+  CommandLine cl("run", "[CONFIG.yaml] [options]");
+  // clang-format off
+  cl.options()
       ("config", po::value<std::string>(), "scenario YAML (default: the embedded default)")
-      ("out", po::value<std::string>()->default_value("servesim-out"), "directory for result files")
-      ("set", po::value<std::vector<std::string>>()->composing(), "override key.path=value")
-      ("seed", po::value<std::string>(), "override the config's seed")
-      ("quiet,q", po::bool_switch(), "print nothing on success")
+      ("out", po::value<std::string>()->default_value("servesim-out"), "directory for result files");
+  cl.set_option().seed_option().quiet_option();
+  cl.options()
       ("check", po::bool_switch(), "verify the engine's invariants at every step")
       ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
       ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
@@ -103,25 +122,22 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
        "requests with id below N get a track in timeline.json")
       ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
       ("no-progress", po::bool_switch(), "no progress on stderr");
-  po::positional_options_description pos;
-  pos.add("config", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw UsageError(fmt::format("run: {}", e.what()));
-  }
+  // clang-format on
+  cl.positional("config");
+  return cl;
+}
 
+/// The config file (or the embedded default) with the overrides applied, in that order.
+std::shared_ptr<Document> run_document(const po::variables_map& vm) {
+  const std::vector<std::string> sets = overrides(vm);  // checked before any file is read
   std::shared_ptr<Document> doc =
       vm.count("config") ? Document::load_file(vm["config"].as<std::string>())
                          : std::make_shared<Document>(k_default_scenario_yaml, "<default scenario>");
-  if (vm.count("set"))
-    for (const auto& a : vm["set"].as<std::vector<std::string>>()) doc->apply_override(a);
-  if (vm.count("seed")) doc->apply_override("seed=" + vm["seed"].as<std::string>());
+  for (const auto& a : sets) doc->apply_override(a);
+  return doc;
+}
 
-  const std::string dir = vm["out"].as<std::string>();
-  spdlog::debug("running {}", doc->file());
+RunLimits run_limits(const po::variables_map& vm, const volatile std::sig_atomic_t* interrupt) {
   RunLimits limits;
   limits.interrupt = interrupt;
   if (vm.count("max-sim-time")) {
@@ -134,43 +150,65 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     if (!(limits.max_wall_s > 0))
       throw InputError(fmt::format("--max-wall-time {}: must be > 0 seconds", limits.max_wall_s));
   }
-  RunOptions options;
-  options.check = vm["check"].as<bool>();
-  options.limits = limits;
-  options.no_requests_csv = vm["no-requests-csv"].as<bool>();
+  return limits;
+}
+
+/// nullopt after --help.
+std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::ostream& out,
+                                    const volatile std::sig_atomic_t* interrupt) {
+  const std::optional<po::variables_map> vm = run_command_line().parse(args, out);
+  if (!vm) return std::nullopt;
+  RunRequest q;
+  q.doc = run_document(*vm);
+  q.dir = (*vm)["out"].as<std::string>();
+  spdlog::debug("running {}", q.doc->file());
+  q.options.limits = run_limits(*vm, interrupt);
+  q.options.check = (*vm)["check"].as<bool>();
+  q.options.no_requests_csv = (*vm)["no-requests-csv"].as<bool>();
+  q.quiet = (*vm)["quiet"].as<bool>();
+  q.steps = (*vm)["steps"].as<bool>() || (*vm)["report"].as<bool>();
+  q.extras.timeline = (*vm)["timeline"].as<bool>();
+  q.extras.timeline_requests = (*vm)["timeline-requests"].as<uint64_t>();
+  q.extras.report = (*vm)["report"].as<bool>();
+  q.extras.progress = !q.quiet && !(*vm)["no-progress"].as<bool>();
+  return q;
+}
+
+void print_run(std::ostream& out, const RunRequest& q, const RunOutput& r,
+               const std::string& extra_files) {
+  out << summary_table(r.summary);
+  // A rejected request is a result, not an error (a server turns such requests away too),
+  // but one that can never fit is usually a config mistake: say why the first one was.
+  if (!r.first_rejection.empty())
+    out << fmt::format("\nrejected   {} (each reason is in {}/requests.csv)\n", r.first_rejection,
+                       q.dir);
+  out << fmt::format("\nwrote {0}/summary.json{1}{2}{3}\n", q.dir,
+                     q.options.no_requests_csv ? "" : fmt::format(", {}/requests.csv", q.dir),
+                     q.steps ? fmt::format(", {}/steps.csv", q.dir) : "", extra_files);
+}
+
+int cmd_run(const std::vector<std::string>& args, std::ostream& out,
+            const volatile std::sig_atomic_t* interrupt) {
+  std::optional<RunRequest> q = parse_run(args, out, interrupt);
+  if (!q) return 0;
+  RunOptions& options = q->options;
   // requests.csv streams to a temporary file as requests finish; both files take their names
   // only once the run is complete (or stopped and marked partial).
-  Scenario scenario = build_scenario(doc);  // a bad config stops here, before any output
-  ResultFiles files(dir);
+  Scenario scenario = build_scenario(q->doc);  // a bad config stops here, before any output
+  ResultFiles files(q->dir);
   if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
-  const bool steps = vm["steps"].as<bool>() || vm["report"].as<bool>();
-  RunExtrasOptions extra_options;
-  extra_options.timeline = vm["timeline"].as<bool>();
-  extra_options.timeline_requests = vm["timeline-requests"].as<uint64_t>();
-  extra_options.report = vm["report"].as<bool>();
-  extra_options.progress = !vm["quiet"].as<bool>() && !vm["no-progress"].as<bool>();
-  if (steps) options.steps_csv = &files.open("steps.csv");
-  RunExtras extras(extra_options, files, options, scenario.components.source->size_hint(),
-                   std::cerr);
+  if (q->steps) options.steps_csv = &files.open("steps.csv");
+  RunExtras extras(q->extras, files, options, scenario.components.source->size_hint(), std::cerr);
   RunOutput r = run_scenario(std::move(scenario), options);
   extras.before_commit();
   files.open("summary.json") << r.summary_json;
   files.commit();
-  const std::string extra_files = extras.after_commit(dir);
+  const std::string extra_files = extras.after_commit(q->dir);
   // A requests.csv left by an earlier run in the same directory would not match this summary.
-  if (options.no_requests_csv) std::filesystem::remove(std::filesystem::path(dir) / "requests.csv");
-  if (!steps) std::filesystem::remove(std::filesystem::path(dir) / "steps.csv");
-  if (!vm["quiet"].as<bool>()) {
-    out << summary_table(r.summary);
-    // A rejected request is a result, not an error (a server turns such requests away too),
-    // but one that can never fit is usually a config mistake: say why the first one was.
-    if (!r.first_rejection.empty())
-      out << fmt::format("\nrejected   {} (each reason is in {}/requests.csv)\n", r.first_rejection,
-                         dir);
-    out << fmt::format("\nwrote {0}/summary.json{1}{2}{3}\n", dir,
-                       options.no_requests_csv ? "" : fmt::format(", {}/requests.csv", dir),
-                       steps ? fmt::format(", {}/steps.csv", dir) : "", extra_files);
-  }
+  const std::filesystem::path dir(q->dir);
+  if (options.no_requests_csv) std::filesystem::remove(dir / "requests.csv");
+  if (!q->steps) std::filesystem::remove(dir / "steps.csv");
+  if (!q->quiet) print_run(out, *q, r, extra_files);
   return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <fmt/format.h>
 
+#include "sim/cli_options.h"
 #include "sim/errors.h"
 
 namespace po = boost::program_options;
@@ -161,10 +162,12 @@ void print_int8(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
       with_commas(g.compute_bound_batch_weights_only));
 }
 
-po::variables_map parse_explain_args(const std::vector<std::string>& args) {
-  po::options_description opts("explain options");
+/// nullopt after --help.
+std::optional<po::variables_map> parse_explain_args(const std::vector<std::string>& args,
+                                                    std::ostream& out) {
+  CommandLine cl("explain", "--model M --hardware H [options]");
   // clang-format off
-  opts.add_options()
+  cl.options()
       ("model", po::value<std::string>(), "catalogue name or YAML path")
       ("hardware", po::value<std::string>(), "catalogue name or YAML path")
       ("weight-dtype", po::value<std::string>(), "fp32, bf16, fp16, fp8, int8, int4 (default bf16)")
@@ -176,14 +179,7 @@ po::variables_map parse_explain_args(const std::vector<std::string>& args) {
       ("measured-mb", po::value<double>(), "a measured step's bytes moved, in MB")
       ("measured-ms", po::value<double>(), "that step's duration in ms");
   // clang-format on
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(fmt::format("explain: {}", e.what()));
-  }
-  return vm;
+  return cl.parse(args, out);
 }
 
 ExplainOptions read_options(const po::variables_map& vm, const HardwareSpec& hw) {
@@ -264,7 +260,9 @@ double achieved_gb_per_s(double megabytes, double ms) {
 }
 
 int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
-  const po::variables_map vm = parse_explain_args(args);
+  const std::optional<po::variables_map> parsed = parse_explain_args(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   if (vm.count("measured-mb") != vm.count("measured-ms"))
     throw InputError("explain: give --measured-mb and --measured-ms together");
   const bool measured = vm.count("measured-mb") > 0;

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <thread>
 
+#include "sim/cli_options.h"
 #include "sim/errors.h"
 #include "sim/output.h"
 #include "sim/progress.h"
@@ -29,31 +30,31 @@ struct SizeOptions {
   bool dry_run = false;
 };
 
-SizeOptions parse_size_args(const std::vector<std::string>& args) {
-  po::options_description opts("size options");
+/// nullopt after --help.
+std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
+                                           std::ostream& out) {
+  CommandLine cl("size", "SWEEP.yaml [options]");
   // clang-format off
-  opts.add_options()
+  cl.options()
       ("sweep", po::value<std::string>(), "sweep file")
-      ("out", po::value<std::string>()->default_value("servesim-size"), "directory for results")
-      ("set", po::value<std::vector<std::string>>()->composing(), "override in the base scenario")
-      ("jobs,j", po::value<int>(), "threads (default: all cores)")
-      ("quiet,q", po::bool_switch(), "print nothing on success")
+      ("out", po::value<std::string>()->default_value("servesim-size"), "directory for results");
+  cl.set_option("override in the base scenario");
+  cl.options()
+      ("jobs,j", po::value<int>(), "threads (default: all cores)");
+  cl.quiet_option();
+  cl.options()
       ("dry-run", po::bool_switch(), "check the sweep file and list its points; run nothing");
   // clang-format on
-  po::positional_options_description pos;
-  pos.add("sweep", 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(fmt::format("size: {}", e.what()));
-  }
-  if (!vm.count("sweep")) throw InputError("size: give a sweep file (docs/sizing.md)");
+  const std::optional<po::variables_map> parsed =
+      cl.positional("sweep")
+          .require("sweep", "give a sweep file (docs/sizing.md)")
+          .parse(args, out);
+  if (!parsed) return std::nullopt;
+  const po::variables_map& vm = *parsed;
   SizeOptions o;
   o.sweep = vm["sweep"].as<std::string>();
   o.out = vm["out"].as<std::string>();
-  if (vm.count("set")) o.sets = vm["set"].as<std::vector<std::string>>();
+  o.sets = overrides(vm);
   o.jobs = std::max(1u, std::thread::hardware_concurrency());
   if (vm.count("jobs")) {
     const int j = vm["jobs"].as<int>();
@@ -97,7 +98,9 @@ std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, co
 }  // namespace
 
 int cmd_size(const std::vector<std::string>& args, std::ostream& out) {
-  const SizeOptions o = parse_size_args(args);
+  const std::optional<SizeOptions> parsed = parse_size_args(args, out);
+  if (!parsed) return 0;
+  const SizeOptions& o = *parsed;
   const MpiRanks mpi;
   const SweepSpec spec = load_sweep(o.sweep, o.sets);
   if (o.dry_run) {

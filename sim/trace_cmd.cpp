@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sim/cli_options.h"
 #include "sim/config.h"
 #include "sim/errors.h"
 #include "sim/output.h"
@@ -29,20 +30,6 @@ using Json = nlohmann::ordered_json;
 constexpr int64_t k_ns_per_s = 1'000'000'000;
 
 double seconds(int64_t ns) { return static_cast<double>(ns) / static_cast<double>(k_ns_per_s); }
-
-po::variables_map parse(const std::string& what, const po::options_description& opts,
-                        const std::vector<std::string>& args, const char* positional) {
-  po::positional_options_description pos;
-  pos.add(positional, 1);
-  po::variables_map vm;
-  try {
-    po::store(po::command_line_parser(args).options(opts).positional(pos).run(), vm);
-    po::notify(vm);
-  } catch (const po::error& e) {
-    throw InputError(fmt::format("trace {}: {}", what, e.what()));
-  }
-  return vm;
-}
 
 TraceOptions trace_options(const po::variables_map& vm, const std::string& path) {
   const std::string name = vm["format"].as<std::string>();
@@ -172,8 +159,9 @@ bool has_dependency_columns(const std::string& path) {
 }
 
 int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
-  po::options_description opts("trace stats options");
-  opts.add_options()
+  CommandLine cl("trace stats", "FILE [options]");
+  // clang-format off
+  cl.options()
       ("file", po::value<std::string>(), "the trace")
       ("format", po::value<std::string>()->default_value("auto"), "the trace's format")
       ("sort", po::bool_switch(), "load and sort by arrival instead of streaming")
@@ -182,8 +170,11 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
       ("model", po::value<std::string>(), "burstgpt: keep only this Model's rows")
       ("window-s", po::value<double>()->default_value(60.0), "burstiness window (seconds)")
       ("json", po::value<std::string>(), "also write the figures to this JSON file");
-  const po::variables_map vm = parse("stats", opts, args, "file");
-  if (!vm.count("file")) throw InputError("trace stats: give a trace file");
+  // clang-format on
+  const std::optional<po::variables_map> parsed =
+      cl.positional("file").require("file", "give a trace file").parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
   const double window_s = vm["window-s"].as<double>();
   if (!(window_s >= 1e-9 && window_s <= 9.0e9))
     throw InputError(fmt::format("--window-s {}: must be from 1e-9 to 9e9 seconds", window_s));
@@ -271,20 +262,24 @@ Written write_csv(WorkloadSource& source, std::ostream& csv) {
 }
 
 int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
-  po::options_description opts("trace gen options");
-  opts.add_options()
+  CommandLine cl("trace gen", "CONFIG.yaml --out FILE.csv [options]");
+  // clang-format off
+  cl.options()
       ("config", po::value<std::string>(), "scenario YAML (only workload and seed are read)")
-      ("out", po::value<std::string>(), "the servesim CSV trace to write")
-      ("set", po::value<std::vector<std::string>>()->composing(), "override key.path=value")
-      ("seed", po::value<std::string>(), "override the config's seed")
+      ("out", po::value<std::string>(), "the servesim CSV trace to write");
+  cl.set_option().seed_option();
+  cl.options()
       ("requests", po::value<std::string>(), "override workload.synthetic.requests");
-  const po::variables_map vm = parse("gen", opts, args, "config");
-  if (!vm.count("config")) throw InputError("trace gen: give a scenario config");
-  if (!vm.count("out")) throw InputError("trace gen: give --out FILE.csv");
+  // clang-format on
+  const std::optional<po::variables_map> parsed = cl.positional("config")
+                                                      .require("config", "give a scenario config")
+                                                      .require("out", "give --out FILE.csv")
+                                                      .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
+  const std::vector<std::string> sets = overrides(vm);
   const auto doc = Document::load_file(vm["config"].as<std::string>());
-  if (vm.count("set"))
-    for (const auto& a : vm["set"].as<std::vector<std::string>>()) doc->apply_override(a);
-  if (vm.count("seed")) doc->apply_override("seed=" + vm["seed"].as<std::string>());
+  for (const auto& a : sets) doc->apply_override(a);
   if (vm.count("requests")) {
     // A missing key gives an invalid node, which only IsDefined() may be asked about.
     auto is_map = [](const YAML::Node& n) { return n.IsDefined() && n.IsMap(); };
@@ -326,6 +321,12 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
 int cmd_trace(const std::vector<std::string>& args, std::ostream& out) {
   const std::vector<std::string> subcommands{"gen", "stats"};
   if (args.empty()) throw InputError("trace: give a subcommand (valid: gen, stats)");
+  if (args[0] == "--help" || args[0] == "-h") {
+    out << "usage: servesim trace stats FILE [options]\n"
+           "       servesim trace gen CONFIG.yaml --out FILE.csv [options]\n"
+           "`servesim trace stats --help` and `servesim trace gen --help` list the options.\n";
+    return 0;
+  }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
   if (args[0] == "stats") return trace_stats(rest, out);
   if (args[0] == "gen") return trace_gen(rest, out);
