@@ -95,6 +95,7 @@ void BatchState::preempt_swap(uint32_t slot) {
   m_kv->release(r);
   r.state = RequestState::Queued;
   ++r.preemptions;
+  ++r.swap_preemptions;
   ++m_preemptions;
   ++m_swap_preemptions;
   m_swapped[slot] = 1;

@@ -146,6 +146,11 @@ void Simulation::admit_delivered(uint32_t rep_index) {
     r.prefill_target = src.spec.prompt_tokens;
     r.generated_tokens = src.generated_tokens;
     r.preemptions = src.preemptions;
+    r.swap_preemptions = src.swap_preemptions;
+    // What happened before the move stays the prefill replica's (per-replica summaries).
+    r.prefill_replica = t.from;
+    r.prefill_preemptions = src.preemptions;
+    r.prefill_swap_preemptions = src.swap_preemptions;
     r.cached_prompt_tokens = src.cached_prompt_tokens;
     r.first_admitted = src.first_admitted;
     r.first_token = src.first_token;

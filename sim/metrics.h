@@ -58,16 +58,24 @@ struct SloSummary {
   double goodput_per_s_per_accelerator = 0;
 };
 
-/// One replica of a cluster (Summary::replicas).
+/// One replica of a cluster (Summary::replicas). A request's TTFT belongs to the replica the
+/// router sent it to (its prefill replica when disaggregated), the rest of it to the replica it
+/// left from (docs/metrics.md#per-replica-and-per-pool).
 struct ReplicaSummary {
   int64_t routed = 0;    ///< requests the router sent to it
+  int64_t requests = 0;  ///< requests that left from it: finished, rejected or unfinished
   int64_t finished = 0;
+  /// Preemptions that happened here, of requests that finished (as Summary::preemptions).
+  int64_t preemptions = 0, swap_preemptions = 0;
   int64_t steps = 0;
   double busy_share = 0;  ///< its busy time / the run's duration
   double mean_batch_sequences = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t kv_peak_used_tokens = 0;
-  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< of its finished requests
+  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
+  /// TTFT of the requests routed here; TPOT and E2E of those that finished here.
+  Distribution ttft_s, tpot_s, e2e_s;
+  std::optional<SloSummary> slo;  ///< with an `slo` config section
   std::string pool;        ///< with cluster.pools: its pool's name
   int64_t handed_off = 0;  ///< prefill: requests whose KV left for a decode replica
   int64_t received = 0;    ///< decode: transferred requests admitted
@@ -78,11 +86,15 @@ struct PoolSummary {
   std::string name, role;
   int64_t replicas = 0;
   int64_t accelerators = 0;  ///< of all its replicas
-  int64_t routed = 0, handed_off = 0, received = 0, finished = 0, steps = 0;
+  int64_t routed = 0, requests = 0, handed_off = 0, received = 0, finished = 0, steps = 0;
+  int64_t preemptions = 0, swap_preemptions = 0;
   double busy_share = 0;     ///< its replicas' mean
   int64_t kv_capacity_tokens = 0;
   int64_t kv_peak_used_tokens = 0;  ///< sum of its replicas' peaks
-  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< of requests finished there
+  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
+  /// Over its replicas' requests, attributed as in ReplicaSummary.
+  Distribution ttft_s, tpot_s, e2e_s;
+  std::optional<SloSummary> slo;
 };
 
 /// KV transfers of a disaggregated run (Summary::kv_transfer).
@@ -108,6 +120,7 @@ struct Summary {
   double requests_per_s = 0;  ///< finished requests / duration
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
   int64_t preemptions = 0;
+  int64_t swap_preemptions = 0;  ///< of preemptions, those by swapping (preemption_mode: swap)
   int64_t preempted_requests = 0;
   int64_t steps = 0;
   double mean_batch_sequences = 0;  ///< sequences per step, averaged over steps
@@ -133,6 +146,23 @@ struct Summary {
 [[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
 [[nodiscard]] Distribution distribution(std::vector<double> values);
 
+/// The latency distributions and SLO counts of a set of requests: the run's, a replica's or a
+/// pool's. A request's first token and the rest of it may be counted in different tallies
+/// (disaggregation: its prefill and decode replicas).
+struct RequestTally {
+  explicit RequestTally(size_t exact_limit)
+      : ttft(exact_limit), tpot(exact_limit), e2e(exact_limit) {}
+  /// A request that arrived here (routed here; its prefill replica when disaggregated): its TTFT.
+  void add_entry(const Request& r, bool ttft_ok);
+  /// A request that left from here (released, rejected or unfinished): everything but its TTFT.
+  void add_exit(const Request& r, bool tpot_ok, bool all_ok);
+
+  int64_t entered = 0, left = 0, finished = 0;
+  int64_t ttft_met = 0, tpot_met = 0, all_met = 0;  ///< only counted with SLO targets
+  int64_t preemptions = 0, swap_preemptions = 0;    ///< those that happened here (finished)
+  QuantileSketch ttft, tpot, e2e;
+};
+
 /// Builds the summary as requests leave the engine, in memory that does not grow with the run
 /// (past QuantileSketch's exact limit).
 class MetricsRecorder final : public RequestRecorder {
@@ -141,6 +171,12 @@ class MetricsRecorder final : public RequestRecorder {
   /// Also checks every request against `slo` (when given) as it is recorded.
   explicit MetricsRecorder(std::optional<SloTargets> slo,
                            size_t exact_limit = QuantileSketch::k_default_exact_limit);
+  /// Keeps a tally per replica and per pool too (Summary::replicas and pools), for a cluster of
+  /// accelerators.size() replicas (accelerators[i]: replica i's, for goodput per accelerator)
+  /// and `pools` (may be empty). Does nothing for a single engine (one replica, no pools).
+  /// REQUIRES: before the first record(); without it a cluster's replicas and pools have
+  /// empty distributions and no SLO summary.
+  void track_replicas(std::vector<int64_t> accelerators, const std::vector<PoolSpec>& pools);
   void record(const Request& r) override;
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
@@ -148,25 +184,28 @@ class MetricsRecorder final : public RequestRecorder {
   [[nodiscard]] std::string first_rejection() const;
 
  private:
-  void record_slo(const Request& r);
-  [[nodiscard]] SloSummary slo_summary(const Summary& s);
+  /// The SLO summary of `t` over the run's `duration_s`.
+  [[nodiscard]] SloSummary slo_summary(RequestTally& t, double duration_s, int64_t accelerators);
+  /// slo_summary for a replica or pool: a check none of its requests is judged on is absent.
+  [[nodiscard]] SloSummary part_slo_summary(RequestTally& t, double duration_s,
+                                            int64_t accelerators);
+  void replica_summaries(Summary& s, const RunStats& stats);
   void pool_summaries(Summary& s, const RunStats& stats);
 
   Summary m_s;
-  QuantileSketch m_ttft, m_tpot, m_e2e, m_queue;
+  size_t m_exact_limit;
+  RequestTally m_all;  // the whole run
+  QuantileSketch m_queue;
   Time m_first_arrival = Time::max();
   Time m_last_release;
   uint64_t m_first_rejected_id = UINT64_MAX;
   std::string m_first_rejected_reason;
   std::optional<SloTargets> m_slo;
   Time m_ttft_target, m_tpot_target;  // the targets in whole nanoseconds
-  int64_t m_ttft_met = 0, m_tpot_met = 0, m_both_met = 0;
-  // Per replica, as requests are recorded: finished count and latency sums (for the means).
-  struct PerReplica {
-    int64_t finished = 0, tpot_count = 0;
-    double ttft_s = 0, tpot_s = 0, e2e_s = 0;
-  };
-  std::vector<PerReplica> m_replicas;
+  // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
+  std::vector<RequestTally> m_replicas, m_pools;
+  std::vector<int64_t> m_accelerators;
+  std::vector<uint32_t> m_pool_of;
 };
 
 /// The summary of a finished set of requests (tests).

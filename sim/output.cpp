@@ -89,10 +89,22 @@ nlohmann::ordered_json slo_json(const SloSummary& slo) {
           {"goodput_requests_per_s_per_accelerator", slo.goodput_per_s_per_accelerator}};
 }
 
+/// A replica's or pool's requests, preemptions, distributions and SLO block (docs/metrics.md).
+template <class T>
+void add_request_metrics(nlohmann::ordered_json& j, const T& r) {
+  j["requests"] = r.requests;
+  j["preemptions"] = r.preemptions;
+  j["swap_preemptions"] = r.swap_preemptions;
+  j["ttft_s"] = dist_json(r.ttft_s);
+  j["tpot_s"] = dist_json(r.tpot_s);
+  j["e2e_s"] = dist_json(r.e2e_s);
+  j["slo"] = r.slo ? slo_json(*r.slo) : nlohmann::ordered_json(nullptr);
+}
+
 /// "TTFT p99 812.3 ms <= 2000 ms met"
 nlohmann::ordered_json pools_json(const std::vector<PoolSummary>& pools) {
   nlohmann::ordered_json out = nlohmann::ordered_json::array();
-  for (const PoolSummary& p : pools)
+  for (const PoolSummary& p : pools) {
     out.push_back({{"pool", p.name},
                    {"role", p.role},
                    {"replicas", p.replicas},
@@ -108,6 +120,8 @@ nlohmann::ordered_json pools_json(const std::vector<PoolSummary>& pools) {
                    {"ttft_mean_s", p.ttft_mean_s},
                    {"tpot_mean_s", p.tpot_mean_s},
                    {"e2e_mean_s", p.e2e_mean_s}});
+    add_request_metrics(out.back(), p);
+  }
   return out;
 }
 
@@ -126,6 +140,57 @@ std::string slo_check_text(const char* name, double percentile, const SloCheck& 
   if (!c.percentile_ms) return fmt::format("{} none ({})", p, c.met ? "met" : "missed");
   return fmt::format("{} {:.1f} ms {} {:g} ms {}", p, *c.percentile_ms, c.met ? "<=" : ">",
                      c.target_ms, c.met ? "met" : "missed");
+}
+
+/// The printed per-replica (and per-pool) table: requests, TTFT and TPOT percentiles in ms,
+/// and with SLOs the share of requests meeting each target and all of them. "-" where a
+/// replica has no such value (a decode replica has no TTFT of its own: docs/metrics.md).
+std::string replica_table(const Summary& s) {
+  constexpr size_t k_max_rows = 32;  // beyond that summary.json has them
+  std::string out;
+  auto it = std::back_inserter(out);
+  const SloSummary* slo = s.slo ? &*s.slo : nullptr;
+  const bool all = slo && slo->ttft && slo->tpot;
+  fmt::format_to(it, "\n{:<16}{:>8}{:>10}{:>12}{:>12}{:>12}", "replica", "routed", "finished",
+                 "TTFT p50 ms", "TTFT p99 ms", "TPOT p99 ms");
+  if (slo && slo->ttft) fmt::format_to(it, "{:>10}", "TTFT met");
+  if (slo && slo->tpot) fmt::format_to(it, "{:>10}", "TPOT met");
+  if (all) fmt::format_to(it, "{:>10}", "all met");
+  fmt::format_to(it, "\n");
+  const auto ms = [](const Distribution& d, double v, int digits) {
+    return d.count ? fmt::format("{:.{}f}", v * 1e3, digits) : std::string("-");
+  };
+  const auto share = [](const std::optional<SloCheck>& c) {
+    return c ? fmt::format("{:.1f}%", 100.0 * c->attainment) : std::string("-");
+  };
+  const auto row = [&](const std::string& name, const auto& r) {
+    fmt::format_to(it, "{:<16}{:>8}{:>10}{:>12}{:>12}{:>12}", name, r.routed, r.finished,
+                   ms(r.ttft_s, r.ttft_s.p50, 1), ms(r.ttft_s, r.ttft_s.p99, 1),
+                   ms(r.tpot_s, r.tpot_s.p99, 2));
+    if (slo && slo->ttft) fmt::format_to(it, "{:>10}", r.slo ? share(r.slo->ttft) : "-");
+    if (slo && slo->tpot) fmt::format_to(it, "{:>10}", r.slo ? share(r.slo->tpot) : "-");
+    if (all)
+      fmt::format_to(it, "{:>10}", r.slo && r.requests
+                                       ? fmt::format("{:.1f}%", 100.0 * r.slo->attainment)
+                                       : "-");
+    fmt::format_to(it, "\n");
+  };
+  // Replicas are named as in cluster.links: pool[i], i counted within the pool.
+  for (size_t i = 0; i < s.replicas.size() && i < k_max_rows; ++i) {
+    const ReplicaSummary& r = s.replicas[i];
+    if (r.pool.empty()) {
+      row(std::to_string(i), r);
+      continue;
+    }
+    size_t k = i;
+    while (k > 0 && s.replicas[k - 1].pool == r.pool) --k;
+    row(fmt::format("{}[{}]", r.pool, i - k), r);
+  }
+  if (s.replicas.size() > k_max_rows)
+    fmt::format_to(it, "... {} more replicas (summary.json lists every one)\n",
+                   s.replicas.size() - k_max_rows);
+  for (const PoolSummary& p : s.pools) row("pool " + p.name, p);
+  return out;
 }
 
 }  // namespace
@@ -297,6 +362,7 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   j["e2e_s"] = dist_json(s.e2e_s);
   j["queue_s"] = dist_json(s.queue_s);
   j["preemptions"] = s.preemptions;
+  j["swap_preemptions"] = s.swap_preemptions;
   j["preempted_requests"] = s.preempted_requests;
   j["steps"] = s.steps;
   j["mean_batch_sequences"] = s.mean_batch_sequences;
@@ -347,6 +413,7 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
                       {"ttft_mean_s", r.ttft_mean_s},
                       {"tpot_mean_s", r.tpot_mean_s},
                       {"e2e_mean_s", r.e2e_mean_s}});
+      add_request_metrics(reps.back(), r);
       if (!r.pool.empty()) {  // cluster.pools only: keeps `cluster.replicas` output as it was
         reps.back()["pool"] = r.pool;
         reps.back()["handed_off"] = r.handed_off;
@@ -367,8 +434,9 @@ std::string summary_table(const Summary& s) {
   if (!s.stopped_by.empty())
     fmt::format_to(it, "PARTIAL    stopped early ({}): {} requests arrived and were not served\n",
                    s.stopped_by, s.unfinished);
-  fmt::format_to(it, "requests   {} finished, {} rejected, {} preempted ({} preemptions)\n",
-                 s.finished, s.rejected, s.preempted_requests, s.preemptions);
+  fmt::format_to(it, "requests   {} finished, {} rejected, {} preempted ({} preemptions{})\n",
+                 s.finished, s.rejected, s.preempted_requests, s.preemptions,
+                 s.swap_preemptions ? fmt::format(", {} by swapping", s.swap_preemptions) : "");
   fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
                  s.output_tokens_per_s, s.requests_per_s, s.duration_s);
   fmt::format_to(it, "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
@@ -399,8 +467,11 @@ std::string summary_table(const Summary& s) {
       fmt::format_to(it, "received {}, finished {}", p.received, p.finished);
     else
       fmt::format_to(it, "routed {}, finished {}", p.routed, p.finished);
-    if (p.finished > 0)  // means of the requests that left from this pool
-      fmt::format_to(it, "; TTFT mean {:.1f} ms, TPOT mean {:.2f} ms", p.ttft_mean_s * 1e3,
+    // TTFT of the requests routed here, TPOT of those that left from here (a prefill pool has
+    // the first, a decode pool the second).
+    if (p.ttft_s.count > 0) fmt::format_to(it, "; TTFT mean {:.1f} ms", p.ttft_mean_s * 1e3);
+    if (p.tpot_s.count > 0)
+      fmt::format_to(it, "{} TPOT mean {:.2f} ms", p.ttft_s.count > 0 ? "," : ";",
                      p.tpot_mean_s * 1e3);
     fmt::format_to(it, "\n");
   }
@@ -443,6 +514,7 @@ std::string summary_table(const Summary& s) {
   row("TPOT", s.tpot_s, 1e3, "ms");
   row("E2E", s.e2e_s, 1.0, "s");
   row("queue", s.queue_s, 1e3, "ms");
+  if (!s.replicas.empty()) out += replica_table(s);
   return out;
 }
 

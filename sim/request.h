@@ -12,6 +12,9 @@ namespace servesim {
 /// Lifecycle: Queued -> Running (prefilling, then decoding) -> Finished -> Released.
 /// A running request may go back to Queued when preempted. A request that can never be served
 /// goes straight from arrival to Rejected, with a reason.
+/// Request::prefill_replica of a request that never changed replica.
+inline constexpr uint32_t k_no_replica = UINT32_MAX;
+
 enum class RequestState : uint8_t { Pending, Queued, Running, Finished, Released, Rejected };
 
 /// What a workload source produces.
@@ -45,7 +48,13 @@ struct Request {
   int32_t generated_tokens = 0;  ///< output tokens produced so far
   int64_t kv_held_tokens = 0;     ///< KV capacity held (reserved or allocated), in tokens
   int32_t preemptions = 0;
+  int32_t swap_preemptions = 0;  ///< of `preemptions`, those by swapping (preemption_mode: swap)
   uint32_t replica = 0;          ///< the replica serving it (0 without a cluster)
+  /// Disaggregation: the prefill replica that produced its first token before its KV moved to
+  /// `replica`; k_no_replica when the request ran on `replica` alone.
+  uint32_t prefill_replica = k_no_replica;
+  int32_t prefill_preemptions = 0;       ///< of `preemptions`, those on prefill_replica
+  int32_t prefill_swap_preemptions = 0;  ///< of `swap_preemptions`, those on prefill_replica
   uint32_t admission_seq = 0;    ///< order of the latest admission, for newest-first preemption
 
   // Prefix caching (kv.prefix_caching): the KV blocks held, in order; identities of the

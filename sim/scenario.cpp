@@ -93,6 +93,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   for (size_t i = 0; i < groups.size(); ++i) {
     const int64_t each = accelerators_of(groups[i].step_time, groups[i].kv);
     accelerators += each * groups[i].replicas;
+    s.replica_accelerators.insert(s.replica_accelerators.end(), groups[i].replicas, each);
     if (i < s.components.pools.size()) s.components.pools[i].accelerators_per_replica = each;
   }
   if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
@@ -107,6 +108,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   const std::shared_ptr<Document> doc = sc.doc;
   Simulation sim(std::move(sc.components), options.check, options.limits);
   MetricsRecorder metrics(sc.slo);
+  metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   sim.add_recorder(metrics);
   std::ostringstream text;
   std::optional<RequestsCsvWriter> csv;

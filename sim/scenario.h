@@ -20,6 +20,9 @@ struct Scenario {
   uint64_t seed = 1;
   Components components;
   std::optional<SloTargets> slo;  ///< the `slo` section, if any
+  /// Each replica's accelerators (its step model's tensor x data parallel, else
+  /// kv.memory.tensor_parallel, else 1), in replica order: per-replica goodput per accelerator.
+  std::vector<int64_t> replica_accelerators;
 };
 
 /// Reads every section, builds the components and rejects any key nobody read.

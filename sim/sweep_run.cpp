@@ -153,6 +153,7 @@ Probe run_probe(const std::string& text, const std::string& file,
   try {
     Simulation sim(std::move(sc->components));
     MetricsRecorder metrics(slo);
+    metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
     ArrivalSpan span;
     sim.add_recorder(metrics);
     sim.add_recorder(span);
