@@ -37,6 +37,8 @@ class ContinuousScheduler final : public Scheduler {
       : m_max_seqs(c.max_num_seqs), m_max_tokens(c.max_num_batched_tokens),
         m_chunked(c.chunked_prefill), m_swap(c.swap) {}
 
+  [[nodiscard]] int64_t max_running() const override { return m_max_seqs; }
+
   void plan_step(BatchState& s) override {
     m_budget = m_max_tokens;
     m_preempted = false;

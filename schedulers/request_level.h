@@ -21,6 +21,7 @@ class RequestLevelScheduler : public Scheduler {
   /// REQUIRES: no batch is running and the queue is not empty. May call state.wake_at().
   [[nodiscard]] virtual bool should_dispatch(BatchState& state) = 0;
   [[nodiscard]] int64_t max_batch_size() const { return m_max_batch; }
+  [[nodiscard]] int64_t max_running() const override { return m_max_batch; }
 
  private:
   int64_t m_max_batch;

@@ -9,6 +9,7 @@
 // must make progress (a prefill chunk of at least one token, or a decode). After the step the
 // engine credits the tokens and calls after_step(), which must eventually release every finished
 // request. A scheduler holds no random state: the same inputs give the same plans.
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ class Scheduler {
   virtual void after_step(BatchState& state) = 0;
   /// Why this policy can never serve the request whatever the load (empty when it can).
   [[nodiscard]] virtual std::string never_schedulable(const Request& /*r*/) const { return {}; }
+  /// The most requests this policy runs at once (its seats: max_num_seqs and the like). A
+  /// disaggregated decode replica admits delivered requests only while fewer run.
+  [[nodiscard]] virtual int64_t max_running() const { return INT64_MAX; }
 };
 
 using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const Cfg& scheduler);

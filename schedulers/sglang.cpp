@@ -60,6 +60,8 @@ class SglangScheduler final : public Scheduler {
  public:
   explicit SglangScheduler(const SglangSettings& s) : m_s(s), m_ratio(s.init_ratio) {}
 
+  [[nodiscard]] int64_t max_running() const override { return m_s.max_running_requests; }
+
   void plan_step(BatchState& s) override {
     if (s.running().empty()) m_ratio = m_s.init_ratio;
     m_retracted = false;

@@ -43,6 +43,8 @@ class TrtllmScheduler final : public Scheduler {
  public:
   explicit TrtllmScheduler(const TrtllmSettings& s) : m_s(s) {}
 
+  [[nodiscard]] int64_t max_running() const override { return m_s.max_batch_size; }
+
   void plan_step(BatchState& s) override {
     m_budget = m_s.max_num_tokens;
     m_paused = false;

@@ -49,6 +49,8 @@ class VllmScheduler final : public Scheduler {
  public:
   explicit VllmScheduler(const VllmSettings& s) : m_s(s) {}
 
+  [[nodiscard]] int64_t max_running() const override { return m_s.max_num_seqs; }
+
   void plan_step(BatchState& s) override {
     // Planned while the previous step ran (async_scheduling): what arrived since that step
     // started is not seen yet, and the requests it finished still hold their seats.

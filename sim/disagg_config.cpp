@@ -19,8 +19,7 @@ struct Nodes {
   }
 };
 
-uint32_t node_of(const Cfg& link, const std::string& key, const Nodes& nodes,
-                 const std::vector<PoolSpec>& pools) {
+uint32_t node_of(const Cfg& link, const std::string& key, const Nodes& nodes) {
   const std::string name = link.get_string(key);
   if (const auto it = nodes.ids.find(name); it != nodes.ids.end()) return it->second;
   std::vector<std::string> valid;
@@ -65,8 +64,8 @@ std::shared_ptr<const Topology> read_links(const Cfg& cluster, const std::vector
         nodes.add(name);
       }
     for (const Cfg& link : cluster.list_of_maps("links")) {
-      const uint32_t a = node_of(link, "from", nodes, pools);
-      const uint32_t b = node_of(link, "to", nodes, pools);
+      const uint32_t a = node_of(link, "from", nodes);
+      const uint32_t b = node_of(link, "to", nodes);
       if (a == b) link.fail("to", "a link joins two different nodes");
       const double gb_s = link.get_real("bandwidth_gb_s", k_positive);
       const double latency_ns = link.get_real("latency_us", 0.0, latency_range) * 1e3;

@@ -127,6 +127,9 @@ void Simulation::admit_delivered(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   KvManager& kv = rep.state.kv();
   while (!rep.inbox.empty()) {
+    // A seat as well as memory: vLLM's decode instance takes a request whose KV arrives from
+    // its waiting queue, within max_num_seqs like any other.
+    if (static_cast<int64_t>(rep.state.running().size()) >= rep.scheduler->max_running()) return;
     const uint32_t id = rep.inbox.front();
     const Transfer& t = m_transfers[id];
     Replica& from = m_reps[t.from];

@@ -139,6 +139,32 @@ TEST_CASE("disagg: back-pressure holds a request's KV on the prefill replica", "
   CHECK(out.summary.kv_transfer->admit_wait_s.mean == Approx(0.029 * 2 / 3).epsilon(1e-12));
 }
 
+TEST_CASE("disagg: a decode replica admits delivered requests only into free seats",
+          "[sim][disagg]") {
+  // The decode pool's scheduler has one seat (max_num_seqs: 1); its KV could hold both.
+  // Two prefill replicas take A and B at 0: both prefilled at 10 ms, both 10^6 bytes, sharing
+  // the 1 GB/s link: delivered together at 12 ms. A takes the seat and decodes 12-52 ms; B
+  // waits (its KV held on its prefill replica) until A leaves, then decodes 52-92 ms.
+  const std::string yaml =
+      trace("0,1000,5\n0,1000,5\n") +
+      disagg(2, 1, 1.0, 0,
+             "") ;
+  std::string seats = yaml;
+  seats.replace(seats.find("    - {name: d, role: decode, replicas: 1}"),
+                std::string("    - {name: d, role: decode, replicas: 1}").size(),
+                "    - {name: d, role: decode, replicas: 1, scheduler: {kind: continuous, "
+                "max_num_seqs: 1}}");
+  const auto reqs = run_requests(seats);
+  REQUIRE(reqs.size() == 2);
+  CHECK(reqs[0].release == Time::from_ms(52));
+  CHECK(reqs[1].release == Time::from_ms(92));
+  const RunOutput out = run_scenario(doc_of(seats));
+  REQUIRE(out.summary.kv_transfer);
+  CHECK(out.summary.kv_transfer->admit_wait_s.max == Approx(0.040).epsilon(1e-12));
+  // With the top-level 8 seats both decode together, 12-52 ms.
+  for (const Request& r : run_requests(yaml)) CHECK(r.release == Time::from_ms(52));
+}
+
 TEST_CASE("disagg: every request is served once, checked at every step", "[sim][disagg]") {
   const std::string yaml =
       "workload: {synthetic: {requests: 300, arrival: {kind: poisson, rate_per_s: 40},\n"
