@@ -292,27 +292,28 @@ void Simulation::try_start_step(uint32_t rep_index) {
   }
   StepShape shape;
   const std::vector<Request>& reqs = state.slots();
+  // The hot loop of a run: the decodes' sums in locals, which stay in registers.
+  int32_t decodes = 0;
+  int64_t decode_read = 0, longest = 0, shortest = INT64_MAX;
   for (const StepEntry& e : plan) {
     const Request& r = reqs[e.slot];
-    switch (e.kind) {
-      case EntryKind::Prefill:
-        shape.prefill_tokens += e.prefill_tokens;
-        shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
-        shape.prefill_context_tokens += r.context_tokens;
-        break;
-      case EntryKind::Decode:
-      case EntryKind::Padding: {
-        const int64_t read = r.context_tokens + (e.kind == EntryKind::Decode ? 1 : 0);
-        shape.decode_context_max =
-            shape.decode_sequences == 0 ? read : std::max(shape.decode_context_max, read);
-        shape.decode_context_min =
-            shape.decode_sequences == 0 ? read : std::min(shape.decode_context_min, read);
-        ++shape.decode_sequences;
-        shape.decode_context_tokens += read;
-        break;
-      }
+    if (e.kind == EntryKind::Prefill) {
+      shape.prefill_tokens += e.prefill_tokens;
+      shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
+      shape.prefill_context_tokens += r.context_tokens;
+      continue;
     }
+    // A decode reads its context and the token it computes; padding only its context.
+    const int64_t read = int64_t{r.context_tokens} + (e.kind == EntryKind::Decode ? 1 : 0);
+    ++decodes;
+    decode_read += read;
+    longest = std::max(longest, read);
+    shortest = std::min(shortest, read);
   }
+  shape.decode_sequences = decodes;
+  shape.decode_context_tokens = decode_read;
+  shape.decode_context_max = longest;
+  shape.decode_context_min = decodes > 0 ? shortest : 0;
   shape.sequences = static_cast<int32_t>(plan.size());
   // A step always takes time, so simulated time always advances between steps.
   const std::optional<StepCost> cost = rep.step_time->cost(shape);
