@@ -372,9 +372,9 @@ double read_skew_alpha(const Cfg& c, std::filesystem::path folder, double tp) {
   const std::filesystem::path meta = folder.parent_path() / "meta.yaml";
   const std::string name = folder.filename().string();
   int64_t degree = static_cast<int64_t>(tp);
-  if (name.size() > 2 && name.rfind("tp", 0) == 0 &&
+  if (name.size() > 2 && name.size() <= 6 && name.rfind("tp", 0) == 0 &&
       name.find_first_not_of("0123456789", 2) == std::string::npos)
-    degree = std::stoll(name.substr(2));
+    degree = std::stoll(name.substr(2));  // at most 4 digits: cannot overflow
   YAML::Node fit;
   try {
     fit = YAML::LoadFile(meta.string())["skew_fit"];
