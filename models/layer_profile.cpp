@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <limits>
 
@@ -368,7 +369,15 @@ ExpertRouting read_routing(const Cfg& c, const LayerProfile& p,
 double read_skew_alpha(const Cfg& c, std::filesystem::path folder, double tp) {
   if (!c.has("skew_alpha")) return 0.0;
   if (folder.filename().empty()) folder = folder.parent_path();  // a path ending in '/'
-  if (c.get_string("skew_alpha") != "profile") return c.get_real("skew_alpha", {0.0, 1.0});
+  const auto refuse = [&] { c.fail("skew_alpha", "must be a number from 0 to 1, or `profile`"); };
+  if (!c.is_scalar("skew_alpha")) refuse();
+  const std::string value = c.get_string("skew_alpha");
+  if (value != "profile") {
+    char* end = nullptr;
+    std::strtod(value.c_str(), &end);
+    if (value.empty() || *end != '\0') refuse();
+    return c.get_real("skew_alpha", {0.0, 1.0});
+  }
   const std::filesystem::path meta = folder.parent_path() / "meta.yaml";
   const std::string name = folder.filename().string();
   int64_t degree = static_cast<int64_t>(tp);

@@ -136,6 +136,9 @@ TEST_CASE("layer_profile: skew_alpha: profile reads the pooled fit from meta.yam
                       Catch::Contains("skew_alpha") && Catch::Contains("skew_fit.per_tp.1.alpha_default") &&
                           Catch::Contains("meta.yaml"));
   CHECK_THROWS_WITH(model("skew_alpha: 1.5\n"), Catch::Contains("skew_alpha"));
+  for (const char* bad : {"skew_alpha: abc\n", "skew_alpha: [1]\n", "skew_alpha: {a: 1}\n"})
+    CHECK_THROWS_WITH(model(bad), Catch::Contains("skew_alpha") &&
+                                      Catch::Contains("a number from 0 to 1, or `profile`"));
   CHECK_THROWS_WITH(model("skew_alpha: profile\n"), Catch::Contains("meta.yaml"));
 }
 
