@@ -15,9 +15,22 @@
 // GPU count a source cannot answer throws InputError naming what is missing and what the source
 // has. Arguments are doubles so that a composition may ask for an equivalent (non-integer) size;
 // every count is >= 1.
+#include <cstdint>
 #include <string>
+#include <vector>
 
 namespace servesim {
+
+/// The size axes a composition samples an operator along.
+enum class OperatorAxis : uint8_t {
+  GemmTokens,         ///< gemm_ms's m
+  ContextBatch,       ///< context_attention_ms's batch
+  ContextLength,      ///< context_attention_ms's isl
+  GenerationBatch,    ///< generation_attention_ms's batch
+  GenerationKv,       ///< generation_attention_ms's kv_tokens
+  MoeTokens,          ///< moe_ms's tokens
+  AllreduceElements,  ///< allreduce_ms's elements
+};
 
 /// Attention heads on one accelerator (after the tensor-parallel split).
 struct AttentionHeads {
@@ -68,6 +81,11 @@ class OperatorSource {
                                       const std::string& distribution) const = 0;
   /// One in-node all-reduce of `elements` bf16 elements per GPU across `gpus` GPUs (>= 2).
   [[nodiscard]] virtual double allreduce_ms(double elements, double gpus) const = 0;
+  /// The sizes along `axis` at which the source's answer may change slope (a table's measured
+  /// points, from the tables read so far: ask after one query of that operator), so that a
+  /// composition sampling its curves there reproduces the source between them. Empty: any
+  /// sampling will do (a smooth formula).
+  [[nodiscard]] virtual std::vector<double> breakpoints(OperatorAxis /*axis*/) const { return {}; }
   /// A memory-bound elementwise pass (norms, activation, residual, rotary embedding) that moves
   /// `bytes` in all; the tables have none, so a source answers from its chip's bandwidth.
   [[nodiscard]] virtual double elementwise_ms(double bytes) const = 0;

@@ -5,9 +5,10 @@ namespace servesim {
 namespace {
 
 // Sorted by name. A new model is one file and one line here.
-constexpr Registry<StepTimeFactory, 4> k_models{{{
+constexpr Registry<StepTimeFactory, 5> k_models{{{
     {"layer_profile", &make_layer_profile_model},
     {"linear", &make_linear_model},
+    {"operator", &make_operator_model},
     {"roofline", &make_roofline_model},
     {"table", &make_table_model},
 }}};

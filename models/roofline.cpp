@@ -22,6 +22,7 @@
 
 #include "models/catalog.h"
 #include "models/step_time_model.h"
+#include "models/step_work.h"
 
 namespace servesim {
 namespace {
@@ -30,10 +31,7 @@ class RooflineModel final : public StepTimeModel {
  public:
   /// Everything per accelerator, in bytes, FLOPs and seconds.
   struct Params {
-    double weight_bytes;           ///< active weights / tp
-    double kv_bytes_per_token;     ///< / tp
-    double flops_per_token;        ///< 2 x active_parameters / tp
-    double flops_per_pair;         ///< 4 x layers x heads x head_dim / tp
+    StepWork work;                 ///< bytes and flops of a shape (models/step_work.h)
     double allreduce_s_per_token;  ///< 0 when tp is 1
     double peak_bytes_per_s;
     double peak_flops_per_s;
@@ -66,12 +64,9 @@ class RooflineModel final : public StepTimeModel {
 
   [[nodiscard]] Terms evaluate(const StepShape& s) const {
     const auto tokens = static_cast<double>(s.prefill_tokens + s.decode_sequences);
-    const auto context = static_cast<double>(s.decode_context_tokens);
     Terms t{};
-    const auto earlier = static_cast<double>(s.prefill_context_tokens);
-    t.bytes = m_p.weight_bytes + (context + earlier + tokens) * m_p.kv_bytes_per_token;
-    t.flops =
-        m_p.flops_per_token * tokens + m_p.flops_per_pair * (context + s.prefill_tokens_sq / 2);
+    t.bytes = m_p.work.bytes(s);
+    t.flops = m_p.work.flops(s);
     t.memory_s = t.bytes / (m_p.peak_bytes_per_s * m_p.bandwidth_efficiency);
     t.compute_s = t.flops / (m_p.peak_flops_per_s * m_p.compute_efficiency);
     const double allreduce_s = m_p.allreduce_s_per_token * tokens;
@@ -114,11 +109,7 @@ std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c) {
                                 "tensor_parallel {}, more than {}'s {} GB",
                                 model.name, dtype_name(weight),
                                 model.weight_bytes(weight) / n / 1e9, tp, hw.name, hw.memory_gb));
-  p.weight_bytes = model.active_weight_bytes(weight) / n;
-  p.kv_bytes_per_token = model.kv_bytes_per_token(kv) / n;
-  p.flops_per_token = 2.0 * static_cast<double>(model.active_parameters) / n;
-  p.flops_per_pair =
-      4.0 * static_cast<double>(model.layers * model.attention_heads * model.head_dim) / n;
+  p.work = StepWork::of(model, weight, kv, n);
   // Ring all-reduce: each accelerator sends and receives 2 (tp-1)/tp of the buffer, twice a layer
   // (after attention and after the MLP), on 16-bit activations.
   const double activation_bytes_per_token = static_cast<double>(model.hidden_size) * 2.0;

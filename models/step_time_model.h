@@ -87,6 +87,7 @@ struct CpuOverhead {
 std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c);
 
 }  // namespace servesim

@@ -1,5 +1,7 @@
 #include "sim/calibrate_cmd.h"
 
+#include <array>
+#include <cmath>
 #include <ostream>
 
 #include <boost/program_options.hpp>
@@ -7,6 +9,8 @@
 
 #include "models/fit.h"
 #include "models/measurements.h"
+#include "models/step_time_model.h"
+#include "sim/config.h"
 #include "sim/cli_options.h"
 #include "sim/errors.h"
 #include "sim/output.h"
@@ -45,6 +49,36 @@ void report_overhead(const MeasurementSet& set, std::ostream& out) {
       o.overhead.per_sequence_ms, pct(o.mape), pct(o.max_ape), overhead_yaml(o));
 }
 
+/// --check: a given step_time file's errors on the measurements, all steps and by kind of step.
+void check_model(const std::string& path, const MeasurementSet& set, std::ostream& out) {
+  const auto doc = Document::load_file(path);
+  const auto model = make_step_time_model(Cfg::root(doc));
+  doc->check_all_read();
+  struct Sum {
+    size_t n = 0;
+    double ape = 0, max_ape = 0, signed_err = 0;
+  };
+  std::array<Sum, 4> sums{};  // all, decode only, prefill only, mixed
+  for (const StepSample& s : set.samples) {
+    const double err = (model->step_ms(s.shape) - s.ms) / s.ms;
+    const size_t kind = s.shape.prefill_tokens == 0 ? 1 : s.shape.decode_sequences == 0 ? 2 : 3;
+    for (size_t k : {size_t{0}, kind}) {
+      sums[k].n += 1;
+      sums[k].ape += std::abs(err);
+      sums[k].max_ape = std::max(sums[k].max_ape, std::abs(err));
+      sums[k].signed_err += err;
+    }
+  }
+  out << fmt::format("{} on {} steps\n{:<14}{:>7}{:>12}{:>12}{:>14}\n", path, set.samples.size(),
+                     "steps", "count", "MAPE", "max APE", "mean error");
+  const char* names[] = {"all", "decode only", "prefill only", "mixed"};
+  for (size_t k = 0; k < sums.size(); ++k)
+    if (sums[k].n > 0)
+      out << fmt::format("{:<14}{:>7}{:>12}{:>12}{:>14}\n", names[k], sums[k].n,
+                         pct(sums[k].ape / sums[k].n), pct(sums[k].max_ape),
+                         pct(sums[k].signed_err / sums[k].n));
+}
+
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
@@ -65,7 +99,8 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
       ("max-kv-per-seq", po::value<int64_t>(), "fit only steps whose decodes hold at most this many KV tokens each")
       ("folds", po::value<int>()->default_value(5), "cross-validation folds (>= 2)")
       ("worst", po::value<int>()->default_value(8), "rows in the worst-points table")
-      ("out", po::value<std::string>(), "write the chosen model as step_time YAML here");
+      ("out", po::value<std::string>(), "write the chosen model as step_time YAML here")
+      ("check", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
   // clang-format on
   const std::optional<po::variables_map> parsed =
       cl.positional("measurements")
@@ -99,6 +134,10 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
   out << "read " << set.description << "\n\n";
   report_overhead(set, out);
+  if (vm.count("check")) {
+    check_model(vm["check"].as<std::string>(), set, out);
+    return 0;
+  }
 
   std::vector<Candidate> candidates;
   if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});

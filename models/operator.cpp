@@ -1,0 +1,285 @@
+// operator: a step's time composed from the times of the operators it runs, one GPU of a
+// tensor-parallel group (docs/config.md, "kind: operator"). T = prefill_tokens +
+// decode_sequences tokens:
+//   layers x (QKV, output and MLP GEMMs at m = T [or router GEMM + MoE block at T tokens]
+//             + 2 all-reduces of T x hidden when tp > 1
+//             + elementwise passes: 2 residual-add + RMSNorm, rotary, KV-cache write, activation)
+//   + embedding gather and final norm at T, LM head GEMM at m = sequences
+//   + layers x context attention: k = sequences - decode_sequences chunks at the length L with
+//       k L^2 / 2 = query-key pairs = sum(chunk^2) / 2 + prefill_tokens x prefill_context / k
+//   + layers x generation attention: max(t(decodes, mean KV), t(1, longest KV))
+//   + overhead_ms
+// Everything but the attention terms depends on T or on sequences alone, so it is precomputed
+// at construction as curves over T and over sequences; attention as grids over (batch, length).
+// The curves are sampled at the source's own measured sizes (breakpoints) and powers of two, so
+// a step costs a few binary searches and log-log interpolations (models/log_interp.h).
+#include <fmt/format.h>
+
+#include <cmath>
+#include <set>
+
+#include "models/catalog.h"
+#include "models/log_interp.h"
+#include "models/operator_source.h"
+#include "models/operator_tables.h"
+#include "models/step_time_model.h"
+#include "models/step_work.h"
+#include "sim/registry.h"
+
+namespace servesim {
+namespace {
+
+using SourceFactory = std::unique_ptr<OperatorSource> (*)(const Cfg& operators);
+
+// `operators.source`, sorted by name. The shape-aware roofline (models/shape_roofline.cpp)
+// joins here as {"roofline", &make_shape_roofline_source}.
+constexpr Registry<SourceFactory, 1> k_sources{{{
+    {"tables", &make_operator_tables},
+}}};
+
+struct DtypeName {
+  const char* servesim;  ///< as configs spell it
+  const char* table;     ///< as the tables spell it
+  Dtype storage;         ///< bytes per weight, for the memory check and cost()
+};
+// GEMM weights (and the LM head): the tables' gemm variants.
+const std::vector<DtypeName> k_gemm_dtypes{{"bf16", "bfloat16", Dtype::Bf16},
+                                           {"fp8", "fp8", Dtype::Fp8},
+                                           {"fp8_block", "fp8_block", Dtype::Fp8},
+                                           {"nvfp4", "nvfp4", Dtype::Int4},
+                                           {"int8_wo", "int8_wo", Dtype::Int8},
+                                           {"int4_wo", "int4_wo", Dtype::Int4},
+                                           {"sq", "sq", Dtype::Int8}};
+const std::vector<DtypeName> k_moe_dtypes{
+    {"bf16", "bfloat16", Dtype::Bf16},      {"fp8", "fp8", Dtype::Fp8},
+    {"fp8_block", "fp8_block", Dtype::Fp8}, {"nvfp4", "nvfp4", Dtype::Int4},
+    {"int4_wo", "int4_wo", Dtype::Int4},    {"w4a16_mxfp4", "w4a16_mxfp4", Dtype::Int4}};
+const std::vector<DtypeName> k_attention_dtypes{{"bf16", "bfloat16", Dtype::Bf16},
+                                                {"fp8", "fp8", Dtype::Fp8}};
+
+const DtypeName& read_dtype_name(const Cfg& c, const std::string& key, const std::string& def,
+                                 const std::vector<DtypeName>& valid) {
+  std::vector<std::string> names;
+  for (const auto& d : valid) names.emplace_back(d.servesim);
+  const std::string v = c.get_choice(key, def, names);
+  for (const auto& d : valid)
+    if (v == d.servesim) return d;
+  return valid.front();
+}
+
+/// What a step runs, per GPU.
+struct Layout {
+  double layers = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, inter = 0, vocab = 0;
+  double tp = 1;
+  bool moe = false;
+  MoeShape moe_shape;
+  std::string gemm, attention, kv, lm_head, moe_dtype, distribution;
+  double kv_bytes = 2;  ///< per KV element stored
+};
+
+/// Sizes to sample an axis at: the source's breakpoints and the powers of two up to `max`.
+std::vector<double> samples(const OperatorSource& src, std::initializer_list<OperatorAxis> axes,
+                            double max, double scale = 1.0) {
+  std::set<double> s;
+  for (double x = 1; x <= max; x *= 2) s.insert(x);
+  for (OperatorAxis a : axes)
+    for (double b : src.breakpoints(a))
+      if (b / scale >= 1) s.insert(b / scale);
+  return {s.begin(), s.end()};
+}
+
+constexpr double k_activation_bytes = 2;  // bf16 activations
+
+/// The whole step's work outside attention and the LM head at T tokens: every layer's GEMMs
+/// (or MoE block), all-reduces and elementwise passes, plus the embedding gather and final norm.
+double token_ms(const OperatorSource& src, const Layout& l, double t) {
+  const double a = k_activation_bytes;
+  const double q = l.heads * l.head_dim, kv = l.kv_heads * l.head_dim;
+  double layer = src.gemm_ms(t, q + 2 * kv, l.hidden, l.gemm) + src.gemm_ms(t, l.hidden, q, l.gemm);
+  if (l.moe) {
+    layer += src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
+             src.moe_ms(t, l.moe_shape, l.moe_dtype, l.distribution);
+  } else {
+    layer += src.gemm_ms(t, 2 * l.inter / l.tp, l.hidden, l.gemm) +
+             src.gemm_ms(t, l.hidden, l.inter / l.tp, l.gemm) +
+             src.elementwise_ms(3 * t * l.inter / l.tp * a);  // SiLU x up
+  }
+  if (l.tp > 1) layer += 2 * src.allreduce_ms(t * l.hidden, l.tp);
+  layer += 2 * src.elementwise_ms(4 * t * l.hidden * a)                    // residual add + RMSNorm
+           + src.elementwise_ms(2 * t * (q + kv) * a)                      // rotary on q and k
+           + src.elementwise_ms(2 * t * kv * (a + l.kv_bytes));            // K and V into the cache
+  return l.layers * layer + 2 * src.elementwise_ms(2 * t * l.hidden * a);  // embedding, norm
+}
+
+class OperatorModel final : public StepTimeModel {
+ public:
+  OperatorModel(LogCurve tokens, LogCurve sequences, LogGrid generation, LogGrid context,
+                double overhead_ms, StepWork work, double peak_bytes, double peak_flops)
+      : m_tokens(std::move(tokens)),
+        m_sequences(std::move(sequences)),
+        m_generation(std::move(generation)),
+        m_context(std::move(context)),
+        m_overhead_ms(overhead_ms),
+        m_work(work),
+        m_peak_bytes(peak_bytes),
+        m_peak_flops(peak_flops) {}
+
+  double step_ms(const StepShape& s) const override {
+    const auto prefill = static_cast<double>(s.prefill_tokens);
+    const auto decodes = static_cast<double>(s.decode_sequences);
+    double ms = m_overhead_ms + m_tokens.at(std::max(1.0, prefill + decodes)) +
+                m_sequences.at(std::max(1, s.sequences));
+    if (decodes > 0) {
+      const double mean = std::max(1.0, static_cast<double>(s.decode_context_tokens) / decodes);
+      double g = m_generation.at(decodes, mean);
+      // A sequence is never faster than alone: the longest bounds a step of uneven lengths.
+      const auto longest = static_cast<double>(s.decode_context_max);
+      if (longest > mean) g = std::max(g, m_generation.at(1, longest));
+      ms += g;
+    }
+    if (prefill > 0) {
+      const double chunks = std::max(1.0, static_cast<double>(s.sequences) - decodes);
+      const double pairs = s.prefill_tokens_sq / 2 +
+                           prefill * static_cast<double>(s.prefill_context_tokens) / chunks;
+      ms += m_context.at(chunks, std::max(1.0, std::sqrt(2 * pairs / chunks)));
+    }
+    return ms;
+  }
+
+  std::optional<StepCost> cost(const StepShape& s) const override {
+    StepCost c;
+    c.bytes = m_work.bytes(s);
+    c.flops = m_work.flops(s);
+    c.peak_bytes_per_s = m_peak_bytes;
+    c.peak_flops_per_s = m_peak_flops;
+    c.ideal_ms_bandwidth = c.bytes / m_peak_bytes * 1e3;
+    c.ideal_ms_compute = c.flops / m_peak_flops * 1e3;
+    c.bandwidth_bound = c.ideal_ms_bandwidth >= c.ideal_ms_compute;
+    c.step_ms = step_ms(s);
+    return c;
+  }
+
+ private:
+  LogCurve m_tokens;     // layers x (GEMMs, MoE, all-reduce, elementwise) + once-per-step at T
+  LogCurve m_sequences;  // LM head at m = sequences
+  LogGrid m_generation;  // layers x decode attention over (batch, KV per sequence)
+  LogGrid m_context;     // layers x prefill attention over (chunks, equivalent length)
+  double m_overhead_ms;
+  StepWork m_work;
+  double m_peak_bytes, m_peak_flops;
+};
+
+std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l, double overhead_ms,
+                                     StepWork work, double peak_bytes, double peak_flops) {
+  const AttentionHeads h{l.heads, l.kv_heads, l.head_dim};
+  // One query of each operator first, so that the tables it reads report their sizes.
+  (void)token_ms(src, l, 1);
+  (void)src.gemm_ms(1, l.vocab / l.tp, l.hidden, l.lm_head);
+  (void)src.generation_attention_ms(1, 1, h, "bfloat16", l.kv);
+  (void)src.context_attention_ms(1, 1, h, l.attention, l.kv);
+
+  const auto curve = [&](const std::vector<double>& xs, auto&& f) {
+    std::vector<double> ys;
+    for (double x : xs) ys.push_back(f(x));
+    return LogCurve(xs, ys, 1.0);
+  };
+  const auto tokens = samples(src, {OperatorAxis::GemmTokens, OperatorAxis::MoeTokens}, 1 << 20);
+  const auto seqs = samples(src, {OperatorAxis::GemmTokens}, 1 << 16);
+  LogCurve token_curve = curve(tokens, [&](double t) { return token_ms(src, l, t); });
+  LogCurve seq_curve =
+      curve(seqs, [&](double s) { return src.gemm_ms(s, l.vocab / l.tp, l.hidden, l.lm_head); });
+  const auto grid = [&](const std::vector<double>& xs, const std::vector<double>& ys, auto&& f) {
+    std::vector<double> z;
+    for (double x : xs)
+      for (double y : ys) z.push_back(l.layers * f(x, y));
+    return LogGrid(xs, ys, z, 1.0);
+  };
+  LogGrid gen = grid(samples(src, {OperatorAxis::GenerationBatch}, 1 << 14),
+                     samples(src, {OperatorAxis::GenerationKv}, 1 << 21), [&](double b, double kv) {
+                       return src.generation_attention_ms(b, kv, h, "bfloat16", l.kv);
+                     });
+  LogGrid ctx = grid(
+      samples(src, {OperatorAxis::ContextBatch}, 1 << 12),
+      samples(src, {OperatorAxis::ContextLength}, 1 << 21),
+      [&](double k, double len) { return src.context_attention_ms(k, len, h, l.attention, l.kv); });
+  return std::make_unique<OperatorModel>(std::move(token_curve), std::move(seq_curve),
+                                         std::move(gen), std::move(ctx), overhead_ms, work,
+                                         peak_bytes, peak_flops);
+}
+
+}  // namespace
+
+std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
+  const ModelSpec model = read_model(c, "model");
+  const HardwareSpec hw = read_hardware(c, "hardware");
+  const int64_t tp = c.get_int("tensor_parallel", 1, {1, 1024});
+  Layout l;
+  l.tp = static_cast<double>(tp);
+  l.layers = static_cast<double>(model.layers);
+  l.hidden = static_cast<double>(model.hidden_size);
+  l.head_dim = static_cast<double>(model.head_dim);
+  l.inter = static_cast<double>(model.intermediate_size);
+  l.vocab = static_cast<double>(model.vocab_size);
+  if (model.attention_heads % tp != 0)
+    c.fail("tensor_parallel",
+           fmt::format("must divide {}'s {} attention heads", model.name, model.attention_heads));
+  if (model.kv_heads >= tp ? model.kv_heads % tp != 0 : tp % model.kv_heads != 0)
+    c.fail("tensor_parallel", fmt::format("must divide {}'s {} KV heads, or be a multiple of them",
+                                          model.name, model.kv_heads));
+  l.heads = static_cast<double>(model.attention_heads / tp);
+  // Fewer KV heads than GPUs: each GPU keeps a copy of one (as vLLM replicates them).
+  l.kv_heads = static_cast<double>(std::max<int64_t>(1, model.kv_heads / tp));
+
+  const DtypeName& weight = read_dtype_name(c, "weight_dtype", "bf16", k_gemm_dtypes);
+  const DtypeName& attention = read_dtype_name(c, "attention_dtype", "bf16", k_attention_dtypes);
+  const DtypeName& kv = read_dtype_name(c, "kv_dtype", "bf16", k_attention_dtypes);
+  const DtypeName& lm_head = read_dtype_name(c, "lm_head_dtype", "bf16", k_gemm_dtypes);
+  l.gemm = weight.table;
+  l.attention = attention.table;
+  l.kv = kv.table;
+  l.kv_bytes = dtype_bytes(kv.storage);
+  l.lm_head = lm_head.table;
+  l.moe = model.is_moe();
+  if (l.moe) {
+    const int64_t ep = c.get_int("expert_parallel", 1, {1, tp});
+    if (tp % ep != 0 || model.experts % ep != 0)
+      c.fail("expert_parallel",
+             fmt::format("must divide tensor_parallel ({}) and the {} experts", tp, model.experts));
+    l.moe_shape = {l.hidden,
+                   l.inter,
+                   static_cast<double>(model.experts),
+                   static_cast<double>(model.experts_per_token),
+                   static_cast<double>(tp / ep),
+                   static_cast<double>(ep)};
+    l.moe_dtype = read_dtype_name(c, "moe_dtype", weight.servesim, k_moe_dtypes).table;
+    l.distribution = c.get_string("moe_distribution", "power_law_1.2");
+  } else {
+    for (const char* key : {"expert_parallel", "moe_dtype", "moe_distribution"})
+      if (c.has(key))
+        c.fail(key, fmt::format("only for a mixture of experts ({} is dense)", model.name));
+  }
+  const double overhead_ms = c.get_real("overhead_ms", 0.0, k_non_negative);
+
+  // The embedding and LM head are stored in lm_head_dtype, the rest in weight_dtype.
+  const double table_params = 2.0 * l.vocab * l.hidden;
+  const double weight_bytes =
+      (static_cast<double>(model.parameters) - table_params) * dtype_bytes(weight.storage) +
+      table_params * dtype_bytes(lm_head.storage);
+  if (weight_bytes / l.tp > hw.memory_bytes())
+    c.fail("model", fmt::format("{} takes {:.1f} GB of weights per accelerator at "
+                                "tensor_parallel {}, more than {}'s {} GB",
+                                model.name, weight_bytes / l.tp / 1e9, tp, hw.name, hw.memory_gb));
+  const Cfg ops = c.child("operators");
+  const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops);
+  const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp);
+  const double peak_flops =
+      hw.peak_flops_per_s(weight.storage == Dtype::Bf16 ? Dtype::Bf16 : Dtype::Fp8)
+          .value_or(hw.peak_flops_per_s(Dtype::Bf16).value_or(1e15));
+  try {
+    return build(*src, l, overhead_ms, work, hw.bandwidth_bytes_per_s(), peak_flops);
+  } catch (const InputError& e) {
+    ops.fail("", fmt::format("{} cannot time {}: {}", src->describe(), model.name, e.what()));
+  }
+}
+
+}  // namespace servesim

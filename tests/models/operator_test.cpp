@@ -1,0 +1,178 @@
+// The operator step model on a made-up table folder, tests/data/aic-tiny/ (README there):
+//   gemm        0.01 x (n k / 65536) x g(m), g = 1 up to m = 16, m / 16 beyond; fp8 half that
+//   context     0.00025 x heads x batch x (isl / 16)^2      (batch 4 at isl 256 not measured)
+//   generation  0.000025 x heads x batch x kv; fp8 KV half that
+//   moe         0.05 x g(tokens) balanced, 0.06 x g(tokens) power_law_1.2
+//   all-reduce  custom 0.01 x max(1, elements / 4096), nccl 0.02 x the same (2 GPUs)
+//   elementwise 2 us + bytes / (1e15 B/s x 0.5): 0.002 ms a pass (the bytes add < 1e-5 ms)
+// tiny-dense: 2 layers, hidden 256, 4 heads / 2 KV heads of 64, MLP 512, vocab 1024.
+// Per layer at TP1: QKV (512 x 256) 0.02 g, O (256 x 256) 0.01 g, gate+up (1024 x 256) 0.04 g,
+// down (256 x 512) 0.02 g: 0.09 g, so 0.18 g(T) for both layers; 5 elementwise passes a layer
+// and 2 a step: 12 x 0.002 = 0.024 ms; LM head (1024 x 256) 0.04 g(sequences).
+#include <catch2/catch.hpp>
+
+#include "models/operator_tables.h"
+#include "models/step_time_model.h"
+#include "sim/errors.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+const std::string k_dir = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny";
+
+std::string config(const std::string& extra, const std::string& model = "tiny-dense.yaml",
+                   const std::string& ops = "gpu: tiny_gpu, engine: vllm") {
+  return "kind: operator\nmodel: " + k_dir + "/" + model +
+         "\nhardware: h100-sxm\noperators: {source: tables, path: " + k_dir + ", " + ops + "}\n" +
+         extra;
+}
+
+std::unique_ptr<StepTimeModel> build(const std::string& yaml) {
+  auto doc = doc_of(yaml);
+  auto m = make_step_time_model(Cfg::root(doc));
+  doc->check_all_read();
+  return m;
+}
+
+StepShape decode(int seqs, int64_t kv_each) {
+  StepShape s;
+  s.sequences = s.decode_sequences = seqs;
+  s.decode_context_tokens = seqs * kv_each;
+  s.decode_context_max = s.decode_context_min = kv_each;
+  return s;
+}
+
+StepShape prefill(int64_t chunk, int64_t earlier) {
+  StepShape s;
+  s.sequences = 1;
+  s.prefill_tokens = chunk;
+  s.prefill_tokens_sq = static_cast<double>(chunk * chunk);
+  s.prefill_context_tokens = earlier;
+  return s;
+}
+
+Approx near(double v) { return Approx(v).epsilon(1e-4); }
+
+std::unique_ptr<OperatorSource> tiny_source(bool nccl = false) {
+  return open_operator_tables({k_dir, "tiny_gpu", "vllm", nccl});
+}
+
+}  // namespace
+
+TEST_CASE("operator: a pure decode step adds GEMMs, LM head and decode attention", "[models]") {
+  auto m = build(config(""));
+  // T = 8: 0.18 + 0.024; LM head 0.04; attention 2 layers x 0.0001 x 8 x 64 = 0.1024.
+  CHECK(m->step_ms(decode(8, 64)) == near(0.18 + 0.024 + 0.04 + 0.1024));
+  // Uneven lengths: 4 decodes averaging 16 (t = 2 x 0.0001 x 4 x 16 = 0.0128) with one at 256:
+  // that one alone takes 2 x 0.0001 x 256 = 0.0512, which bounds the step's attention.
+  StepShape s = decode(4, 16);
+  s.decode_context_max = 256;
+  s.decode_context_min = 1;
+  CHECK(m->step_ms(s) == near(0.204 + 0.04 + 0.0512));
+}
+
+TEST_CASE("operator: a prefill step charges the chunk's attention at its length", "[models]") {
+  auto m = build(config(""));
+  // T = 256 (g = 16): 0.18 x 16 + 0.024; LM head at 1 sequence 0.04; context attention at
+  // batch 1, isl 256: 2 layers x 0.001 x 16^2 = 0.512.
+  CHECK(m->step_ms(prefill(256, 0)) == near(2.904 + 0.04 + 0.512));
+}
+
+TEST_CASE("operator: a continuing chunk attends its earlier context", "[models]") {
+  auto m = build(config(""));
+  // 16 new tokens after 240 stored: pairs = 16^2 / 2 + 16 x 240 = 3968, the pairs of a fresh
+  // prefill of L = sqrt(2 x 3968) = 89.08 tokens. Between the table's isl 64 (0.016) and 256
+  // (0.256), log-log: 0.016 x (89.08 / 64)^2 = 0.031 a layer, 0.062 for two.
+  CHECK(m->step_ms(prefill(16, 240)) == near(0.204 + 0.04 + 0.062));
+}
+
+TEST_CASE("operator: tensor parallel halves the GEMMs and adds two all-reduces", "[models]") {
+  // TP2: 2 heads / 1 KV head a GPU. QKV (256 x 256) 0.01, O (256 x 128) 0.005, gate+up
+  // (512 x 256) 0.02, down (256 x 256) 0.01: 0.09 for two layers at T = 16; all-reduce of
+  // 16 x 256 = 4096 elements 0.01, 4 of them 0.04; LM head (512 x 256) 0.02; attention
+  // 2 x 0.000025 x 2 x 16 x 64 = 0.1024.
+  auto m = build(config("tensor_parallel: 2\n"));
+  CHECK(m->step_ms(decode(16, 64)) == near(0.09 + 0.04 + 0.024 + 0.02 + 0.1024));
+  auto nccl = build(config("tensor_parallel: 2\n", "tiny-dense.yaml",
+                           "gpu: tiny_gpu, engine: vllm, allreduce: nccl"));
+  CHECK(nccl->step_ms(decode(16, 64)) == near(0.09 + 0.08 + 0.024 + 0.02 + 0.1024));
+}
+
+TEST_CASE("operator: a mixture of experts runs the router and the MoE block", "[models]") {
+  // Per layer QKV 0.02, O 0.01, router (4 x 256: below the smallest n, the n = 128 line) 0.005,
+  // MoE power_law_1.2 0.06: 0.19 for two; 4 elementwise passes a layer and 2 a step: 0.02.
+  auto m = build(config("", "tiny-moe.yaml"));
+  CHECK(m->step_ms(decode(8, 64)) == near(0.19 + 0.02 + 0.04 + 0.1024));
+  auto balanced = build(config("moe_distribution: balanced\n", "tiny-moe.yaml"));
+  CHECK(balanced->step_ms(decode(8, 64)) == near(0.19 - 0.02 + 0.02 + 0.04 + 0.1024));
+}
+
+TEST_CASE("operator: fp8 weights keep a bf16 LM head unless told", "[models]") {
+  auto fp8 = build(config("weight_dtype: fp8\n"));
+  CHECK(fp8->step_ms(decode(8, 64)) == near(0.09 + 0.024 + 0.04 + 0.1024));
+  auto all = build(config("weight_dtype: fp8\nlm_head_dtype: fp8\nkv_dtype: fp8\n"));
+  CHECK(all->step_ms(decode(8, 64)) == near(0.09 + 0.024 + 0.02 + 0.0512));
+}
+
+TEST_CASE("operator: the tables interpolate log-log and extrapolate as documented", "[models]") {
+  auto src = tiny_source();
+  const AttentionHeads h{4, 2, 64};
+  // isl 128 between 64 (0.016) and 256 (0.256): log-log gives 0.016 x 2^2 = 0.064 (linear
+  // interpolation would give 0.096).
+  CHECK(src->context_attention_ms(1, 128, h, "bfloat16", "bfloat16") == near(0.064));
+  // Beyond isl 256: the segment from 64 (the largest at most half of 256) has slope 2.
+  CHECK(src->context_attention_ms(1, 1024, h, "bfloat16", "bfloat16") == near(0.256 * 16));
+  // The hole at batch 4, isl 256 continues the isl-256 line over batch: 2 x 0.512.
+  CHECK(src->context_attention_ms(4, 256, h, "bfloat16", "bfloat16") == near(1.024));
+  // GEMM: below the smallest m the latency holds; beyond 256 the m slope is at least 1 (the
+  // (128, 128) line's last segment, 16 -> 256, rises only 0.0025 -> 0.005).
+  CHECK(src->gemm_ms(1, 256, 256, "bfloat16") == near(0.01));
+  CHECK(src->gemm_ms(1024, 128, 128, "bfloat16") == near(0.005 * 4));
+  CHECK(src->gemm_ms(1024, 256, 256, "bfloat16") == near(0.01 * 64));
+  // Below the smallest n the n = 128 line; the never-measured (1024, 512) line is replaced by
+  // its nearest measured neighbour along n, (512, 512).
+  CHECK(src->gemm_ms(16, 64, 128, "bfloat16") == near(0.0025));
+  CHECK(src->gemm_ms(16, 1024, 512, "bfloat16") == near(0.04));
+  // m between 16 and 256 on a slope-1 line; n between 256 and 512 log-log.
+  CHECK(src->gemm_ms(64, 256, 256, "bfloat16") == near(0.04));
+  CHECK(src->gemm_ms(16, 362, 256, "bfloat16") == near(0.01 * 362.0 / 256));
+  CHECK(src->allreduce_ms(100, 2) == near(0.01));
+  CHECK(tiny_source(true)->allreduce_ms(8192, 2) == near(0.04));
+  CHECK(src->elementwise_ms(1e9) == near(0.002 + 1e9 / 5e11));
+  CHECK(src->describe() == "tiny_gpu vllm-0.1.0 tables");
+}
+
+TEST_CASE("operator: refusals name what is missing and what the tables have", "[models]") {
+  CHECK_THROWS_WITH(
+      build(config("", "tiny-dense.yaml", "gpu: nope, engine: vllm")),
+      Catch::Contains("gpu \"nope\": no such folder") && Catch::Contains("(GPUs there: tiny_gpu)"));
+  CHECK_THROWS_WITH(build(config("", "tiny-dense.yaml", "gpu: tiny_gpu, engine: sglang")),
+                    Catch::Contains("engine \"sglang\"") && Catch::Contains("vllm-0.1.0"));
+  CHECK_THROWS_WITH(build(config("weight_dtype: nvfp4\n")),
+                    Catch::Contains("no gemm dtype column latency_ms_nvfp4 (it has: bfloat16, "
+                                    "fp8, fp8_block)"));
+  CHECK_THROWS_WITH(build(config("weight_dtype: fp8_block\n")),
+                    Catch::Contains("column latency_ms_fp8_block has no measured cell"));
+  CHECK_THROWS_WITH(build(config("tensor_parallel: 4\n")),
+                    Catch::Contains("no rows for 1 query / 1 KV heads of dimension 64 per GPU") &&
+                        Catch::Contains("there: 2/1 heads x 64, 4/2 heads x 64)"));
+  CHECK_THROWS_WITH(build(config("tensor_parallel: 2\nexpert_parallel: 2\n", "tiny-moe.yaml")),
+                    Catch::Contains("no rows for 4 experts of hidden 256 x inter 128, top-2, in "
+                                    "bfloat16 at moe_tp 1 moe_ep 2") &&
+                        Catch::Contains("that model is there as: bfloat16 moe_tp 1 moe_ep 1"));
+  CHECK_THROWS_WITH(build(config("moe_distribution: zipf\n", "tiny-moe.yaml")),
+                    Catch::Contains("no MoE distribution column latency_ms_zipf (it has: "
+                                    "balanced, power_law_1.2)"));
+  CHECK_THROWS_WITH(tiny_source()->allreduce_ms(100, 8),
+                    Catch::Contains("no all-reduce rows for 8 GPUs (GPU counts there: 2)"));
+  CHECK_THROWS_WITH(build(config("expert_parallel: 2\n")),
+                    Catch::Contains("only for a mixture of experts"));
+  CHECK_THROWS_WITH(build(config("tensor_parallel: 3\n")),
+                    Catch::Contains("must divide tiny-dense's 4 attention heads"));
+  CHECK_THROWS_WITH(build(config("speed: 2\n")), Catch::Contains("speed"));
+  CHECK_THROWS_WITH(build(config("", "tiny-dense.yaml", "gpu: tiny_gpu, engine: vllm, typo: 1")),
+                    Catch::Contains("typo"));
+}
