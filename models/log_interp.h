@@ -95,8 +95,12 @@ class LogGrid {
     for (double y : ys) m_ln_y.push_back(std::log(y));
     for (double v : z) m_ln_z.push_back(std::log(v));
   }
-  [[nodiscard]] double at(double x, double y) const {
-    const LogBracket bx = log_bracket(m_ln_x, std::log(std::max(x, 1e-300)));
+  [[nodiscard]] double at(double x, double y) const { return at(bracket_x(x), y); }
+  /// Where x falls, for at(bx, y): a caller may keep the brackets of the x it meets often.
+  [[nodiscard]] LogBracket bracket_x(double x) const {
+    return log_bracket(m_ln_x, std::log(std::max(x, 1e-300)));
+  }
+  [[nodiscard]] double at(const LogBracket& bx, double y) const {
     const LogBracket by = log_bracket(m_ln_y, std::log(std::max(y, 1e-300)));
     const size_t ny = m_ln_y.size();
     const auto row = [&](size_t i) {

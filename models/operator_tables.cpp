@@ -84,7 +84,7 @@ void need_variant(const fs::path& file, const std::string& variant, const char* 
 }
 
 /// Points (size, latency) into a curve: sorted, the fastest of duplicate sizes kept.
-std::optional<LogCurve> curve_of(std::map<double, double> points) {
+std::optional<LogCurve> curve_of(const std::map<double, double>& points) {
   if (points.empty()) return std::nullopt;
   std::vector<double> xs, ys;
   for (const auto& [x, y] : points) {
@@ -279,6 +279,7 @@ class OperatorTables final : public OperatorSource {
     const auto batch_axis = generation ? OperatorAxis::GenerationBatch : OperatorAxis::ContextBatch;
     const auto len_axis = generation ? OperatorAxis::GenerationKv : OperatorAxis::ContextLength;
     std::set<std::string> layouts;
+    std::array<std::string, 3> last;
     std::map<double, std::map<double, double>> by_length;
     size_t rows = 0;
     while (csv.next_row()) {
@@ -291,7 +292,11 @@ class OperatorTables final : public OperatorSource {
       note(batch_axis, batch);
       note(len_axis, length);
       if (csv.field(0) != hd || csv.field(1) != nh || csv.field(2) != kvh) {
-        layouts.insert(fmt::format("{}/{} heads x {}", csv.field(1), csv.field(2), csv.field(0)));
+        // Rows come sorted by layout: name each one once.
+        if (csv.field(0) != last[0] || csv.field(1) != last[1] || csv.field(2) != last[2]) {
+          for (size_t c = 0; c < 3; ++c) last[c] = std::string(csv.field(c));
+          layouts.insert(fmt::format("{}/{} heads x {}", last[1], last[2], last[0]));
+        }
         continue;
       }
       ++rows;
@@ -338,6 +343,7 @@ class OperatorTables final : public OperatorSource {
                                           key_num(s.moe_tp),
                                           key_num(s.moe_ep)};
     std::set<std::string> same_model, models;
+    std::vector<std::string> any_other;
     std::map<double, double> points;
     bool any = false;
     while (csv.next_row()) {
@@ -346,6 +352,13 @@ class OperatorTables final : public OperatorSource {
       bool match = true;
       for (size_t c = 0; c < want.size() && match; ++c) match = csv.field(c) == want[c];
       if (!match) {
+        if (!any_other.empty() && csv.field(0) == any_other[0] && csv.field(1) == any_other[1] &&
+            csv.field(2) == any_other[2] && csv.field(3) == any_other[3] &&
+            csv.field(4) == any_other[4] && csv.field(5) == any_other[5] &&
+            csv.field(6) == any_other[6])
+          continue;  // the same shape as the row before: named already
+        any_other.clear();
+        for (size_t c = 0; c < 7; ++c) any_other.emplace_back(csv.field(c));
         const bool model = csv.field(1) == want[1] && csv.field(2) == want[2] &&
                            csv.field(3) == want[3] && csv.field(4) == want[4];
         if (model)

@@ -25,7 +25,8 @@ const std::string k_dir = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-ti
 
 std::string config(const std::string& extra, const std::string& model = "tiny-dense.yaml",
                    const std::string& ops = "gpu: tiny_gpu, engine: vllm") {
-  return "kind: operator\nmodel: " + k_dir + "/" + model +
+  const std::string path = model[0] == '/' ? model : k_dir + "/" + model;
+  return "kind: operator\nmodel: " + path +
          "\nhardware: h100-sxm\noperators: {source: tables, path: " + k_dir + ", " + ops + "}\n" +
          extra;
 }
@@ -157,7 +158,14 @@ TEST_CASE("operator: refusals name what is missing and what the tables have", "[
   CHECK_THROWS_WITH(build(config("weight_dtype: fp8_block\n")),
                     Catch::Contains("column latency_ms_fp8_block has no measured cell"));
   CHECK_THROWS_WITH(build(config("tensor_parallel: 4\n")),
-                    Catch::Contains("no rows for 1 query / 1 KV heads of dimension 64 per GPU") &&
+                    Catch::Contains("no all-reduce rows for 4 GPUs (GPU counts there: 2)"));
+  std::string wide =
+      "name: wide\nsource: test\nlayers: 2\nhidden_size: 512\nattention_heads: 8\n"
+      "kv_heads: 2\nhead_dim: 64\nintermediate_size: 512\nvocab_size: 1024\n"
+      "parameters: 2000000\nmax_context_tokens: 4096\n";
+  const std::string wide_path = write_temp("wide.yaml", wide);
+  CHECK_THROWS_WITH(build(config("", wide_path)),
+                    Catch::Contains("no rows for 8 query / 2 KV heads of dimension 64 per GPU") &&
                         Catch::Contains("there: 2/1 heads x 64, 4/2 heads x 64)"));
   CHECK_THROWS_WITH(build(config("tensor_parallel: 2\nexpert_parallel: 2\n", "tiny-moe.yaml")),
                     Catch::Contains("no rows for 4 experts of hidden 256 x inter 128, top-2, in "
