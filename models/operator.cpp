@@ -164,7 +164,7 @@ class OperatorModel final : public StepTimeModel {
   LogCurve m_sequences;  // LM head at m = sequences
   LogGrid m_generation;  // layers x decode attention over (batch, KV per sequence)
   LogGrid m_context;     // layers x prefill attention over (chunks, equivalent length)
-  static constexpr size_t k_dense_tokens = size_t{1} << 15, k_dense_counts = size_t{1} << 12;
+  static constexpr size_t k_dense_tokens = size_t{1} << 14, k_dense_counts = size_t{1} << 12;
   std::vector<double> m_tokens_ms, m_sequences_ms;  // m_tokens, m_sequences at 0, 1, 2, ...
   std::vector<LogBracket> m_generation_rows, m_context_rows;  // batch, chunks 0, 1, 2, ...
   double m_overhead_ms;

@@ -89,7 +89,7 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
   const CliResult all = cli({"list"});
   CHECK(all.code == 0);
   CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic orca sarathi sglang static trtllm vllm"));
-  CHECK_THAT(all.out, Catch::Contains("linear roofline table"));
+  CHECK_THAT(all.out, Catch::Contains("linear operator roofline table"));
   CHECK_THAT(all.out, Catch::Contains("models: gpt2-small llama-2-13b"));
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
