@@ -1,0 +1,253 @@
+// Readers of AIConfigurator's operator CSVs for the measured-table source
+// (models/operator_tables.h): each keeps only the rows its key selects.
+#include "models/operator_table_readers.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "sim/config.h"
+#include "sim/csv_columns.h"
+#include "sim/errors.h"
+
+namespace servesim {
+namespace fs = std::filesystem;
+
+/// A size as the tables spell it ("128"); a non-integer is never in a table's key columns.
+std::string key_num(double v) {
+  if (v >= 1 && v < 1e15 && v == std::floor(v)) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+namespace {
+
+void note(Breakpoints& bp, OperatorAxis a, double v) { bp[static_cast<size_t>(a)].insert(v); }
+
+/// The header's latency variants: "latency_ms_fp8" -> "fp8".
+std::vector<std::string> variants_of(const fs::path& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in) throw InputError(fmt::format("{}: cannot open file", file.string()));
+  std::string line;
+  if (!read_bounded_line(in, line, CsvColumns::k_max_line_bytes, file.string(), 1, "CSV header"))
+    return {};
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (start <= line.size()) {
+    size_t comma = line.find(',', start);
+    if (comma == std::string::npos) comma = line.size();
+    std::string f = line.substr(start, comma - start);
+    while (!f.empty() && (f.back() == '\r' || f.back() == ' ')) f.pop_back();
+    if (f.rfind("latency_ms_", 0) == 0) out.push_back(f.substr(11));
+    start = comma + 1;
+  }
+  return out;
+}
+
+void need_variant(const fs::path& file, const std::string& variant, const char* what) {
+  const auto v = variants_of(file);
+  if (std::find(v.begin(), v.end(), variant) == v.end())
+    throw InputError(fmt::format("{}: no {} column latency_ms_{} (it has: {})", file.string(), what,
+                                 variant, join_names(v)));
+}
+
+/// Points (size, latency) into a curve: sorted, the fastest of duplicate sizes kept.
+std::optional<LogCurve> curve_of(const std::map<double, double>& points) {
+  if (points.empty()) return std::nullopt;
+  std::vector<double> xs, ys;
+  for (const auto& [x, y] : points) {
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  return LogCurve(xs, ys, 1.0);
+}
+
+void keep_fastest(std::map<double, double>& points, double x, double y) {
+  auto [it, inserted] = points.emplace(x, y);
+  if (!inserted) it->second = std::min(it->second, y);
+}
+
+std::vector<double> logs_of(const std::set<double>& s) {
+  std::vector<double> out;
+  for (double v : s) out.push_back(std::log(v));
+  return out;
+}
+}  // namespace
+
+GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakpoints& bp) {
+  GemmTable g;
+  g.file = file;
+  need_variant(g.file, dtype, "gemm dtype");
+  std::ifstream in(g.file, std::ios::binary);
+  CsvColumns csv(in, g.file.string(), {"m", "n", "k", "latency_ms_" + dtype});
+  std::set<double> ns, ks;
+  std::map<std::pair<double, double>, std::map<double, double>> points;
+  while (csv.next_row()) {
+    const auto m = static_cast<double>(csv.integer(0, 1, int64_t{1} << 40));
+    const auto n = static_cast<double>(csv.integer(1, 1, int64_t{1} << 40));
+    const auto k = static_cast<double>(csv.integer(2, 1, int64_t{1} << 40));
+    note(bp, OperatorAxis::GemmTokens, m);
+    if (csv.field(3).empty()) continue;
+    ns.insert(n);
+    ks.insert(k);
+    keep_fastest(points[{n, k}], m, csv.positive_real(3));
+  }
+  if (points.empty())
+    throw InputError(
+        fmt::format("{}: column latency_ms_{} has no measured cell", g.file.string(), dtype));
+  g.ln_n = logs_of(ns);
+  g.ln_k = logs_of(ks);
+  for (double n : ns)
+    for (double k : ks) {
+      auto it = points.find({n, k});
+      g.lines.push_back(it == points.end() ? std::nullopt : curve_of(it->second));
+    }
+  return g;
+}
+AttentionTable read_attention_table(const fs::path& file, bool generation, const AttentionHeads& h,
+                                    const std::string& variant, Breakpoints& bp) {
+  const std::string hd = key_num(h.head_dim), nh = key_num(h.heads), kvh = key_num(h.kv_heads);
+  need_variant(file, variant, "attention dtype");
+  std::ifstream in(file, std::ios::binary);
+  CsvColumns csv(in, file.string(),
+                 {"head_dim", "num_heads", "num_key_value_heads", "batch_size", "isl", "step",
+                  "latency_ms_" + variant},
+                 {"window_size"});
+  const auto batch_axis = generation ? OperatorAxis::GenerationBatch : OperatorAxis::ContextBatch;
+  const auto len_axis = generation ? OperatorAxis::GenerationKv : OperatorAxis::ContextLength;
+  std::set<std::string> layouts;
+  std::array<std::string, 3> last;
+  std::map<double, std::map<double, double>> by_length;
+  size_t rows = 0;
+  while (csv.next_row()) {
+    if (csv.has(7) && csv.field(7) != "0") continue;  // sliding-window rows
+    const double batch = static_cast<double>(csv.integer(3, 1, int64_t{1} << 30));
+    // The attended length: isl new tokens (context), or step stored + 1 new (generation).
+    const double length =
+        static_cast<double>(csv.integer(4, 1, int64_t{1} << 40) +
+                            (generation ? csv.integer(5, 0, int64_t{1} << 40) : 0));
+    note(bp, batch_axis, batch);
+    note(bp, len_axis, length);
+    if (csv.field(0) != hd || csv.field(1) != nh || csv.field(2) != kvh) {
+      // Rows come sorted by layout: name each one once.
+      if (csv.field(0) != last[0] || csv.field(1) != last[1] || csv.field(2) != last[2]) {
+        for (size_t c = 0; c < 3; ++c) last[c] = std::string(csv.field(c));
+        layouts.insert(fmt::format("{}/{} heads x {}", last[1], last[2], last[0]));
+      }
+      continue;
+    }
+    ++rows;
+    if (csv.field(6).empty()) continue;
+    keep_fastest(by_length[length], batch, csv.positive_real(6));
+  }
+  if (rows == 0)
+    throw InputError(fmt::format(
+        "{}: no rows for {} query / {} KV heads of dimension {} per GPU (query/KV heads x "
+        "head_dim there: {})",
+        file.string(), nh, kvh, hd, join_names({layouts.begin(), layouts.end()})));
+  if (by_length.empty())
+    throw InputError(
+        fmt::format("{}: column latency_ms_{} has no measured cell for {}/{} "
+                    "heads x {}",
+                    file.string(), variant, nh, kvh, hd));
+  AttentionTable t;
+  for (auto& [length, points] : by_length) {
+    t.ln_length.push_back(std::log(length));
+    t.by_batch.push_back(*curve_of(points));
+  }
+  return t;
+}
+
+LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::string& dtype,
+                        const std::string& distribution, Breakpoints& bp) {
+  need_variant(file, distribution, "MoE distribution");
+  std::ifstream in(file, std::ios::binary);
+  CsvColumns csv(in, file.string(),
+                 {"moe_dtype", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size",
+                  "moe_ep_size", "num_tokens", "latency_ms_" + distribution});
+  const std::array<std::string, 7> want{dtype,
+                                        key_num(s.hidden_size),
+                                        key_num(s.inter_size),
+                                        key_num(s.experts),
+                                        key_num(s.top_k),
+                                        key_num(s.moe_tp),
+                                        key_num(s.moe_ep)};
+  std::set<std::string> same_model, models;
+  std::vector<std::string> any_other;
+  std::map<double, double> points;
+  bool any = false;
+  while (csv.next_row()) {
+    const auto tokens = static_cast<double>(csv.integer(7, 1, int64_t{1} << 40));
+    note(bp, OperatorAxis::MoeTokens, tokens);
+    bool match = true;
+    for (size_t c = 0; c < want.size() && match; ++c) match = csv.field(c) == want[c];
+    if (!match) {
+      if (!any_other.empty() && csv.field(0) == any_other[0] && csv.field(1) == any_other[1] &&
+          csv.field(2) == any_other[2] && csv.field(3) == any_other[3] &&
+          csv.field(4) == any_other[4] && csv.field(5) == any_other[5] &&
+          csv.field(6) == any_other[6])
+        continue;  // the same shape as the row before: named already
+      any_other.clear();
+      for (size_t c = 0; c < 7; ++c) any_other.emplace_back(csv.field(c));
+      const bool model = csv.field(1) == want[1] && csv.field(2) == want[2] &&
+                         csv.field(3) == want[3] && csv.field(4) == want[4];
+      if (model)
+        same_model.insert(
+            fmt::format("{} moe_tp {} moe_ep {}", csv.field(0), csv.field(5), csv.field(6)));
+      models.insert(
+          fmt::format("{}/{}/{}/{}", csv.field(1), csv.field(2), csv.field(3), csv.field(4)));
+      continue;
+    }
+    any = true;
+    if (!csv.field(8).empty()) keep_fastest(points, tokens, csv.positive_real(8));
+  }
+  if (!any)
+    throw InputError(fmt::format(
+        "{}: no rows for {} experts of hidden {} x inter {}, top-{}, in {} at moe_tp {} moe_ep "
+        "{} ({})",
+        file.string(), want[3], want[1], want[2], want[4], dtype, want[5], want[6],
+        same_model.empty() ? fmt::format("hidden/inter/experts/top-k there: {}",
+                                         join_names({models.begin(), models.end()}))
+                           : fmt::format("that model is there as: {}",
+                                         join_names({same_model.begin(), same_model.end()}))));
+  if (points.empty())
+    throw InputError(fmt::format("{}: column latency_ms_{} has no measured cell for that shape",
+                                 file.string(), distribution));
+  return *curve_of(points);
+}
+
+std::map<std::string, LogCurve> read_allreduce_table(const fs::path& file, bool nccl,
+                                                     Breakpoints& bp) {
+  std::map<std::string, LogCurve> out;
+  std::ifstream in(file, std::ios::binary);
+  std::map<std::string, std::map<double, double>> by_gpus;
+  if (nccl) {
+    CsvColumns csv(in, file.string(),
+                   {"op_name", "nccl_dtype", "num_gpus", "message_size", "latency_ms"});
+    while (csv.next_row())
+      if (csv.field(0) == "all_reduce" && csv.field(1) == "half")
+        keep_fastest(by_gpus[std::string(csv.field(2))],
+                     static_cast<double>(csv.integer(3, 1, int64_t{1} << 40)),
+                     csv.positive_real(4));
+  } else {
+    // vLLM's files time the CUDA-graph path (what serving runs) and eager mode; keep the first.
+    CsvColumns csv(in, file.string(), {"num_gpus", "message_size", "latency_ms"},
+                   {"kernel_source", "allreduce_dtype"});
+    while (csv.next_row()) {
+      if (csv.has(3) && csv.field(3) != "vLLM_custom_graph") continue;
+      if (csv.has(4) && csv.field(4) != "bfloat16") continue;
+      keep_fastest(by_gpus[std::string(csv.field(0))],
+                   static_cast<double>(csv.integer(1, 1, int64_t{1} << 40)), csv.positive_real(2));
+    }
+  }
+  if (by_gpus.empty()) throw InputError(fmt::format("{}: no bf16 all-reduce rows", file.string()));
+  for (auto& [gpus, points] : by_gpus) {
+    for (const auto& [x, y] : points) note(bp, OperatorAxis::AllreduceElements, x);
+    out.emplace(gpus, *curve_of(points));
+  }
+  return out;
+}
+
+}  // namespace servesim

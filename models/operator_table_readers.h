@@ -1,0 +1,55 @@
+#pragma once
+// Readers of AIConfigurator's operator CSVs, for the measured-table source
+// (models/operator_tables.h, which states the layout and the interpolation). Each reads one
+// file, keeps only the rows its key selects, records every size the file measures along each
+// axis into `bp` (the source's breakpoints), and throws InputError naming what is missing and
+// what the file has.
+#include <array>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "models/log_interp.h"
+#include "models/operator_source.h"
+
+namespace servesim {
+
+using Breakpoints = std::array<std::set<double>, 7>;  ///< by OperatorAxis
+
+/// A size as the tables spell it in key columns ("128").
+[[nodiscard]] std::string key_num(double v);
+
+/// gemm.csv, one dtype column: for each measured (n, k), a curve over m.
+struct GemmTable {
+  std::filesystem::path file;
+  std::vector<double> ln_n, ln_k;              // sizes with a measured cell
+  std::vector<std::optional<LogCurve>> lines;  // [i * k count + j]: (n_i, k_j) over m, if measured
+};
+[[nodiscard]] GemmTable read_gemm_table(const std::filesystem::path& file, const std::string& dtype,
+                                        Breakpoints& bp);
+
+/// context_attention.csv or generation_attention.csv, one head layout and dtype column: for
+/// each measured length (isl, or step + 1 KV tokens), a curve over batch.
+struct AttentionTable {
+  std::vector<double> ln_length;
+  std::vector<LogCurve> by_batch;
+};
+[[nodiscard]] AttentionTable read_attention_table(const std::filesystem::path& file,
+                                                  bool generation, const AttentionHeads& h,
+                                                  const std::string& variant, Breakpoints& bp);
+
+/// moe.csv, one shape, dtype and distribution column: a curve over tokens (the fastest kernel
+/// where several measured a shape).
+[[nodiscard]] LogCurve read_moe_table(const std::filesystem::path& file, const MoeShape& s,
+                                      const std::string& dtype, const std::string& distribution,
+                                      Breakpoints& bp);
+
+/// custom_allreduce.csv (bf16; vLLM's CUDA-graph rows) or nccl.csv (all_reduce, half): a curve
+/// over elements for each GPU count.
+[[nodiscard]] std::map<std::string, LogCurve> read_allreduce_table(
+    const std::filesystem::path& file, bool nccl, Breakpoints& bp);
+
+}  // namespace servesim
