@@ -10,8 +10,8 @@
 #include "models/fit.h"
 #include "models/measurements.h"
 #include "models/step_time_model.h"
-#include "sim/config.h"
 #include "sim/cli_options.h"
+#include "sim/config.h"
 #include "sim/errors.h"
 #include "sim/output.h"
 
