@@ -15,6 +15,7 @@
 // a step costs a few binary searches and log-log interpolations (models/log_interp.h).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -254,6 +255,11 @@ std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
                    static_cast<double>(model.experts_per_token),
                    static_cast<double>(tp / ep),
                    static_cast<double>(ep)};
+    const bool same = std::any_of(k_moe_dtypes.begin(), k_moe_dtypes.end(), [&](const auto& d) {
+      return std::string(d.servesim) == weight.servesim;
+    });
+    if (!same && !c.has("moe_dtype"))
+      c.fail("weight_dtype", fmt::format("{} has no MoE variant: give moe_dtype", weight.servesim));
     l.moe_dtype = read_dtype_name(c, "moe_dtype", weight.servesim, k_moe_dtypes).table;
     l.distribution = c.get_string("moe_distribution", "power_law_1.2");
   } else {
