@@ -7,11 +7,22 @@
 #include <string>
 #include <vector>
 
+#include "models/catalog.h"
+
 namespace servesim {
 namespace {
 
 constexpr double k_gib = 1073741824.0;
 constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;  // as kv.capacity_tokens
+
+/// The figures the arithmetic needs, all per accelerator of the group.
+struct KvMemoryFigures {
+  double device_bytes = 0;        ///< memory the device reports
+  double utilization = 0.9;       ///< the share of it the server may use, (0, 1]
+  double weight_bytes = 0;        ///< weights on one accelerator (all of them / tensor_parallel)
+  double reserved_bytes = 0;      ///< activations, CUDA graphs, workspace: taken before the KV pool
+  double kv_bytes_per_token = 0;  ///< one token's K and V on one accelerator
+};
 
 // The explicit figures that `model:` stands for.
 const std::vector<std::string> k_model_keys{"head_dim", "kv_heads", "layers", "parameters"};

@@ -5,20 +5,10 @@
 // read_kv_memory to make_kv_manager (sim/kv_manager.h), which cannot see the catalogue.
 #include <cstdint>
 
-#include "models/catalog.h"
 #include "sim/config.h"
 #include "sim/kv_manager.h"
 
 namespace servesim {
-
-/// The figures the arithmetic needs, all per accelerator of the group.
-struct KvMemoryFigures {
-  double device_bytes = 0;        ///< memory the device reports
-  double utilization = 0.9;       ///< the share of it the server may use, (0, 1]
-  double weight_bytes = 0;        ///< weights on one accelerator (all of them / tensor_parallel)
-  double reserved_bytes = 0;      ///< activations, CUDA graphs, workspace: taken before the KV pool
-  double kv_bytes_per_token = 0;  ///< one token's K and V on one accelerator
-};
 
 /// KV bytes one token takes on one accelerator of a tensor_parallel group: the KV heads are
 /// split tp ways, and when there are fewer KV heads than accelerators each one is replicated so
