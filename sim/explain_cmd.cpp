@@ -284,8 +284,10 @@ int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
       "{} on {}{}: weights {}, KV {}, compute {}\n", m.name, hw->name,
       o.tensor_parallel > 1 ? fmt::format(" x {} (tensor parallel)", o.tensor_parallel) : "",
       dtype_name(o.weight), dtype_name(o.kv), dtype_name(o.compute));
-  out << fmt::format("  model: {}\n  chip:  {}\n  price: ${:.2f}/h ({}, {})\n\n", m.source,
-                     hw->source, hw->price_per_hour_usd, hw->price_source, hw->price_date);
+  const PriceQuote* price = hw->price(k_default_price_tier);
+  if (!price) price = &hw->prices.front();  // parse_hardware requires one tier
+  out << fmt::format("  model: {}\n  chip:  {}\n  price: ${:.2f}/h, {} tier ({}, {})\n\n", m.source,
+                     hw->source, price->usd_per_hour, price->tier, price->source, price->date);
   print_memory(out, m, *hw, o, f);
   out << "\n";
   print_decode(out, m, *hw, o, f);

@@ -73,23 +73,32 @@ class KvManager {
     int64_t evicted_blocks = 0;  ///< cached blocks whose memory was reused for other tokens
   };
   [[nodiscard]] virtual std::optional<PrefixStats> prefix_stats() const { return std::nullopt; }
+
+  /// KV bytes one token takes on one accelerator when `kv.memory` sized the pool; 0 when the
+  /// section gave capacity_tokens (swap preemption times its transfers with it).
+  [[nodiscard]] double bytes_per_token() const { return m_bytes_per_token; }
+  void set_bytes_per_token(double bytes) { m_bytes_per_token = bytes; }
+
+ private:
+  double m_bytes_per_token = 0;
 };
 
 using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity_tokens);
 
-/// Reads `kv` (policy, capacity_tokens or memory, block_size, ...).
-[[nodiscard]] std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv);
+/// What a `kv.memory` map works out for one tensor-parallel group.
+struct KvMemory {
+  int64_t capacity_tokens = 0;  ///< KV tokens the whole group holds
+  double bytes_per_token = 0;   ///< KV bytes one token takes on one accelerator
+};
+/// Reads a `kv.memory` map. The engine passes models/kv_memory.h's read_kv_memory, which
+/// resolves model and hardware names from the catalogue; this library cannot see it.
+using KvMemoryReader = KvMemory (*)(const Cfg& memory);
+
+/// Reads `kv` (policy, capacity_tokens or memory, block_size, ...). `read_memory` sizes the pool
+/// when the section gives `memory` (and must then be given); the manager then reports the
+/// per-token bytes it found (KvManager::bytes_per_token).
+[[nodiscard]] std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv, KvMemoryReader read_memory);
 [[nodiscard]] std::vector<std::string> kv_policy_names();
-
-/// Tokens of KV that fit in the memory described by `kv.memory` (accelerator memory times
-/// utilisation, minus the weights, over the KV bytes of one token).
-[[nodiscard]] int64_t kv_capacity_from_memory(const Cfg& memory);
-
-/// Bytes of KV one token takes on one accelerator (the per-token figure kv.memory divides the
-/// free memory by: 2 x layers x kv_heads x head_dim x kv_dtype bytes / tensor_parallel), read
-/// from the kv section's `memory` map; nullopt when the kv section has no `memory`.
-/// REQUIRES: make_kv_manager has already checked the section.
-[[nodiscard]] std::optional<double> kv_bytes_per_token(const YAML::Node& kv);
 
 /// Reads kv.block_size (default 16), which must not exceed the capacity.
 [[nodiscard]] int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens);

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "models/kv_memory.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
 #include "sim/cluster.h"
@@ -76,7 +77,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   // With cluster.pools, the pools build every replica (the top-level sections are defaults).
   std::optional<Cfg> top_step_time;
   if (!has_pools(root)) {
-    s.components.kv = make_kv_manager(root.child("kv"));
+    s.components.kv = make_kv_manager(root.child("kv"), &read_kv_memory);
     StepTimeSection step_time = read_step_time(root);
     s.components.step_time = std::move(step_time.model);
     top_step_time = step_time.section;

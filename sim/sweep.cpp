@@ -37,7 +37,10 @@ std::string flow_yaml(const YAML::Node& n) {
 struct BaseShape {
   bool step_time_map = false;  // step_time is a section, not a file path
   bool kv_memory = false;      // kv.memory sizes the KV cache
+  bool kv_explicit_memory = false;  // ... from accelerator_gib, not a hardware name
+  bool kv_explicit_model = false;   // ... from parameters, layers..., not a model name
   bool cluster = false;
+  std::string price_tier;  // the sweep's: an accelerator must have a price in it
 };
 
 BaseShape base_shape(const SweepSpec& spec) {
@@ -46,8 +49,12 @@ BaseShape base_shape(const SweepSpec& spec) {
   const YAML::Node root = doc.root();
   BaseShape b;
   b.step_time_map = yaml_child(root, "step_time").IsMap();
-  b.kv_memory = yaml_child(yaml_child(root, "kv"), "memory").IsMap();
+  const YAML::Node memory = yaml_child(yaml_child(root, "kv"), "memory");
+  b.kv_memory = memory.IsMap();
+  b.kv_explicit_memory = b.kv_memory && memory["accelerator_gib"].IsDefined();
+  b.kv_explicit_model = b.kv_memory && memory["parameters"].IsDefined();
   b.cluster = yaml_child(root, "cluster").IsMap();
+  b.price_tier = spec.price_tier;
   return b;
 }
 
@@ -70,9 +77,19 @@ std::vector<std::string> expand_shorthand(const Cfg& axes, const std::string& ke
     } catch (const InputError& e) {
       bad(e.what());
     }
+    if (hw.price(b.price_tier) == nullptr)
+      bad(
+          fmt::format("hardware \"{}\" has no {} price, the tier this sweep compares costs in "
+                      "(price_tier; docs/hardware.md#prices): drop it or choose a tier every "
+                      "accelerator has",
+                      hw.name, b.price_tier));
     if (b.step_time_map) out.push_back("step_time.hardware=" + text);
-    if (b.kv_memory)
+    // A base that names its figures keeps them (the datasheet's memory, as before); one that
+    // names the catalogue gets the name, so the device-reported memory_gib sizes the KV.
+    if (b.kv_explicit_memory)
       out.push_back("kv.memory.accelerator_gib=" + num(hw.memory_bytes() / 1073741824.0));
+    else if (b.kv_memory)
+      out.push_back("kv.memory.hardware=" + text);
   } else if (key == "model") {
     ModelSpec m;
     try {
@@ -81,7 +98,9 @@ std::vector<std::string> expand_shorthand(const Cfg& axes, const std::string& ke
       bad(e.what());
     }
     if (b.step_time_map) out.push_back("step_time.model=" + text);
-    if (b.kv_memory) {
+    if (b.kv_memory && !b.kv_explicit_model) {
+      out.push_back("kv.memory.model=" + text);
+    } else if (b.kv_memory) {
       out.push_back(fmt::format("kv.memory.parameters={}", m.parameters));
       out.push_back(fmt::format("kv.memory.layers={}", m.layers));
       out.push_back(fmt::format("kv.memory.kv_heads={}", m.kv_heads));
@@ -254,11 +273,12 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file,
                   ? SweepMode::Fixed
                   : SweepMode::MinReplicas;
   spec.max_replicas = root.get_int("max_replicas", 64, {1, 4096});
+  spec.price_tier = root.get_choice("price_tier", k_default_price_tier, price_tier_names());
   spec.accelerator = root.get_string("accelerator", "");
   const std::string base_dir = fs::path(base).parent_path().string();
   if (!spec.accelerator.empty()) {
     try {
-      (void)load_hardware(spec.accelerator, doc->base_dir());
+      (void)load_hardware(spec.accelerator, doc->base_dir()).require_price(spec.price_tier);
     } catch (const InputError& e) {
       root.fail("accelerator", e.what());
     }
@@ -296,7 +316,7 @@ std::optional<double> price_per_accelerator_hour(const SweepSpec& spec,
     if (dir.empty()) dir = ".";
   }
   if (name.empty()) return std::nullopt;
-  return load_hardware(name, dir).price_per_hour_usd;
+  return load_hardware(name, dir).require_price(spec.price_tier).usd_per_hour;
 }
 
 }  // namespace servesim

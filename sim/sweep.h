@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "models/catalog.h"
 #include "sim/metrics.h"
 
 namespace servesim {
@@ -49,6 +50,7 @@ struct SweepSpec {
   SweepMode mode = SweepMode::Fixed;
   int64_t max_replicas = 64;  ///< min_replicas: the most replicas tried
   std::string accelerator;    ///< prices points whose step_time names no hardware ("": none)
+  std::string price_tier = k_default_price_tier;  ///< the catalogue price tier points pay
   std::vector<SweepAxis> axes;
 
   /// The product of the axes' sizes (1 with no axes). Capped by load_sweep at k_max_points.

@@ -162,6 +162,7 @@ std::string sweep_summary_json(const SweepSpec& spec, const std::vector<PointRes
   j["sweep"] = spec.file;
   j["base"] = spec.base_file;
   j["mode"] = spec.mode == SweepMode::Fixed ? "fixed" : "min_replicas";
+  j["price_tier"] = spec.price_tier;
   nlohmann::ordered_json slo;
   slo["ttft_ms"] = spec.slo.ttft_ms ? nlohmann::ordered_json(*spec.slo.ttft_ms) : nullptr;
   slo["tpot_ms"] = spec.slo.tpot_ms ? nlohmann::ordered_json(*spec.slo.tpot_ms) : nullptr;

@@ -37,9 +37,9 @@ memory_gb: 100
 memory_bandwidth_gb_per_s: 1000
 peak_tflops: {bf16: 100, int8: 200}
 interconnect_gb_per_s: 100
-price_per_hour_usd: 1
-price_source: nobody
-price_date: 2026-01
+memory_gib: 93
+tables: none
+prices: {on_demand: {usd_per_hour: 1, source: nobody, date: 2026-01}}
 )";
 
 std::string toy_section(const std::string& extra = "") {

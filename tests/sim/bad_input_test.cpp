@@ -314,7 +314,7 @@ TEST_CASE("catalog: requests that can never fit", "[sim][catalog]") {
                      "memory: {accelerator_gib: 16, parameters: 13e9, layers: 40, kv_heads: 40, "
                      "head_dim: 128}") ==
         err("kv.memory.parameters = \"13e9\" at c.yaml:11:63: the weights (26.00 GB) do not fit "
-            "in 15.46 GB usable accelerator memory (accelerator_gib x utilization)"));
+            "in 15.46 GB usable accelerator memory (accelerator_gib x utilization 0.9)"));
   // A request larger than the KV cache is rejected, as a server would; the run says why.
   const Run r =
       run_servesim({{"c.yaml", k_trace_config}, {"t.csv", k_header + "0,900,200\n0.5,10,10\n"}},

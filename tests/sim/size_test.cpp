@@ -133,6 +133,42 @@ TEST_CASE(
   CHECK(alone["slo"]["tpot"]["met"] == true);
 }
 
+TEST_CASE(
+    "size: a base naming its model and chip in kv.memory gets names from the shorthands; a chip "
+    "without the sweep's price tier is refused",
+    "[sim][size]") {
+  std::string base = k_base;
+  const std::string explicit_memory =
+      "memory: {accelerator_gib: 74.5, parameters: 8030261248, weight_dtype: bf16, layers: 32,\n"
+      "           kv_heads: 8, head_dim: 128}";
+  REQUIRE(base.find(explicit_memory) != std::string::npos);
+  base.replace(base.find(explicit_memory), explicit_memory.size(),
+               "memory: {hardware: h100-sxm, model: llama-3.1-8b, weight_dtype: bf16}");
+  const std::string axes =
+      "slo: {ttft_ms: 500}\naxes:\n  accelerator: [l4, h100-sxm]\n"
+      "  model: [llama-3.1-8b, qwen3-8b]\n";
+  const Files f = write_sweep("base: base.yaml\n" + axes, base);
+  const SweepSpec spec = load_sweep(f.sweep);
+  CHECK(spec.price_tier == "on_demand");
+  const std::vector<std::string> o = spec.overrides(1);  // l4, qwen3-8b
+  CHECK(std::find(o.begin(), o.end(), "kv.memory.hardware=l4") != o.end());
+  CHECK(std::find(o.begin(), o.end(), "kv.memory.model=qwen3-8b") != o.end());
+  CHECK(std::none_of(o.begin(), o.end(), [](const std::string& s) {
+    return s.rfind("kv.memory.accelerator_gib", 0) == 0 || s.rfind("kv.memory.layers", 0) == 0;
+  }));
+  // The one-source on_demand tier does not list the MI300X: refused when the file is read.
+  CHECK_THAT(sweep_error("base: base.yaml\nslo: {ttft_ms: 500}\naxes:\n  accelerator: [mi300x]\n"),
+             Catch::Contains("value mi300x: hardware \"mi300x\" has no on_demand price, the tier "
+                             "this sweep compares costs in"));
+  CHECK_THAT(sweep_error("base: base.yaml\nslo: {ttft_ms: 500}\naccelerator: a100-40gb\n"),
+             Catch::Contains("hardware \"a100-40gb\" has no on_demand price (its tiers: mixed"));
+  const Files mixed = write_sweep(
+      "base: base.yaml\nprice_tier: mixed\nslo: {ttft_ms: 500}\naxes:\n  accelerator: [mi300x]\n");
+  CHECK(load_sweep(mixed.sweep).price_tier == "mixed");
+  CHECK_THAT(sweep_error("base: base.yaml\nprice_tier: spot\nslo: {ttft_ms: 500}\n"),
+             Catch::Contains("(valid: mixed, on_demand)"));
+}
+
 TEST_CASE("size: threaded runs write byte-identical files to a single-threaded one",
           "[sim][size]") {
   const Files f = write_sweep(k_sweep);
