@@ -7,10 +7,10 @@
 #include <fstream>
 #include <ostream>
 
+#include "cli/cli_options.h"
+#include "core/errors.h"
 #include "report/assets.h"
 #include "report/report_data.h"
-#include "sim/cli_options.h"
-#include "sim/errors.h"
 
 namespace servesim {
 

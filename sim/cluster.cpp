@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <map>
 
+#include "core/kv/kv_manager.h"
 #include "models/catalog.h"
 #include "schedulers/scheduler.h"
-#include "sim/kv_manager.h"
 #include "sim/topology.h"
 
 namespace servesim {

@@ -5,12 +5,12 @@
 
 #include <fmt/format.h>
 
+#include "metrics/metrics.h"
+#include "metrics/output.h"
+#include "metrics/steps_csv.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
 #include "sim/cluster.h"
-#include "sim/metrics.h"
-#include "sim/output.h"
-#include "sim/steps_csv.h"
 #include "traces/workload_source.h"
 
 namespace servesim {

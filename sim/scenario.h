@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/metrics.h"
+#include "core/config.h"
+#include "metrics/metrics.h"
 #include "sim/simulation.h"
 
 namespace servesim {

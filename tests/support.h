@@ -10,9 +10,9 @@
 
 #include <sstream>
 
-#include "sim/cli.h"
-#include "sim/config.h"
-#include "sim/errors.h"
+#include "cli/cli.h"
+#include "core/config.h"
+#include "core/errors.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 
