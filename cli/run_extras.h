@@ -10,8 +10,8 @@
 #include "cli/progress.h"
 #include "cli/run_progress.h"
 #include "metrics/output.h"
+#include "metrics/run_scenario.h"
 #include "metrics/timeline.h"
-#include "sim/scenario.h"
 
 namespace servesim {
 

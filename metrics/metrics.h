@@ -18,6 +18,7 @@
 #include "core/request.h"
 #include "sim/recorder.h"
 #include "sim/simulation.h"
+#include "sim/slo.h"
 
 namespace servesim {
 
@@ -27,14 +28,6 @@ struct Distribution {
   /// False once more values came than QuantileSketch keeps: percentiles are then within
   /// QuantileSketch::k_relative_error of exact (mean and max stay exact).
   bool exact = true;
-};
-
-/// The `slo` section: latency targets, at least one given.
-struct SloTargets {
-  std::optional<double> ttft_ms;  ///< > 0
-  std::optional<double> tpot_ms;  ///< > 0
-  double percentile = 99;         ///< in (0, 100]: the run-level check is "p<percentile> <= target"
-  int64_t accelerators = 1;       ///< goodput is also given divided by this
 };
 
 /// One latency target and how the run did against it.

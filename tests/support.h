@@ -13,7 +13,7 @@
 #include "cli/cli.h"
 #include "core/config.h"
 #include "core/errors.h"
-#include "sim/scenario.h"
+#include "metrics/run_scenario.h"
 #include "sim/simulation.h"
 
 namespace servesim::test {

@@ -90,7 +90,7 @@ std::string err(const std::string& message) { return "servesim: error: " + messa
 
 }  // namespace
 
-TEST_CASE("catalog: malformed rows, missing and extra columns", "[sim][catalog]") {
+TEST_CASE("catalog: malformed rows, missing and extra columns", "[cli][catalog]") {
   CHECK(trace_error(k_header + "0,1,1\n0.5,abc,3\n") ==
         err("t.csv:3: column prompt_tokens = \"abc\": must be an integer from 1 to 1000000000"));
   CHECK(trace_error("arrival,prompt_tokens,output_tokens\n0,1,1\n") ==
@@ -106,7 +106,7 @@ TEST_CASE("catalog: malformed rows, missing and extra columns", "[sim][catalog]"
 }
 
 TEST_CASE("catalog: negative, zero, NaN, infinite and out-of-range numbers in a trace",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   const auto arrival = [](const std::string& v) {
     return err("t.csv:2: column arrival_s = \"" + v +
                "\": must be a finite number from 0 to 9000000000");
@@ -128,7 +128,7 @@ TEST_CASE("catalog: negative, zero, NaN, infinite and out-of-range numbers in a 
   CHECK(trace_error(k_header + "0,1.5,2\n") == prompt("1.5"));
 }
 
-TEST_CASE("catalog: an empty trace, blank lines only, a header only", "[sim][catalog]") {
+TEST_CASE("catalog: an empty trace, blank lines only, a header only", "[cli][catalog]") {
   const std::string empty =
       err("t.csv: empty file (expected a header with arrival_s, prompt_tokens, output_tokens)");
   CHECK(trace_error("") == empty);
@@ -137,7 +137,7 @@ TEST_CASE("catalog: an empty trace, blank lines only, a header only", "[sim][cat
 }
 
 TEST_CASE("catalog: non-UTF-8 bytes and control characters are escaped, never echoed raw",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   CHECK(trace_error(k_header + "0,\xFF\xFE"
                                "12,2\n") ==
         err("t.csv:2: column prompt_tokens = \"\\xFF\\xFE12\": must be an integer from 1 to "
@@ -152,7 +152,7 @@ TEST_CASE("catalog: non-UTF-8 bytes and control characters are escaped, never ec
 }
 
 TEST_CASE("catalog: a huge value is cut to 40 characters; a huge line stops the reader",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   CHECK(trace_error(k_header + "0," + std::string(5000, '9') + ",2\n") ==
         err("t.csv:2: column prompt_tokens = \"" + std::string(40, '9') +
             "\"... (5000 bytes): must be an integer from 1 to 1000000000"));
@@ -162,7 +162,7 @@ TEST_CASE("catalog: a huge value is cut to 40 characters; a huge line stops the 
             "...\"): not a CSV row"));
 }
 
-TEST_CASE("catalog: a UTF-8 byte-order mark is skipped; UTF-16 is named", "[sim][catalog]") {
+TEST_CASE("catalog: a UTF-8 byte-order mark is skipped; UTF-16 is named", "[cli][catalog]") {
   const Run ok =
       run_servesim({{"c.yaml", k_trace_config}, {"t.csv", "\xEF\xBB\xBF" + k_header + "0,1,1\n"}});
   CHECK(ok.err == "");
@@ -173,7 +173,7 @@ TEST_CASE("catalog: a UTF-8 byte-order mark is skipped; UTF-16 is named", "[sim]
                                   "byte-order mark); save it as UTF-8 or ASCII"));
 }
 
-TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[sim][catalog]") {
+TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[cli][catalog]") {
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4") ==
         err("scheduler.max_num_seq at c.yaml:11:3: unknown key (did you mean max_num_seqs?) "
             "(valid here: chunked_prefill, kind, kv_bytes_per_token, max_num_batched_tokens, "
@@ -195,7 +195,7 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[sim]
             "c.yaml:3:5 (an integer)"));
 }
 
-TEST_CASE("catalog: wrong types in a config", "[sim][catalog]") {
+TEST_CASE("catalog: wrong types in a config", "[cli][catalog]") {
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: eight") ==
         err("scheduler.max_num_seqs = \"eight\" at c.yaml:10:17: must be an integer"));
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: 2.5") ==
@@ -212,7 +212,7 @@ TEST_CASE("catalog: wrong types in a config", "[sim][catalog]") {
 }
 
 TEST_CASE("catalog: negative, zero, NaN, infinite and out-of-range numbers in a config",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: -1") ==
         err("scheduler.max_num_seqs = \"-1\" at c.yaml:10:17: must be an integer from 1 to "
             "1048576"));
@@ -232,7 +232,7 @@ TEST_CASE("catalog: negative, zero, NaN, infinite and out-of-range numbers in a 
 }
 
 TEST_CASE("catalog: numbers too large for the simulator are refused, not wrapped",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   // 1e300 GiB of memory overflowed to infinity and then to an undefined integer conversion.
   CHECK(config_error("capacity_tokens: 1000",
                      "memory: {accelerator_gib: 1e300, parameters: 13e9, layers: 40, "
@@ -247,7 +247,7 @@ TEST_CASE("catalog: numbers too large for the simulator are refused, not wrapped
 }
 
 TEST_CASE("catalog: a Poisson workload that drifts past the time limit stops with a message",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   // The expected arrival is exactly at the limit, so the config check passes, and a long
   // exponential gap carries some seeds past it (seed 2 among them).
   const std::string workload =
@@ -270,7 +270,7 @@ TEST_CASE("catalog: a Poisson workload that drifts past the time limit stops wit
   }
 }
 
-TEST_CASE("catalog: control characters, non-UTF-8 and huge values in a config", "[sim][catalog]") {
+TEST_CASE("catalog: control characters, non-UTF-8 and huge values in a config", "[cli][catalog]") {
   CHECK(config_error("kind: continuous", "kind: \"cont\\x1b[2Jinuous\"") ==
         err("scheduler.kind = \"cont\\x1B[2Jinuous\" at c.yaml:9:9: unknown "
             "\"cont\\x1B[2Jinuous\" (did you mean continuous?) (valid: continuous, dynamic, orca, "
@@ -289,7 +289,7 @@ TEST_CASE("catalog: control characters, non-UTF-8 and huge values in a config", 
             "(p\\x97.csv; relative paths are resolved against the config file's folder)"));
 }
 
-TEST_CASE("catalog: contradictory settings name both keys", "[sim][catalog]") {
+TEST_CASE("catalog: contradictory settings name both keys", "[cli][catalog]") {
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: 8\n  chunked_prefill: true") ==
         err("scheduler.chunked_prefill = \"true\" at c.yaml:11:20: chunked_prefill: true needs "
             "scheduler.max_num_batched_tokens, the chunk budget of a step"));
@@ -309,7 +309,7 @@ TEST_CASE("catalog: contradictory settings name both keys", "[sim][catalog]") {
             "tokens)"));
 }
 
-TEST_CASE("catalog: requests that can never fit", "[sim][catalog]") {
+TEST_CASE("catalog: requests that can never fit", "[cli][catalog]") {
   CHECK(config_error("capacity_tokens: 1000",
                      "memory: {accelerator_gib: 16, parameters: 13e9, layers: 40, kv_heads: 40, "
                      "head_dim: 128}") ==
@@ -326,7 +326,7 @@ TEST_CASE("catalog: requests that can never fit", "[sim][catalog]") {
                                     "o/requests.csv)\n"));
 }
 
-TEST_CASE("catalog: an output directory that cannot be written", "[sim][catalog]") {
+TEST_CASE("catalog: an output directory that cannot be written", "[cli][catalog]") {
   const Run file = run_servesim({{"c.yaml", k_synthetic_config}, {"o", "a file"}},
                                 {"run", "{dir}/c.yaml", "--out", "{dir}/o"});
   CHECK(file.code == 2);
@@ -339,7 +339,7 @@ TEST_CASE("catalog: an output directory that cannot be written", "[sim][catalog]
 }
 
 TEST_CASE("catalog: config files that are missing, empty, not YAML or not a map",
-          "[sim][catalog]") {
+          "[cli][catalog]") {
   CHECK(run_servesim({}, {"run", "{dir}/nope.yaml"}).err ==
         err("nope.yaml: cannot open config file"));
   CHECK(run_servesim({}, {"run", "{dir}/."}).err == err(".: is a directory, not a config file"));
@@ -356,7 +356,7 @@ TEST_CASE("catalog: config files that are missing, empty, not YAML or not a map"
         err("c.yaml: larger than 16777216 bytes; not a scenario config"));
 }
 
-TEST_CASE("catalog: bad --set overrides", "[sim][catalog]") {
+TEST_CASE("catalog: bad --set overrides", "[cli][catalog]") {
   const auto set_error = [](const std::string& assignment) {
     return error_of({{"c.yaml", k_synthetic_config}}, {"--set", assignment});
   };
@@ -378,7 +378,7 @@ TEST_CASE("catalog: bad --set overrides", "[sim][catalog]") {
             "static, trtllm, vllm)"));
 }
 
-TEST_CASE("printable: input echoed into messages is escaped and cut", "[sim][catalog]") {
+TEST_CASE("printable: input echoed into messages is escaped and cut", "[cli][catalog]") {
   CHECK(printable("plain text") == "plain text");
   CHECK(printable("d\xC3\xA9j\xC3\xA0 vu \xE2\x9C\x93") == "d\xC3\xA9j\xC3\xA0 vu \xE2\x9C\x93");
   CHECK(printable("a\tb\nc\x7F") == "a\\x09b\\x0Ac\\x7F");

@@ -13,7 +13,7 @@ using namespace servesim::test;
 
 
 TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 80 GB",
-          "[sim][explain]") {
+          "[cli][explain]") {
   // Weights: 13,015,864,320 x 2 bytes = 26.03 GB. KV: 819,200 bytes a token x 2,048 = 1.68 GB.
   // Whole memory: floor((80 - 26.03) / 1.678) = floor(32.17) = 32.
   // At utilization 0.9: floor((72 - 26.03) / 1.678) = floor(27.40) = 27.
@@ -52,7 +52,7 @@ TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 8
   CHECK_THAT(r.out, Catch::Contains("weights 13.02 GB; 39 conversations fit in the whole memory"));
 }
 
-TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[sim][explain]") {
+TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[cli][explain]") {
   ExplainOptions o;
   o.weight = o.kv = o.compute = Dtype::Fp32;
   o.context_tokens = 1024;
@@ -77,7 +77,7 @@ TEST_CASE("explain: GPT-2 small moves 497.8 MB of fp32 weights per token", "[sim
 }
 
 TEST_CASE("explain: tensor parallelism pools memory and splits the weights read",
-          "[sim][explain]") {
+          "[cli][explain]") {
   // Llama 3.1 70B in bf16 over 4 H100s: 141.11 GB of weights, 35.28 GB read per accelerator a
   // step; KV 327,680 bytes a token, 671.1 MB per 2,048-token conversation;
   // floor((320 - 141.11) / 0.6711) = 266.
@@ -89,7 +89,7 @@ TEST_CASE("explain: tensor parallelism pools memory and splits the weights read"
   CHECK_THAT(r.out, Catch::Contains("35.28 GB / 3,350 GB/s = 10.53 ms per token"));
 }
 
-TEST_CASE("explain: bad arguments exit 2 with a message", "[sim][explain]") {
+TEST_CASE("explain: bad arguments exit 2 with a message", "[cli][explain]") {
   const CliResult unknown = cli({"explain", "--model", "llama-2-13", "--hardware", "a100-80gb"});
   CHECK(unknown.code == 2);
   CHECK_THAT(unknown.err, Catch::Contains("--model: unknown model \"llama-2-13\" (did you mean "

@@ -8,7 +8,7 @@
 
 using namespace servesim;
 
-TEST_CASE("progress: the line shows share, amounts, rate and ETA", "[sim][progress]") {
+TEST_CASE("progress: the line shows share, amounts, rate and ETA", "[cli][progress]") {
   // 30 of 120 s simulated in 2 s of wall time: 15 s/s, 90 s left -> ETA 6 s.
   CHECK(Progress::format_line("run", 30, 120, "s", 2.0, false) ==
         "run  25% 30/120 s, 15 s/s, ETA 6s");
@@ -23,7 +23,7 @@ TEST_CASE("progress: the line shows share, amounts, rate and ETA", "[sim][progre
         "run 500 requests, 125 requests/s, 4s elapsed");
 }
 
-TEST_CASE("progress: a string stream gets plain lines, rate-limited", "[sim][progress]") {
+TEST_CASE("progress: a string stream gets plain lines, rate-limited", "[cli][progress]") {
   std::ostringstream out;
   {
     Progress p("run", 100, "s", out, true);
@@ -38,7 +38,7 @@ TEST_CASE("progress: a string stream gets plain lines, rate-limited", "[sim][pro
   CHECK(out.str().empty());
 }
 
-TEST_CASE("progress: a line once a tenth is done and a second has passed", "[sim][progress]") {
+TEST_CASE("progress: a line once a tenth is done and a second has passed", "[cli][progress]") {
   std::ostringstream out;
   Progress p("sweep", 10, "points", out, true);
   p.update(0.5);
@@ -55,7 +55,7 @@ TEST_CASE("progress: a line once a tenth is done and a second has passed", "[sim
   CHECK(out.str().find("sweep  25% 2.5/10 points") != std::string::npos);
 }
 
-TEST_CASE("progress: disabled writes nothing; updates from threads are safe", "[sim][progress]") {
+TEST_CASE("progress: disabled writes nothing; updates from threads are safe", "[cli][progress]") {
   std::ostringstream out;
   {
     Progress off("run", 10, "s", out, false);

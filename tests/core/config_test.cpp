@@ -47,12 +47,12 @@ std::string replace(std::string s, const std::string& from, const std::string& t
 
 }  // namespace
 
-TEST_CASE("config: the good config builds", "[sim][config]") {
+TEST_CASE("config: the good config builds", "[core][config]") {
   CHECK(error_of(k_good) == "no error");
 }
 
 TEST_CASE("config: an unknown key names itself, its line, a suggestion and the valid keys",
-          "[sim][config]") {
+          "[core][config]") {
   const auto msg = error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4"));
   CHECK_THAT(msg, Catch::Contains("scheduler.max_num_seq at test.yaml:13:3: unknown key"));
   CHECK_THAT(msg, Catch::Contains("did you mean max_num_seqs?"));
@@ -60,19 +60,19 @@ TEST_CASE("config: an unknown key names itself, its line, a suggestion and the v
                                   "max_num_batched_tokens, max_num_seqs, preemption_mode"));
 }
 
-TEST_CASE("config: an unknown top-level section is rejected", "[sim][config]") {
+TEST_CASE("config: an unknown top-level section is rejected", "[core][config]") {
   CHECK_THAT(error_of(k_good + "sedd: 3\n"),
              Catch::Contains("sedd at test.yaml:18:1: unknown key (did you mean seed?)"));
 }
 
-TEST_CASE("config: an unknown scheduler kind lists the valid ones", "[sim][config]") {
+TEST_CASE("config: an unknown scheduler kind lists the valid ones", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "kind: continuous", "kind: contiuous")),
              Catch::Contains("scheduler.kind = \"contiuous\" at test.yaml:11:9: unknown "
                              "\"contiuous\" (did you mean continuous?) (valid: continuous, "
                              "dynamic, orca, sarathi, sglang, static, trtllm, vllm)"));
 }
 
-TEST_CASE("config: wrong types and impossible values", "[sim][config]") {
+TEST_CASE("config: wrong types and impossible values", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: eight")),
              Catch::Contains("scheduler.max_num_seqs = \"eight\" at test.yaml:12:17: must be an integer"));
   CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 0")),
@@ -91,30 +91,30 @@ TEST_CASE("config: wrong types and impossible values", "[sim][config]") {
              Catch::Contains("kv.block_size = \"2000\" at test.yaml:16:15: must not exceed the KV capacity (1000 tokens)"));
 }
 
-TEST_CASE("config: table points must increase", "[sim][config]") {
+TEST_CASE("config: table points must increase", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "{batch: 8, ms: 9.3}", "{batch: 1, ms: 9.3}")),
              Catch::Contains("step_time.points[1].batch = \"1\""));
 }
 
-TEST_CASE("config: missing sections and keys are named", "[sim][config]") {
+TEST_CASE("config: missing sections and keys are named", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "    requests: 10\n", "")),
              Catch::Contains("workload.synthetic.requests: required key missing"));
   CHECK_THAT(error_of("seed: 1\n"), Catch::Contains("kv: required key missing in the top level"));
 }
 
-TEST_CASE("config: exactly one workload source and one KV capacity", "[sim][config]") {
+TEST_CASE("config: exactly one workload source and one KV capacity", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "  capacity_tokens: 1000\n", "")),
              Catch::Contains("needs exactly one of capacity_tokens, memory"));
   CHECK_THAT(error_of(replace(k_good, "  synthetic:", "  synthetc:")),
              Catch::Contains("needs exactly one of closed_loop, servegen, synthetic, trace: found synthetc (did you mean synthetic?)"));
 }
 
-TEST_CASE("config: cross-field rules name both keys", "[sim][config]") {
+TEST_CASE("config: cross-field rules name both keys", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  chunked_prefill: true")),
              Catch::Contains("chunked_prefill: true needs scheduler.max_num_batched_tokens"));
 }
 
-TEST_CASE("config: --set overrides go through the same checks", "[sim][config]") {
+TEST_CASE("config: --set overrides go through the same checks", "[core][config]") {
   CHECK(error_of(k_good, {"scheduler.max_num_seqs=4"}) == "no error");
   CHECK_THAT(error_of(k_good, {"scheduler.max_num_seqs=-4"}),
              Catch::Contains("scheduler.max_num_seqs = \"-4\" at test.yaml (from --set scheduler.max_num_seqs): must be"));
@@ -124,7 +124,7 @@ TEST_CASE("config: --set overrides go through the same checks", "[sim][config]")
   CHECK_THAT(error_of(k_good, {"novalue"}), Catch::Contains("expected key.path=value"));
 }
 
-TEST_CASE("config: KV capacity from accelerator memory", "[sim][config][kv]") {
+TEST_CASE("config: KV capacity from accelerator memory", "[core][config][kv]") {
   // Llama-2 13B in 16-bit: 40 layers x 40 KV heads x 128 = 819,200 bytes of KV per token.
   // 80 GiB x 0.9 - 13.0e9 x 2 bytes = 51.31e9 bytes -> 62,634 tokens (about 30 conversations of
   // 2,048 tokens).
@@ -141,7 +141,7 @@ TEST_CASE("config: KV capacity from accelerator memory", "[sim][config][kv]") {
              Catch::Contains("the weights (26.00 GB) do not fit"));
 }
 
-TEST_CASE("config: malformed YAML names the line", "[sim][config]") {
+TEST_CASE("config: malformed YAML names the line", "[core][config]") {
   CHECK_THAT(error_of("scheduler: {kind: static\n"), Catch::Contains("test.yaml:"));
   CHECK_THAT(error_of("- 1\n- 2\n"), Catch::Contains("the top level must be a map"));
 }

@@ -71,7 +71,7 @@ Result run(std::vector<RequestSpec> specs, int64_t capacity_tokens, bool caching
 }  // namespace
 
 TEST_CASE("prefix cache: a conversation's next turn reuses the full blocks of the last one",
-          "[sim][prefix]") {
+          "[core][prefix]") {
   // Turn 0: 40 prompt tokens, 2 output; its KV reaches 41 tokens, so blocks 0 and 1 (tokens
   // 0-31) are full and cached. Turn 1 (60 tokens) finds them: 32 tokens cached, 28 computed.
   // Its block 2 (tokens 32-47) was never full in turn 0, so it is a miss.
@@ -92,7 +92,7 @@ TEST_CASE("prefix cache: a conversation's next turn reuses the full blocks of th
 }
 
 TEST_CASE("prefix cache: trace block hashes share a prefix only while every hash agrees",
-          "[sim][prefix]") {
+          "[core][prefix]") {
   // Hash blocks of 32 tokens; KV blocks of 16. r1 shares hash 1 (tokens 0-31) with r0: KV
   // blocks 0 and 1 hit; block 2 lies in hash block 1, where r0 has 2 and r1 has 3: a miss.
   // r2 repeats r0 exactly: blocks 0-2 hit; block 3 holds r2's last prompt token, which is
@@ -109,7 +109,7 @@ TEST_CASE("prefix cache: trace block hashes share a prefix only while every hash
 }
 
 TEST_CASE("prefix cache: freed blocks stay cached until the LRU front is needed",
-          "[sim][prefix]") {
+          "[core][prefix]") {
   // 4 blocks. r0 (stream 1, 32 tokens) takes blocks 0,1, caches both; released last block
   // first, the free queue is 2,3,1,0. r1 (stream 2, 48 tokens) takes 2,3,1: block 1 (r0's
   // tokens 16-31) is evicted; released, the queue is 0,1,3,2. r2 (stream 1, 40 tokens) finds
@@ -123,7 +123,7 @@ TEST_CASE("prefix cache: freed blocks stay cached until the LRU front is needed"
 }
 
 TEST_CASE("prefix cache: requests sharing blocks at once stay within capacity, all served",
-          "[sim][prefix]") {
+          "[core][prefix]") {
   // 60 requests of one stream arriving together share their leading blocks while running;
   // the engine's invariant checks (on in run()) hold at every step and all are served.
   std::vector<RequestSpec> specs;
@@ -135,7 +135,7 @@ TEST_CASE("prefix cache: requests sharing blocks at once stay within capacity, a
 }
 
 TEST_CASE("prefix cache: a capacity of more blocks than it can track is a config error",
-          "[sim][prefix]") {
+          "[core][prefix]") {
   CHECK_THROWS_WITH(
       build_scenario(doc_of(
           "workload: {synthetic: {requests: 1, arrival: {kind: fixed, rate_per_s: 1},\n"
@@ -147,7 +147,7 @@ TEST_CASE("prefix cache: a capacity of more blocks than it can track is a config
 
 TEST_CASE("prefix cache: with room for everything, the Mooncake conversation trace hits what "
           "its hash_ids repeat",
-          "[sim][prefix]") {
+          "[core][prefix]") {
   // The first 600 s of the real trace (traces/data), a cache that never evicts. Independently of
   // the KV manager, count prompt tokens in hash blocks whose whole chain of ids (this one and
   // all before it) appeared in an earlier request, 512 tokens a block (the last one as long as

@@ -34,7 +34,7 @@ constexpr double k_eps = 1e-12;
 }  // namespace
 
 TEST_CASE("replica metrics: two replicas' percentiles and attainment, worked by hand",
-          "[sim][cluster][replica_metrics]") {
+          "[metrics][cluster][replica_metrics]") {
   // Replica 0. t=0 r0 prefills alone, 0-10 ms (first token at 10). r2 arrives at 15 during
   // r0's decode 10-20. 20-32: r0 decodes, r2 prefills (two sequences: 12 ms; r2's first token at
   // 32, TTFT 17). 32-44, 44-56: both decode; r0 (5 tokens) and r2 (3) finish at 56.
@@ -104,7 +104,7 @@ TEST_CASE("replica metrics: two replicas' percentiles and attainment, worked by 
 }
 
 TEST_CASE("replica metrics: summary.json and the printed table carry them",
-          "[sim][cluster][replica_metrics]") {
+          "[metrics][cluster][replica_metrics]") {
   const RunOutput out = run_scenario(doc_of(k_two_replicas));
   const auto j = nlohmann::json::parse(out.summary_json);
   const auto& r0 = j.at("replicas").at(0);
@@ -136,7 +136,7 @@ TEST_CASE("replica metrics: summary.json and the printed table carry them",
 }
 
 TEST_CASE("replica metrics: one pool of one replica has exactly the run's figures",
-          "[sim][cluster][replica_metrics]") {
+          "[metrics][cluster][replica_metrics]") {
   const std::string yaml =
       trace("0,32,5\n0.001,32,2\n0.015,32,3\n0.016,32,4\n") + k_engine +
       "cluster: {router: {kind: round_robin}, pools: [{name: only, replicas: 1}]}\n"
@@ -163,7 +163,7 @@ TEST_CASE("replica metrics: one pool of one replica has exactly the run's figure
 }
 
 TEST_CASE("replica metrics: a single engine's summary has no replica table",
-          "[sim][cluster][replica_metrics]") {
+          "[metrics][cluster][replica_metrics]") {
   const std::string single = trace("0,32,5\n0.001,32,2\n") + k_engine;
   const RunOutput out = run_scenario(doc_of(single));
   CHECK(out.summary.replicas.empty());
@@ -172,7 +172,7 @@ TEST_CASE("replica metrics: a single engine's summary has no replica table",
 }
 
 TEST_CASE("replica metrics: per-replica and per-pool counts add up to the cluster's",
-          "[sim][cluster][replica_metrics]") {
+          "[metrics][cluster][replica_metrics]") {
   // Two pools of different speeds under Poisson load, with queueing: every request is
   // counted once per breakdown, and a pool's percentiles are those of its requests' values.
   const std::string yaml =
@@ -247,7 +247,7 @@ TEST_CASE("replica metrics: per-replica and per-pool counts add up to the cluste
 
 TEST_CASE("replica metrics: disaggregated, TTFT belongs to the prefill replica, the rest to "
           "the decode replica",
-          "[sim][disagg][replica_metrics]") {
+          "[metrics][disagg][replica_metrics]") {
   // Steps of 10 ms; 1,000 KV bytes a prompt token over one 1 GB/s, 20 us link: a 1,000-token
   // prompt's KV arrives 1.02 ms after its prefill. Round robin over prefill replicas p[0]
   // (replica 0) and p[1] (replica 1); one decode replica d[0] (replica 2).
@@ -335,7 +335,7 @@ TEST_CASE("replica metrics: disaggregated, TTFT belongs to the prefill replica, 
 }
 
 TEST_CASE("replica metrics: swap preemptions are counted in total and where they happen",
-          "[sim][cluster][swap][replica_metrics]") {
+          "[metrics][cluster][swap][replica_metrics]") {
   // The swap golden case of tests/schedulers/swap_test.cpp on replica 0 (r0, then r2 at 1 ms,
   // preempted by swapping at 83 ms); replica 1 serves one small request alone.
   const std::string kv = "kv: {policy: paged, capacity_tokens: 64, block_size: 16}\n";
@@ -368,7 +368,7 @@ TEST_CASE("replica metrics: swap preemptions are counted in total and where they
 }
 
 TEST_CASE("replica metrics: the single-engine swap golden case counts its swap",
-          "[sim][swap][replica_metrics]") {
+          "[metrics][swap][replica_metrics]") {
   const std::string yaml =
       trace("0,16,20\n0.001,16,20\n") +
       "step_time: {kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}\n"

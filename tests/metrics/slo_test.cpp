@@ -58,7 +58,7 @@ kv: {policy: paged, capacity_tokens: 1000}
 
 }  // namespace
 
-TEST_CASE("slo: the hand-worked trace runs as its comment says", "[sim][slo]") {
+TEST_CASE("slo: the hand-worked trace runs as its comment says", "[metrics][slo]") {
   const auto r = run_requests(scenario(""));
   REQUIRE(r.size() == 5);
   CHECK(r[0].first_token.count_ns() == ms(20));
@@ -70,7 +70,7 @@ TEST_CASE("slo: the hand-worked trace runs as its comment says", "[sim][slo]") {
   CHECK(r[4].last_token.count_ns() == ms(120));
 }
 
-TEST_CASE("slo: per-request attainment, goodput and the run-level percentile check", "[sim][slo]") {
+TEST_CASE("slo: per-request attainment, goodput and the run-level percentile check", "[metrics][slo]") {
   // TTFT <= 20 ms: r0, r1 (equal counts), r4 -> 3 of 5 (r3 was rejected: never meets).
   // TPOT <= 15 ms: r2 (one token: meets), r4 -> 2 of 5.  Both: r4 alone -> 1 of 5.
   // p50 TTFT of 10, 20, 20, 60 = 20 <= 20: met.  p50 TPOT of 10, 20, 20 = 20 > 15: missed.
@@ -101,7 +101,7 @@ TEST_CASE("slo: per-request attainment, goodput and the run-level percentile che
 }
 
 TEST_CASE("slo: one target alone at the default p99, and a TPOT equal to its target meets it",
-          "[sim][slo]") {
+          "[metrics][slo]") {
   // TPOT <= 20 ms: r0 (40 ms over 2 gaps), r1, r2 (one token), r4 -> 4 of 5; r3 rejected.
   // p99 TPOT of 10, 20, 20: position 1.98 -> 20 <= 20: met. Goodput = requests_per_s.
   const Summary s = run(scenario("slo: {tpot_ms: 20}\n")).summary;
@@ -122,7 +122,7 @@ TEST_CASE("slo: one target alone at the default p99, and a TPOT equal to its tar
   CHECK(t.slo->requests_met == 3);
 }
 
-TEST_CASE("slo: a request's TPOT is compared exactly, not rounded", "[sim][slo]") {
+TEST_CASE("slo: a request's TPOT is compared exactly, not rounded", "[metrics][slo]") {
   // 40 ms over 3 gaps is 13.333333 1/3 ms: 13.333333 ms (13,333,333 ns) misses it,
   // 13.3333335 ms (rounded to 13,333,334 ns) meets it.
   Request r;
@@ -141,7 +141,7 @@ TEST_CASE("slo: a request's TPOT is compared exactly, not rounded", "[sim][slo]"
   }
 }
 
-TEST_CASE("slo: summary.json carries the slo object, null without the section", "[sim][slo]") {
+TEST_CASE("slo: summary.json carries the slo object, null without the section", "[metrics][slo]") {
   const auto j =
       nlohmann::json::parse(run(scenario("slo: {ttft_ms: 20, tpot_ms: 15}\n")).summary_json);
   const auto& slo = j.at("slo");
@@ -158,7 +158,7 @@ TEST_CASE("slo: summary.json carries the slo object, null without the section", 
   CHECK(nlohmann::json::parse(run(scenario("")).summary_json).at("slo").is_null());
 }
 
-TEST_CASE("slo: the printed summary has one slo line", "[sim][slo]") {
+TEST_CASE("slo: the printed summary has one slo line", "[metrics][slo]") {
   const std::string table =
       summary_table(run(scenario("slo: {ttft_ms: 20, tpot_ms: 15}\n")).summary);
   CHECK_THAT(table,
@@ -168,7 +168,7 @@ TEST_CASE("slo: the printed summary has one slo line", "[sim][slo]") {
   CHECK_THAT(summary_table(run(scenario("")).summary), !Catch::Contains("slo "));
 }
 
-TEST_CASE("slo: accelerators come from the step-time model, else kv.memory, else 1", "[sim][slo]") {
+TEST_CASE("slo: accelerators come from the step-time model, else kv.memory, else 1", "[metrics][slo]") {
   const auto accelerators = [](const std::string& yaml) {
     return build_scenario(doc_of(yaml)).slo->accelerators;
   };
@@ -187,7 +187,7 @@ TEST_CASE("slo: accelerators come from the step-time model, else kv.memory, else
   CHECK_FALSE(build_scenario(doc_of(k_synthetic)).slo);
 }
 
-TEST_CASE("slo: bad sections are config errors with file and line", "[sim][slo][catalog]") {
+TEST_CASE("slo: bad sections are config errors with file and line", "[metrics][slo][catalog]") {
   const auto err = [](const std::string& m) { return "servesim: error: " + m + "\n"; };
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: 2000, tpot_s: 0.1}\n") ==
         err("slo.tpot_s at c.yaml:10:22: unknown key (did you mean tpot_ms?) (valid here: "

@@ -27,7 +27,7 @@ std::vector<std::vector<std::string>> rows_of(const std::string& csv) {
 
 }  // namespace
 
-TEST_CASE("steps.csv: one row per step, worked by hand", "[sim][steps]") {
+TEST_CASE("steps.csv: one row per step, worked by hand", "[metrics][steps]") {
   // Two requests 5 ms apart, 10 ms steps: A prefills alone [0,10); B arrives at 5 and waits;
   // [10,20) decodes A and prefills B; then both decode until A (3 tokens) and B finish.
   const std::string yaml =
@@ -59,7 +59,7 @@ TEST_CASE("steps.csv: one row per step, worked by hand", "[sim][steps]") {
   CHECK(rows[4][3] == "1");  // A finished after its third token; B decodes its last
 }
 
-TEST_CASE("steps.csv: token and step counts agree with the summary", "[sim][steps]") {
+TEST_CASE("steps.csv: token and step counts agree with the summary", "[metrics][steps]") {
   const std::string yaml =
       "workload: {synthetic: {requests: 200, arrival: {kind: poisson, rate_per_s: 40},\n"
       "  prompt_tokens: {kind: uniform, min: 16, max: 400},\n"
@@ -86,7 +86,7 @@ TEST_CASE("steps.csv: token and step counts agree with the summary", "[sim][step
   CHECK(decode > 0);
 }
 
-TEST_CASE("steps.csv: bytes and flops under a cost-reporting model", "[sim][steps]") {
+TEST_CASE("steps.csv: bytes and flops under a cost-reporting model", "[metrics][steps]") {
   // The roofline model prices each step: bytes and flops are written, and a step is
   // bandwidth-bound exactly when its intensity (flops / bytes) is at or under the ridge point,
   // peak FLOP/s over peak bandwidth (both efficiencies 1 here, so the model's ridge is the

@@ -33,7 +33,7 @@ double exact_percentile(std::vector<double> v, double p) {
 
 }  // namespace
 
-TEST_CASE("quantiles: below the exact limit percentiles are numpy's", "[sim][streaming]") {
+TEST_CASE("quantiles: below the exact limit percentiles are numpy's", "[metrics][streaming]") {
   const std::vector<double> v = lognormal_values(5001, 7);
   QuantileSketch q(10000);
   for (double x : v) q.add(x);
@@ -44,7 +44,7 @@ TEST_CASE("quantiles: below the exact limit percentiles are numpy's", "[sim][str
 }
 
 TEST_CASE("quantiles: past the limit percentiles stay within the stated relative error",
-          "[sim][streaming]") {
+          "[metrics][streaming]") {
   const std::vector<double> v = lognormal_values(200000, 11);
   QuantileSketch q(1000);  // forces the histogram after 1,000 values
   double sum = 0;
@@ -66,7 +66,7 @@ TEST_CASE("quantiles: past the limit percentiles stay within the stated relative
 }
 
 TEST_CASE("requests.csv: rows come out in id order whatever order requests leave in",
-          "[sim][streaming]") {
+          "[metrics][streaming]") {
   auto req = [](uint64_t id) {
     Request r;
     r.spec.id = id;
@@ -92,7 +92,7 @@ TEST_CASE("requests.csv: rows come out in id order whatever order requests leave
 }
 
 TEST_CASE("streaming: slots are recycled, so requests held follow the load, not the count",
-          "[sim][streaming]") {
+          "[metrics][streaming]") {
   // 20,000 requests at a light load: at most a handful are ever in flight.
   const std::string yaml = R"(
 workload:
@@ -123,7 +123,7 @@ kv: {policy: paged, capacity_tokens: 20000}
     REQUIRE(line.substr(0, line.find(',')) == std::to_string(id));
 }
 
-TEST_CASE("cli: --no-requests-csv writes the summary alone", "[sim][streaming][cli]") {
+TEST_CASE("cli: --no-requests-csv writes the summary alone", "[metrics][streaming][cli]") {
   const auto dir = temp_dir();
   REQUIRE(cli({"run", "--out", dir.string(), "--quiet"}).code == 0);
   REQUIRE(fs::exists(dir / "requests.csv"));
@@ -135,7 +135,7 @@ TEST_CASE("cli: --no-requests-csv writes the summary alone", "[sim][streaming][c
 }
 
 TEST_CASE("cli: a trace error found while streaming leaves no output behind",
-          "[sim][streaming][cli]") {
+          "[metrics][streaming][cli]") {
   std::string rows;
   for (int i = 0; i < 5000; ++i) rows += std::to_string(i * 0.01) + ",10,5\n";
   rows += "60,10,x\n";
@@ -152,7 +152,7 @@ TEST_CASE("cli: a trace error found while streaming leaves no output behind",
 }
 
 TEST_CASE("summary: what a workload transform dropped or capped is counted in summary.json",
-          "[sim][cli]") {
+          "[metrics][cli]") {
   const auto dir = temp_dir();
   const CliResult r = cli({"run", "--out", dir.string(), "--set",
                            "workload.transform={max_context_tokens: 100, sample_fraction: 0.5}"});

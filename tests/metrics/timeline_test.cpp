@@ -48,7 +48,7 @@ std::map<std::string, std::pair<double, double>> spans_of(const json& t, int tid
 
 }  // namespace
 
-TEST_CASE("timeline: steps and request phases in microseconds, worked by hand", "[sim][timeline]") {
+TEST_CASE("timeline: steps and request phases in microseconds, worked by hand", "[metrics][timeline]") {
   const json t = timeline_of(k_two_requests, 1000);
   REQUIRE(t["traceEvents"].is_array());
   std::vector<json> steps;
@@ -75,7 +75,7 @@ TEST_CASE("timeline: steps and request phases in microseconds, worked by hand", 
 }
 
 TEST_CASE("timeline: phases nest in their request, tracks are named, the cap holds",
-          "[sim][timeline]") {
+          "[metrics][timeline]") {
   // Static batching with preemption-free paged KV: replies wait for their batch ("batch wait").
   const std::string yaml =
       "workload: {synthetic: {requests: 60, arrival: {kind: poisson, rate_per_s: 30},\n"
@@ -121,7 +121,7 @@ TEST_CASE("timeline: phases nest in their request, tracks are named, the cap hol
   }
 }
 
-TEST_CASE("timeline: servesim run --timeline writes a file that parses", "[sim][timeline]") {
+TEST_CASE("timeline: servesim run --timeline writes a file that parses", "[metrics][timeline]") {
   const auto dir = temp_dir() / "out";
   const std::string config = write_temp("two.yaml", k_two_requests);
   std::ostringstream out, err;

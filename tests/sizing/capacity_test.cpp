@@ -5,7 +5,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "cli/capacity_cmd.h"
+#include "sizing/capacity.h"
 #include "tests/support.h"
 
 using namespace servesim;
@@ -39,7 +39,7 @@ slo: {ttft_ms: 10}
 }  // namespace
 
 TEST_CASE("capacity: finds the hand-worked saturation rate of a fixed-interval workload",
-          "[sim][capacity]") {
+          "[sizing][capacity]") {
   CapacityOptions o;
   o.tolerance = 0.01;
   const CapacityResult r = find_capacity(k_config, "test.yaml", {}, o);
@@ -57,7 +57,7 @@ TEST_CASE("capacity: finds the hand-worked saturation rate of a fixed-interval w
 }
 
 TEST_CASE("capacity: a looser tolerance stops sooner; a rate_scale in the config composes",
-          "[sim][capacity]") {
+          "[sizing][capacity]") {
   CapacityOptions o;
   o.tolerance = 0.5;  // 8 meets, 16 fails: 16 - 8 > 4, so 12 (fails), then 12 - 8 = 4 <= 4
   const CapacityResult r = find_capacity(k_config, "test.yaml", {}, o);
@@ -74,7 +74,7 @@ TEST_CASE("capacity: a looser tolerance stops sooner; a rate_scale in the config
 }
 
 TEST_CASE("capacity: the command writes capacity.json and the run's summary.json, the same twice",
-          "[sim][capacity]") {
+          "[sizing][capacity]") {
   const std::string config = write_temp("c.yaml", k_config);
   const fs::path a = temp_dir(), b = temp_dir();
   const CliResult r = cli({"capacity", config, "--out", a.string()});
@@ -94,7 +94,7 @@ TEST_CASE("capacity: the command writes capacity.json and the run's summary.json
   CHECK_THAT(slurp(a / "summary.json"), Catch::Contains("\"rate_scale\": 10"));
 }
 
-TEST_CASE("capacity: bad input exits 2 with a message", "[sim][capacity]") {
+TEST_CASE("capacity: bad input exits 2 with a message", "[sizing][capacity]") {
   const fs::path out = temp_dir() / "o";
   // No slo section.
   std::string no_slo = k_config.substr(0, k_config.find("slo:"));

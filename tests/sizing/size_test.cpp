@@ -77,7 +77,7 @@ std::string sweep_error(const std::string& sweep) {
 
 }  // namespace
 
-TEST_CASE("size: points are the axes' product, labelled, last axis fastest", "[sim][size]") {
+TEST_CASE("size: points are the axes' product, labelled, last axis fastest", "[sizing][size]") {
   const Files f = write_sweep(k_sweep);
   const SweepSpec spec = load_sweep(f.sweep);
   REQUIRE(spec.point_count() == 8);
@@ -93,7 +93,7 @@ TEST_CASE("size: points are the axes' product, labelled, last axis fastest", "[s
 TEST_CASE(
     "size: rows carry costs, infeasible points their reasons; the cheapest meets its SLOs "
     "when run alone",
-    "[sim][size]") {
+    "[sizing][size]") {
   const Files f = write_sweep(k_sweep);
   const fs::path out = f.dir / "o";
   const CliResult r = cli({"size", f.sweep, "--out", out.string(), "--jobs", "2", "-q"});
@@ -134,7 +134,7 @@ TEST_CASE(
 }
 
 TEST_CASE("size: threaded runs write byte-identical files to a single-threaded one",
-          "[sim][size]") {
+          "[sizing][size]") {
   const Files f = write_sweep(k_sweep);
   REQUIRE(cli({"size", f.sweep, "--out", (f.dir / "j1").string(), "-j", "1", "-q"}).code == 0);
   REQUIRE(cli({"size", f.sweep, "--out", (f.dir / "j3").string(), "-j", "3", "-q"}).code == 0);
@@ -142,7 +142,7 @@ TEST_CASE("size: threaded runs write byte-identical files to a single-threaded o
   CHECK(slurp(f.dir / "j1" / "summary.json") == slurp(f.dir / "j3" / "summary.json"));
 }
 
-TEST_CASE("size: min_replicas finds the fewest replicas meeting the SLOs", "[sim][size]") {
+TEST_CASE("size: min_replicas finds the fewest replicas meeting the SLOs", "[sizing][size]") {
   // 12 requests/s on one L4 overloads it (p99 TTFT of seconds); more replicas share the load.
   const Files f = write_sweep(R"(base: base.yaml
 slo: {ttft_ms: 300, tpot_ms: 100}
@@ -170,7 +170,7 @@ axes:
 }
 
 TEST_CASE("size: the Pareto front keeps rows no other beats on both cost and p99 TTFT",
-          "[sim][size]") {
+          "[sizing][size]") {
   std::vector<PointResult> rows(4);
   const double cost[] = {1, 2, 2, 3}, ttft[] = {50, 40, 45, 40};
   for (size_t i = 0; i < 4; ++i) {
@@ -188,7 +188,7 @@ TEST_CASE("size: the Pareto front keeps rows no other beats on both cost and p99
   CHECK(cheapest(rows) == std::optional<size_t>(1));
 }
 
-TEST_CASE("size: bad sweep files name the file, line and key", "[sim][size]") {
+TEST_CASE("size: bad sweep files name the file, line and key", "[sizing][size]") {
   CHECK_THAT(sweep_error("base: base.yaml\nslo: {ttft_ms: 5}\naxes:\n  acelerator: [l4]\n"),
              Catch::Contains("axes.acelerator") && Catch::Contains("s.yaml:4:") &&
                  Catch::Contains("did you mean accelerator"));
@@ -213,7 +213,7 @@ TEST_CASE("size: bad sweep files name the file, line and key", "[sim][size]") {
              Catch::Contains("needs ttft_ms, tpot_ms or both"));
 }
 
-TEST_CASE("size: every sweep in configs/sweeps loads and lists its points", "[sim][size]") {
+TEST_CASE("size: every sweep in configs/sweeps loads and lists its points", "[sizing][size]") {
   int n = 0;
   for (const auto& e :
        fs::directory_iterator(fs::path(SERVESIM_SOURCE_DIR) / "configs" / "sweeps")) {
@@ -231,7 +231,7 @@ TEST_CASE("size: every sweep in configs/sweeps loads and lists its points", "[si
 TEST_CASE(
     "size: requests longer than the KV cache and settings refused together make infeasible "
     "rows with reasons",
-    "[sim][size]") {
+    "[sizing][size]") {
   // 900,000-token prompts cannot fit in the H100's KV cache (426,736 tokens for Llama 3.1 8B);
   // a static scheduler needs max_batch_size, which the base's continuous section lacks (the value
   // is refused only with the base's other keys, so it makes infeasible points, not an error).
