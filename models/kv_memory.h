@@ -2,11 +2,11 @@
 // KV capacity from memory: how many tokens of KV cache fit in a tensor-parallel group once the
 // weights and a reserve are loaded. Reads `kv.memory`, whose model and accelerator come either
 // from the catalogue (`model:`, `hardware:`) or as explicit figures; the engine hands
-// read_kv_memory to make_kv_manager (sim/kv_manager.h), which cannot see the catalogue.
+// read_kv_memory to make_kv_manager (core/kv/kv_manager.h), which cannot see the catalogue.
 #include <cstdint>
 
-#include "sim/config.h"
-#include "sim/kv_manager.h"
+#include "core/config.h"
+#include "core/kv/kv_manager.h"
 
 namespace servesim {
 

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <map>
 
+#include "core/kv/kv_manager.h"
 #include "models/catalog.h"
 #include "models/kv_memory.h"
 #include "schedulers/scheduler.h"
-#include "sim/kv_manager.h"
 #include "sim/topology.h"
 
 namespace servesim {

@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <set>
 
+#include "core/errors.h"
 #include "models/catalog.h"
-#include "sim/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

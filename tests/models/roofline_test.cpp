@@ -4,10 +4,10 @@
 
 #include <map>
 
+#include "core/errors.h"
+#include "metrics/metrics.h"
+#include "metrics/output.h"
 #include "models/step_time_model.h"
-#include "sim/errors.h"
-#include "sim/metrics.h"
-#include "sim/output.h"
 #include "tests/support.h"
 
 using namespace servesim;
