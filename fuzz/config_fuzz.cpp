@@ -10,8 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/errors.h"
 #include "fuzz/check.h"
-#include "sim/errors.h"
 #include "sim/scenario.h"
 #include "traces/workload_source.h"
 

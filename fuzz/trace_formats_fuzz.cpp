@@ -16,8 +16,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/errors.h"
 #include "fuzz/check.h"
-#include "sim/errors.h"
 #include "traces/trace_reader.h"
 
 namespace {

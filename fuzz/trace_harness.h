@@ -9,8 +9,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/errors.h"
 #include "fuzz/check.h"
-#include "sim/errors.h"
 #include "traces/workload_source.h"
 
 namespace servesim::fuzz {

@@ -176,6 +176,46 @@ ModelSpec parse_model(const std::string& text, const std::string& file) {
   return m;
 }
 
+const std::vector<std::string>& price_tier_names() {
+  static const std::vector<std::string> names{"mixed", "on_demand"};
+  return names;
+}
+
+const PriceQuote* HardwareSpec::price(const std::string& tier) const {
+  for (const PriceQuote& q : prices)
+    if (q.tier == tier) return &q;
+  return nullptr;
+}
+
+const PriceQuote& HardwareSpec::require_price(const std::string& tier) const {
+  if (const PriceQuote* q = price(tier)) return *q;
+  std::vector<std::string> tiers;
+  for (const PriceQuote& q : prices) tiers.push_back(q.tier);
+  throw InputError(fmt::format("hardware \"{}\" has no {} price (its tiers: {}; every tier: {})",
+                               name, tier, tiers.empty() ? "none" : join_names(tiers),
+                               join_names(price_tier_names())));
+}
+
+namespace {
+
+/// `prices: {TIER: {usd_per_hour, source, date}, ...}`: at least one tier.
+std::vector<PriceQuote> read_prices(const Cfg& c) {
+  const Cfg prices = c.child("prices");
+  std::vector<PriceQuote> out;
+  for (const std::string& tier : price_tier_names()) {
+    const std::optional<Cfg> q = prices.optional_child(tier);
+    if (!q) continue;
+    out.push_back({tier, q->get_real("usd_per_hour", k_positive), q->get_string("source"),
+                   q->get_string("date")});
+  }
+  if (out.empty())
+    prices.fail("", fmt::format("give the price of at least one tier ({})",
+                                join_names(price_tier_names())));
+  return out;
+}
+
+}  // namespace
+
 HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
   auto doc = std::make_shared<Document>(text, file);
   const Cfg c = Cfg::root(doc);
@@ -183,6 +223,16 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
   h.name = c.get_string("name");
   h.source = c.get_string("source");
   h.memory_gb = c.get_real("memory_gb", k_positive);
+  h.memory_gib = c.get_real("memory_gib", k_positive);
+  // The device reports less than the datasheet (firmware, ECC); never more than 10 % over it (some
+  // vendors quote GiB as "GB": 192 on an MI300X).
+  if (h.memory_gib * 1073741824.0 > h.memory_gb * 1e9 * 1.1)
+    c.fail("memory_gib", fmt::format("{} GiB is more than the datasheet's {} GB: memory_gib is "
+                                     "the memory the device reports, in GiB (2^30 bytes)",
+                                     h.memory_gib, h.memory_gb));
+  // The folders of the AIConfigurator operator tables (shared/data/timings/aiconfigurator).
+  h.tables = c.get_choice("tables", {"a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s", "none",
+                                     "rtx_pro_6000_server"});
   h.memory_bandwidth_gb_per_s = c.get_real("memory_bandwidth_gb_per_s", k_positive);
   const Cfg peaks = c.child("peak_tflops");
   bool any = false;
@@ -194,9 +244,7 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
     peaks.fail("",
                fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
   h.interconnect_gb_per_s = c.get_real("interconnect_gb_per_s", k_positive);
-  h.price_per_hour_usd = c.get_real("price_per_hour_usd", k_positive);
-  h.price_source = c.get_string("price_source");
-  h.price_date = c.get_string("price_date");
+  h.prices = read_prices(c);
   doc->check_all_read();
   return h;
 }

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "core/config.h"
 
 namespace servesim {
 
@@ -54,18 +54,42 @@ struct ModelSpec {
   [[nodiscard]] double kv_bytes_per_token(Dtype d) const;
 };
 
+/// The price tiers a hardware file may give, sorted: `on_demand` (every chip's on-demand list
+/// price from one named source and date, so that "cheapest" means the same for every chip) and
+/// `mixed` (the earlier figures, each from the source its file names).
+[[nodiscard]] const std::vector<std::string>& price_tier_names();
+/// The tier a sweep prices with unless it names another (`price_tier:`).
+inline constexpr const char* k_default_price_tier = "on_demand";
+
+/// One price of one accelerator for one hour.
+struct PriceQuote {
+  std::string tier;  ///< one of price_tier_names()
+  double usd_per_hour = 0;
+  std::string source;
+  std::string date;
+};
+
 struct HardwareSpec {
   std::string name;
   std::string source;    ///< the datasheet the figures come from
-  double memory_gb = 0;  ///< decimal GB (10^9 bytes), as vendors state it
+  double memory_gb = 0;  ///< decimal GB (10^9 bytes), as vendors state it (for display)
+  /// The memory the device reports (nvidia-smi's total, in GiB): what a serving framework
+  /// divides between weights, activations and the KV cache. Less than memory_gb x 10^9 / 2^30
+  /// on most chips (an H100 SXM reports 81,559 MiB = 79.65 GiB, not 80).
+  double memory_gib = 0;
+  std::string tables;  ///< the AIConfigurator operator-table folder (h100_sxm...), or "none"
   double memory_bandwidth_gb_per_s = 0;
   std::array<double, k_dtype_count> peak_tflops{};  ///< dense peak by Dtype; 0: not supported
   double interconnect_gb_per_s = 0;                 ///< per accelerator, as the vendor states it
-  double price_per_hour_usd = 0;
-  std::string price_source;
-  std::string price_date;
+  std::vector<PriceQuote> prices;                   ///< by tier, in price_tier_names() order
 
   [[nodiscard]] double memory_bytes() const { return memory_gb * 1e9; }
+  /// memory_gib in bytes: the figure KV capacity is computed from.
+  [[nodiscard]] double reported_memory_bytes() const { return memory_gib * 1073741824.0; }
+  /// The price in `tier`, or nullptr when the file gives none for it.
+  [[nodiscard]] const PriceQuote* price(const std::string& tier) const;
+  /// The price in `tier`; throws InputError naming the chip, the tier and the tiers it has.
+  [[nodiscard]] const PriceQuote& require_price(const std::string& tier) const;
   [[nodiscard]] double bandwidth_bytes_per_s() const { return memory_bandwidth_gb_per_s * 1e9; }
   /// Dense peak FLOP/s (OP/s for integers) in `d`, or nullopt when the chip has none.
   [[nodiscard]] std::optional<double> peak_flops_per_s(Dtype d) const;

@@ -9,9 +9,9 @@
 #include <Eigen/Dense>
 #include <fmt/format.h>
 
-#include "sim/config.h"
-#include "sim/errors.h"
-#include "sim/random.h"
+#include "core/config.h"
+#include "core/errors.h"
+#include "core/random.h"
 
 namespace servesim {
 namespace {

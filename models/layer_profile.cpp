@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <limits>
 
+#include "core/config.h"
+#include "core/csv_columns.h"
+#include "core/errors.h"
 #include "models/step_time_model.h"
-#include "sim/config.h"
-#include "sim/csv_columns.h"
-#include "sim/errors.h"
 
 namespace servesim {
 namespace fs = std::filesystem;

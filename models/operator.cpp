@@ -25,7 +25,7 @@
 #include "models/operator_tables.h"
 #include "models/step_time_model.h"
 #include "models/step_work.h"
-#include "sim/registry.h"
+#include "core/registry.h"
 
 namespace servesim {
 namespace {

@@ -9,9 +9,9 @@
 #include <fstream>
 #include <set>
 
-#include "sim/config.h"
-#include "sim/csv_columns.h"
-#include "sim/errors.h"
+#include "core/config.h"
+#include "core/csv_columns.h"
+#include "core/errors.h"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -12,7 +12,7 @@
 
 #include "models/log_interp.h"
 #include "models/operator_table_readers.h"
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace servesim {
 namespace {

@@ -20,7 +20,7 @@
 #include <string>
 
 #include "models/operator_source.h"
-#include "sim/config.h"
+#include "core/config.h"
 
 namespace servesim {
 

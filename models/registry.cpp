@@ -1,5 +1,5 @@
+#include "core/registry.h"
 #include "models/step_time_model.h"
-#include "sim/registry.h"
 
 namespace servesim {
 namespace {

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
+#include "core/config.h"
 
 namespace servesim {
 

@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
-#include "sim/csv_columns.h"
+#include "core/csv_columns.h"
 
 #include "models/step_time_model.h"
 

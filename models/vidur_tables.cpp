@@ -29,11 +29,11 @@
 #include <map>
 #include <set>
 
+#include "core/csv_columns.h"
+#include "core/errors.h"
 #include "models/catalog.h"
 #include "models/layer_profile.h"
 #include "models/measurements.h"
-#include "sim/csv_columns.h"
-#include "sim/errors.h"
 
 namespace servesim {
 namespace fs = std::filesystem;

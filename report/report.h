@@ -16,7 +16,4 @@ void write_report_html(const nlohmann::json& data, std::ostream& out);
 /// InputError naming the directory or file at fault; nothing is written then.
 void write_report(const std::vector<std::string>& dirs, const std::string& out_path);
 
-/// `servesim report RUN_DIR... [--out report.html]`. Throws InputError.
-int cmd_report(const std::vector<std::string>& args, std::ostream& out);
-
 }  // namespace servesim

@@ -8,11 +8,11 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/csv_columns.h"
+#include "core/errors.h"
 #include "report/numbers.h"
 #include "report/step_series.h"
 #include "report/sweep_points.h"
-#include "sim/csv_columns.h"
-#include "sim/errors.h"
 
 namespace servesim {
 

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <fstream>
 
+#include "core/csv_columns.h"
+#include "core/errors.h"
 #include "report/numbers.h"
-#include "sim/csv_columns.h"
-#include "sim/errors.h"
 
 namespace servesim {
 

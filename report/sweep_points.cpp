@@ -9,7 +9,7 @@
 #include <sstream>
 #include <vector>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace servesim {
 

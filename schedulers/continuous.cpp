@@ -40,6 +40,10 @@ class ContinuousScheduler final : public Scheduler {
   [[nodiscard]] int64_t max_running() const override { return m_max_seqs; }
 
   void plan_step(BatchState& s) override {
+    if (m_swap.from_kv) {  // the first step: the KV pool is known now
+      m_swap.bind(s.kv().bytes_per_token());
+      m_swap.from_kv = false;
+    }
     m_budget = m_max_tokens;
     m_preempted = false;
     // Pass 1: decodes. Victims come from the back, so indices before i stay valid.
@@ -210,10 +214,14 @@ SwapSettings read_swap_settings(const Cfg& c) {
   }
   const double space_gb = c.get_real("swap_space_gb", 4.0, k_non_negative);
   w.bandwidth_bytes_per_s = c.get_real("swap_bandwidth_gb_s", k_positive) * 1e9;
+  w.space_bytes = space_gb * 1e9;
   const YAML::Node root = c.doc().root();  // const: looking up must not add keys
-  const std::optional<double> from_kv = kv_bytes_per_token(root["kv"]);
-  if (from_kv) {
-    w.bytes_per_token = *from_kv;
+  const YAML::Node kv = root["kv"];
+  const YAML::Node memory = kv.IsDefined() && kv.IsMap() ? kv["memory"] : YAML::Node();
+  if (memory.IsDefined() && memory.IsMap()) {
+    // kv.memory may name its model from the catalogue, which this library cannot read: the KV
+    // manager it builds knows the bytes, and the first step binds them.
+    w.from_kv = true;
     if (c.has("kv_bytes_per_token"))
       c.fail("kv_bytes_per_token", "must not be given with kv.memory, which already says how "
                                    "many bytes of KV a token takes");
@@ -221,13 +229,23 @@ SwapSettings read_swap_settings(const Cfg& c) {
     if (!c.has("kv_bytes_per_token"))
       c.fail("preemption_mode",
              "swap needs the KV bytes of one token to time the transfers: give kv.memory "
-             "(layers, kv_heads, head_dim, kv_dtype) or scheduler.kv_bytes_per_token");
-    w.bytes_per_token = c.get_real("kv_bytes_per_token", k_positive);
+             "(a model, or layers, kv_heads, head_dim and kv_dtype) or "
+             "scheduler.kv_bytes_per_token");
+    w.bind(c.get_real("kv_bytes_per_token", k_positive));
   }
-  // Bounded like the KV capacity (2^50 tokens), so absurd inputs cannot overflow.
-  const double tokens = std::floor(space_gb * 1e9 / w.bytes_per_token);
-  w.capacity_tokens = static_cast<int64_t>(std::min(tokens, 1125899906842624.0));
   return w;
+}
+
+void SwapSettings::bind(double bytes) {
+  if (!(bytes > 0))
+    throw InputError(
+        "scheduler.preemption_mode: swap: this replica's kv section gives "
+        "capacity_tokens, so the KV bytes of a token are unknown: give its kv a "
+        "memory map, or scheduler.kv_bytes_per_token with no kv.memory anywhere");
+  bytes_per_token = bytes;
+  // Bounded like the KV capacity (2^50 tokens), so absurd inputs cannot overflow.
+  const double tokens = std::floor(space_bytes / bytes);
+  capacity_tokens = static_cast<int64_t>(std::min(tokens, 1125899906842624.0));
 }
 
 }  // namespace servesim

@@ -26,6 +26,13 @@ struct SwapSettings {
   int64_t capacity_tokens = 0;       ///< host swap space, in KV tokens
   double bytes_per_token = 0;        ///< KV bytes of one token on one accelerator
   double bandwidth_bytes_per_s = 0;  ///< host <-> accelerator link
+  double space_bytes = 0;            ///< host swap space
+  /// The bytes per token come from the KV manager (kv.memory sized it), known only once the
+  /// scheduler sees it: bind() at the first step.
+  bool from_kv = false;
+  /// Sets bytes_per_token and the swap capacity it gives. Throws InputError when `bytes` is 0
+  /// (a replica whose kv section gives capacity_tokens, not memory).
+  void bind(double bytes);
   /// The time to move `tokens` tokens' KV one way, rounded once to the nanosecond.
   [[nodiscard]] Time transfer(int64_t tokens) const {
     return Time::from_seconds(static_cast<double>(tokens) * bytes_per_token /

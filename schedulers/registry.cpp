@@ -1,5 +1,5 @@
+#include "core/registry.h"
 #include "schedulers/scheduler.h"
-#include "sim/registry.h"
 
 namespace servesim {
 namespace {

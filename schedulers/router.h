@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/request.h"
+#include "core/config.h"
+#include "core/request.h"
 
 namespace servesim {
 

@@ -6,9 +6,9 @@
 #include <limits>
 #include <unordered_map>
 
+#include "core/random.h"
+#include "core/registry.h"
 #include "schedulers/router.h"
-#include "sim/random.h"
-#include "sim/registry.h"
 
 namespace servesim {
 namespace {

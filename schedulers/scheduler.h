@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/batch_state.h"
-#include "sim/config.h"
+#include "core/batch_state.h"
+#include "core/config.h"
 
 namespace servesim {
 

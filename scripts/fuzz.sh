@@ -15,9 +15,10 @@ shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(csv_trace config vllm_jsonl trace_formats)
 build=${SERVESIM_FUZZ_BUILD:-build-fuzz}
+source scripts/ccache.sh
 
 cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSERVESIM_FUZZ=ON -DSERVESIM_BUILD_TESTS=OFF >/dev/null
+  -DSERVESIM_FUZZ=ON -DSERVESIM_BUILD_TESTS=OFF "${SERVESIM_LAUNCHER[@]}" >/dev/null
 cmake --build "$build" ${SERVESIM_FUZZ_JOBS:+-j "$SERVESIM_FUZZ_JOBS"} \
   --target "${targets[@]/#/fuzz_}"
 

@@ -5,10 +5,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+source scripts/ccache.sh
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${SERVESIM_LAUNCHER[@]}" >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j2
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSERVESIM_SANITIZE=ON >/dev/null
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSERVESIM_SANITIZE=ON "${SERVESIM_LAUNCHER[@]}" >/dev/null
 cmake --build build-asan
 ctest --test-dir build-asan --output-on-failure -j2
 bash scripts/fuzz.sh "${SERVESIM_FUZZ_SECONDS:-30}"

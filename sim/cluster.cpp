@@ -5,9 +5,10 @@
 #include <algorithm>
 #include <map>
 
+#include "core/kv/kv_manager.h"
 #include "models/catalog.h"
+#include "models/kv_memory.h"
 #include "schedulers/scheduler.h"
-#include "sim/kv_manager.h"
 #include "sim/topology.h"
 
 namespace servesim {
@@ -39,12 +40,15 @@ double kv_bytes_per_token(const std::optional<Cfg>& transfer, const Cfg& kv, con
                           const Cfg& pool) {
   if (transfer && transfer->has("kv_bytes_per_token"))
     return transfer->get_real("kv_bytes_per_token", k_positive);
-  if (const std::optional<Cfg> m = kv.optional_child("memory"))
+  if (const std::optional<Cfg> m = kv.optional_child("memory")) {
+    if (m->has("model"))  // the whole token's KV, as the explicit figures below
+      return read_model(*m, "model").kv_bytes_per_token(read_dtype(*m, "kv_dtype", Dtype::Fp16));
     return 2.0 *
            static_cast<double>(m->get_int("layers", {1, 100000}) *
                                m->get_int("kv_heads", {1, 100000}) *
                                m->get_int("head_dim", {1, 100000})) *
            dtype_bytes(*parse_dtype(m->get_string("kv_dtype", "fp16")));
+  }
   if (step_time.has("model") && step_time.get_string("kind") == "roofline") {
     const Dtype weight = read_dtype(step_time, "weight_dtype", Dtype::Bf16);
     return read_model(step_time, "model")
@@ -80,7 +84,7 @@ AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Co
   }
   for (uint32_t i = 0; i < spec.replicas; ++i) {
     ReplicaParts parts{model, make_scheduler(sched_owner.child("scheduler")),
-                       make_kv_manager(kv_owner.child("kv"))};
+                       make_kv_manager(kv_owner.child("kv"), &read_kv_memory)};
     if (!c.step_time) {  // replica 0
       c.step_time = std::move(parts.step_time);
       c.scheduler = std::move(parts.scheduler);
@@ -120,7 +124,7 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
     read_router(*cluster, seed, c);
     for (int64_t i = 1; i < replicas; ++i)
       c.more_replicas.push_back({c.step_time, make_scheduler(root.child("scheduler")),
-                                 make_kv_manager(root.child("kv"))});
+                                 make_kv_manager(root.child("kv"), &read_kv_memory)});
     return {{*top_step_time, root.child("kv"), replicas}};
   }
   read_router(*cluster, seed, c);

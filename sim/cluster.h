@@ -7,8 +7,8 @@
 #include <memory>
 #include <vector>
 
+#include "core/config.h"
 #include "models/step_time_model.h"
-#include "sim/config.h"
 #include "sim/simulation.h"
 
 namespace servesim {

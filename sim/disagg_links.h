@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "sim/time.h"
+#include "core/time.h"
 
 namespace servesim {
 

@@ -3,7 +3,7 @@
 // every recorder exactly once, when it leaves: released (served), rejected at arrival, or, when
 // a bounded run stops early, still unfinished. Recorders must copy what they need: the request
 // is recycled right after. Requests come in the order they leave, not in id order.
-#include "sim/request.h"
+#include "core/request.h"
 
 namespace servesim {
 

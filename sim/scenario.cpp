@@ -1,16 +1,14 @@
 #include "sim/scenario.h"
 
+#include <limits>
 #include <optional>
-#include <sstream>
 
 #include <fmt/format.h>
 
+#include "models/kv_memory.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
 #include "sim/cluster.h"
-#include "sim/metrics.h"
-#include "sim/output.h"
-#include "sim/steps_csv.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -76,7 +74,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   // With cluster.pools, the pools build every replica (the top-level sections are defaults).
   std::optional<Cfg> top_step_time;
   if (!has_pools(root)) {
-    s.components.kv = make_kv_manager(root.child("kv"));
+    s.components.kv = make_kv_manager(root.child("kv"), &read_kv_memory);
     StepTimeSection step_time = read_step_time(root);
     s.components.step_time = std::move(step_time.model);
     top_step_time = step_time.section;
@@ -98,47 +96,6 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   }
   if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
   return s;
-}
-
-RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options) {
-  return run_scenario(build_scenario(std::move(doc)), options);
-}
-
-RunOutput run_scenario(Scenario sc, const RunOptions& options) {
-  const std::shared_ptr<Document> doc = sc.doc;
-  Simulation sim(std::move(sc.components), options.check, options.limits);
-  MetricsRecorder metrics(sc.slo);
-  metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
-  sim.add_recorder(metrics);
-  std::ostringstream text;
-  std::optional<RequestsCsvWriter> csv;
-  if (!options.no_requests_csv) {
-    csv.emplace(options.requests_csv ? *options.requests_csv : text);
-    sim.add_recorder(*csv);
-  }
-  std::optional<StepsCsvWriter> steps;
-  if (options.steps_csv) {
-    steps.emplace(*options.steps_csv);
-    sim.add_step_observer(*steps);
-  }
-  for (StepObserver* o : options.step_observers) sim.add_step_observer(*o);
-  for (RequestRecorder* r : options.request_recorders) sim.add_recorder(*r);
-  sim.run();
-  if (csv) csv->finish();
-  if (steps) steps->finish();
-  RunOutput out;
-  out.summary = metrics.summary(sim.stats());
-  if (!options.requests_csv) out.requests_csv = text.str();
-  out.summary_json = summary_json(out.summary, doc->root(), sc.seed).dump(2) + "\n";
-  out.first_rejection = metrics.first_rejection();
-  return out;
-}
-
-RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {
-  RunOptions o;
-  o.check = check;
-  o.limits = limits;
-  return run_scenario(std::move(doc), o);
 }
 
 }  // namespace servesim

@@ -33,12 +33,12 @@
 #include <stdexcept>
 #include <vector>
 
+#include "core/batch_state.h"
+#include "core/quantiles.h"
 #include "models/step_time_model.h"
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
-#include "sim/batch_state.h"
 #include "sim/disagg_links.h"
-#include "sim/quantiles.h"
 #include "sim/recorder.h"
 #include "sim/step_observer.h"
 #include "traces/workload_source.h"

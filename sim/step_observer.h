@@ -4,7 +4,7 @@
 // Observers must not keep the record: it is reused for the next step.
 #include <cstdint>
 
-#include "sim/time.h"
+#include "core/time.h"
 
 namespace servesim {
 

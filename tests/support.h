@@ -10,10 +10,10 @@
 
 #include <sstream>
 
-#include "sim/cli.h"
-#include "sim/config.h"
-#include "sim/errors.h"
-#include "sim/scenario.h"
+#include "cli/cli.h"
+#include "core/config.h"
+#include "core/errors.h"
+#include "metrics/run_scenario.h"
 #include "sim/simulation.h"
 
 namespace servesim::test {

@@ -7,7 +7,7 @@
 #include <numbers>
 #include <numeric>
 
-#include "sim/registry.h"
+#include "core/registry.h"
 #include "traces/length_dist.h"
 
 namespace servesim {

@@ -11,8 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/random.h"
+#include "core/config.h"
+#include "core/random.h"
 
 namespace servesim {
 

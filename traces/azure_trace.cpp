@@ -9,7 +9,7 @@
 
 #include <chrono>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

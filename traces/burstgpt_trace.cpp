@@ -8,7 +8,7 @@
 // is checked). Arrivals are relative to the first row kept.
 #include <fmt/format.h>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

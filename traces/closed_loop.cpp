@@ -16,7 +16,7 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "sim/random.h"
+#include "core/random.h"
 #include "traces/arrival_process.h"
 #include "traces/length_dist.h"
 #include "traces/workload_source.h"

@@ -14,7 +14,7 @@
 #include <charconv>
 #include <fstream>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

@@ -24,7 +24,7 @@
 #pragma GCC diagnostic pop
 #include <unordered_map>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

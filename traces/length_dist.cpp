@@ -6,8 +6,8 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "sim/csv_columns.h"
-#include "sim/registry.h"
+#include "core/csv_columns.h"
+#include "core/registry.h"
 
 namespace servesim {
 namespace {

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/random.h"
+#include "core/config.h"
+#include "core/random.h"
 
 namespace servesim {
 
@@ -47,7 +47,7 @@ class LengthPairs {
 /// Reads `key` of `c` as a non-empty YAML list of numbers, each in `r` and, when `integers`, a
 /// whole number (a config file is at most 16 MiB, which bounds the list). A bad item is named with
 /// its index: `a.hourly[3] = "x" at f.yaml:2:5: must be a number`. Shared with arrival_process.cpp.
-// TODO(lead): this belongs in Cfg (sim/config.h) beside list_of_maps.
+// TODO(lead): this belongs in Cfg (core/config.h) beside list_of_maps.
 [[nodiscard]] std::vector<double> get_number_list(const Cfg& c, const std::string& key, RealRange r,
                                                   bool integers);
 

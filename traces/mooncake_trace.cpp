@@ -6,7 +6,7 @@
 // but never more. Arrivals are relative to the first row.
 #include <fmt/format.h>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

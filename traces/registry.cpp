@@ -1,4 +1,4 @@
-#include "sim/registry.h"
+#include "core/registry.h"
 
 #include "traces/workload_source.h"
 

@@ -29,9 +29,9 @@
 #include <optional>
 #include <sstream>
 
-#include "sim/csv_columns.h"
-#include "sim/errors.h"
-#include "sim/random.h"
+#include "core/csv_columns.h"
+#include "core/errors.h"
+#include "core/random.h"
 #include "traces/arrival_process.h"
 #include "traces/servegen_dataset.h"
 #include "traces/workload_source.h"

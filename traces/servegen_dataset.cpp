@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string_view>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace servesim::servegen {
 namespace {

@@ -8,7 +8,7 @@
 
 #include <tuple>
 
-#include "sim/random.h"
+#include "core/random.h"
 #include "traces/arrival_process.h"
 #include "traces/length_dist.h"
 #include "traces/workload_source.h"

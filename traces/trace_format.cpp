@@ -7,8 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "sim/config.h"
-#include "sim/errors.h"
+#include "core/config.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

@@ -9,7 +9,7 @@
 #include <limits>
 #include <cmath>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 
 namespace servesim {
 

@@ -12,7 +12,7 @@
 #include <string_view>
 #include <vector>
 
-#include "sim/csv_columns.h"
+#include "core/csv_columns.h"
 #include "traces/trace_reader.h"
 
 namespace servesim {

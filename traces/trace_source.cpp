@@ -8,7 +8,7 @@
 #include <optional>
 #include <utility>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

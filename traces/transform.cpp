@@ -7,7 +7,7 @@
 #include <cmath>
 #include <optional>
 
-#include "sim/random.h"
+#include "core/random.h"
 #include "traces/workload_source.h"
 
 namespace servesim {

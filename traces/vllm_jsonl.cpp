@@ -6,7 +6,7 @@
 #include <cmath>
 #include <fstream>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "traces/trace_rows.h"
 
 namespace servesim {

@@ -20,8 +20,8 @@
 #include <utility>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/request.h"
+#include "core/config.h"
+#include "core/request.h"
 
 namespace servesim {
 

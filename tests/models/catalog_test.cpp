@@ -5,8 +5,8 @@
 #include <filesystem>
 #include <set>
 
+#include "core/errors.h"
 #include "models/catalog.h"
-#include "sim/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;
@@ -83,7 +83,20 @@ TEST_CASE("catalog: every hardware file is embedded, loads and is named after it
     INFO(name);
     const HardwareSpec h = load_hardware(name);
     CHECK(h.name == name);
-    CHECK_FALSE(h.price_source.empty());
+    REQUIRE_FALSE(h.prices.empty());
+    for (const PriceQuote& q : h.prices) {
+      CHECK(q.usd_per_hour > 0);
+      CHECK_FALSE(q.source.empty());
+      CHECK_FALSE(q.date.empty());
+    }
+    // The default tier comes from one source and date for every chip that has it.
+    if (const PriceQuote* q = h.price(k_default_price_tier)) {
+      CHECK(q->date == "2026-03-10");
+      CHECK_THAT(q->source, Catch::StartsWith("RunPod on-demand list (deploybase.ai"));
+    }
+    // The device reports no more than the datasheet (allowing for GiB sold as "GB").
+    CHECK(h.memory_gib > 0);
+    CHECK(h.reported_memory_bytes() <= h.memory_bytes() * 1.1);
     CHECK_FALSE(h.supported_dtypes().empty());
     CHECK(h.peak_flops_per_s(Dtype::Fp32).has_value());  // every chip in the catalogue has fp32
   }
@@ -149,9 +162,9 @@ memory_gb: 10
 memory_bandwidth_gb_per_s: 100
 peak_tflops: {fp32: 1, bf16: 4}
 interconnect_gb_per_s: 10
-price_per_hour_usd: 0.5
-price_source: nobody
-price_date: 2026-01
+memory_gib: 9
+tables: none
+prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
 )";
   auto error = [](const std::string& yaml) -> std::string {
     try {

@@ -4,10 +4,10 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/cli.h"
+#include "core/errors.h"
 #include "models/fit.h"
 #include "models/measurements.h"
-#include "sim/cli.h"
-#include "sim/errors.h"
 #include "tests/support.h"
 #include "traces/workload_source.h"
 

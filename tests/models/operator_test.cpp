@@ -13,7 +13,7 @@
 
 #include "models/operator_tables.h"
 #include "models/step_time_model.h"
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "core/errors.h"
+#include "metrics/metrics.h"
+#include "metrics/output.h"
 #include "models/step_time_model.h"
-#include "sim/errors.h"
-#include "sim/metrics.h"
-#include "sim/output.h"
 #include "tests/support.h"
 
 using namespace servesim;
@@ -36,9 +36,9 @@ memory_gb: 100
 memory_bandwidth_gb_per_s: 1000
 peak_tflops: {bf16: 100, int8: 200}
 interconnect_gb_per_s: 100
-price_per_hour_usd: 1
-price_source: nobody
-price_date: 2026-01
+memory_gib: 93
+tables: none
+prices: {on_demand: {usd_per_hour: 1, source: nobody, date: 2026-01}}
 )";
 
 std::string toy_section(const std::string& extra = "") {

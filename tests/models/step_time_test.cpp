@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "core/errors.h"
 #include "models/step_time_model.h"
-#include "sim/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -9,9 +9,9 @@
 #include <functional>
 #include <sstream>
 
+#include "cli/calibrate_cmd.h"
 #include "models/measurements.h"
 #include "models/step_time_model.h"
-#include "sim/calibrate_cmd.h"
 #include "tests/support.h"
 
 using namespace servesim;

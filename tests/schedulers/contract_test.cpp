@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <fmt/format.h>
 
+#include "core/kv/kv_manager.h"
 #include "schedulers/scheduler.h"
-#include "sim/kv_manager.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -2,7 +2,7 @@
 // memory and back over a link, timed from its bytes, instead of being recomputed.
 #include <catch2/catch.hpp>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -2,7 +2,7 @@
 // time worked out by hand in the comments, and its config rules.
 #include <catch2/catch.hpp>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -2,7 +2,7 @@
 // out by hand in the comments, and the config rules that tie it to the kv section.
 #include <catch2/catch.hpp>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -4,7 +4,7 @@
 #include <map>
 #include <set>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -5,7 +5,7 @@
 #include <catch2/catch.hpp>
 #include <set>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

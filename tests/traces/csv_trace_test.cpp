@@ -1,6 +1,6 @@
 #include <catch2/catch.hpp>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 #include "traces/workload_source.h"
 

@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -18,7 +18,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "sim/errors.h"
+#include "core/errors.h"
 #include "tests/support.h"
 #include "traces/workload_source.h"
 

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sim/config.h"
-#include "sim/errors.h"
+#include "core/config.h"
+#include "core/errors.h"
 #include "tests/support.h"
 #include "traces/workload_source.h"
 

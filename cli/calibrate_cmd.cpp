@@ -1,0 +1,213 @@
+#include "cli/calibrate_cmd.h"
+
+#include <array>
+#include <cmath>
+#include <ostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+
+#include "cli/cli_options.h"
+#include "core/errors.h"
+#include "metrics/output.h"
+#include "models/fit.h"
+#include "models/measurements.h"
+#include "models/step_time_model.h"
+#include "core/config.h"
+
+namespace po = boost::program_options;
+
+namespace servesim {
+namespace {
+
+struct Candidate {
+  std::string form;
+  Fitter fitter;
+};
+
+std::string pct(double v) { return fmt::format("{:.2f}%", 100.0 * v); }
+
+/// The `cpu_overhead` key a step_time section takes (models/step_time_model.h).
+std::string overhead_yaml(const OverheadFit& o) {
+  return fmt::format("cpu_overhead: {{per_step_ms: {:.6g}, per_sequence_ms: {:.6g}}}\n",
+                     o.overhead.per_step_ms, o.overhead.per_sequence_ms);
+}
+
+/// Vidur's tables: the engine's CPU time a step, fitted apart from the GPU time.
+void report_overhead(const MeasurementSet& set, std::ostream& out) {
+  if (set.cpu_overhead_source.empty()) return;
+  if (!set.cpu_overhead) {
+    out << "cpu overhead: not fitted (" << set.cpu_overhead_source << ")\n\n";
+    return;
+  }
+  const OverheadFit& o = *set.cpu_overhead;
+  out << fmt::format(
+      "cpu overhead a step (schedule + sampler_e2e + prepare_inputs_e2e + process_model_outputs "
+      "medians), {} points at batch {} to {} from {}:\n  ms = {:.4f} + {:.5f} x batch; MAPE {}, "
+      "max APE {}\n  as a step_time key (not in the step fits below, which are GPU time): {}\n",
+      o.points, o.min_batch, o.max_batch, set.cpu_overhead_source, o.overhead.per_step_ms,
+      o.overhead.per_sequence_ms, pct(o.mape), pct(o.max_ape), overhead_yaml(o));
+}
+
+/// --check: a given step_time file's errors on the measurements, all steps and by kind of step.
+void check_model(const std::string& path, const MeasurementSet& set, std::ostream& out) {
+  const auto doc = Document::load_file(path);
+  const auto model = make_step_time_model(Cfg::root(doc));
+  doc->check_all_read();
+  struct Sum {
+    size_t n = 0;
+    double ape = 0, max_ape = 0, signed_err = 0;
+  };
+  std::array<Sum, 4> sums{};  // all, decode only, prefill only, mixed
+  for (const StepSample& s : set.samples) {
+    const double err = (model->step_ms(s.shape) - s.ms) / s.ms;
+    const size_t kind = s.shape.prefill_tokens == 0 ? 1 : s.shape.decode_sequences == 0 ? 2 : 3;
+    for (size_t k : {size_t{0}, kind}) {
+      sums[k].n += 1;
+      sums[k].ape += std::abs(err);
+      sums[k].max_ape = std::max(sums[k].max_ape, std::abs(err));
+      sums[k].signed_err += err;
+    }
+  }
+  out << fmt::format("{} on {} steps\n{:<14}{:>7}{:>12}{:>12}{:>14}\n", path, set.samples.size(),
+                     "steps", "count", "MAPE", "max APE", "mean error");
+  const char* names[] = {"all", "decode only", "prefill only", "mixed"};
+  for (size_t k = 0; k < sums.size(); ++k)
+    if (sums[k].n > 0)
+      out << fmt::format("{:<14}{:>7}{:>12}{:>12}{:>14}\n", names[k], sums[k].n,
+                         pct(sums[k].ape / sums[k].n), pct(sums[k].max_ape),
+                         pct(sums[k].signed_err / sums[k].n));
+}
+
+}  // namespace
+
+int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
+  CommandLine cl("calibrate", "MEASUREMENTS [options]");
+  // clang-format off
+  cl.options()
+      ("measurements", po::value<std::string>(), "measurement file or profile folder")
+      ("format", po::value<std::string>()->default_value("auto"), "auto, csv, llmservingsim, splitwise, vidur")
+      ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, roofline, table")
+      ("model", po::value<std::string>(), "splitwise: model to select; vidur: cpu_overheads.csv model_name")
+      ("model-shape", po::value<std::string>(), "vidur: catalogue model (or model YAML) whose shape picks the tables' rows")
+      ("hardware", po::value<std::string>(), "splitwise: hardware to select")
+      ("tp", po::value<int>(), "splitwise, vidur: tensor parallel degree to select")
+      ("layers", po::value<int>(), "layer profiles, vidur: the model's layer count")
+      ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
+      ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
+      ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
+      ("max-kv-per-seq", po::value<int64_t>(), "fit only steps whose decodes hold at most this many KV tokens each")
+      ("folds", po::value<int>()->default_value(5), "cross-validation folds (>= 2)")
+      ("worst", po::value<int>()->default_value(8), "rows in the worst-points table")
+      ("out", po::value<std::string>(), "write the chosen model as step_time YAML here")
+      ("check", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
+  // clang-format on
+  const std::optional<po::variables_map> parsed =
+      cl.positional("measurements")
+          .require("measurements", "give a measurement file or profile folder")
+          .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
+  const int folds = vm["folds"].as<int>();
+  if (folds < 2 || folds > 100) throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
+  const int worst = std::clamp(vm["worst"].as<int>(), 0, 1000);
+  const std::string form = vm["form"].as<std::string>();
+  const std::vector<std::string> forms{"auto", "hinge", "linear", "roofline", "table"};
+  if (std::find(forms.begin(), forms.end(), form) == forms.end())
+    throw InputError(fmt::format("--form {}: unknown{} (valid: {})", form, did_you_mean(form, forms),
+                                 join_names(forms)));
+
+  MeasurementFilter filter;
+  if (vm.count("model")) filter.model = vm["model"].as<std::string>();
+  if (vm.count("hardware")) filter.hardware = vm["hardware"].as<std::string>();
+  if (vm.count("tp")) filter.tp = vm["tp"].as<int>();
+  if (vm.count("model-shape")) filter.model_shape = vm["model-shape"].as<std::string>();
+  if (vm.count("layers")) {
+    filter.layers = vm["layers"].as<int>();
+    if (*filter.layers < 1) throw InputError("--layers: must be >= 1");
+  }
+  if (vm.count("max-kv-per-seq")) {
+    filter.max_kv_per_seq = vm["max-kv-per-seq"].as<int64_t>();
+    if (*filter.max_kv_per_seq < 1) throw InputError("--max-kv-per-seq: must be >= 1");
+  }
+  const std::string path = vm["measurements"].as<std::string>();
+  const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
+  out << "read " << set.description << "\n\n";
+  report_overhead(set, out);
+  if (vm.count("check")) {
+    check_model(vm["check"].as<std::string>(), set, out);
+    return 0;
+  }
+
+  std::vector<Candidate> candidates;
+  if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});
+  if (form == "auto" || form == "hinge") candidates.push_back({"hinge", &fit_hinge});
+  if (form == "auto" || form == "table") candidates.push_back({"table", &fit_table});
+  // The roofline form needs a catalogue model and accelerator; with them, `auto` tries it too.
+  if (vm.count("catalog-model") != vm.count("catalog-hardware"))
+    throw InputError("calibrate: --catalog-model and --catalog-hardware go together");
+  if (form == "roofline" && !vm.count("catalog-model"))
+    throw InputError("calibrate --form roofline: give --catalog-model and --catalog-hardware");
+  if (vm.count("catalog-model") && (form == "auto" || form == "roofline")) {
+    std::string yaml = fmt::format("kind: roofline\nmodel: {}\nhardware: {}\n",
+                                   vm["catalog-model"].as<std::string>(),
+                                   vm["catalog-hardware"].as<std::string>());
+    if (filter.tp) yaml += fmt::format("tensor_parallel: {}\n", *filter.tp);
+    if (vm.count("weight-dtype"))
+      yaml += fmt::format("weight_dtype: {}\n", vm["weight-dtype"].as<std::string>());
+    candidates.push_back({"roofline", make_roofline_fitter(yaml)});
+  }
+  const uint64_t seed = 1;
+  out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", "form", "MAPE", "max APE",
+                     fmt::format("MAPE {}-fold", folds), "max APE CV");
+  const Candidate* best = nullptr;
+  FitReport best_rep;
+  std::vector<std::string> notes;
+  for (const Candidate& c : candidates) {
+    FitReport rep;
+    try {
+      rep = evaluate_fit(c.fitter, set.samples, folds, size_t(worst), seed);
+    } catch (const InputError& e) {
+      if (form != "auto") throw;
+      notes.push_back(fmt::format("{}: not fitted ({})", c.form, e.what()));
+      continue;
+    }
+    out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", c.form, pct(rep.mape_in),
+                       pct(rep.max_ape_in), pct(rep.mape_cv), pct(rep.max_ape_cv));
+    if (!best || rep.mape_cv < best_rep.mape_cv) {
+      best = &c;
+      best_rep = rep;
+    }
+  }
+  for (const auto& n : notes) out << n << "\n";
+  if (!best) throw InputError("calibrate: no model form could be fitted");
+
+  const auto model = best->fitter(set.samples);
+  out << fmt::format("\nchosen: {} (lowest cross-validated MAPE)\n\n", best->form);
+  out << model->yaml();
+  if (!best_rep.worst_cv.empty()) {
+    out << fmt::format("\nworst cross-validated points ({}):\n", best->form);
+    out << fmt::format("{:>12}{:>12}{:>9}  {}\n", "measured ms", "predicted", "error", "measurement");
+    for (const PointError& e : best_rep.worst_cv)
+      out << fmt::format("{:>12.4f}{:>12.4f}{:>9}  {}\n", e.measured_ms, e.predicted_ms,
+                         pct(e.ape), set.samples[e.index].label);
+  }
+  if (vm.count("out")) {
+    std::string yaml = fmt::format(
+        "# Fitted by `servesim calibrate` from {}\n# {} form: MAPE {} in-sample, {} under "
+        "{}-fold cross-validation (max {}).\n# Use it as `step_time: <this file>` in a scenario.\n{}",
+        set.description, best->form, pct(best_rep.mape_in), pct(best_rep.mape_cv), folds,
+        pct(best_rep.max_ape_cv), model->yaml());
+    if (set.cpu_overhead)
+      yaml += fmt::format("# The engine's CPU time a step, fitted to {} (MAPE {}); the errors above "
+                          "are GPU time only.\n{}", set.cpu_overhead_source,
+                          pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
+    const std::filesystem::path target(vm["out"].as<std::string>());
+    write_files(target.has_parent_path() ? target.parent_path().string() : ".",
+                {{target.filename().string(), yaml}});
+    out << "\nwrote " << target.string() << "\n";
+  }
+  return 0;
+}
+
+}  // namespace servesim

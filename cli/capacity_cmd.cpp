@@ -1,0 +1,127 @@
+#include "cli/capacity_cmd.h"
+
+#include <fmt/format.h>
+
+#include <boost/program_options.hpp>
+#include <cmath>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_options.h"
+#include "core/config.h"
+#include "core/errors.h"
+#include "metrics/output.h"
+#include "sizing/sweep.h"
+
+namespace po = boost::program_options;
+
+namespace servesim {
+
+namespace {
+
+nlohmann::ordered_json probe_json(const CapacityProbe& p) {
+  const Summary& s = p.run.summary;
+  nlohmann::ordered_json j;
+  j["rate_scale"] = p.rate_scale;
+  j["offered_rate_per_s"] = p.run.offered_rate_per_s;
+  j["meets_slo"] = p.meets_slo;
+  j["requests_per_s"] = s.requests_per_s;
+  j["output_tokens_per_s"] = s.output_tokens_per_s;
+  j["ttft_p99_ms"] = s.ttft_s.p99 * 1e3;
+  j["tpot_p99_ms"] = s.tpot_s.p99 * 1e3;
+  j["slo_attainment"] = s.slo ? s.slo->attainment : 0.0;
+  j["goodput_req_per_s"] = s.slo ? s.slo->goodput_per_s : 0.0;
+  j["rejected"] = s.rejected;
+  return j;
+}
+
+std::string capacity_json(const std::string& config, const CapacityResult& r,
+                          const CapacityOptions& o) {
+  const SloSummary& slo = *r.probes.front().run.summary.slo;
+  nlohmann::ordered_json j;
+  j["kind"] = "capacity";
+  j["config"] = config;
+  j["slo"] = {
+      {"ttft_ms", slo.ttft ? nlohmann::json(slo.ttft->target_ms) : nlohmann::json()},
+      {"tpot_ms", slo.tpot ? nlohmann::json(slo.tpot->target_ms) : nlohmann::json()},
+      {"percentile", slo.percentile},
+      {"min_attainment", o.min_attainment ? nlohmann::json(*o.min_attainment) : nlohmann::json()}};
+  j["tolerance"] = o.tolerance;
+  j["found"] = r.meeting.has_value() && r.failing.has_value();
+  j["capacity"] = r.meeting ? probe_json(r.probes[*r.meeting]) : nlohmann::ordered_json();
+  j["first_failing"] = r.failing ? probe_json(r.probes[*r.failing]) : nlohmann::ordered_json();
+  j["probes"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.probes) j["probes"].push_back(probe_json(p));
+  return j.dump(2) + "\n";
+}
+
+std::string probe_line(const CapacityProbe& p) {
+  const Summary& s = p.run.summary;
+  return fmt::format("{:>12.6g}  {:>10.4f}  {:>10.1f}  {:>9.2f}  {:>10.4f}  {}\n", p.rate_scale,
+                     p.run.offered_rate_per_s, s.ttft_s.p99 * 1e3, s.tpot_s.p99 * 1e3,
+                     s.slo ? s.slo->attainment : 0.0, p.meets_slo ? "yes" : "no");
+}
+
+void print_capacity(std::ostream& out, const CapacityResult& r, const CapacityOptions& o,
+                    const std::string& dir) {
+  out << "  rate scale  requests/s    TTFT p99   TPOT p99  attainment  meets SLOs\n"
+      << "                              ms         ms\n";
+  for (const auto& p : r.probes) out << probe_line(p);
+  if (!r.meeting) {
+    out << fmt::format("\nno rate meets the SLOs (down to rate scale {:g})\n", o.min_scale);
+  } else {
+    const CapacityProbe& m = r.probes[*r.meeting];
+    out << fmt::format("\ncapacity   {:.4f} requests/s offered (rate scale {:.6g}){}\n\n",
+                       m.run.offered_rate_per_s, m.rate_scale,
+                       r.failing
+                           ? fmt::format(", fails at {:.6g}", r.probes[*r.failing].rate_scale)
+                           : fmt::format(": the SLOs hold up to the limit {:g}", o.max_scale));
+    out << summary_table(m.run.summary);
+  }
+  out << fmt::format("\nwrote {0}/capacity.json{1}\n", dir,
+                     r.meeting ? fmt::format(", {}/summary.json", dir) : "");
+}
+
+}  // namespace
+
+int cmd_capacity(const std::vector<std::string>& args, std::ostream& out) {
+  CommandLine cl("capacity", "CONFIG.yaml [options]");
+  // clang-format off
+  cl.options()
+      ("config", po::value<std::string>(), "scenario YAML with an slo section")
+      ("out", po::value<std::string>()->default_value("servesim-capacity"), "directory for results");
+  cl.set_option().seed_option();
+  cl.options()
+      ("tolerance", po::value<double>()->default_value(0.01), "relative width of the final bracket")
+      ("min-attainment", po::value<double>(), "also require this share of requests within the SLOs");
+  // clang-format on
+  const std::optional<po::variables_map> parsed =
+      cl.quiet_option()
+          .positional("config")
+          .require("config", "give a scenario file with an slo section")
+          .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
+  const std::string config = vm["config"].as<std::string>();
+  CapacityOptions o;
+  o.tolerance = vm["tolerance"].as<double>();
+  if (!(o.tolerance >= 1e-6 && o.tolerance <= 1))
+    throw InputError(fmt::format("--tolerance {}: must be from 1e-6 to 1 (relative)", o.tolerance));
+  if (vm.count("min-attainment")) {
+    o.min_attainment = vm["min-attainment"].as<double>();
+    if (!(*o.min_attainment >= 0 && *o.min_attainment <= 1))
+      throw InputError(fmt::format("--min-attainment {}: must be in [0, 1]", *o.min_attainment));
+  }
+  const std::vector<std::string> sets = overrides(vm);
+  const std::string text = read_text_file(config, "config");
+  const CapacityResult r = find_capacity(text, config, sets, o);
+  const std::string dir = vm["out"].as<std::string>();
+  ResultFiles files(dir);
+  files.open("capacity.json") << capacity_json(config, r, o);
+  if (r.meeting) files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
+  files.commit();
+  if (!vm["quiet"].as<bool>()) print_capacity(out, r, o, dir);
+  return 0;
+}
+
+}  // namespace servesim

@@ -1,0 +1,127 @@
+#include "cli/size_cmd.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/program_options.hpp>
+#include <iostream>
+#include <thread>
+
+#include "cli/cli_options.h"
+#include "cli/progress.h"
+#include "core/errors.h"
+#include "metrics/output.h"
+#include "sizing/sweep.h"
+#include "sizing/sweep_output.h"
+#include "sizing/sweep_pool.h"
+#include "sizing/sweep_run.h"
+
+namespace po = boost::program_options;
+
+namespace servesim {
+namespace {
+
+struct SizeOptions {
+  std::string sweep;
+  std::string out;
+  std::vector<std::string> sets;
+  unsigned jobs = 1;
+  bool quiet = false;
+  bool dry_run = false;
+};
+
+/// nullopt after --help.
+std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
+                                           std::ostream& out) {
+  CommandLine cl("size", "SWEEP.yaml [options]");
+  // clang-format off
+  cl.options()
+      ("sweep", po::value<std::string>(), "sweep file")
+      ("out", po::value<std::string>()->default_value("servesim-size"), "directory for results");
+  cl.set_option("override in the base scenario");
+  cl.options()
+      ("jobs,j", po::value<int>(), "threads (default: all cores)");
+  cl.quiet_option();
+  cl.options()
+      ("dry-run", po::bool_switch(), "check the sweep file and list its points; run nothing");
+  // clang-format on
+  const std::optional<po::variables_map> parsed =
+      cl.positional("sweep")
+          .require("sweep", "give a sweep file (docs/sizing.md)")
+          .parse(args, out);
+  if (!parsed) return std::nullopt;
+  const po::variables_map& vm = *parsed;
+  SizeOptions o;
+  o.sweep = vm["sweep"].as<std::string>();
+  o.out = vm["out"].as<std::string>();
+  o.sets = overrides(vm);
+  o.jobs = std::max(1u, std::thread::hardware_concurrency());
+  if (vm.count("jobs")) {
+    const int j = vm["jobs"].as<int>();
+    if (j < 1 || j > 4096) throw InputError(fmt::format("--jobs {}: must be from 1 to 4096", j));
+    o.jobs = static_cast<unsigned>(j);
+  }
+  o.quiet = vm["quiet"].as<bool>();
+  o.dry_run = vm["dry-run"].as<bool>();
+  return o;
+}
+
+// This rank's rows, gathered on rank 0 into point order; empty on other ranks.
+std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, const MpiRanks& mpi) {
+  std::vector<size_t> mine;
+  for (size_t i = static_cast<size_t>(mpi.rank()); i < spec.point_count();
+       i += static_cast<size_t>(mpi.size()))
+    mine.push_back(i);
+  spdlog::debug("size: rank {} of {} runs {} of {} points on {} threads", mpi.rank(), mpi.size(),
+                mine.size(), spec.point_count(), o.jobs);
+  Progress progress(mpi.size() > 1 ? fmt::format("size (rank 0 of {})", mpi.size()) : "size",
+                    static_cast<double>(mine.size()), "points", std::cerr,
+                    !o.quiet && mpi.rank() == 0);
+  std::vector<PointResult> rows = evaluate_points(
+      spec, mine, o.jobs, [&](size_t n) { progress.update(static_cast<double>(n)); });
+  progress.finish();
+  if (mpi.size() == 1) return rows;
+  std::vector<std::string> sent;
+  sent.reserve(rows.size());
+  for (const auto& r : rows) sent.push_back(point_to_json(r).dump());
+  const std::vector<std::string> got = mpi.gather(sent);
+  if (mpi.rank() != 0) return {};
+  std::vector<PointResult> all(spec.point_count());
+  for (const auto& s : got) {
+    PointResult r = point_from_json(nlohmann::json::parse(s));
+    const size_t i = r.point;
+    all.at(i) = std::move(r);
+  }
+  return all;
+}
+
+}  // namespace
+
+int cmd_size(const std::vector<std::string>& args, std::ostream& out) {
+  const std::optional<SizeOptions> parsed = parse_size_args(args, out);
+  if (!parsed) return 0;
+  const SizeOptions& o = *parsed;
+  const MpiRanks mpi;
+  const SweepSpec spec = load_sweep(o.sweep, o.sets);
+  if (o.dry_run) {
+    if (mpi.rank() != 0) return 0;
+    out << fmt::format("{} points ({} mode), base {}\n", spec.point_count(),
+                       spec.mode == SweepMode::Fixed ? "fixed" : "min_replicas", spec.base_file);
+    for (size_t i = 0; i < spec.point_count(); ++i)
+      out << fmt::format("{:>5}  {}\n", i, spec.label(i));
+    return 0;
+  }
+  std::vector<PointResult> rows = run_all(spec, o, mpi);
+  if (mpi.rank() != 0) return 0;
+  mark_pareto(rows);
+  ResultFiles files(o.out);
+  files.open("points.csv") << points_csv(spec, rows);
+  files.open("summary.json") << sweep_summary_json(spec, rows);
+  files.commit();
+  if (!o.quiet)
+    out << sweep_report(spec, rows)
+        << fmt::format("\nwrote {0}/points.csv, {0}/summary.json\n", o.out);
+  return 0;
+}
+
+}  // namespace servesim

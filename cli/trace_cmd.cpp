@@ -1,0 +1,337 @@
+// `servesim trace stats` (a trace's figures) and `servesim trace gen` (a workload as a trace).
+// Every figure is defined in docs/workloads.md, "Inspecting and generating traces".
+#include "cli/trace_cmd.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <ostream>
+
+#include <boost/program_options.hpp>
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "cli/cli_options.h"
+#include "core/config.h"
+#include "core/errors.h"
+#include "metrics/output.h"
+#include "metrics/trace_stats.h"
+#include "traces/trace_reader.h"
+#include "traces/workload_source.h"
+
+namespace po = boost::program_options;
+
+namespace servesim {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr int64_t k_ns_per_s = 1'000'000'000;
+
+double seconds(int64_t ns) { return static_cast<double>(ns) / static_cast<double>(k_ns_per_s); }
+
+TraceOptions trace_options(const po::variables_map& vm, const std::string& path) {
+  const std::string name = vm["format"].as<std::string>();
+  std::vector<std::string> names{"auto", "csv"};
+  TraceOptions o;  // its format is servesim_csv unless set: "csv" needs nothing more
+  bool known = name == "auto" || name == "csv";
+  for (TraceFormat f : {TraceFormat::Azure, TraceFormat::BurstGpt, TraceFormat::Mooncake,
+                        TraceFormat::ServesimCsv, TraceFormat::VllmJsonl}) {
+    names.emplace_back(trace_format_name(f));
+    if (name == names.back()) o.format = f, known = true;
+  }
+  std::sort(names.begin(), names.end());
+  if (!known)
+    throw InputError(fmt::format("--format {}: unknown{} (valid: {})", quote_input(name),
+                                 did_you_mean(name, names), join_names(names)));
+  if (name == "auto") o.format = detect_trace_format(path);
+  o.sort = vm["sort"].as<bool>();
+  o.skip_zero_tokens = vm["skip-zero-tokens"].as<bool>();
+  const char* read_as = trace_format_name(o.format);
+  if (vm.count("hash-block-tokens")) {
+    if (o.format != TraceFormat::Mooncake && o.format != TraceFormat::ServesimCsv)
+      throw InputError(fmt::format(
+          "--hash-block-tokens: only mooncake traces (hash_ids) and servesim CSV (prefix_hash) "
+          "have block hashes; this trace is read as {}",
+          read_as));
+    const int64_t b = vm["hash-block-tokens"].as<int64_t>();
+    if (b < 1 || b > (1 << 20)) throw InputError("--hash-block-tokens: must be from 1 to 1048576");
+    o.hash_block_tokens = static_cast<int32_t>(b);
+  }
+  if (vm.count("model")) {
+    if (o.format != TraceFormat::BurstGpt)
+      throw InputError(fmt::format(
+          "--model: only burstgpt traces have a Model column; this trace is read as {}", read_as));
+    o.model = vm["model"].as<std::string>();
+    if (o.model.empty()) throw InputError("--model: must name a model (the Model column's value)");
+  }
+  return o;
+}
+
+std::string num(const Json& v, const char* spec = "{:.3f}") {
+  return v.is_null() ? "-" : fmt::format(fmt::runtime(spec), v.get<double>());
+}
+std::string pct(const Json& v) {
+  return v.is_null() ? "-" : fmt::format("{:.2f}%", 100 * v.get<double>());
+}
+
+std::string stats_table(const Json& j) {
+  std::string s;
+  auto row = [&s](const char* label, const std::string& text) {
+    s += fmt::format("{:<12}{}\n", label, text);
+  };
+  auto count = [](const Json& v) { return v.get<int64_t>(); };
+  row("trace",
+      fmt::format("{} ({})", j["trace"].get<std::string>(), j["format"].get<std::string>()));
+  row("requests",
+      fmt::format("{}, arrivals {} to {} s ({} s)", count(j["requests"]), num(j["first_arrival_s"]),
+                  num(j["last_arrival_s"]), num(j["duration_s"])));
+  row("rate", num(j["mean_rate_per_s"], "{:.4f}") + " requests/s");
+  row("gaps", fmt::format("mean {} s, CV {}", num(j["gap_mean_s"], "{:.4f}"), num(j["gap_cv"])));
+  const std::string window = num(j["window_s"], "{:g}") + " s";
+  if (count(j["windows"]) == 0) {
+    row("windows", fmt::format("the trace spans less than one {} window", window));
+  } else {
+    const int64_t left_out = count(j["window_requests_left_out"]);
+    row("windows", fmt::format("{} whole windows of {} (the {} request{} after them left out)",
+                               count(j["windows"]), window, left_out, left_out == 1 ? "" : "s"));
+    row("", fmt::format("requests a window: mean {}, max {}, peak/mean {}, index of dispersion {}",
+                        num(j["window_requests_mean"], "{:.2f}"),
+                        num(j["window_requests_max"], "{:.0f}"), num(j["window_peak_to_mean"]),
+                        num(j["window_index_of_dispersion"])));
+  }
+  s += fmt::format("\n{:<12}{:>11}{:>11}{:>11}{:>11}{:>11}{:>14}\n", "tokens", "mean", "p50", "p90",
+                   "p99", "max", "total");
+  for (const char* col : {"prompt", "output"}) {
+    const Json& t = j[std::string(col) + "_tokens"];
+    s += fmt::format("{:<12}", col);
+    for (const char* k : {"mean", "p50", "p90", "p99"})
+      s += fmt::format("{:>11.1f}", t[k].get<double>());
+    s += fmt::format("{:>11}{:>14}\n", count(t["max"]), count(t["total"]));
+  }
+  s += fmt::format("{:<12}{:>69}\n", "both", count(j["total_tokens"]));
+  if (const Json& p = j["prefix_reuse"]; !p.is_null()) {
+    s += fmt::format(
+        "\nprefix reuse (ideal, with an infinite cache): {} requests with hash ids, {} "
+        "distinct prefixes\n",
+        count(p["requests_with_hashes"]), count(p["distinct_prefixes"]));
+    row("blocks", fmt::format("{} of {} seen before ({})", count(p["hit_blocks"]),
+                              count(p["blocks"]), pct(p["block_hit_rate"])));
+    row("tokens", fmt::format("{} of {} hashed ({}; {} of all prompt tokens)",
+                              count(p["hit_tokens"]), count(p["hashed_tokens"]),
+                              pct(p["token_hit_rate"]), pct(p["hit_fraction_of_prompt_tokens"])));
+  }
+  if (const Json& ss = j["sessions"]; !ss.is_null())
+    row("sessions",
+        fmt::format("{} sessions hold {} requests: {} turns each on average, at most {}",
+                    count(ss["sessions"]), count(ss["requests_in_sessions"]),
+                    num(ss["turns_mean"], "{:.2f}"), count(ss["turns_max"])));
+  for (const auto& [name, n] : j["counters"].items())
+    row("skipped", fmt::format("{} {}", count(n), name));
+  if (!j["percentiles_exact"].get<bool>())
+    s += "\n(past 2^21 requests, percentiles are within 0.05% of exact: sim/quantiles.h)\n";
+  return s;
+}
+
+/// The folder and file name of an output path given as `option`.
+std::pair<std::string, std::string> output_path(const std::string& path, const char* option) {
+  const std::filesystem::path target(path);
+  const std::string name = target.filename().string();
+  if (name.empty() || name == "." || name == "..")
+    throw InputError(fmt::format("{} {}: must name a file", option, printable(path, 1024)));
+  return {target.has_parent_path() ? target.parent_path().string() : ".", name};
+}
+
+/// Whether a servesim CSV's header names a column that makes rows depend on earlier replies.
+bool has_dependency_columns(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string header;
+  if (!std::getline(in, header)) return false;
+  std::string cell;
+  std::istringstream cells(header);
+  while (std::getline(cells, cell, ',')) {
+    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
+    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+    if (cell == "parent_id" || cell == "session_id") return true;
+  }
+  return false;
+}
+
+int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
+  CommandLine cl("trace stats", "FILE [options]");
+  // clang-format off
+  cl.options()
+      ("file", po::value<std::string>(), "the trace")
+      ("format", po::value<std::string>()->default_value("auto"), "the trace's format")
+      ("sort", po::bool_switch(), "load and sort by arrival instead of streaming")
+      ("skip-zero-tokens", po::bool_switch(), "drop and count rows with 0 tokens")
+      ("hash-block-tokens", po::value<int64_t>(), "mooncake: tokens per hash id (512)")
+      ("model", po::value<std::string>(), "burstgpt: keep only this Model's rows")
+      ("window-s", po::value<double>()->default_value(60.0), "burstiness window (seconds)")
+      ("json", po::value<std::string>(), "also write the figures to this JSON file");
+  // clang-format on
+  const std::optional<po::variables_map> parsed =
+      cl.positional("file").require("file", "give a trace file").parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
+  const double window_s = vm["window-s"].as<double>();
+  if (!(window_s >= 1e-9 && window_s <= 9.0e9))
+    throw InputError(fmt::format("--window-s {}: must be from 1e-9 to 9e9 seconds", window_s));
+  const std::string path = vm["file"].as<std::string>();
+  // A folder or a pipe cannot be read twice (the format is told from the first line).
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
+    throw InputError(fmt::format("{}: not a regular file", printable(path, 1024)));
+  TraceOptions options = trace_options(vm, path);
+  options.dependencies = false;  // every row counts, as written; sessions are only counted
+  // A session or dependency trace's later turns carry an arrival_s that is only a lower bound
+  // (often 0): their rows are out of order by design, so they are sorted rather than refused.
+  const bool dependent = !options.sort && options.format == TraceFormat::ServesimCsv &&
+                         has_dependency_columns(path);
+  if (dependent) options.sort = true;
+
+  auto source = open_trace(path, options);
+  TraceStats stats(std::llround(window_s * 1e9));
+  for (RequestSpec r; source->next(r);) stats.add(r);
+  Json j{{"trace", printable(path, 1024)}, {"format", trace_format_name(options.format)}};
+  j.update(stats.figures());
+  j["counters"] = Json::object();
+  for (const auto& [name, count] : source->counters()) j["counters"][name] = count;
+  out << stats_table(j);
+  if (dependent)
+    out << "\nnote        a session or dependency trace (request_id/parent_id/session_id columns): "
+           "its rows were sorted by arrival_s as written; a dependent turn arrives only after its "
+           "parent's reply, which only `servesim run` knows\n";
+  if (vm.count("json")) {
+    const auto [dir, name] = output_path(vm["json"].as<std::string>(), "--json");
+    write_files(dir, {{name, j.dump(2) + "\n"}});
+    out << "\nwrote " << vm["json"].as<std::string>() << "\n";
+  }
+  return 0;
+}
+
+/// The workload and seed of a config; other sections of a full scenario are dropped unread.
+std::unique_ptr<WorkloadSource> workload_of(const std::shared_ptr<Document>& doc) {
+  YAML::Node root = doc->root();
+  if (root.IsMap())
+    for (const char* section : {"step_time", "scheduler", "kv"}) root.remove(section);
+  const Cfg cfg = Cfg::root(doc);
+  const auto seed =
+      static_cast<uint64_t>(cfg.get_int("seed", 1, {0, std::numeric_limits<int64_t>::max()}));
+  auto source = make_workload(cfg.child("workload"), seed);
+  doc->check_all_read();
+  return source;
+}
+
+struct Written {
+  int64_t requests = 0, first_ns = 0, last_ns = 0;
+  int64_t streams = 0;          ///< requests with a content stream, which is lost
+  int32_t hash_block_tokens = 0;  ///< of the prefix_hash column, when written
+};
+
+/// Every request of `source` as a servesim CSV row, arrivals exact to the nanosecond. When the
+/// first request has block hashes, a prefix_hash column carries every request's.
+Written write_csv(WorkloadSource& source, std::ostream& csv) {
+  Written w;
+  RequestSpec r;
+  const bool any = source.next(r);
+  const bool hashes = any && !r.block_hashes.empty();
+  if (hashes) w.hash_block_tokens = r.hash_block_tokens;
+  csv << (hashes ? "arrival_s,prompt_tokens,output_tokens,prefix_hash\n"
+                 : "arrival_s,prompt_tokens,output_tokens\n");
+  for (bool more = any; more; more = source.next(r), ++w.requests) {
+    const int64_t t = r.arrival.count_ns();
+    if (t < 0) throw std::logic_error("trace gen: a workload yielded a negative arrival");
+    if (w.requests == 0) w.first_ns = t;
+    w.last_ns = t;
+    if (r.content_stream != 0) ++w.streams;
+    csv << fmt::format("{}.{:09},{},{}", t / k_ns_per_s, t % k_ns_per_s, r.prompt_tokens,
+                       r.output_tokens);
+    if (hashes) {
+      if (!r.block_hashes.empty() && r.hash_block_tokens != w.hash_block_tokens)
+        throw InputError(fmt::format(
+            "trace gen: request {} has {}-token hash blocks, the first had {}: one prefix_hash "
+            "column cannot hold both",
+            r.id, r.hash_block_tokens, w.hash_block_tokens));
+      csv << fmt::format(",{}", fmt::join(r.block_hashes, ";"));
+    }
+    csv << '\n';
+  }
+  return w;
+}
+
+int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
+  CommandLine cl("trace gen", "CONFIG.yaml --out FILE.csv [options]");
+  // clang-format off
+  cl.options()
+      ("config", po::value<std::string>(), "scenario YAML (only workload and seed are read)")
+      ("out", po::value<std::string>(), "the servesim CSV trace to write");
+  cl.set_option().seed_option();
+  cl.options()
+      ("requests", po::value<std::string>(), "override workload.synthetic.requests");
+  // clang-format on
+  const std::optional<po::variables_map> parsed = cl.positional("config")
+                                                      .require("config", "give a scenario config")
+                                                      .require("out", "give --out FILE.csv")
+                                                      .parse(args, out);
+  if (!parsed) return 0;
+  const po::variables_map& vm = *parsed;
+  const std::vector<std::string> sets = overrides(vm);
+  const auto doc = Document::load_file(vm["config"].as<std::string>());
+  for (const auto& a : sets) doc->apply_override(a);
+  if (vm.count("requests")) {
+    // A missing key gives an invalid node, which only IsDefined() may be asked about.
+    auto is_map = [](const YAML::Node& n) { return n.IsDefined() && n.IsMap(); };
+    const YAML::Node root = doc->root();
+    if (!is_map(root) || !is_map(root["workload"]) || !is_map(root["workload"]["synthetic"]))
+      throw InputError(
+          fmt::format("--requests: {} has no workload.synthetic to override", doc->file()));
+    doc->apply_override("workload.synthetic.requests=" + vm["requests"].as<std::string>());
+  }
+  const auto source = workload_of(doc);  // a bad config stops here, before any output
+  if (source->reactive())
+    throw InputError(fmt::format(
+        "trace gen: {}'s workload makes requests as replies leave the server (sessions, "
+        "dependencies or closed-loop users), so its arrivals are not known before a run; "
+        "`servesim run` writes the arrivals it had to requests.csv",
+        doc->file()));
+
+  const auto [dir, name] = output_path(vm["out"].as<std::string>(), "--out");
+  ResultFiles files(dir);
+  const Written w = write_csv(*source, files.open(name));
+  files.commit();
+  out << fmt::format("wrote {} requests, arrivals {:.3f} to {:.3f} s, to {}\n", w.requests,
+                     seconds(w.first_ns), seconds(w.last_ns), vm["out"].as<std::string>());
+  for (const auto& [counter, n] : source->counters()) out << fmt::format("  {} {}\n", n, counter);
+  if (w.hash_block_tokens != 0 && w.hash_block_tokens != TraceOptions{}.hash_block_tokens)
+    out << fmt::format("note: prefix_hash holds one hash per {} tokens; replay it with "
+                       "workload.trace.hash_block_tokens: {}\n",
+                       w.hash_block_tokens, w.hash_block_tokens);
+  if (w.streams > 0)
+    out << fmt::format(
+        "note: {} requests shared a conversation's token stream, which servesim CSV has no "
+        "column for; it is not written\n",
+        w.streams);
+  return 0;
+}
+
+}  // namespace
+
+int cmd_trace(const std::vector<std::string>& args, std::ostream& out) {
+  const std::vector<std::string> subcommands{"gen", "stats"};
+  if (args.empty()) throw InputError("trace: give a subcommand (valid: gen, stats)");
+  if (args[0] == "--help" || args[0] == "-h") {
+    out << "usage: servesim trace stats FILE [options]\n"
+           "       servesim trace gen CONFIG.yaml --out FILE.csv [options]\n"
+           "`servesim trace stats --help` and `servesim trace gen --help` list the options.\n";
+    return 0;
+  }
+  const std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (args[0] == "stats") return trace_stats(rest, out);
+  if (args[0] == "gen") return trace_gen(rest, out);
+  throw InputError(fmt::format("trace: unknown subcommand {}{} (valid: gen, stats)",
+                               quote_input(args[0]), did_you_mean(args[0], subcommands)));
+}
+
+}  // namespace servesim

@@ -1,0 +1,138 @@
+#include "core/batch_state.h"
+
+#include <algorithm>
+#include <cassert>
+
+namespace servesim {
+
+BatchState::BatchState(std::unique_ptr<KvManager> kv) : m_kv(std::move(kv)) {
+  m_running.reserve(1024);
+  m_plan.reserve(1024);
+  m_departed.reserve(1024);
+}
+
+uint32_t BatchState::add_request(const RequestSpec& spec) {
+  uint32_t slot = 0;
+  if (m_free.empty()) {
+    slot = static_cast<uint32_t>(m_requests.size());
+    m_requests.emplace_back();
+    m_swapped.push_back(0);
+  } else {
+    slot = m_free.back();
+    m_free.pop_back();
+  }
+  Request& r = m_requests[slot];
+  r.spec = spec;
+  r.prefill_target = spec.prompt_tokens;
+  return slot;
+}
+
+void BatchState::recycle(uint32_t slot) {
+  Request& r = m_requests[slot];
+  // Keep the heap buffers of the spec's vector and the reason for the next request.
+  std::vector<uint64_t> hashes = std::move(r.spec.block_hashes);
+  std::vector<int32_t> blocks = std::move(r.kv_blocks);
+  std::vector<uint64_t> keys = std::move(r.kv_block_keys);
+  std::string reason = std::move(r.reject_reason);
+  hashes.clear();
+  blocks.clear();
+  keys.clear();
+  reason.clear();
+  r = Request{};
+  r.spec.block_hashes = std::move(hashes);
+  r.kv_blocks = std::move(blocks);
+  r.kv_block_keys = std::move(keys);
+  r.reject_reason = std::move(reason);
+  m_swapped[slot] = 0;
+  m_free.push_back(slot);
+}
+
+void BatchState::enqueue(uint32_t slot) {
+  m_requests[slot].state = RequestState::Queued;
+  m_waiting.push_back(slot);
+}
+
+void BatchState::reject(uint32_t slot, std::string reason) {
+  Request& r = m_requests[slot];
+  r.state = RequestState::Rejected;
+  r.reject_reason = std::move(reason);
+  r.release = m_now;
+}
+
+void BatchState::admit_front(int64_t cached_tokens) { admit_at(0, cached_tokens); }
+
+void BatchState::admit_at(size_t index, int64_t cached_tokens) {
+  assert(index < m_waiting.size());
+  const uint32_t slot = m_waiting[index];
+  assert(!m_swapped[slot]);
+  m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(index));
+  Request& r = m_requests[slot];
+  r.state = RequestState::Running;
+  r.admission_seq = ++m_admissions;
+  r.context_tokens = static_cast<int32_t>(cached_tokens);
+  r.cached_prompt_tokens += cached_tokens;
+  if (r.first_admitted == Time::max()) r.first_admitted = m_now;
+  m_running.push_back(slot);
+}
+
+void BatchState::preempt(uint32_t slot) {
+  Request& r = m_requests[slot];
+  assert(r.state == RequestState::Running);
+  m_kv->release(r);
+  r.state = RequestState::Queued;
+  r.context_tokens = 0;
+  r.prefill_target = r.spec.prompt_tokens + r.generated_tokens;
+  ++r.preemptions;
+  ++m_preemptions;
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+  std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_waiting.push_front(slot);
+}
+
+void BatchState::preempt_swap(uint32_t slot) {
+  Request& r = m_requests[slot];
+  assert(r.state == RequestState::Running);
+  m_kv->release(r);
+  r.state = RequestState::Queued;
+  ++r.preemptions;
+  ++r.swap_preemptions;
+  ++m_preemptions;
+  ++m_swap_preemptions;
+  m_swapped[slot] = 1;
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+  std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_waiting.push_front(slot);
+}
+
+void BatchState::swap_in_at(size_t index) {
+  assert(index < m_waiting.size());
+  const uint32_t slot = m_waiting[index];
+  assert(m_swapped[slot]);
+  m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(index));
+  m_swapped[slot] = 0;
+  Request& r = m_requests[slot];
+  r.state = RequestState::Running;
+  r.admission_seq = ++m_admissions;
+  m_running.push_back(slot);
+}
+
+void BatchState::release(uint32_t slot) {
+  Request& r = m_requests[slot];
+  assert(r.state == RequestState::Finished);
+  if (!m_hold_kv_on_release) m_kv->release(r);
+  r.state = RequestState::Released;
+  r.release = m_now;
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+  m_departed.push_back(slot);
+}
+
+void BatchState::wake_at(Time t) { m_wake = std::min(m_wake, t); }
+
+void BatchState::admit_prefilled(uint32_t slot) {
+  Request& r = m_requests[slot];
+  r.state = RequestState::Running;
+  r.admission_seq = ++m_admissions;
+  m_running.push_back(slot);
+}
+
+}  // namespace servesim

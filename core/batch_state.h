@@ -1,0 +1,143 @@
+#pragma once
+// What a scheduler sees and may change: the requests, the waiting queue, the running batch, the
+// KV memory and the step being planned. All changes of a request's state go through the
+// operations here, so the engine's invariants hold whatever the scheduler does.
+#include <cstdint>
+#include <deque>
+#include <vector>
+
+#include "core/kv/kv_manager.h"
+#include "core/request.h"
+#include "core/time.h"
+
+namespace servesim {
+
+enum class EntryKind : uint8_t {
+  Prefill,  ///< computes `prefill_tokens` of the request's prefill
+  Decode,   ///< computes one token
+  Padding,  ///< a finished sequence keeping its seat (static batching): costs, produces nothing
+};
+
+struct StepEntry {
+  uint32_t slot = 0;
+  EntryKind kind = EntryKind::Decode;
+  int32_t prefill_tokens = 0;
+};
+
+class BatchState {
+ public:
+  explicit BatchState(std::unique_ptr<KvManager> kv);
+
+  [[nodiscard]] Time now() const { return m_now; }
+  [[nodiscard]] Request& req(uint32_t slot) { return m_requests[slot]; }
+  [[nodiscard]] const Request& req(uint32_t slot) const { return m_requests[slot]; }
+  [[nodiscard]] KvManager& kv() { return *m_kv; }
+  [[nodiscard]] const KvManager& kv() const { return *m_kv; }
+  /// Queued requests, first come first served (front = next). Preempted ones go to the front.
+  [[nodiscard]] const std::deque<uint32_t>& waiting() const { return m_waiting; }
+  /// Running requests in admission order (back = newest).
+  [[nodiscard]] const std::vector<uint32_t>& running() const { return m_running; }
+  /// The step being planned (cleared by the engine when the step ends).
+  [[nodiscard]] std::vector<StepEntry>& plan() { return m_plan; }
+  [[nodiscard]] const std::vector<StepEntry>& plan() const { return m_plan; }
+  /// Requests that produced their last token in the step just ended (valid in after_step).
+  [[nodiscard]] int32_t finished_this_step() const { return m_finished_this_step; }
+  /// True when no further arrival is known to be coming: the workload has delivered everything
+  /// it has, though a reactive one may make more requests when a reply leaves.
+  [[nodiscard]] bool arrivals_done() const { return m_arrivals_done; }
+  /// Preemptions so far (every call of preempt() or preempt_swap()).
+  [[nodiscard]] int64_t preemptions() const { return m_preemptions; }
+  /// Preemptions by swapping so far (a subset of preemptions()).
+  [[nodiscard]] int64_t swap_preemptions() const { return m_swap_preemptions; }
+  /// Whether a queued request was preempted by swapping: its KV is in host memory and its
+  /// computed context is kept; it resumes through swap_in_at().
+  [[nodiscard]] bool swapped(uint32_t slot) const { return m_swapped[slot] != 0; }
+
+  /// Moves the front of the waiting queue to the running batch; its first `cached_tokens` of
+  /// prefill count as computed (a prefix-cache hit).
+  /// REQUIRES: the KV manager has already admitted it (kv().try_admit succeeded with them).
+  void admit_front(int64_t cached_tokens = 0);
+  /// admit_front for the request at `index` of the waiting queue (a policy that picks from the
+  /// queue out of order, such as SGLang's longest-prefix-match). REQUIRES: as admit_front's.
+  void admit_at(size_t index, int64_t cached_tokens = 0);
+  /// Preemption by recompute: frees its KV, drops it from the plan, puts it at the front of the
+  /// queue; it will prefill its prompt plus every token generated so far.
+  void preempt(uint32_t slot);
+  /// Preemption by swapping (vLLM V0's preemption_mode: swap): frees its GPU KV, drops it from
+  /// the plan and puts it at the front of the queue like preempt(), but keeps its computed
+  /// context (no recompute). The caller accounts for the host memory and the transfer time.
+  void preempt_swap(uint32_t slot);
+  /// Resumes the swapped request at `index` of the waiting queue with its context as it was.
+  /// REQUIRES: swapped(it); the KV manager has already given it room (kv().try_swap_in).
+  void swap_in_at(size_t index);
+  /// Time added to the step being planned (a KV transfer to or from host memory). It
+  /// accumulates until the engine takes it for the next step it starts.
+  void add_step_overhead(Time t) { m_step_overhead = m_step_overhead + t; }
+  /// Engine side: the overhead accumulated for the step being started, reset to zero.
+  [[nodiscard]] Time take_step_overhead() {
+    const Time t = m_step_overhead;
+    m_step_overhead = Time::ns(0);
+    return t;
+  }
+  /// Releases a finished request: its reply leaves now and its KV is freed. The slot stays
+  /// valid until the engine recycles it after the step (see take_departed).
+  void release(uint32_t slot);
+  /// Asks to be scheduled again at `t` if nothing else happens first.
+  void wake_at(Time t);
+
+  // Prefill/decode disaggregation (engine side, docs/cluster.md).
+  /// A prefill replica keeps a released request's KV held until free_held_kv(), so that its
+  /// KV transfer can read it (and the replica's memory stays full while it waits).
+  void set_hold_kv_on_release(bool hold) { m_hold_kv_on_release = hold; }
+  /// Frees the KV a released request still holds (after set_hold_kv_on_release).
+  void free_held_kv(uint32_t slot) { m_kv->release(m_requests[slot]); }
+  /// Puts a request whose prefill ran elsewhere straight into the running batch, decoding.
+  /// REQUIRES: its context and generated tokens are set and kv().try_admit succeeded for it.
+  void admit_prefilled(uint32_t slot);
+
+  // Engine side. Slots are recycled: only requests in flight (queued, running, or released
+  // but not yet recorded) occupy one, so memory follows the load, not the trace's length.
+  uint32_t add_request(const RequestSpec& spec);
+  /// Frees a slot whose request has left (released or rejected) and been recorded.
+  void recycle(uint32_t slot);
+  /// Released requests since the last call, in release order; the caller recycles them.
+  [[nodiscard]] std::vector<uint32_t>& departed() { return m_departed; }
+  /// Requests holding a slot (in flight).
+  [[nodiscard]] size_t live() const { return m_requests.size() - m_free.size(); }
+  void enqueue(uint32_t slot);
+  void reject(uint32_t slot, std::string reason);
+  void set_now(Time t) { m_now = t; }
+  /// Whether the workload has nothing more known to arrive. With a reactive source (sessions,
+  /// closed-loop users) this can become false again when a departure makes a request ready.
+  void set_arrivals_done(bool done = true) { m_arrivals_done = done; }
+  void set_finished_this_step(int32_t n) { m_finished_this_step = n; }
+  [[nodiscard]] Time take_wake() {
+    Time t = m_wake;
+    m_wake = Time::max();
+    return t;
+  }
+  /// Every slot; free ones hold a request in state Pending.
+  [[nodiscard]] const std::vector<Request>& slots() const { return m_requests; }
+  [[nodiscard]] std::vector<Request>& mutable_slots() { return m_requests; }
+
+ private:
+  std::vector<Request> m_requests;
+  std::vector<uint32_t> m_free;
+  std::vector<uint8_t> m_swapped;  // by slot: 1 while queued after preempt_swap
+  std::vector<uint32_t> m_departed;
+  std::deque<uint32_t> m_waiting;
+  std::vector<uint32_t> m_running;
+  std::vector<StepEntry> m_plan;
+  std::unique_ptr<KvManager> m_kv;
+  Time m_now;
+  Time m_wake = Time::max();
+  Time m_step_overhead = Time::ns(0);
+  uint32_t m_admissions = 0;
+  int64_t m_preemptions = 0;
+  int64_t m_swap_preemptions = 0;
+  int32_t m_finished_this_step = 0;
+  bool m_arrivals_done = false;
+  bool m_hold_kv_on_release = false;
+};
+
+}  // namespace servesim

@@ -1,0 +1,48 @@
+#include <fmt/format.h>
+
+#include "core/kv/kv_manager.h"
+#include "core/registry.h"
+
+namespace servesim {
+namespace {
+
+// Sorted by name. A new policy is one file and one line here.
+constexpr Registry<KvFactory, 2> k_policies{{{
+    {"paged", &make_paged_kv},
+    {"reserve", &make_reserve_kv},
+}}};
+
+constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;
+
+}  // namespace
+
+std::vector<std::string> kv_policy_names() { return k_policies.names(); }
+
+std::string KvManager::never_fits(const Request& r) const {
+  const int64_t need = footprint_tokens(r);
+  if (need <= capacity_tokens()) return {};
+  return fmt::format("needs {} KV tokens at its peak but the KV capacity is {} tokens", need,
+                     capacity_tokens());
+}
+
+int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens) {
+  const int64_t block = kv.get_int("block_size", 16, {1, 1 << 20});
+  if (capacity_tokens < block)
+    kv.fail("block_size", fmt::format("must not exceed the KV capacity ({} tokens)", capacity_tokens));
+  return block;
+}
+
+std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv, KvMemoryReader read_memory) {
+  const KvFactory factory = k_policies.pick(kv, "policy");
+  const std::string source = kv.one_of({"capacity_tokens", "memory"});
+  if (source == "capacity_tokens")
+    return factory(kv, kv.get_int("capacity_tokens", {1, k_max_capacity_tokens}));
+  if (read_memory == nullptr)
+    kv.fail("memory", "this caller cannot size KV from memory: give capacity_tokens");
+  const KvMemory m = read_memory(kv.child("memory"));
+  std::unique_ptr<KvManager> manager = factory(kv, m.capacity_tokens);
+  manager->set_bytes_per_token(m.bytes_per_token);
+  return manager;
+}
+
+}  // namespace servesim

@@ -1,0 +1,41 @@
+#pragma once
+// An explicit, sorted list of named factories: one line per implementation, no static
+// self-registration (a source missing from the build fails to link, not at run time).
+#include <array>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/config.h"
+
+namespace servesim {
+
+template <typename Factory, size_t N>
+class Registry {
+ public:
+  constexpr explicit Registry(std::array<std::pair<const char*, Factory>, N> entries)
+      : m_entries(entries) {}
+
+  [[nodiscard]] std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : m_entries) out.emplace_back(e.first);
+    return out;
+  }
+
+  /// Reads `key` of `c` as one of the names (the message lists them) and returns its factory.
+  [[nodiscard]] Factory pick(const Cfg& c, const std::string& key) const {
+    return find(c.get_choice(key, names()));
+  }
+
+  /// REQUIRES: `name` is one of names().
+  [[nodiscard]] Factory find(const std::string& name) const {
+    for (const auto& e : m_entries)
+      if (name == e.first) return e.second;
+    return nullptr;
+  }
+
+ private:
+  std::array<std::pair<const char*, Factory>, N> m_entries;
+};
+
+}  // namespace servesim

@@ -1,0 +1,84 @@
+#pragma once
+// One request and its lifecycle. The engine owns every Request; schedulers change their state
+// only through BatchState's operations (admit, preempt, release), never directly.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/time.h"
+
+namespace servesim {
+
+/// Lifecycle: Queued -> Running (prefilling, then decoding) -> Finished -> Released.
+/// A running request may go back to Queued when preempted. A request that can never be served
+/// goes straight from arrival to Rejected, with a reason.
+/// Request::prefill_replica of a request that never changed replica.
+inline constexpr uint32_t k_no_replica = UINT32_MAX;
+
+enum class RequestState : uint8_t { Pending, Queued, Running, Finished, Released, Rejected };
+
+/// What a workload source produces.
+struct RequestSpec {
+  uint64_t id = 0;  ///< order in the input (0-based), the key of requests.csv
+  Time arrival;
+  int32_t prompt_tokens = 0;  ///< >= 1
+  int32_t output_tokens = 0;  ///< >= 1: the prefill step produces the first one
+  /// What the trace says about the prompt's content, for prefix caching: one id per leading
+  /// block of `hash_block_tokens` prompt tokens (Mooncake's `hash_ids`). Two requests whose ids
+  /// agree up to block k share their first k+1 blocks of tokens. Empty when the trace is silent.
+  std::vector<uint64_t> block_hashes;
+  int32_t hash_block_tokens = 0;  ///< tokens per entry of block_hashes (0 when empty)
+  /// Non-zero: the request's tokens are positions of a shared, append-only stream (a
+  /// conversation: each turn's prompt is the whole context so far plus new tokens), so token
+  /// k of any request of the stream is the same token. 0: only block_hashes say what is shared.
+  uint64_t content_stream = 0;
+  /// Non-zero: the conversation (session) this request is a turn of, for statistics; 0: none.
+  uint64_t session = 0;
+};
+
+struct Request {
+  RequestSpec spec;
+  RequestState state = RequestState::Pending;
+
+  /// KV tokens computed and stored so far (prompt, then each decoded input token).
+  int32_t context_tokens = 0;
+  /// Tokens the current prefill must compute: the prompt, or after a preemption by recompute
+  /// the prompt plus every token generated so far. Prefill is done when context == target.
+  int32_t prefill_target = 0;
+  int32_t generated_tokens = 0;  ///< output tokens produced so far
+  int64_t kv_held_tokens = 0;     ///< KV capacity held (reserved or allocated), in tokens
+  int32_t preemptions = 0;
+  int32_t swap_preemptions = 0;  ///< of `preemptions`, those by swapping (preemption_mode: swap)
+  uint32_t replica = 0;          ///< the replica serving it (0 without a cluster)
+  /// Disaggregation: the prefill replica that produced its first token before its KV moved to
+  /// `replica`; k_no_replica when the request ran on `replica` alone.
+  uint32_t prefill_replica = k_no_replica;
+  int32_t prefill_preemptions = 0;       ///< of `preemptions`, those on prefill_replica
+  int32_t prefill_swap_preemptions = 0;  ///< of `swap_preemptions`, those on prefill_replica
+  uint32_t admission_seq = 0;    ///< order of the latest admission, for newest-first preemption
+
+  // Prefix caching (kv.prefix_caching): the KV blocks held, in order; identities of the
+  // prompt's blocks worked out from block_hashes at first admission; how many held blocks
+  // have been entered in the cache.
+  std::vector<int32_t> kv_blocks;
+  std::vector<uint64_t> kv_block_keys;
+  int32_t kv_keyed_blocks = 0;
+  int64_t cached_prompt_tokens = 0;  ///< prefill tokens skipped thanks to the prefix cache
+
+  Time first_admitted = Time::max();
+  Time first_token = Time::max();
+  Time last_token = Time::max();
+  Time finish = Time::max();   ///< end of the step that produced the last token
+  Time release = Time::max();  ///< when the reply left the engine
+  std::string reject_reason;
+
+  [[nodiscard]] bool prefilling() const { return context_tokens < prefill_target; }
+  [[nodiscard]] bool done() const { return generated_tokens >= spec.output_tokens; }
+  /// The most KV tokens this request ever holds: the prompt plus every output token but the
+  /// last, which is produced but never fed back.
+  [[nodiscard]] int64_t peak_kv_tokens() const {
+    return int64_t{spec.prompt_tokens} + spec.output_tokens - 1;
+  }
+};
+
+}  // namespace servesim

@@ -1,0 +1,330 @@
+#include "metrics/metrics.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <stdexcept>
+
+#include <fmt/format.h>
+
+namespace servesim {
+
+double percentile(const std::vector<double>& sorted, double p) {
+  if (sorted.empty()) return 0.0;
+  const double pos = p / 100.0 * static_cast<double>(sorted.size() - 1);
+  const auto lo = static_cast<size_t>(std::floor(pos));
+  const size_t hi = std::min(lo + 1, sorted.size() - 1);
+  const double frac = pos - static_cast<double>(lo);
+  return sorted[lo] + frac * (sorted[hi] - sorted[lo]);
+}
+
+namespace {
+
+Distribution finish(QuantileSketch& q) {
+  Distribution d;
+  d.count = q.count();
+  d.exact = q.exact();
+  if (d.count == 0) return d;
+  d.mean = q.mean();
+  d.p50 = q.percentile(50);
+  d.p90 = q.percentile(90);
+  d.p99 = q.percentile(99);
+  d.max = q.max();
+  return d;
+}
+
+}  // namespace
+
+Distribution distribution(std::vector<double> v) {
+  QuantileSketch q(v.size());
+  for (double x : v) q.add(x);
+  return finish(q);
+}
+
+namespace {
+
+/// span / gaps <= target, decided exactly on integer nanoseconds (the quotient is not rounded).
+bool per_token_within(Time span, int64_t gaps, Time target) {
+  const int64_t q = span.count_ns() / gaps;
+  return q < target.count_ns() || (q == target.count_ns() && span.count_ns() % gaps == 0);
+}
+
+}  // namespace
+
+void RequestTally::add_entry(const Request& r, bool ttft_ok) {
+  ++entered;
+  if (r.state != RequestState::Released) return;
+  ttft.add((r.first_token - r.spec.arrival).seconds());
+  ttft_met += ttft_ok;
+}
+
+void RequestTally::add_exit(const Request& r, bool tpot_ok, bool all_ok) {
+  ++left;
+  if (r.state != RequestState::Released) return;
+  ++finished;
+  if (r.spec.output_tokens > 1)
+    tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
+  e2e.add((r.release - r.spec.arrival).seconds());
+  tpot_met += tpot_ok;
+  all_met += all_ok;
+}
+
+MetricsRecorder::MetricsRecorder(size_t exact_limit)
+    : m_exact_limit(exact_limit), m_all(exact_limit), m_queue(exact_limit) {}
+
+MetricsRecorder::MetricsRecorder(std::optional<SloTargets> slo, size_t exact_limit)
+    : MetricsRecorder(exact_limit) {
+  m_slo = slo;
+  if (m_slo && m_slo->ttft_ms) m_ttft_target = Time::from_ms(*m_slo->ttft_ms);
+  if (m_slo && m_slo->tpot_ms) m_tpot_target = Time::from_ms(*m_slo->tpot_ms);
+}
+
+void MetricsRecorder::track_replicas(std::vector<int64_t> accelerators,
+                                     const std::vector<PoolSpec>& pools) {
+  if (accelerators.size() <= 1 && pools.empty()) return;
+  m_accelerators = std::move(accelerators);
+  m_replicas.assign(m_accelerators.size(), RequestTally(m_exact_limit));
+  m_pools.assign(pools.size(), RequestTally(m_exact_limit));
+  m_pool_of.assign(m_accelerators.size(), 0);
+  for (uint32_t p = 0; p < pools.size(); ++p)
+    for (uint32_t i = pools[p].first_replica;
+         i < pools[p].first_replica + pools[p].replicas && i < m_pool_of.size(); ++i)
+      m_pool_of[i] = p;
+}
+
+void MetricsRecorder::record(const Request& r) {
+  ++m_s.requests;
+  m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
+  const bool released = r.state == RequestState::Released;
+  if (r.state == RequestState::Rejected) {
+    ++m_s.rejected;
+    if (r.spec.id < m_first_rejected_id) {
+      m_first_rejected_id = r.spec.id;
+      m_first_rejected_reason = r.reject_reason;
+    }
+  } else if (!released) {  // a bounded run stopped before it was served
+    ++m_s.unfinished;
+  } else {
+    ++m_s.finished;
+    m_s.prompt_tokens += r.spec.prompt_tokens;
+    m_s.output_tokens += r.spec.output_tokens;
+    m_s.preemptions += r.preemptions;
+    m_s.swap_preemptions += r.swap_preemptions;
+    m_s.preempted_requests += r.preemptions > 0;
+    m_last_release = std::max(m_last_release, r.release);
+    m_queue.add((r.first_admitted - r.spec.arrival).seconds());
+  }
+  // A rejected or unfinished request meets no target.
+  bool ttft_ok = false, tpot_ok = false, all_ok = false;
+  if (released && m_slo) {
+    ttft_ok = r.first_token - r.spec.arrival <= m_ttft_target;
+    // One output token has no TPOT: it meets the TPOT target (as vLLM's benchmark counts it).
+    tpot_ok =
+        r.spec.output_tokens <= 1 ||
+        per_token_within(r.last_token - r.first_token, r.spec.output_tokens - 1, m_tpot_target);
+    all_ok = (ttft_ok || !m_slo->ttft_ms) && (tpot_ok || !m_slo->tpot_ms);
+  }
+  m_all.add_entry(r, ttft_ok);
+  m_all.add_exit(r, tpot_ok, all_ok);
+  if (m_replicas.empty()) return;
+  // Its first token belongs to the replica it was routed to, the rest to the one it left from.
+  const bool moved = r.prefill_replica != k_no_replica;
+  const uint32_t entry = moved ? r.prefill_replica : r.replica;
+  if (entry >= m_replicas.size() || r.replica >= m_replicas.size())
+    throw std::logic_error(fmt::format("a request left replica {} of {} tracked",
+                                       std::max(entry, r.replica), m_replicas.size()));
+  const auto tally = [&](RequestTally& in, RequestTally& out) {
+    in.add_entry(r, ttft_ok);
+    out.add_exit(r, tpot_ok, all_ok);
+    if (!released) return;
+    const int32_t there = moved ? r.prefill_preemptions : 0;
+    const int32_t swapped_there = moved ? r.prefill_swap_preemptions : 0;
+    in.preemptions += there;
+    in.swap_preemptions += swapped_there;
+    out.preemptions += r.preemptions - there;
+    out.swap_preemptions += r.swap_preemptions - swapped_there;
+  };
+  tally(m_replicas[entry], m_replicas[r.replica]);
+  if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[r.replica]]);
+}
+
+SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s,
+                                        int64_t accelerators) {
+  SloSummary o;
+  o.percentile = m_slo->percentile;
+  o.accelerators = accelerators;
+  const auto share = [](int64_t n, int64_t of) {
+    return of ? static_cast<double>(n) / static_cast<double>(of) : 0.0;
+  };
+  // The percentile is reported in whole nanoseconds (as simulated times are), but checked
+  // unrounded, allowing only for the noise of times held as double seconds (1e-12 relative).
+  const auto check = [&](double target_ms, Time target, QuantileSketch& q, int64_t met,
+                         int64_t of, bool met_when_empty) {
+    SloCheck c;
+    c.target_ms = target_ms;
+    c.requests_met = met;
+    c.attainment = share(met, of);
+    c.met = met_when_empty;
+    if (q.count() > 0) {
+      const double p_ns = q.percentile(o.percentile) * 1e9;
+      c.percentile_ms = std::round(p_ns) / 1e6;
+      c.met = p_ns <= static_cast<double>(target.count_ns()) * (1 + 1e-12);
+    }
+    return c;
+  };
+  // TTFT over the requests that arrived here, the rest over those that left from here (the
+  // same requests, but for a disaggregated cluster's replicas and pools).
+  if (m_slo->ttft_ms)
+    o.ttft = check(*m_slo->ttft_ms, m_ttft_target, t.ttft, t.ttft_met, t.entered, false);
+  // No TPOT at all (every finished request had one token): each met it, so the run does.
+  if (m_slo->tpot_ms)
+    o.tpot = check(*m_slo->tpot_ms, m_tpot_target, t.tpot, t.tpot_met, t.left, t.finished > 0);
+  o.requests_met = t.all_met;
+  o.attainment = share(t.all_met, t.left);
+  if (duration_s > 0) o.goodput_per_s = static_cast<double>(t.all_met) / duration_s;
+  o.goodput_per_s_per_accelerator = o.goodput_per_s / static_cast<double>(o.accelerators);
+  return o;
+}
+
+std::string MetricsRecorder::first_rejection() const {
+  if (m_first_rejected_id == UINT64_MAX) return {};
+  return fmt::format("request {}: {}", m_first_rejected_id, m_first_rejected_reason);
+}
+
+Summary MetricsRecorder::summary(const RunStats& stats) {
+  Summary s = m_s;
+  if (s.finished > 0) {
+    s.first_arrival_s = m_first_arrival.seconds();
+    s.last_release_s = m_last_release.seconds();
+    s.duration_s = (m_last_release - m_first_arrival).seconds();
+    if (s.duration_s > 0) {
+      s.output_tokens_per_s = static_cast<double>(s.output_tokens) / s.duration_s;
+      s.requests_per_s = static_cast<double>(s.finished) / s.duration_s;
+      s.busy_share = static_cast<double>(stats.busy_ns) * 1e-9 / s.duration_s;
+    }
+  }
+  s.ttft_s = finish(m_all.ttft);
+  s.tpot_s = finish(m_all.tpot);
+  s.e2e_s = finish(m_all.e2e);
+  s.queue_s = finish(m_queue);
+  s.steps = stats.steps;
+  s.stopped_by = stats.stopped_by;
+  s.mean_batch_sequences =
+      stats.steps ? static_cast<double>(stats.seat_steps) / static_cast<double>(stats.steps) : 0;
+  s.prefill_tokens_computed = stats.prefill_tokens;
+  s.kv_capacity_tokens = stats.kv_capacity_tokens;
+  s.kv_peak_used_tokens = stats.peak_kv_used_tokens;
+  s.peak_in_flight = stats.peak_in_flight;
+  s.prefix = stats.prefix;
+  s.workload_counters = stats.workload_counters;
+  if (stats.costed_steps > 0 && stats.busy_ns > 0) {
+    const double busy_s = static_cast<double>(stats.busy_ns) * 1e-9;
+    s.mbu = stats.bytes_moved / (busy_s * stats.peak_bytes_per_s);
+    s.mfu = stats.flops / (busy_s * stats.peak_flops_per_s);
+    s.bandwidth_bound_step_share =
+        static_cast<double>(stats.bandwidth_bound_steps) / static_cast<double>(stats.costed_steps);
+  }
+  if (m_slo) s.slo = slo_summary(m_all, s.duration_s, m_slo->accelerators);
+  if (stats.replicas.size() > 1 || !stats.pools.empty()) {
+    s.busy_share /= static_cast<double>(stats.replicas.size());  // the replicas' mean
+    replica_summaries(s, stats);
+  }
+  if (!stats.pools.empty()) pool_summaries(s, stats);
+  return s;
+}
+
+namespace {
+
+/// A tally's requests, distributions and preemptions into a replica's or pool's summary.
+template <class Out>
+void fill_from(Out& o, RequestTally& t) {
+  o.requests = t.left;
+  o.finished = t.finished;
+  o.preemptions = t.preemptions;
+  o.swap_preemptions = t.swap_preemptions;
+  o.ttft_s = finish(t.ttft);
+  o.tpot_s = finish(t.tpot);
+  o.e2e_s = finish(t.e2e);
+  o.ttft_mean_s = o.ttft_s.mean;
+  o.tpot_mean_s = o.tpot_s.mean;
+  o.e2e_mean_s = o.e2e_s.mean;
+}
+
+}  // namespace
+
+SloSummary MetricsRecorder::part_slo_summary(RequestTally& t, double duration_s,
+                                             int64_t accelerators) {
+  SloSummary o = slo_summary(t, duration_s, accelerators);
+  // A target that no request here is judged on (no TTFT on a decode replica; no request left
+  // a prefill replica) has no check, rather than a "missed" one.
+  if (t.entered == 0) o.ttft.reset();
+  if (t.left == 0) o.tpot.reset();
+  return o;
+}
+
+void MetricsRecorder::replica_summaries(Summary& s, const RunStats& stats) {
+  for (size_t i = 0; i < stats.replicas.size(); ++i) {
+    const ReplicaStats& rs = stats.replicas[i];
+    ReplicaSummary r;
+    if (i < m_replicas.size()) {  // tracked (track_replicas)
+      fill_from(r, m_replicas[i]);
+      if (m_slo) r.slo = part_slo_summary(m_replicas[i], s.duration_s, m_accelerators[i]);
+    }
+    r.routed = rs.routed;
+    r.steps = rs.steps;
+    if (s.duration_s > 0) r.busy_share = static_cast<double>(rs.busy_ns) * 1e-9 / s.duration_s;
+    r.mean_batch_sequences =
+        rs.steps ? static_cast<double>(rs.seat_steps) / static_cast<double>(rs.steps) : 0;
+    r.kv_capacity_tokens = rs.kv_capacity_tokens;
+    r.kv_peak_used_tokens = rs.peak_kv_used_tokens;
+    if (!stats.pools.empty()) r.pool = stats.pools[rs.pool].name;
+    r.handed_off = rs.handed_off;
+    r.received = rs.received;
+    s.replicas.push_back(r);
+  }
+}
+
+void MetricsRecorder::pool_summaries(Summary& s, const RunStats& stats) {
+  static constexpr const char* k_roles[] = {"mixed", "prefill", "decode"};
+  for (size_t k = 0; k < stats.pools.size(); ++k) {
+    const PoolSpec& spec = stats.pools[k];
+    PoolSummary p;
+    p.name = spec.name;
+    p.role = k_roles[static_cast<int>(spec.role)];
+    p.replicas = spec.replicas;
+    p.accelerators = spec.accelerators_per_replica * spec.replicas;
+    if (k < m_pools.size()) {
+      fill_from(p, m_pools[k]);
+      if (m_slo) p.slo = part_slo_summary(m_pools[k], s.duration_s, p.accelerators);
+    }
+    for (uint32_t i = spec.first_replica; i < spec.first_replica + spec.replicas; ++i) {
+      const ReplicaSummary& r = s.replicas[i];
+      p.routed += r.routed;
+      p.handed_off += r.handed_off;
+      p.received += r.received;
+      p.steps += r.steps;
+      p.busy_share += r.busy_share / spec.replicas;
+      p.kv_capacity_tokens += r.kv_capacity_tokens;
+      p.kv_peak_used_tokens += r.kv_peak_used_tokens;
+    }
+    s.pools.push_back(std::move(p));
+  }
+  if (stats.kv_transfer) {
+    KvTransferStats k = *stats.kv_transfer;  // finish() sorts the sketches
+    s.kv_transfer = KvTransferSummary{k.transfers, k.bytes, finish(k.transfer_s),
+                                      finish(k.admit_wait_s)};
+  }
+}
+
+Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
+  MetricsRecorder m;
+  std::vector<int64_t> accelerators(stats.replicas.size(), 1);
+  for (const PoolSpec& p : stats.pools)
+    for (uint32_t i = p.first_replica; i < p.first_replica + p.replicas; ++i)
+      accelerators.at(i) = p.accelerators_per_replica;
+  m.track_replicas(std::move(accelerators), stats.pools);
+  for (const Request& r : requests) m.record(r);
+  return m.summary(stats);
+}
+
+}  // namespace servesim

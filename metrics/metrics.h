@@ -1,0 +1,207 @@
+#pragma once
+// Run metrics, with the definitions of vLLM's benchmark_serving (see docs/metrics.md):
+//   TTFT  = end of the step that produced the first output token - arrival
+//   TPOT  = (last token time - first token time) / (output tokens - 1), requests with > 1 token
+//   E2E   = release - arrival
+//   queue = first admission - arrival
+//   output tokens/s = output tokens of finished requests / (last release - first arrival)
+// Percentiles interpolate linearly between order statistics (numpy's default).
+// With SLO targets (config `slo`), a request meets a target when its own TTFT / TPOT is <= it
+// (one output token: no TPOT, meets the TPOT target); rejected and unfinished requests meet
+// none. Goodput = requests meeting every target / duration (docs/metrics.md#slos-and-goodput).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/quantiles.h"
+#include "core/request.h"
+#include "sim/recorder.h"
+#include "sim/simulation.h"
+#include "sim/slo.h"
+
+namespace servesim {
+
+struct Distribution {
+  int64_t count = 0;
+  double mean = 0, p50 = 0, p90 = 0, p99 = 0, max = 0;
+  /// False once more values came than QuantileSketch keeps: percentiles are then within
+  /// QuantileSketch::k_relative_error of exact (mean and max stay exact).
+  bool exact = true;
+};
+
+/// One latency target and how the run did against it.
+struct SloCheck {
+  double target_ms = 0;
+  /// The run's percentile (SloSummary::percentile) over the metric's distribution; none when
+  /// the distribution is empty.
+  std::optional<double> percentile_ms;
+  bool met = false;          ///< the percentile <= target_ms (docs/metrics.md)
+  int64_t requests_met = 0;  ///< requests whose own value is <= the target
+  double attainment = 0;     ///< requests_met / requests
+};
+
+struct SloSummary {
+  double percentile = 99;
+  std::optional<SloCheck> ttft, tpot;  ///< those with a target
+  int64_t requests_met = 0;            ///< requests meeting every given target
+  double attainment = 0;               ///< requests_met / requests
+  double goodput_per_s = 0;            ///< requests_met / duration
+  int64_t accelerators = 1;
+  double goodput_per_s_per_accelerator = 0;
+};
+
+/// One replica of a cluster (Summary::replicas). A request's TTFT belongs to the replica the
+/// router sent it to (its prefill replica when disaggregated), the rest of it to the replica it
+/// left from (docs/metrics.md#per-replica-and-per-pool).
+struct ReplicaSummary {
+  int64_t routed = 0;    ///< requests the router sent to it
+  int64_t requests = 0;  ///< requests that left from it: finished, rejected or unfinished
+  int64_t finished = 0;
+  /// Preemptions that happened here, of requests that finished (as Summary::preemptions).
+  int64_t preemptions = 0, swap_preemptions = 0;
+  int64_t steps = 0;
+  double busy_share = 0;  ///< its busy time / the run's duration
+  double mean_batch_sequences = 0;
+  int64_t kv_capacity_tokens = 0;
+  int64_t kv_peak_used_tokens = 0;
+  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
+  /// TTFT of the requests routed here; TPOT and E2E of those that finished here.
+  Distribution ttft_s, tpot_s, e2e_s;
+  std::optional<SloSummary> slo;  ///< with an `slo` config section
+  std::string pool;        ///< with cluster.pools: its pool's name
+  int64_t handed_off = 0;  ///< prefill: requests whose KV left for a decode replica
+  int64_t received = 0;    ///< decode: transferred requests admitted
+};
+
+/// One pool of cluster.pools (Summary::pools): its replicas' totals.
+struct PoolSummary {
+  std::string name, role;
+  int64_t replicas = 0;
+  int64_t accelerators = 0;  ///< of all its replicas
+  int64_t routed = 0, requests = 0, handed_off = 0, received = 0, finished = 0, steps = 0;
+  int64_t preemptions = 0, swap_preemptions = 0;
+  double busy_share = 0;     ///< its replicas' mean
+  int64_t kv_capacity_tokens = 0;
+  int64_t kv_peak_used_tokens = 0;  ///< sum of its replicas' peaks
+  double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
+  /// Over its replicas' requests, attributed as in ReplicaSummary.
+  Distribution ttft_s, tpot_s, e2e_s;
+  std::optional<SloSummary> slo;
+};
+
+/// KV transfers of a disaggregated run (Summary::kv_transfer).
+struct KvTransferSummary {
+  int64_t transfers = 0;
+  double bytes = 0;
+  Distribution transfer_s;    ///< end of prefill to delivery at the decode replica
+  Distribution admit_wait_s;  ///< delivery to admission there (back-pressure)
+};
+
+struct Summary {
+  int64_t requests = 0;
+  int64_t finished = 0;
+  int64_t rejected = 0;
+  int64_t unfinished = 0;  ///< arrived but not served when a bounded run stopped
+  std::string stopped_by;  ///< empty for a complete run
+  int64_t prompt_tokens = 0;  ///< of finished requests
+  int64_t output_tokens = 0;  ///< of finished requests
+  double first_arrival_s = 0;
+  double last_release_s = 0;
+  double duration_s = 0;      ///< last release - first arrival
+  double output_tokens_per_s = 0;
+  double requests_per_s = 0;  ///< finished requests / duration
+  Distribution ttft_s, tpot_s, e2e_s, queue_s;
+  int64_t preemptions = 0;
+  int64_t swap_preemptions = 0;  ///< of preemptions, those by swapping (preemption_mode: swap)
+  int64_t preempted_requests = 0;
+  int64_t steps = 0;
+  double mean_batch_sequences = 0;  ///< sequences per step, averaged over steps
+  double busy_share = 0;            ///< time a step was running / duration
+  int64_t prefill_tokens_computed = 0;
+  int64_t kv_capacity_tokens = 0;
+  int64_t kv_peak_used_tokens = 0;
+  int64_t peak_in_flight = 0;  ///< most requests queued or running at once
+  std::optional<KvManager::PrefixStats> prefix;  ///< with kv.prefix_caching
+  std::vector<std::pair<std::string, int64_t>> workload_counters;  ///< rows skipped, capped...
+  // Only when the step-time model reports what a step moves and computes (roofline):
+  std::optional<double> mbu;  ///< bytes moved / (busy time x peak bandwidth)
+  std::optional<double> mfu;  ///< flops / (busy time x peak FLOP/s)
+  std::optional<double> bandwidth_bound_step_share;  ///< bandwidth-bound steps / steps
+  std::optional<SloSummary> slo;  ///< with an `slo` config section
+  /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
+  std::vector<ReplicaSummary> replicas;
+  std::vector<PoolSummary> pools;               ///< with cluster.pools
+  std::optional<KvTransferSummary> kv_transfer;  ///< with prefill/decode pools
+};
+
+/// REQUIRES: sorted values. p in [0, 100].
+[[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
+[[nodiscard]] Distribution distribution(std::vector<double> values);
+
+/// The latency distributions and SLO counts of a set of requests: the run's, a replica's or a
+/// pool's. A request's first token and the rest of it may be counted in different tallies
+/// (disaggregation: its prefill and decode replicas).
+struct RequestTally {
+  explicit RequestTally(size_t exact_limit)
+      : ttft(exact_limit), tpot(exact_limit), e2e(exact_limit) {}
+  /// A request that arrived here (routed here; its prefill replica when disaggregated): its TTFT.
+  void add_entry(const Request& r, bool ttft_ok);
+  /// A request that left from here (released, rejected or unfinished): everything but its TTFT.
+  void add_exit(const Request& r, bool tpot_ok, bool all_ok);
+
+  int64_t entered = 0, left = 0, finished = 0;
+  int64_t ttft_met = 0, tpot_met = 0, all_met = 0;  ///< only counted with SLO targets
+  int64_t preemptions = 0, swap_preemptions = 0;    ///< those that happened here (finished)
+  QuantileSketch ttft, tpot, e2e;
+};
+
+/// Builds the summary as requests leave the engine, in memory that does not grow with the run
+/// (past QuantileSketch's exact limit).
+class MetricsRecorder final : public RequestRecorder {
+ public:
+  explicit MetricsRecorder(size_t exact_limit = QuantileSketch::k_default_exact_limit);
+  /// Also checks every request against `slo` (when given) as it is recorded.
+  explicit MetricsRecorder(std::optional<SloTargets> slo,
+                           size_t exact_limit = QuantileSketch::k_default_exact_limit);
+  /// Keeps a tally per replica and per pool too (Summary::replicas and pools), for a cluster of
+  /// accelerators.size() replicas (accelerators[i]: replica i's, for goodput per accelerator)
+  /// and `pools` (may be empty). Does nothing for a single engine (one replica, no pools).
+  /// REQUIRES: before the first record(); without it a cluster's replicas and pools have
+  /// empty distributions and no SLO summary.
+  void track_replicas(std::vector<int64_t> accelerators, const std::vector<PoolSpec>& pools);
+  void record(const Request& r) override;
+  /// The summary of everything recorded, with the engine's counters.
+  [[nodiscard]] Summary summary(const RunStats& stats);
+  /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
+  [[nodiscard]] std::string first_rejection() const;
+
+ private:
+  /// The SLO summary of `t` over the run's `duration_s`.
+  [[nodiscard]] SloSummary slo_summary(RequestTally& t, double duration_s, int64_t accelerators);
+  /// slo_summary for a replica or pool: a check none of its requests is judged on is absent.
+  [[nodiscard]] SloSummary part_slo_summary(RequestTally& t, double duration_s,
+                                            int64_t accelerators);
+  void replica_summaries(Summary& s, const RunStats& stats);
+  void pool_summaries(Summary& s, const RunStats& stats);
+
+  Summary m_s;
+  size_t m_exact_limit;
+  RequestTally m_all;  // the whole run
+  QuantileSketch m_queue;
+  Time m_first_arrival = Time::max();
+  Time m_last_release;
+  uint64_t m_first_rejected_id = UINT64_MAX;
+  std::string m_first_rejected_reason;
+  std::optional<SloTargets> m_slo;
+  Time m_ttft_target, m_tpot_target;  // the targets in whole nanoseconds
+  // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
+  std::vector<RequestTally> m_replicas, m_pools;
+  std::vector<int64_t> m_accelerators;
+  std::vector<uint32_t> m_pool_of;
+};
+
+/// The summary of a finished set of requests (tests).
+[[nodiscard]] Summary summarize(const std::vector<Request>& requests, const RunStats& stats);
+
+}  // namespace servesim

@@ -1,0 +1,53 @@
+#include "metrics/run_scenario.h"
+
+#include <optional>
+#include <sstream>
+
+#include "metrics/metrics.h"
+#include "metrics/output.h"
+#include "metrics/steps_csv.h"
+
+namespace servesim {
+
+RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options) {
+  return run_scenario(build_scenario(std::move(doc)), options);
+}
+
+RunOutput run_scenario(Scenario sc, const RunOptions& options) {
+  const std::shared_ptr<Document> doc = sc.doc;
+  Simulation sim(std::move(sc.components), options.check, options.limits);
+  MetricsRecorder metrics(sc.slo);
+  metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
+  sim.add_recorder(metrics);
+  std::ostringstream text;
+  std::optional<RequestsCsvWriter> csv;
+  if (!options.no_requests_csv) {
+    csv.emplace(options.requests_csv ? *options.requests_csv : text);
+    sim.add_recorder(*csv);
+  }
+  std::optional<StepsCsvWriter> steps;
+  if (options.steps_csv) {
+    steps.emplace(*options.steps_csv);
+    sim.add_step_observer(*steps);
+  }
+  for (StepObserver* o : options.step_observers) sim.add_step_observer(*o);
+  for (RequestRecorder* r : options.request_recorders) sim.add_recorder(*r);
+  sim.run();
+  if (csv) csv->finish();
+  if (steps) steps->finish();
+  RunOutput out;
+  out.summary = metrics.summary(sim.stats());
+  if (!options.requests_csv) out.requests_csv = text.str();
+  out.summary_json = summary_json(out.summary, doc->root(), sc.seed).dump(2) + "\n";
+  out.first_rejection = metrics.first_rejection();
+  return out;
+}
+
+RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {
+  RunOptions o;
+  o.check = check;
+  o.limits = limits;
+  return run_scenario(std::move(doc), o);
+}
+
+}  // namespace servesim

@@ -1,0 +1,49 @@
+#pragma once
+// Running a scenario (sim/scenario.h) to its outputs: the summary, requests.csv and steps.csv.
+#include <iosfwd>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "metrics/metrics.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+#include "sim/step_observer.h"
+
+namespace servesim {
+
+struct RunOptions {
+  bool check = false;  ///< the engine's invariant checks at every step (servesim run --check)
+  RunLimits limits;    ///< bounds on the run; a bounded run's results are partial, marked so
+  /// Where requests.csv streams to. When null, RunOutput::requests_csv holds it instead
+  /// (small runs, tests).
+  std::ostream* requests_csv = nullptr;
+  /// Skip requests.csv entirely (sweeps and benchmarks that need only the summary).
+  bool no_requests_csv = false;
+  /// Where steps.csv streams to (servesim run --steps); null: not written.
+  std::ostream* steps_csv = nullptr;
+  /// More step observers (timelines, progress); each must outlive the run.
+  std::vector<StepObserver*> step_observers;
+  /// More request recorders (timelines, progress); each must outlive the run.
+  std::vector<RequestRecorder*> request_recorders;
+};
+
+/// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).
+struct RunOutput {
+  Summary summary;
+  std::string requests_csv;  ///< empty when streamed or skipped (RunOptions)
+  std::string summary_json;
+  /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
+  std::string first_rejection;
+};
+/// `check` turns on the engine's invariant checks at every step (servesim run --check).
+/// `limits` bound the run (a bounded run's results are partial and marked so).
+[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options);
+/// The same for a scenario already built (so a caller can check the config before it opens
+/// any output).
+[[nodiscard]] RunOutput run_scenario(Scenario sc, const RunOptions& options);
+[[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc, bool check = false,
+                                     RunLimits limits = {});
+
+}  // namespace servesim

@@ -1,0 +1,162 @@
+#include "metrics/timeline.h"
+
+#include <algorithm>
+#include <iterator>
+#include <nlohmann/json.hpp>
+#include <string_view>
+
+namespace servesim {
+
+namespace {
+
+constexpr int k_replicas_pid = 1;
+constexpr int k_requests_pid = 2;
+
+// Microseconds with three decimals from integer nanoseconds, exactly.
+void append_us(fmt::memory_buffer& b, Time t) {
+  const int64_t ns = t.count_ns();
+  const char* sign = ns < 0 ? "-" : "";
+  const int64_t a = ns < 0 ? -ns : ns;
+  fmt::format_to(std::back_inserter(b), "{}{}.{:03d}", sign, a / 1000, a % 1000);
+}
+
+}  // namespace
+
+TimelineWriter::TimelineWriter(std::ostream& out, uint64_t max_requests)
+    : m_out(out), m_max_requests(max_requests) {
+  m_out << "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n"
+        << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << k_replicas_pid
+        << ",\"tid\":0,\"args\":{\"name\":\"replicas\"}},\n"
+        << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << k_replicas_pid
+        << ",\"tid\":0,\"args\":{\"sort_index\":1}},\n"
+        << "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":" << k_requests_pid
+        << ",\"tid\":0,\"args\":{\"name\":\"requests\"}},\n"
+        << "{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":" << k_requests_pid
+        << ",\"tid\":0,\"args\":{\"sort_index\":2}}";
+}
+
+void TimelineWriter::begin_event() { m_buf.append(std::string_view(",\n")); }
+
+void TimelineWriter::flush_if_full() {
+  if (m_buf.size() > (size_t{1} << 16)) {
+    m_out.write(m_buf.data(), static_cast<std::streamsize>(m_buf.size()));
+    m_buf.clear();
+  }
+}
+
+void TimelineWriter::on_step(const StepRecord& s) {
+  auto it = std::back_inserter(m_buf);
+  if (s.replica >= m_replica_steps.size()) {  // a replica's first step: name its track
+    const auto first_new = static_cast<uint32_t>(m_replica_steps.size());
+    m_replica_steps.resize(s.replica + 1, 0);  // once per replica, not per step
+    for (uint32_t r = first_new; r <= s.replica; ++r) {
+      begin_event();
+      fmt::format_to(it,
+                     "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},"
+                     "\"args\":{{\"name\":\"replica {}\"}}}}",
+                     k_replicas_pid, r, r);
+    }
+  }
+  const int64_t n = m_replica_steps[s.replica]++;
+  begin_event();
+  fmt::format_to(it,
+                 "{{\"name\":\"step {}: {} prefill / {} decode\",\"cat\":\"step\","
+                 "\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":",
+                 n, s.prefill_sequences, s.decode_tokens, k_replicas_pid, s.replica);
+  append_us(m_buf, s.start);
+  m_buf.append(std::string_view(",\"dur\":"));
+  append_us(m_buf, s.duration);
+  fmt::format_to(it,
+                 ",\"args\":{{\"sequences\":{},\"prefill_tokens\":{},\"decode_tokens\":{},"
+                 "\"kv_used_tokens\":{},\"kv_capacity_tokens\":{},\"waiting\":{},"
+                 "\"running\":{},\"preemptions\":{}",
+                 s.sequences, s.prefill_tokens, s.decode_tokens, s.kv_used_tokens,
+                 s.kv_capacity_tokens, s.waiting, s.running, s.preemptions);
+  if (s.bound >= 0)
+    fmt::format_to(it, ",\"bound\":\"{}\",\"bytes\":{},\"flops\":{}",
+                   s.bound == 0 ? "bandwidth" : "compute", s.bytes, s.flops);
+  m_buf.append(std::string_view("}}"));
+  m_last_step_end = std::max(m_last_step_end, s.start + s.duration);
+  flush_if_full();
+}
+
+void TimelineWriter::span(const char* name, uint64_t id, Time from, Time to) {
+  if (from == Time::max() || to == Time::max() || !(from < to)) return;
+  begin_event();
+  fmt::format_to(std::back_inserter(m_buf),
+                 "{{\"name\":\"{}\",\"cat\":\"request\",\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":",
+                 name, k_requests_pid, id);
+  append_us(m_buf, from);
+  m_buf.append(std::string_view(",\"dur\":"));
+  append_us(m_buf, to - from);
+  m_buf.push_back('}');
+}
+
+void TimelineWriter::record(const Request& r) {
+  const uint64_t id = r.spec.id;
+  if (id >= m_max_requests) return;
+  auto it = std::back_inserter(m_buf);
+  begin_event();
+  fmt::format_to(it,
+                 "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},"
+                 "\"args\":{{\"name\":\"request {}\"}}}}",
+                 k_requests_pid, id, id);
+  begin_event();
+  fmt::format_to(it,
+                 "{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":{},"
+                 "\"args\":{{\"sort_index\":{}}}}}",
+                 k_requests_pid, id, id);
+  const Time arrival = r.spec.arrival;
+  if (r.state != RequestState::Released) {  // rejected, or left unserved by a bounded run
+    const bool rejected = r.state == RequestState::Rejected;
+    const Time at = rejected ? arrival : std::max(m_last_step_end, arrival);
+    begin_event();
+    fmt::format_to(it,
+                   "{{\"name\":\"{}\",\"cat\":\"request\",\"ph\":\"i\",\"s\":\"t\","
+                   "\"pid\":{},\"tid\":{},\"ts\":",
+                   rejected ? "rejected" : "unfinished", k_requests_pid, id);
+    append_us(m_buf, at);
+    fmt::format_to(it,
+                   ",\"args\":{{\"prompt_tokens\":{},\"output_tokens\":{},"
+                   "\"generated_tokens\":{},\"reason\":{}}}}}",
+                   r.spec.prompt_tokens, r.spec.output_tokens, r.generated_tokens,
+                   nlohmann::json(r.reject_reason)
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!rejected) {
+      span("queued", id, arrival, r.first_admitted);
+      span("prefill", id, r.first_admitted, r.first_token);
+    }
+    flush_if_full();
+    return;
+  }
+  // The enclosing span first: viewers nest the phases that follow inside it.
+  begin_event();
+  fmt::format_to(it,
+                 "{{\"name\":\"request {}\",\"cat\":\"request\",\"ph\":\"X\",\"pid\":{},"
+                 "\"tid\":{},\"ts\":",
+                 id, k_requests_pid, id);
+  append_us(m_buf, arrival);
+  m_buf.append(std::string_view(",\"dur\":"));
+  append_us(m_buf, r.release - arrival);
+  fmt::format_to(it,
+                 ",\"args\":{{\"prompt_tokens\":{},\"output_tokens\":{},\"preemptions\":{},"
+                 "\"replica\":{},\"cached_prompt_tokens\":{}}}}}",
+                 r.spec.prompt_tokens, r.spec.output_tokens, r.preemptions, r.replica,
+                 r.cached_prompt_tokens);
+  span("queued", id, arrival, r.first_admitted);
+  span("prefill", id, r.first_admitted, r.first_token);
+  span("decode", id, r.first_token, r.finish);
+  span("batch wait", id, r.finish, r.release);
+  flush_if_full();
+}
+
+void TimelineWriter::finish() {
+  if (m_finished) return;
+  m_finished = true;
+  m_buf.append(std::string_view("\n]}\n"));
+  m_out.write(m_buf.data(), static_cast<std::streamsize>(m_buf.size()));
+  m_buf.clear();
+  m_out.flush();
+}
+
+}  // namespace servesim

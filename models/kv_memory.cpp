@@ -1,0 +1,131 @@
+#include "models/kv_memory.h"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/catalog.h"
+
+namespace servesim {
+namespace {
+
+constexpr double k_gib = 1073741824.0;
+constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;  // as kv.capacity_tokens
+
+/// The figures the arithmetic needs, all per accelerator of the group.
+struct KvMemoryFigures {
+  double device_bytes = 0;        ///< memory the device reports
+  double utilization = 0.9;       ///< the share of it the server may use, (0, 1]
+  double weight_bytes = 0;        ///< weights on one accelerator (all of them / tensor_parallel)
+  double reserved_bytes = 0;      ///< activations, CUDA graphs, workspace: taken before the KV pool
+  double kv_bytes_per_token = 0;  ///< one token's K and V on one accelerator
+};
+
+// The explicit figures that `model:` stands for.
+const std::vector<std::string> k_model_keys{"head_dim", "kv_heads", "layers", "parameters"};
+
+/// The model's shape, from the catalogue or from the explicit keys.
+struct Shape {
+  double parameters = 0;
+  int64_t layers = 0;
+  int64_t kv_heads = 0;
+  int64_t head_dim = 0;
+  std::string key;  ///< where a weights error points: "model" or "parameters"
+};
+
+Shape read_shape(const Cfg& m) {
+  if (!m.has("model") && !m.has("parameters")) (void)m.one_of({"model", "parameters"});
+  if (!m.has("model")) {
+    Shape s;
+    s.parameters = m.get_real("parameters", k_positive);
+    s.layers = m.get_int("layers", {1, 100000});
+    s.kv_heads = m.get_int("kv_heads", {1, 100000});
+    s.head_dim = m.get_int("head_dim", {1, 100000});
+    s.key = "parameters";
+    return s;
+  }
+  const ModelSpec spec = read_model(m, "model");
+  for (const std::string& k : k_model_keys)
+    if (m.has(k))
+      m.fail(k, fmt::format("given with {} (\"{}\", whose catalogue entry already says it): give "
+                            "the model's name or its figures, not both",
+                            m.key_path("model"), spec.name));
+  return {static_cast<double>(spec.parameters), spec.layers, spec.kv_heads, spec.head_dim, "model"};
+}
+
+/// The device memory in bytes and how to name it in messages.
+std::pair<double, std::string> read_device(const Cfg& m) {
+  if (!m.has("hardware") && !m.has("accelerator_gib"))
+    (void)m.one_of({"accelerator_gib", "hardware"});
+  if (!m.has("hardware"))
+    return {m.get_real("accelerator_gib", k_positive) * k_gib, "accelerator_gib"};
+  const HardwareSpec hw = read_hardware(m, "hardware");
+  if (m.has("accelerator_gib"))
+    m.fail("accelerator_gib",
+           fmt::format("given with {} (\"{}\", which reports {} GiB): give the hardware's name or "
+                       "its memory, not both",
+                       m.key_path("hardware"), hw.name, hw.memory_gib));
+  return {hw.reported_memory_bytes(), fmt::format("{}'s memory_gib of {}", hw.name, hw.memory_gib)};
+}
+
+double read_dtype_bytes(const Cfg& m, const std::string& key) {
+  return dtype_bytes(read_dtype(m, key, Dtype::Fp16));
+}
+
+}  // namespace
+
+double kv_bytes_per_token_per_accelerator(int64_t layers, int64_t kv_heads, int64_t head_dim,
+                                          double dtype_bytes, int64_t tensor_parallel) {
+  const int64_t heads = kv_heads >= tensor_parallel ? kv_heads / tensor_parallel : 1;
+  return 2.0 * static_cast<double>(layers * heads * head_dim) * dtype_bytes;
+}
+
+KvMemory read_kv_memory(const Cfg& m) {
+  const auto [device_bytes, device_name] = read_device(m);
+  const Shape shape = read_shape(m);
+  KvMemoryFigures f;
+  f.device_bytes = device_bytes;
+  f.utilization = m.get_real("utilization", 0.9, {0.0, 1.0, true});
+  const double wbytes = read_dtype_bytes(m, "weight_dtype");
+  const double kvbytes = read_dtype_bytes(m, "kv_dtype");
+  const int64_t tp = m.get_int("tensor_parallel", 1, {1, 1024});
+  f.reserved_bytes = m.get_real("reserved_gib", 0.0, k_non_negative) * k_gib;
+  if (shape.kv_heads >= tp ? shape.kv_heads % tp != 0 : tp % shape.kv_heads != 0)
+    m.fail("tensor_parallel",
+           fmt::format("{} accelerators cannot share {} KV heads: tensor_parallel must divide the "
+                       "KV heads, or be a multiple of them (each head is then replicated)",
+                       tp, shape.kv_heads));
+  f.weight_bytes = shape.parameters * wbytes / static_cast<double>(tp);
+  f.kv_bytes_per_token =
+      kv_bytes_per_token_per_accelerator(shape.layers, shape.kv_heads, shape.head_dim, kvbytes, tp);
+
+  // Per accelerator: weights and KV heads are split tp ways; capacity counts the whole group.
+  const double usable = f.device_bytes * f.utilization;
+  if (f.weight_bytes >= usable)
+    m.fail(shape.key, fmt::format("the weights ({:.2f} GB{}) do not fit in {:.2f} GB usable "
+                                  "accelerator memory ({} x utilization {})",
+                                  f.weight_bytes / 1e9,
+                                  tp > 1 ? fmt::format(" on each of {} accelerators", tp) : "",
+                                  usable / 1e9, device_name, f.utilization));
+  if (f.weight_bytes + f.reserved_bytes >= usable)
+    m.fail("reserved_gib",
+           fmt::format("the reserve ({:.2f} GiB) and the weights ({:.2f} GiB) leave no room for "
+                       "KV in {:.2f} GiB usable accelerator memory ({} x utilization {})",
+                       f.reserved_bytes / k_gib, f.weight_bytes / k_gib, usable / k_gib,
+                       device_name, f.utilization));
+  const double tokens =
+      std::floor((usable - f.weight_bytes - f.reserved_bytes) / f.kv_bytes_per_token);
+  if (tokens < 1) m.fail(shape.key, "no memory left for the KV cache after the weights");
+  // The same bound as capacity_tokens; also keeps an absurd accelerator_gib (1e300, whose
+  // usable memory overflows to infinity) from reaching the integer conversion.
+  if (!(tokens <= static_cast<double>(k_max_capacity_tokens)))
+    m.fail(m.has("hardware") ? "hardware" : "accelerator_gib",
+           fmt::format("leaves room for {:.4g} KV tokens, more than the limit of {} (2^50)", tokens,
+                       k_max_capacity_tokens));
+  return {static_cast<int64_t>(tokens), f.kv_bytes_per_token};
+}
+
+}  // namespace servesim

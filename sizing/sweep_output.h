@@ -1,0 +1,31 @@
+#pragma once
+// A sweep's results: the Pareto front, the cheapest deployment meeting the SLOs, points.csv and
+// summary.json (docs/sizing.md#output). Pure functions of the spec and the rows, so a threaded,
+// a single-threaded and an MPI run write byte-identical files.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sizing/sweep.h"
+#include "sizing/sweep_run.h"
+
+namespace servesim {
+
+/// Sets `pareto` on the feasible, priced rows that no other such row beats on both cost per hour
+/// and p99 TTFT (lower is better; a row that ties another on both is on the front too).
+void mark_pareto(std::vector<PointResult>& rows);
+
+/// The index in `rows` of the cheapest row meeting the SLOs (ties: lower p99 TTFT, then lower
+/// point); nullopt when none meets them or none is priced.
+[[nodiscard]] std::optional<size_t> cheapest(const std::vector<PointResult>& rows);
+
+/// points.csv: one row per point, in point order. REQUIRES: rows[i].point == i.
+[[nodiscard]] std::string points_csv(const SweepSpec& spec, const std::vector<PointResult>& rows);
+/// summary.json with "kind": "sweep". REQUIRES: mark_pareto has run.
+[[nodiscard]] std::string sweep_summary_json(const SweepSpec& spec,
+                                             const std::vector<PointResult>& rows);
+/// What `servesim size` prints: counts, the cheapest point and the Pareto front.
+[[nodiscard]] std::string sweep_report(const SweepSpec& spec, const std::vector<PointResult>& rows);
+
+}  // namespace servesim

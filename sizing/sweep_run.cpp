@@ -1,0 +1,210 @@
+#include "sizing/sweep_run.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+#include "metrics/output.h"
+#include "sim/recorder.h"
+#include "sim/scenario.h"
+#include "sim/simulation.h"
+
+namespace servesim {
+namespace {
+
+// The first and last arrival and the count, for the offered rate.
+class ArrivalSpan final : public RequestRecorder {
+ public:
+  void record(const Request& r) override {
+    ++m_count;
+    m_first = std::min(m_first, r.spec.arrival);
+    m_last = std::max(m_last, r.spec.arrival);
+  }
+  [[nodiscard]] double rate_per_s() const {
+    if (m_count < 2 || m_last <= m_first) return 0;
+    return static_cast<double>(m_count - 1) / (m_last - m_first).seconds();
+  }
+
+ private:
+  int64_t m_count = 0;
+  Time m_first = Time::max();
+  Time m_last;
+};
+
+void fill_metrics(PointResult& r, const Probe& p) {
+  const Summary& s = p.summary;
+  r.replicas = p.replicas;
+  r.accelerators = p.accelerators;
+  if (p.price_per_accelerator_hour)
+    r.cost_per_hour_usd = *p.price_per_accelerator_hour * static_cast<double>(p.accelerators);
+  r.requests_per_s = s.requests_per_s;
+  r.output_tokens_per_s = s.output_tokens_per_s;
+  if (r.cost_per_hour_usd && *r.cost_per_hour_usd > 0)
+    r.tokens_per_usd = s.output_tokens_per_s * 3600.0 / *r.cost_per_hour_usd;
+  r.ttft_p50_ms = s.ttft_s.p50 * 1e3;
+  r.ttft_p99_ms = s.ttft_s.p99 * 1e3;
+  r.tpot_p50_ms = s.tpot_s.p50 * 1e3;
+  r.tpot_p99_ms = s.tpot_s.p99 * 1e3;
+  r.e2e_p99_ms = s.e2e_s.p99 * 1e3;
+  if (s.slo) {
+    r.goodput_req_per_s = s.slo->goodput_per_s;
+    r.slo_attainment = s.slo->attainment;
+  }
+}
+
+// One run of point `i` with extra overrides (the replica count in min_replicas mode).
+Probe probe_point(const SweepSpec& spec, size_t i, const std::vector<std::string>& extra) {
+  std::vector<std::string> o = spec.overrides(i);
+  o.insert(o.end(), extra.begin(), extra.end());
+  Probe p = run_probe(spec.base_text, spec.base_file, o);
+  if (!p.built) return p;
+  try {
+    p.price_per_accelerator_hour = price_per_accelerator_hour(spec, p.doc->root());
+  } catch (const InputError& e) {
+    p.built = false;
+    p.error = e.what();
+  }
+  return p;
+}
+
+// A run that cannot serve its workload at all: refused config or rejected requests.
+std::optional<std::string> infeasible_reason(const Probe& p) {
+  if (!p.built) return "config: " + p.error;
+  if (!p.error.empty()) return "input: " + p.error;
+  if (p.summary.rejected > 0)
+    return fmt::format("{} requests rejected (first: {})", p.summary.rejected, p.first_rejection);
+  return std::nullopt;
+}
+
+PointResult from_probe(size_t i, const Probe& p, std::optional<double> min_attainment) {
+  PointResult r;
+  r.point = i;
+  if (const auto why = infeasible_reason(p)) {
+    r.reason = *why;
+    return r;
+  }
+  r.feasible = true;
+  r.meets_slo = meets_slo(p.summary, min_attainment);
+  fill_metrics(r, p);
+  return r;
+}
+
+PointResult min_replicas(const SweepSpec& spec, size_t i) {
+  // Without a cluster section, cluster.replicas alone is incomplete: give a router too.
+  Document base(spec.base_text, spec.base_file);
+  for (const auto& s : spec.sets) base.apply_override(s);
+  const bool has_cluster = yaml_child(base.root(), "cluster").IsMap();
+  auto run_n = [&](int64_t n) {
+    const std::string o =
+        has_cluster ? fmt::format("cluster.replicas={}", n)
+                    : fmt::format("cluster={{replicas: {}, router: {{kind: round_robin}}}}", n);
+    return from_probe(i, probe_point(spec, i, {o}), spec.slo.min_attainment);
+  };
+  PointResult lo_row = run_n(1);
+  if (!lo_row.feasible || lo_row.meets_slo) return lo_row;
+  int64_t lo = 1, hi = 1;
+  PointResult hi_row = lo_row;
+  while (!hi_row.meets_slo && hi < spec.max_replicas) {
+    lo = hi;
+    hi = std::min(hi * 2, spec.max_replicas);
+    hi_row = run_n(hi);
+    if (!hi_row.feasible) return hi_row;
+  }
+  if (!hi_row.meets_slo) {
+    hi_row.reason =
+        fmt::format("no replica count up to max_replicas = {} meets the SLOs", spec.max_replicas);
+    return hi_row;
+  }
+  while (hi - lo > 1) {  // lo fails, hi meets
+    const int64_t mid = lo + (hi - lo) / 2;
+    PointResult m = run_n(mid);
+    if (m.feasible && m.meets_slo) {
+      hi = mid;
+      hi_row = std::move(m);
+    } else {
+      lo = mid;
+    }
+  }
+  return hi_row;
+}
+
+}  // namespace
+
+Probe run_probe(const std::string& text, const std::string& file,
+                const std::vector<std::string>& overrides) {
+  Probe p;
+  std::optional<Scenario> sc;
+  std::shared_ptr<Document> doc;
+  try {
+    doc = std::make_shared<Document>(text, file);
+    for (const auto& o : overrides) doc->apply_override(o);
+    sc.emplace(build_scenario(doc));
+    p.doc = doc;
+  } catch (const InputError& e) {
+    p.error = e.what();
+    return p;
+  }
+  p.built = true;
+  p.replicas = 1 + static_cast<int64_t>(sc->components.more_replicas.size());
+  p.accelerators = sc->slo ? sc->slo->accelerators : p.replicas;
+  const uint64_t seed = sc->seed;
+  const std::optional<SloTargets> slo = sc->slo;
+  try {
+    Simulation sim(std::move(sc->components));
+    MetricsRecorder metrics(slo);
+    metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
+    ArrivalSpan span;
+    sim.add_recorder(metrics);
+    sim.add_recorder(span);
+    sim.run();
+    p.summary = metrics.summary(sim.stats());
+    p.first_rejection = metrics.first_rejection();
+    p.offered_rate_per_s = span.rate_per_s();
+    p.summary_json = summary_json(p.summary, doc->root(), seed).dump(2) + "\n";
+  } catch (const InputError& e) {
+    p.error = e.what();  // bad input found while streaming the workload
+  }
+  return p;
+}
+
+PointResult evaluate_point(const SweepSpec& spec, size_t i) {
+  if (spec.mode == SweepMode::MinReplicas) return min_replicas(spec, i);
+  return from_probe(i, probe_point(spec, i, {}), spec.slo.min_attainment);
+}
+
+nlohmann::json point_to_json(const PointResult& r) {
+  nlohmann::json j;
+  j["point"] = r.point;
+  j["feasible"] = r.feasible;
+  j["reason"] = r.reason;
+  j["meets_slo"] = r.meets_slo;
+  j["replicas"] = r.replicas;
+  j["accelerators"] = r.accelerators;
+  j["cost"] = r.cost_per_hour_usd ? nlohmann::json(*r.cost_per_hour_usd) : nlohmann::json();
+  j["tpu"] = r.tokens_per_usd ? nlohmann::json(*r.tokens_per_usd) : nlohmann::json();
+  j["m"] = {r.requests_per_s, r.output_tokens_per_s, r.ttft_p50_ms,
+            r.ttft_p99_ms,    r.tpot_p50_ms,         r.tpot_p99_ms,
+            r.e2e_p99_ms,     r.goodput_req_per_s,   r.slo_attainment};
+  return j;
+}
+
+PointResult point_from_json(const nlohmann::json& j) {
+  PointResult r;
+  r.point = j.at("point").get<size_t>();
+  r.feasible = j.at("feasible").get<bool>();
+  r.reason = j.at("reason").get<std::string>();
+  r.meets_slo = j.at("meets_slo").get<bool>();
+  r.replicas = j.at("replicas").get<int64_t>();
+  r.accelerators = j.at("accelerators").get<int64_t>();
+  if (!j.at("cost").is_null()) r.cost_per_hour_usd = j.at("cost").get<double>();
+  if (!j.at("tpu").is_null()) r.tokens_per_usd = j.at("tpu").get<double>();
+  const auto& m = j.at("m");
+  double* fields[] = {&r.requests_per_s, &r.output_tokens_per_s, &r.ttft_p50_ms,
+                      &r.ttft_p99_ms,    &r.tpot_p50_ms,         &r.tpot_p99_ms,
+                      &r.e2e_p99_ms,     &r.goodput_req_per_s,   &r.slo_attainment};
+  for (size_t k = 0; k < std::size(fields); ++k) *fields[k] = m.at(k).get<double>();
+  return r;
+}
+
+}  // namespace servesim

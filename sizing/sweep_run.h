@@ -1,0 +1,66 @@
+#pragma once
+// Running sweep points and capacity probes: one scenario built from text plus overrides, run
+// without requests.csv, summarised. Everything here is safe to call from several threads at once:
+// each call builds its own Document, components and random generator, and shares nothing.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "metrics/metrics.h"
+#include "sizing/sweep.h"
+
+namespace servesim {
+
+/// One run of a scenario with overrides.
+struct Probe {
+  bool built = false;  ///< false: the config was refused (`error` says why); nothing ran
+  std::string error;   ///< the InputError's message when !built, or a streaming error
+  Summary summary;
+  std::string summary_json;     ///< summary.json of the run (with the resolved config)
+  std::string first_rejection;  ///< "request 3: needs ..." or ""
+  int64_t replicas = 1;
+  int64_t accelerators = 1;  ///< slo.accelerators: tensor x data parallel x replicas
+  /// Arrival rate the engine saw: (requests - 1) / (last arrival - first arrival); 0 when the
+  /// requests arrived at one instant.
+  double offered_rate_per_s = 0;
+  std::optional<double> price_per_accelerator_hour;  ///< sweeps: from the catalogue
+  std::shared_ptr<Document> doc;  ///< the scenario with its overrides (when built)
+};
+
+/// Builds `text` (named `file`) with `overrides` applied in order and runs it. A config that is
+/// refused, or input that fails while streaming, gives built = false or a non-empty error, never
+/// an exception (other than internal errors).
+[[nodiscard]] Probe run_probe(const std::string& text, const std::string& file,
+                              const std::vector<std::string>& overrides);
+
+/// One row of points.csv (docs/sizing.md defines each column).
+struct PointResult {
+  size_t point = 0;
+  bool feasible = false;
+  std::string reason;  ///< why infeasible, or why no replica count met the SLOs; "" otherwise
+  bool meets_slo = false;
+  bool pareto = false;  ///< filled in by mark_pareto
+  int64_t replicas = 0;
+  int64_t accelerators = 0;
+  std::optional<double> cost_per_hour_usd;
+  double requests_per_s = 0, output_tokens_per_s = 0;
+  std::optional<double> tokens_per_usd;
+  double ttft_p50_ms = 0, ttft_p99_ms = 0, tpot_p50_ms = 0, tpot_p99_ms = 0, e2e_p99_ms = 0;
+  double goodput_req_per_s = 0, slo_attainment = 0;
+};
+
+/// Simulates point `i` of `spec`: once (mode fixed), or at the fewest replicas from 1 to
+/// spec.max_replicas that meet the SLOs (mode min_replicas: doubling, then bisection, which
+/// assumes more replicas never do worse).
+[[nodiscard]] PointResult evaluate_point(const SweepSpec& spec, size_t i);
+
+/// Rows as JSON and back, exactly (MPI ranks send rows to rank 0 this way).
+[[nodiscard]] nlohmann::json point_to_json(const PointResult& r);
+[[nodiscard]] PointResult point_from_json(const nlohmann::json& j);
+
+}  // namespace servesim

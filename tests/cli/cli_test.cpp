@@ -1,0 +1,105 @@
+// The command line end to end: every shipped config runs; bad input exits 2 and writes nothing.
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <set>
+#include <sstream>
+
+#include "cli/cli.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+namespace fs = std::filesystem;
+
+
+TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") {
+  int n = 0;
+  const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
+  const std::set<fs::path> not_scenarios{"models", "hardware", "step_times", "sweeps"};
+  for (auto it = fs::recursive_directory_iterator(configs);
+       it != fs::recursive_directory_iterator(); ++it) {
+    // Catalogue entries and step-time data are read by scenarios, not scenarios themselves
+    // (tests/models/catalog_test.cpp loads every catalogue file).
+    if (it->is_directory() && not_scenarios.count(it->path().lexically_relative(configs))) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    const auto& e = *it;
+    if (e.path().extension() != ".yaml") continue;
+    ++n;
+    INFO(e.path());
+    const fs::path dir = temp_dir() / "out";
+    const CliResult r = cli({"run", e.path().string(), "--out", dir.string(), "--quiet", "--check"});
+    CHECK(r.err == "");
+    REQUIRE(r.code == 0);
+    CHECK(fs::file_size(dir / "summary.json") > 100);
+    CHECK(fs::file_size(dir / "requests.csv") > 100);
+  }
+  CHECK(n >= 8);
+}
+
+TEST_CASE("cli: the default scenario runs, prints a summary and is reproducible", "[cli]") {
+  const fs::path a = temp_dir(), b = temp_dir();
+  const CliResult r = cli({"run", "--out", a.string()});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("200 finished"));
+  CHECK_THAT(r.out, Catch::Contains("TTFT"));
+  REQUIRE(cli({"run", "--out", b.string(), "--quiet"}).code == 0);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(slurp(a / "requests.csv") == slurp(b / "requests.csv"));
+  CHECK(slurp(a / "summary.json") == slurp(b / "summary.json"));
+  // --seed changes the workload and is recorded.
+  REQUIRE(cli({"run", "--out", b.string(), "--quiet", "--seed", "7"}).code == 0);
+  CHECK(slurp(a / "requests.csv") != slurp(b / "requests.csv"));
+  CHECK_THAT(slurp(b / "summary.json"), Catch::Contains("\"seed\": 7"));
+}
+
+TEST_CASE("cli: bad input exits 2 with a message and writes no output", "[cli]") {
+  const fs::path dir = temp_dir() / "never";
+  const CliResult r1 = cli({"run", "--out", dir.string(), "--set", "scheduler.max_num_seqs=0"});
+  CHECK(r1.code == 2);
+  CHECK_THAT(r1.err, Catch::Contains("scheduler.max_num_seqs = \"0\""));
+  const CliResult r2 = cli({"run", "/nonexistent.yaml", "--out", dir.string()});
+  CHECK(r2.code == 2);
+  CHECK_THAT(r2.err, Catch::Contains("/nonexistent.yaml: cannot open config file"));
+  const CliResult r3 = cli({"run", "--out", dir.string(), "--seed", "-3"});
+  CHECK(r3.code == 2);
+  CHECK_THAT(r3.err, Catch::Contains("seed = \"-3\""));
+  CHECK_FALSE(fs::exists(dir));
+  const CliResult r4 = cli({"rnu"});
+  CHECK(r4.code == 2);
+  CHECK_THAT(r4.err, Catch::Contains("unknown command \"rnu\" (did you mean run?)"));
+  const CliResult r5 = cli({"run", "--bogus"});
+  CHECK(r5.code == 2);
+  CHECK_THAT(r5.err, Catch::Contains("unrecognised option '--bogus'"));
+}
+
+TEST_CASE("cli: an output directory that cannot be written is an input error", "[cli]") {
+  const std::string file = write_temp("plain-file", "x");
+  const CliResult r = cli({"run", "--out", file + "/sub", "--quiet"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("cannot create the output directory"));
+}
+
+TEST_CASE("cli: list names the registered components", "[cli]") {
+  const CliResult all = cli({"list"});
+  CHECK(all.code == 0);
+  CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic orca sarathi sglang static trtllm vllm"));
+  CHECK_THAT(all.out, Catch::Contains("linear operator roofline table"));
+  CHECK_THAT(all.out, Catch::Contains("models: gpt2-small llama-2-13b"));
+  CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
+  CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
+  CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));
+  CHECK_THAT(all.out, Catch::Contains("workload-sources: closed_loop servegen synthetic trace"));
+  CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\norca\nsarathi\nsglang\nstatic\ntrtllm\nvllm\n");
+  CHECK(cli({"list", "routers"}).out ==
+        "least_kv\nleast_outstanding\nprefix_affinity\nrandom\nround_robin\n");
+  CHECK(cli({"list", "arrival-kinds"}).out == "daily\nfixed\ngamma\nonoff\npoisson\n");
+  CHECK_THAT(cli({"list", "length-kinds"}).out, Catch::Contains("empirical\n") &&
+                                                    Catch::Contains("zipf\n"));
+  CHECK(cli({"list", "schedulerz"}).code == 2);
+}

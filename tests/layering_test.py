@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""One folder, one layer (docs/architecture.md#layers): fails when an #include or a CMake link
+goes the wrong way.
+
+Every source under a library folder may include only files of the folders ALLOWED lists for it,
+and each folder's CMake library (declared in the root CMakeLists.txt) may link only the libraries
+of those folders. Usage: layering_test.py [REPO_ROOT] (default: this file's parent's parent).
+Exit status 0 when everything is in order, 1 with one line per wrong include or link otherwise.
+"""
+import pathlib
+import re
+import sys
+
+# The layers, bottom first. A folder may include its own files and those of the folders listed;
+# the same table is in docs/architecture.md. models, schedulers and traces are plugins over the
+# core and do not include one another.
+ALLOWED = {
+    "core": {"core"},
+    "models": {"core", "models"},
+    "schedulers": {"core", "schedulers"},
+    "traces": {"core", "traces"},
+    "sim": {"core", "models", "schedulers", "traces", "sim"},
+    "metrics": {"core", "models", "schedulers", "traces", "sim", "metrics"},
+    "sizing": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing"},
+    "report": {"core", "report"},
+    "cli": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing", "report", "cli"},
+}
+SOURCE_SUFFIXES = (".h", ".cpp", ".cpp.in")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+def library_folder(lib):
+    """servesim_<folder> -> <folder>; None for libraries that are not one folder's."""
+    folder = lib[len("servesim_"):] if lib.startswith("servesim_") else None
+    return folder if folder in ALLOWED else None
+
+
+def check_includes(root):
+    errors = []
+    for folder, allowed in ALLOWED.items():
+        for path in sorted((root / folder).rglob("*")):
+            if not path.is_file() or not path.name.endswith(SOURCE_SUFFIXES):
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for m in INCLUDE.finditer(text):
+                target = m.group(1)
+                top = target.split("/", 1)[0] if "/" in target else ""
+                if top not in allowed:
+                    line = text.count("\n", 0, m.start()) + 1
+                    rel = path.relative_to(root)
+                    why = (f"{top}/ is above {folder}/ or beside it" if top in ALLOWED
+                           else "not a library folder's file")
+                    errors.append(f'{rel}:{line}: #include "{target}": {why} '
+                                  f"({folder}/ may include {', '.join(sorted(allowed))})")
+    return errors
+
+
+def cmake_calls(text, command):
+    """(first argument, the other arguments) of every command(...) call in `text`."""
+    text = re.sub(r"#[^\n]*", "", text)
+    for m in re.finditer(rf"\b{command}\s*\(([^)]*)\)", text):
+        args = m.group(1).split()
+        if args:
+            yield args[0], args[1:]
+
+
+def check_cmake(root):
+    errors = []
+    text = (root / "CMakeLists.txt").read_text(encoding="utf-8")
+    libraries = {name for name, _ in cmake_calls(text, "add_library")}
+    for folder in ALLOWED:
+        if f"servesim_{folder}" not in libraries:
+            errors.append(f"CMakeLists.txt: no library servesim_{folder} for {folder}/")
+    for command in ("add_library", "target_sources"):
+        for name, args in cmake_calls(text, command):
+            folder = library_folder(name)
+            if folder is None:
+                continue
+            for a in args:
+                if a in ("PRIVATE", "PUBLIC", "INTERFACE") or a.startswith("${CMAKE_CURRENT_BINARY"):
+                    continue
+                if not a.startswith(folder + "/"):
+                    errors.append(f"CMakeLists.txt: servesim_{folder} compiles {a}, "
+                                  f"which is not in {folder}/")
+    for name, args in cmake_calls(text, "target_link_libraries"):
+        folder = library_folder(name)
+        if folder is None:
+            continue
+        for a in args:
+            dep = library_folder(a)
+            if a.startswith("servesim_") and (dep is None or dep not in ALLOWED[folder]):
+                errors.append(f"CMakeLists.txt: servesim_{folder} links {a}, which {folder}/ "
+                              f"may not use (allowed: {', '.join(sorted(ALLOWED[folder]))})")
+    return errors
+
+
+def main():
+    root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
+    errors = check_includes(root) + check_cmake(root)
+    for e in errors:
+        print(e)
+    if errors:
+        print(f"layering: {len(errors)} problem(s); the layers are in docs/architecture.md")
+        return 1
+    print(f"layering: every include and link of {len(ALLOWED)} folders goes down")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

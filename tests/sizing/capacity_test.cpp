@@ -1,0 +1,112 @@
+// Capacity search (`servesim capacity`, sim/capacity_cmd.h) on a workload whose capacity is
+// worked out by hand.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "sizing/capacity.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+// 100 requests at a fixed interval of 0.1 s (10 requests/s), each with one prompt token and one
+// output token, so each is one prefill step; every step takes 10 ms (linear, base_ms) and one
+// request runs at a time (max_num_seqs 1). Scaling the rate by s makes the gap 100/s ms.
+//   gap >= 10 ms (s <= 10): each request starts on arrival, TTFT = 10 ms exactly (at s = 10 a
+//     step ends at the instant the next request arrives; step ends run first).
+//   gap < 10 ms (s > 10): request i waits i x (10 - gap) ms, so the p99 of TTFT (between the
+//     two largest of 100) is above 10 ms.
+// With slo.ttft_ms 10 the capacity is s = 10: 100 requests/s. The search probes 1, 2, 4, 8 (meet),
+// 16 (fails), then bisects: 12 fails, 10 meets, 11, 10.5, 10.25, 10.125, 10.0625 fail; the bracket
+// [10, 10.0625] is within 1% of 10.
+const std::string k_config = R"(workload:
+  synthetic:
+    requests: 100
+    arrival: {kind: fixed, rate_per_s: 10}
+    prompt_tokens: {kind: fixed, value: 1}
+    output_tokens: {kind: fixed, value: 1}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 1}
+kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
+slo: {ttft_ms: 10}
+)";
+
+}  // namespace
+
+TEST_CASE("capacity: finds the hand-worked saturation rate of a fixed-interval workload",
+          "[sizing][capacity]") {
+  CapacityOptions o;
+  o.tolerance = 0.01;
+  const CapacityResult r = find_capacity(k_config, "test.yaml", {}, o);
+  REQUIRE(r.meeting);
+  REQUIRE(r.failing);
+  std::vector<double> scales;
+  for (const auto& p : r.probes) scales.push_back(p.rate_scale);
+  CHECK(scales == std::vector<double>{1, 2, 4, 8, 16, 12, 10, 11, 10.5, 10.25, 10.125, 10.0625});
+  const CapacityProbe& m = r.probes[*r.meeting];
+  CHECK(m.rate_scale == 10);
+  CHECK(m.run.offered_rate_per_s == Approx(100).epsilon(1e-12));
+  CHECK(m.run.summary.ttft_s.p99 == Approx(0.010).epsilon(1e-12));
+  CHECK(r.probes[*r.failing].rate_scale == 10.0625);
+  CHECK(r.probes[*r.failing].run.summary.ttft_s.p99 > 0.010);
+}
+
+TEST_CASE("capacity: a looser tolerance stops sooner; a rate_scale in the config composes",
+          "[sizing][capacity]") {
+  CapacityOptions o;
+  o.tolerance = 0.5;  // 8 meets, 16 fails: 16 - 8 > 4, so 12 (fails), then 12 - 8 = 4 <= 4
+  const CapacityResult r = find_capacity(k_config, "test.yaml", {}, o);
+  REQUIRE(r.meeting);
+  CHECK(r.probes[*r.meeting].rate_scale == 8);
+  CHECK(r.probes.size() == 6);
+  // With the config already at twice the rate, the capacity is half the scale.
+  o.tolerance = 0.01;
+  const CapacityResult h =
+      find_capacity(k_config, "test.yaml", {"workload.transform={rate_scale: 2}"}, o);
+  REQUIRE(h.meeting);
+  CHECK(h.probes[*h.meeting].rate_scale == 5);
+  CHECK(h.probes[*h.meeting].run.offered_rate_per_s == Approx(100).epsilon(1e-12));
+}
+
+TEST_CASE("capacity: the command writes capacity.json and the run's summary.json, the same twice",
+          "[sizing][capacity]") {
+  const std::string config = write_temp("c.yaml", k_config);
+  const fs::path a = temp_dir(), b = temp_dir();
+  const CliResult r = cli({"capacity", config, "--out", a.string()});
+  REQUIRE(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("capacity   100.0000 requests/s offered (rate scale 10)"));
+  REQUIRE(cli({"capacity", config, "--out", b.string(), "-q"}).code == 0);
+  auto slurp = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  CHECK(slurp(a / "capacity.json") == slurp(b / "capacity.json"));
+  CHECK(slurp(a / "summary.json") == slurp(b / "summary.json"));
+  const auto j = nlohmann::json::parse(slurp(a / "capacity.json"));
+  CHECK(j["kind"] == "capacity");
+  CHECK(j["capacity"]["rate_scale"] == 10);
+  CHECK(j["found"] == true);
+  CHECK_THAT(slurp(a / "summary.json"), Catch::Contains("\"rate_scale\": 10"));
+}
+
+TEST_CASE("capacity: bad input exits 2 with a message", "[sizing][capacity]") {
+  const fs::path out = temp_dir() / "o";
+  // No slo section.
+  std::string no_slo = k_config.substr(0, k_config.find("slo:"));
+  CliResult r = cli({"capacity", write_temp("c.yaml", no_slo), "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("capacity needs an slo section"));
+  r = cli({"capacity", write_temp("c.yaml", k_config), "--tolerance", "0", "--out", out.string()});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("--tolerance 0: must be from 1e-6 to 1"));
+  r = cli({"capacity", write_temp("c.yaml", k_config), "--set", "scheduler.max_num_seq=2", "--out",
+           out.string()});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("scheduler.max_num_seq"));
+  CHECK_FALSE(fs::exists(out / "capacity.json"));
+}
