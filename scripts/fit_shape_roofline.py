@@ -410,11 +410,16 @@ def fit_op(op, samples):
 
         x = [math.log(v0 / (1 - v0)) if name.endswith("efficiency") else math.log(v0)
              for name, v0 in op.params]
-        best = None
-        for step in (1.0, 0.2):  # a restart from the best point with a smaller simplex
-            x, val = nelder_mead(loss, x, step=step)
-            best = val
-        out[v] = (params(x), best, len(pts))
+        # Two chains from the start point (a wide and a narrow first simplex), each restarted
+        # once from its best point; the better end wins (one chain alone can stall in a corner).
+        ends = []
+        for steps in ((1.0, 0.2), (0.3, 0.1)):
+            y = x
+            for step in steps:
+                y, val = nelder_mead(loss, y, step=step)
+            ends.append((val, y))
+        best, y = min(ends)
+        out[v] = (params(y), best, len(pts))
     return out
 
 
