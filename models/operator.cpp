@@ -23,6 +23,7 @@
 #include "models/log_interp.h"
 #include "models/operator_source.h"
 #include "models/operator_tables.h"
+#include "models/shape_roofline.h"
 #include "models/step_time_model.h"
 #include "models/step_work.h"
 #include "core/registry.h"
@@ -30,12 +31,18 @@
 namespace servesim {
 namespace {
 
-using SourceFactory = std::unique_ptr<OperatorSource> (*)(const Cfg& operators);
+using SourceFactory = std::unique_ptr<OperatorSource> (*)(const Cfg& operators,
+                                                           const HardwareSpec& hw);
 
-// `operators.source`, sorted by name. The shape-aware roofline (models/shape_roofline.cpp)
-// joins here as {"roofline", &make_shape_roofline_source}.
-constexpr Registry<SourceFactory, 1> k_sources{{{
-    {"tables", &make_operator_tables},
+std::unique_ptr<OperatorSource> make_tables(const Cfg& operators, const HardwareSpec&) {
+  return make_operator_tables(operators);
+}
+
+// `operators.source`, sorted by name: the shape-aware roofline (a datasheet and fitted
+// efficiency curves, models/shape_roofline.cpp) and measured tables (models/operator_tables.cpp).
+constexpr Registry<SourceFactory, 2> k_sources{{{
+    {"roofline", &make_shape_roofline_source},
+    {"tables", &make_tables},
 }}};
 
 struct DtypeName {
@@ -261,7 +268,10 @@ std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
     if (!same && !c.has("moe_dtype"))
       c.fail("weight_dtype", fmt::format("{} has no MoE variant: give moe_dtype", weight.servesim));
     l.moe_dtype = read_dtype_name(c, "moe_dtype", weight.servesim, k_moe_dtypes).table;
-    l.distribution = c.get_string("moe_distribution", "power_law_1.2");
+    // The roofline's MoE curve assumes balanced routing; the tables default to AIConfigurator's
+    // own default, the skewed power_law_1.2 (the one column every GPU has).
+    const bool roofline = c.child("operators").get_string("source", "tables") == "roofline";
+    l.distribution = c.get_string("moe_distribution", roofline ? "balanced" : "power_law_1.2");
   } else {
     for (const char* key : {"expert_parallel", "moe_dtype", "moe_distribution"})
       if (c.has(key))
@@ -279,7 +289,7 @@ std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
                                 "tensor_parallel {}, more than {}'s {} GB",
                                 model.name, weight_bytes / l.tp / 1e9, tp, hw.name, hw.memory_gb));
   const Cfg ops = c.child("operators");
-  const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops);
+  const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops, hw);
   const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp);
   const double peak_flops =
       hw.peak_flops_per_s(weight.storage == Dtype::Bf16 ? Dtype::Bf16 : Dtype::Fp8)
