@@ -11,7 +11,9 @@
 // and 2 a step: 12 x 0.002 = 0.024 ms; LM head (1024 x 256) 0.04 g(sequences).
 #include <catch2/catch.hpp>
 
+#include "models/catalog.h"
 #include "models/operator_tables.h"
+#include "models/shape_roofline.h"
 #include "models/step_time_model.h"
 #include "core/errors.h"
 #include "tests/support.h"
@@ -183,4 +185,31 @@ TEST_CASE("operator: refusals name what is missing and what the tables have", "[
   CHECK_THROWS_WITH(build(config("speed: 2\n")), Catch::Contains("speed"));
   CHECK_THROWS_WITH(build(config("", "tiny-dense.yaml", "gpu: tiny_gpu, engine: vllm, typo: 1")),
                     Catch::Contains("typo"));
+}
+
+TEST_CASE("operator: the roofline source plugs into the same composition", "[models]") {
+  // tiny-dense on an H100's datasheet with the committed fit: one decode at KV 128 (a sampled
+  // size, so no interpolation) is the documented sum of the source's own answers.
+  const std::string yaml = "kind: operator\nmodel: " + k_dir +
+                           "/tiny-dense.yaml\nhardware: h100-sxm\noperators: {source: roofline}\n";
+  auto m = build(yaml);
+  auto doc = doc_of("source: roofline\n");
+  const auto src = make_shape_roofline_source(Cfg::root(doc), load_hardware("h100-sxm"));
+  const std::string bf = "bfloat16";
+  const auto ew = [&](double bytes) { return src->elementwise_ms(bytes); };
+  const double layer = src->gemm_ms(1, 512, 256, bf) + src->gemm_ms(1, 256, 256, bf) +
+                       src->gemm_ms(1, 1024, 256, bf) + src->gemm_ms(1, 256, 512, bf) +
+                       ew(3 * 512 * 2) + 2 * ew(4 * 256 * 2) + ew(2 * (256 + 128) * 2) +
+                       ew(2 * 128 * (2 + 2)) +
+                       src->generation_attention_ms(1, 128, {4, 2, 64}, bf, bf);
+  const double expected = 2 * layer + 2 * ew(2 * 256 * 2) + src->gemm_ms(1, 1024, 256, bf);
+  CHECK(m->step_ms(decode(1, 128)) == Approx(expected).epsilon(1e-9));
+  // nvfp4 has no peak in the catalogue: refused, naming the dtype.
+  std::string msg = "(no error)";
+  try {
+    (void)build(yaml + "weight_dtype: nvfp4\n");
+  } catch (const InputError& e) {
+    msg = e.what();
+  }
+  CHECK_THAT(msg, Catch::Contains("nvfp4"));
 }

@@ -18,12 +18,12 @@ namespace {
 const std::string k_chip = R"(name: chip
 source: written for this test
 memory_gb: 100
+memory_gib: 93
+tables: none
 memory_bandwidth_gb_per_s: 1000
 peak_tflops: {bf16: 100, fp8: 200}
 interconnect_gb_per_s: 200
-price_per_hour_usd: 1
-price_source: none
-price_date: 2026-01-01
+prices: {on_demand: {usd_per_hour: 1, source: none, date: 2026-01-01}}
 )";
 
 // Every efficiency 0.5, so the effective bandwidth is 5e11 B/s and the bf16 compute 5e13 FLOP/s
