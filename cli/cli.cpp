@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
@@ -16,6 +18,7 @@
 #include "cli/run_extras.h"
 #include "cli/size_cmd.h"
 #include "cli/trace_cmd.h"
+#include "core/registry.h"
 #include "metrics/output.h"
 #include "metrics/run_scenario.h"
 #include "models/catalog.h"
@@ -32,24 +35,8 @@ namespace po = boost::program_options;
 namespace servesim {
 namespace {
 
-constexpr const char* k_usage = R"(servesim: a discrete-event simulator of LLM serving
-
-usage:
-  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
-               [--max-sim-time S] [--max-wall-time S] [--no-requests-csv] [--steps]
-               [--timeline] [--timeline-requests N] [--report] [--no-progress]
-  servesim report RESULT_DIR... [--out report.html]
-  servesim list [schedulers|routers|step-time-models|workload-sources|arrival-kinds|
-                 length-kinds|kv-policies|models|hardware]
-  servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
-                   [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
-  servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
-  servesim trace stats FILE [--format F] [--sort] [--window-s W] [--json OUT.json]
-                       [--skip-zero-tokens] [--hash-block-tokens N] [--model M]
-  servesim trace gen CONFIG.yaml --out FILE.csv [--set key.path=value ...] [--seed N] [--requests N]
-  servesim capacity CONFIG.yaml [--out DIR] [--tolerance T] [--min-attainment A] [--set ...] [--quiet]
-  servesim size SWEEP.yaml [--out DIR] [--jobs N] [--set ...] [--dry-run] [--quiet]
-  servesim --help | --version
+constexpr const char* k_usage_head = "servesim: a discrete-event simulator of LLM serving\n\nusage:\n";
+constexpr const char* k_usage_tail = R"(  servesim --help | --version
 
 `servesim COMMAND --help` lists a command's options. `servesim run` with no CONFIG runs the
 embedded default scenario (configs/default.yaml).
@@ -213,13 +200,73 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   return 0;
 }
 
+/// One subcommand: its name, its lines of the usage text and what runs it. The table drives
+/// dispatch, the usage text (in this order) and the "did you mean" of an unknown command; a new
+/// command is one file (cli/NAME_cmd.cpp) and one row here.
+struct Command {
+  const char* name;
+  const char* usage;
+  int (*run)(const std::vector<std::string>& args, std::ostream& out,
+             const volatile std::sig_atomic_t* interrupt);
+};
+
+// clang-format off
+constexpr std::array k_commands{
+    Command{"run", R"(  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
+               [--max-sim-time S] [--max-wall-time S] [--no-requests-csv] [--steps]
+               [--timeline] [--timeline-requests N] [--report] [--no-progress]
+)", &cmd_run},
+    Command{"report", R"(  servesim report RESULT_DIR... [--out report.html]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_report(a, o); }},
+    Command{"list", R"(  servesim list [schedulers|routers|step-time-models|workload-sources|arrival-kinds|
+                 length-kinds|kv-policies|models|hardware]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_list(a, o); }},
+    Command{"explain", R"(  servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
+                   [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_explain(a, o); }},
+    Command{"calibrate", R"(  servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_calibrate(a, o); }},
+    Command{"trace", R"(  servesim trace stats FILE [--format F] [--sort] [--window-s W] [--json OUT.json]
+                       [--skip-zero-tokens] [--hash-block-tokens N] [--model M]
+  servesim trace gen CONFIG.yaml --out FILE.csv [--set key.path=value ...] [--seed N] [--requests N]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_trace(a, o); }},
+    Command{"capacity", R"(  servesim capacity CONFIG.yaml [--out DIR] [--tolerance T] [--min-attainment A] [--set ...] [--quiet]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_capacity(a, o); }},
+    Command{"size", R"(  servesim size SWEEP.yaml [--out DIR] [--jobs N] [--set ...] [--dry-run] [--quiet]
+)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_size(a, o); }},
+};
+// clang-format on
+
+constexpr bool commands_unique() {
+  for (size_t i = 0; i < k_commands.size(); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (!name_before(k_commands[i].name, k_commands[j].name) &&
+          !name_before(k_commands[j].name, k_commands[i].name))
+        return false;
+  return true;
+}
+static_assert(commands_unique(), "two commands share a name");
+
+std::string usage() {
+  std::string u = k_usage_head;
+  for (const Command& c : k_commands) u += c.usage;
+  return u + k_usage_tail;
+}
+
+std::vector<std::string> command_names() {
+  std::vector<std::string> names;
+  for (const Command& c : k_commands) names.emplace_back(c.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
 }  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             const volatile std::sig_atomic_t* interrupt) {
   try {
     if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-      (args.empty() ? err : out) << k_usage;
+      (args.empty() ? err : out) << usage();
       return args.empty() ? 2 : 0;
     }
     if (args[0] == "--version") {
@@ -227,20 +274,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
       return 0;
     }
     const std::vector<std::string> rest(args.begin() + 1, args.end());
-    if (args[0] == "run") return cmd_run(rest, out, interrupt);
-    if (args[0] == "list") return cmd_list(rest, out);
-    if (args[0] == "calibrate") return cmd_calibrate(rest, out);
-    if (args[0] == "explain") return cmd_explain(rest, out);
-    if (args[0] == "trace") return cmd_trace(rest, out);
-    if (args[0] == "report") return cmd_report(rest, out);
-    if (args[0] == "capacity") return cmd_capacity(rest, out);
-    if (args[0] == "size") return cmd_size(rest, out);
-    const std::vector<std::string> commands{"calibrate", "capacity", "explain", "list", "report", "run",
-                                          "size", "trace"};
+    for (const Command& c : k_commands)
+      if (args[0] == c.name) return c.run(rest, out, interrupt);
+    const std::vector<std::string> commands = command_names();
     throw UsageError(fmt::format("unknown command \"{}\"{} (valid: {})", args[0],
                                  did_you_mean(args[0], commands), join_names(commands)));
   } catch (const UsageError& e) {
-    err << "servesim: " << e.what() << "\n\n" << k_usage;
+    err << "servesim: " << e.what() << "\n\n" << usage();
     return 2;
   } catch (const InputError& e) {
     err << "servesim: error: " << e.what() << "\n";

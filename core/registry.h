@@ -10,11 +10,27 @@
 
 namespace servesim {
 
+/// Whether `a` sorts strictly before `b` (usable in constant expressions).
+constexpr bool name_before(const char* a, const char* b) {
+  for (; *a != '\0' && *a == *b; ++a, ++b) {
+  }
+  return static_cast<unsigned char>(*a) < static_cast<unsigned char>(*b);
+}
+
+/// Declared `constexpr`, a registry is checked when it is compiled: an entry left empty (N larger
+/// than the list) or a name out of order fails the build here, at the offending declaration.
 template <typename Factory, size_t N>
 class Registry {
  public:
   constexpr explicit Registry(std::array<std::pair<const char*, Factory>, N> entries)
-      : m_entries(entries) {}
+      : m_entries(entries) {
+    for (size_t i = 0; i < N; ++i) {
+      if (m_entries[i].first == nullptr || m_entries[i].second == nullptr)
+        throw "registry: an entry is empty (is N larger than the list?)";
+      if (i > 0 && !name_before(m_entries[i - 1].first, m_entries[i].first))
+        throw "registry: names must be sorted and unique";
+    }
+  }
 
   [[nodiscard]] std::vector<std::string> names() const {
     std::vector<std::string> out;
