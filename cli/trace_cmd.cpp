@@ -33,36 +33,25 @@ double seconds(int64_t ns) { return static_cast<double>(ns) / static_cast<double
 
 TraceOptions trace_options(const po::variables_map& vm, const std::string& path) {
   const std::string name = vm["format"].as<std::string>();
-  std::vector<std::string> names{"auto", "csv"};
-  TraceOptions o;  // its format is servesim_csv unless set: "csv" needs nothing more
-  bool known = name == "auto" || name == "csv";
-  for (TraceFormat f : {TraceFormat::Azure, TraceFormat::BurstGpt, TraceFormat::Mooncake,
-                        TraceFormat::ServesimCsv, TraceFormat::VllmJsonl}) {
-    names.emplace_back(trace_format_name(f));
-    if (name == names.back()) o.format = f, known = true;
-  }
-  std::sort(names.begin(), names.end());
-  if (!known)
+  const std::vector<std::string> names = trace_format_choices();
+  const std::optional<TraceFormat> named = trace_format_named(name);
+  if (!named && name != "auto")
     throw InputError(fmt::format("--format {}: unknown{} (valid: {})", quote_input(name),
                                  did_you_mean(name, names), join_names(names)));
-  if (name == "auto") o.format = detect_trace_format(path);
+  TraceOptions o;
+  o.format = named ? *named : detect_trace_format(path);
   o.sort = vm["sort"].as<bool>();
   o.skip_zero_tokens = vm["skip-zero-tokens"].as<bool>();
-  const char* read_as = trace_format_name(o.format);
   if (vm.count("hash-block-tokens")) {
-    if (o.format != TraceFormat::Mooncake && o.format != TraceFormat::ServesimCsv)
-      throw InputError(fmt::format(
-          "--hash-block-tokens: only mooncake traces (hash_ids) and servesim CSV (prefix_hash) "
-          "have block hashes; this trace is read as {}",
-          read_as));
+    const std::string why = trace_option_mismatch(o.format, "hash_block_tokens");
+    if (!why.empty()) throw InputError("--hash-block-tokens: " + why);
     const int64_t b = vm["hash-block-tokens"].as<int64_t>();
     if (b < 1 || b > (1 << 20)) throw InputError("--hash-block-tokens: must be from 1 to 1048576");
     o.hash_block_tokens = static_cast<int32_t>(b);
   }
   if (vm.count("model")) {
-    if (o.format != TraceFormat::BurstGpt)
-      throw InputError(fmt::format(
-          "--model: only burstgpt traces have a Model column; this trace is read as {}", read_as));
+    const std::string why = trace_option_mismatch(o.format, "model");
+    if (!why.empty()) throw InputError("--model: " + why);
     o.model = vm["model"].as<std::string>();
     if (o.model.empty()) throw InputError("--model: must name a model (the Model column's value)");
   }

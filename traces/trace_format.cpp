@@ -1,5 +1,6 @@
 // workload.trace: the config section, and telling a trace's format from its first line.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -13,42 +14,6 @@
 
 namespace servesim {
 namespace {
-
-/// A format's column names (CSV) or keys (JSON); a first line sharing the most names with one
-/// of them picks it, so that a header with a misspelt column still reaches its reader, whose
-/// message says which column is missing.
-struct Signature {
-  TraceFormat format;
-  bool json;
-  std::vector<std::string> names;
-  const char* description;
-};
-
-const std::array<Signature, 5>& signatures() {
-  static const std::array<Signature, 5> k{{
-      {TraceFormat::ServesimCsv,
-       false,
-       {"arrival_s", "prompt_tokens", "output_tokens"},
-       "servesim_csv (CSV header arrival_s, prompt_tokens, output_tokens)"},
-      {TraceFormat::Azure,
-       false,
-       {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
-       "azure (CSV header TIMESTAMP, ContextTokens, GeneratedTokens)"},
-      {TraceFormat::BurstGpt,
-       false,
-       {"Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type"},
-       "burstgpt (CSV header Timestamp, Model, Request tokens, Response tokens, ...)"},
-      {TraceFormat::VllmJsonl,
-       true,
-       {"input_toks", "output_toks", "arrival_time"},
-       "vllm_jsonl (JSON lines with input_toks, output_toks, arrival_time)"},
-      {TraceFormat::Mooncake,
-       true,
-       {"timestamp", "input_length", "output_length", "hash_ids"},
-       "mooncake (JSON lines with timestamp, input_length, output_length, hash_ids)"},
-  }};
-  return k;
-}
 
 std::string_view trim(std::string_view s) {
   const size_t b = s.find_first_not_of(" \t\r");
@@ -83,7 +48,7 @@ std::vector<std::string> names_on(std::string_view line, bool& json) {
 
 [[noreturn]] void unknown_format(const std::string& name, size_t line_no, std::string_view line) {
   std::string known;
-  for (const Signature& s : signatures())
+  for (const TraceFormatSpec& s : trace_format_specs())
     known += fmt::format("{}{}", known.empty() ? "" : "; ", s.description);
   throw InputError(
       fmt::format("{}:{}: cannot tell the trace format from this line (\"{}\"); "
@@ -91,13 +56,76 @@ std::vector<std::string> names_on(std::string_view line, bool& json) {
                   name, line_no, printable(line, 100), known));
 }
 
-TraceFormat format_named(const std::string& n) {
-  for (const Signature& s : signatures())
-    if (n == trace_format_name(s.format)) return s.format;
-  return TraceFormat::ServesimCsv;  // "csv"
+}  // namespace
+
+// A first line sharing the most names with one format's signature picks it, so that a header with
+// a misspelt column still reaches its reader, whose message says which column is missing.
+const std::vector<TraceFormatSpec>& trace_format_specs() {
+  static const std::vector<TraceFormatSpec> k{
+      {TraceFormat::ServesimCsv, "servesim_csv", false,
+       {"arrival_s", "prompt_tokens", "output_tokens"},
+       "servesim_csv (CSV header arrival_s, prompt_tokens, output_tokens)",
+       &make_servesim_csv_rows, "servesim CSV", "prefix_hash", false},
+      {TraceFormat::Azure, "azure", false,
+       {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
+       "azure (CSV header TIMESTAMP, ContextTokens, GeneratedTokens)",
+       &make_azure_rows, "azure traces", nullptr, false},
+      {TraceFormat::BurstGpt, "burstgpt", false,
+       {"Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type"},
+       "burstgpt (CSV header Timestamp, Model, Request tokens, Response tokens, ...)",
+       &make_burstgpt_rows, "burstgpt traces", nullptr, true},
+      {TraceFormat::VllmJsonl, "vllm_jsonl", true,
+       {"input_toks", "output_toks", "arrival_time"},
+       "vllm_jsonl (JSON lines with input_toks, output_toks, arrival_time)",
+       &make_vllm_jsonl_rows, "vllm_jsonl traces", nullptr, false},
+      {TraceFormat::Mooncake, "mooncake", true,
+       {"timestamp", "input_length", "output_length", "hash_ids"},
+       "mooncake (JSON lines with timestamp, input_length, output_length, hash_ids)",
+       &make_mooncake_rows, "mooncake traces", "hash_ids", false},
+  };
+  return k;
 }
 
-}  // namespace
+const TraceFormatSpec& trace_format_spec(TraceFormat f) {
+  for (const TraceFormatSpec& s : trace_format_specs())
+    if (s.format == f) return s;
+  return trace_format_specs().front();
+}
+
+const char* trace_format_name(TraceFormat f) { return trace_format_spec(f).name; }
+
+std::vector<std::string> trace_format_choices() {
+  std::vector<std::string> names{"auto", "csv"};
+  for (const TraceFormatSpec& s : trace_format_specs()) names.emplace_back(s.name);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::optional<TraceFormat> trace_format_named(const std::string& name) {
+  if (name == "csv") return TraceFormat::ServesimCsv;
+  for (const TraceFormatSpec& s : trace_format_specs())
+    if (name == s.name) return s.format;
+  return std::nullopt;
+}
+
+std::string trace_option_mismatch(TraceFormat f, const std::string& option) {
+  const TraceFormatSpec& spec = trace_format_spec(f);
+  if (option == "model") {
+    if (spec.model_column) return {};
+    std::vector<std::string> with;
+    for (const TraceFormatSpec& s : trace_format_specs())
+      if (s.model_column) with.emplace_back(s.label);
+    return fmt::format("only {} have a Model column; this trace is read as {}",
+                       fmt::join(with, " and "), spec.name);
+  }
+  if (spec.hash_column) return {};
+  // Named in the order a reader meets them most: JSON traces first, then servesim's own CSV.
+  std::vector<std::string> with;
+  for (auto it = trace_format_specs().rbegin(); it != trace_format_specs().rend(); ++it)
+    if (it->hash_column) with.push_back(fmt::format("{} ({})", it->label, it->hash_column));
+  return fmt::format("only {} have block hashes; this trace is read as {}",
+                     fmt::join(with, " and "), spec.name);
+}
 
 TraceFormat detect_trace_format(const std::string& path) {
   const std::string name = printable(path, 1024);
@@ -112,12 +140,12 @@ TraceFormat detect_trace_format(const std::string& path) {
     if (first.empty()) continue;
     bool json = false;
     const std::vector<std::string> names = names_on(first, json);
-    const Signature* best = nullptr;
+    const TraceFormatSpec* best = nullptr;
     long best_score = 0;
-    for (const Signature& s : signatures()) {
+    for (const TraceFormatSpec& s : trace_format_specs()) {
       if (s.json != json) continue;
       const long score = std::count_if(names.begin(), names.end(), [&](const std::string& n) {
-        return std::find(s.names.begin(), s.names.end(), n) != s.names.end();
+        return std::find(s.signature.begin(), s.signature.end(), n) != s.signature.end();
       });
       if (score > best_score) best = &s, best_score = score;
     }
@@ -131,27 +159,19 @@ TraceFormat detect_trace_format(const std::string& path) {
 
 std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t /*seed*/) {
   const std::string path = c.existing_file("path", "trace file");
-  const std::string format =
-      c.get_choice("format", "auto",
-                   {"auto", "azure", "burstgpt", "csv", "mooncake", "servesim_csv", "vllm_jsonl"});
+  const std::string format = c.get_choice("format", "auto", trace_format_choices());
   TraceOptions o;
-  o.format = format == "auto" ? detect_trace_format(path) : format_named(format);
+  o.format = format == "auto" ? detect_trace_format(path) : *trace_format_named(format);
   o.sort = c.get_bool("sort", false);
   o.skip_zero_tokens = c.get_choice("zero_tokens", "error", {"error", "skip"}) == "skip";
-  const char* read_as = trace_format_name(o.format);
   if (c.has("hash_block_tokens")) {
-    if (o.format != TraceFormat::Mooncake && o.format != TraceFormat::ServesimCsv)
-      c.fail("hash_block_tokens",
-             fmt::format("only mooncake traces (hash_ids) and servesim CSV (prefix_hash) have "
-                         "block hashes; this trace is read as {}",
-                         read_as));
+    const std::string why = trace_option_mismatch(o.format, "hash_block_tokens");
+    if (!why.empty()) c.fail("hash_block_tokens", why);
     o.hash_block_tokens = static_cast<int32_t>(c.get_int("hash_block_tokens", {1, 1 << 20}));
   }
   if (c.has("model")) {
-    if (o.format != TraceFormat::BurstGpt)
-      c.fail("model", fmt::format("only burstgpt traces have a Model column; this trace is read "
-                                  "as {}",
-                                  read_as));
+    const std::string why = trace_option_mismatch(o.format, "model");
+    if (!why.empty()) c.fail("model", why);
     o.model = c.get_string("model");
     if (o.model.empty()) c.fail("model", "must name a model (the Model column's value)");
   }

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <istream>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,6 +43,16 @@ struct TraceOptions {
 
 /// The name used in configs and messages ("azure", "servesim_csv", ...).
 [[nodiscard]] const char* trace_format_name(TraceFormat f);
+
+/// What `workload.trace.format` and `trace stats --format` take, sorted: "auto", "csv" (the same
+/// as servesim_csv) and every format's name.
+[[nodiscard]] std::vector<std::string> trace_format_choices();
+/// The format a name stands for; nullopt for "auto" and for a name not in the choices.
+[[nodiscard]] std::optional<TraceFormat> trace_format_named(const std::string& name);
+/// Why an option that only some formats take ("hash_block_tokens", "model") does not apply to a
+/// trace read as `f` ("only mooncake traces (hash_ids) and ... have block hashes; this trace is
+/// read as azure"), or "" when it applies.
+[[nodiscard]] std::string trace_option_mismatch(TraceFormat f, const std::string& option);
 
 /// Tells the format from the file's first non-blank line: a CSV header's column names, or the
 /// keys of a JSON object. An empty file counts as servesim_csv (vllm_jsonl when it ends in

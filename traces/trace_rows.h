@@ -77,6 +77,24 @@ std::unique_ptr<TraceRowReader> make_mooncake_rows(std::istream&, const std::str
 std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::string&,
                                                    const TraceOptions&);
 
+/// One trace format, everything about it in one row of one table (traces/trace_format.cpp): the
+/// config's `workload.trace.format`, detection from a first line, `trace stats` and `trace gen`
+/// all read it. A new format is its reader file plus one row there (and its enum value).
+struct TraceFormatSpec {
+  TraceFormat format;
+  const char* name;                    ///< in configs, --format and messages
+  bool json;                           ///< JSON lines; otherwise CSV with a header
+  std::vector<std::string> signature;  ///< the header's columns or the JSON keys it detects by
+  const char* description;             ///< for "known formats" messages
+  RowReaderFactory reader;
+  const char* label;        ///< how messages name its files: "mooncake traces", "servesim CSV"
+  const char* hash_column;  ///< the column giving block hashes (hash_block_tokens), or nullptr
+  bool model_column;        ///< has a Model column to filter on (the `model` option)
+};
+/// Every format, in detection-message order.
+[[nodiscard]] const std::vector<TraceFormatSpec>& trace_format_specs();
+[[nodiscard]] const TraceFormatSpec& trace_format_spec(TraceFormat f);
+
 /// A trace whose rows depend on others (TraceRowReader::has_dependencies), loaded whole.
 /// `name` is printable. Throws InputError for a missing parent, a repeated request_id, or a
 /// cycle, naming the lines.

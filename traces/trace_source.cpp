@@ -14,22 +14,6 @@
 namespace servesim {
 namespace {
 
-RowReaderFactory row_reader(TraceFormat f) {
-  switch (f) {
-    case TraceFormat::Azure:
-      return &make_azure_rows;
-    case TraceFormat::BurstGpt:
-      return &make_burstgpt_rows;
-    case TraceFormat::Mooncake:
-      return &make_mooncake_rows;
-    case TraceFormat::ServesimCsv:
-      return &make_servesim_csv_rows;
-    case TraceFormat::VllmJsonl:
-      return &make_vllm_jsonl_rows;
-  }
-  return &make_servesim_csv_rows;
-}
-
 /// Counts of skipped rows, by counter name, in the order the options turn them on.
 class SkipCounts {
  public:
@@ -220,7 +204,7 @@ class SortedTrace final : public WorkloadSource {
 std::unique_ptr<WorkloadSource> open(std::unique_ptr<std::istream> owned, std::istream& in,
                                      const std::string& file, const TraceOptions& options) {
   const std::string name = printable(file, 1024);
-  auto rows = row_reader(options.format)(in, file, options);
+  auto rows = trace_format_spec(options.format).reader(in, file, options);
   if (options.dependencies && rows->has_dependencies())
     return make_dependent_trace(*rows, name, options);
   if (options.sort) return std::make_unique<SortedTrace>(*rows, name, options);
@@ -228,22 +212,6 @@ std::unique_ptr<WorkloadSource> open(std::unique_ptr<std::istream> owned, std::i
 }
 
 }  // namespace
-
-const char* trace_format_name(TraceFormat f) {
-  switch (f) {
-    case TraceFormat::Azure:
-      return "azure";
-    case TraceFormat::BurstGpt:
-      return "burstgpt";
-    case TraceFormat::Mooncake:
-      return "mooncake";
-    case TraceFormat::ServesimCsv:
-      return "servesim_csv";
-    case TraceFormat::VllmJsonl:
-      return "vllm_jsonl";
-  }
-  return "servesim_csv";
-}
 
 std::unique_ptr<WorkloadSource> open_trace(const std::string& path, const TraceOptions& options) {
   auto file = std::make_unique<std::ifstream>(path, std::ios::binary);
