@@ -69,8 +69,8 @@ SYSTEMS = {
         engine="vllm", model="llama-2-70b", hw=None, tables=None, tp=1, replicas=8,
         weight="fp8", attn="bf16"),
 }
-NOT_MODELLED_VLLM = ("multi-step decoding (num_scheduler_steps), the MLPerf decode scheduler, "
-                     "V0's prefill-only steps and enforce_eager are not modelled")
+NOT_MODELLED_VLLM = ("not modelled: multi-step decoding (num_scheduler_steps), the MLPerf decode "
+                     "scheduler, V0's prefill-only steps, enforce_eager")
 
 
 def setting(text, key):
@@ -233,15 +233,24 @@ def main():
                 continue
             v = figure(summ, metric, s["replicas"])
             e = err(v, pub)
+            # A Server replica whose simulated completions fall 5% behind the offered rate is
+            # overloaded: its queue (and TTFT) grows with the run's length.
+            offered = setting(row["load_condition"], "target_qps=")
+            star = "*" if offered and summ["requests_per_s"] * s["replicas"] < 0.95 * offered else ""
             errs[kind].append(abs(e))
             per_row[kind][i] = abs(e)
-            cells += [f"{v:.1f}", f"{e:+.0f}%"]
+            cells += [f"{v:.1f}{star}", f"{e:+.0f}%"]
         src = ("tables " + s["tables"] + "/" + s["engine"]) if s["tables"] else \
             ("shape roofline fit-all" if s["hw"] else "")
-        note = src + ("; " + NOT_MODELLED_VLLM if s["engine"] == "vllm" else "")
+        note = src + (" (a)" if s["engine"] == "vllm" else "")
         if s["weight"] == "nvfp4":
-            note += "; old roofline: int4 weights, fp8 peak"
+            note += " (b)"
         print(f"| {sid} | {metric} | {pub:g} | " + " | ".join(cells) + f" | {note} |")
+    print()
+    print("\\* the simulated replica is overloaded: it completes under 95% of the offered rate, so "
+          "its queue and TTFT grow with the run's length.  \n(a) " + NOT_MODELLED_VLLM + ".  \n"
+          "(b) nvfp4 weights from the B200 TRT-LLM tables; the shape roofline has no fp4 peak; "
+          "the old roofline runs int4 weights at the fp8 peak.")
     print()
     names = {"operator": "operator model", "logo": "shape roofline LOGO",
              "roofline": "old roofline"}
