@@ -3,7 +3,8 @@
 model instead of the layer profiles, nothing else changed (scripts/validate_vllm.py's replay:
 the same trace, vllm scheduler, KV and prefix caching), and print the mean TTFT / TPOT / E2E
 errors beside the layer-profile replay's, the old roofline's (kind: roofline, its defaults 0.8 /
-0.6) and the peer simulator's (validation/summary.txt).
+0.6) and the peer simulator's (validation/summary.txt). For the RTX PRO 6000 runs the shape-aware
+roofline fitted without that GPU's tables (fit-without-rtx_pro_6000_server) is a further column.
 
 Operator model: AIConfigurator's RTX PRO 6000 tables (rtx_pro_6000_server, vllm) for the three
 RTX PRO 6000 runs; the RTX 4090 has no table, so its run uses the shape-aware roofline
@@ -45,9 +46,9 @@ def main():
     ap = argparse.ArgumentParser()
     vv.add_options(ap)
     a = ap.parse_args()
-    print("| run | metric | vLLM mean (ms) | layer profiles | operator model | old roofline |"
-          " peer |")
-    print("|---|---|---|---|---|---|---|")
+    print("| run | metric | vLLM mean (ms) | layer profiles | operator model |"
+          " shape roofline LOGO | old roofline | peer |")
+    print("|---|---|---|---|---|---|---|---|")
     for gpu, model, cat, hw, source, tp, ep in RUNS:
         work = tempfile.mkdtemp()
         a.set = []
@@ -62,6 +63,10 @@ def main():
                  f"{tp}{f', expert_parallel: {ep}' if ep > 1 else ''}, weight_dtype: bf16, kv_dtype: bf16, "
                  f"operators: {ops}}}"]
         op = vv.replay(a, gpu, model, os.path.join(work, "operator"))
+        logo = None
+        if source == "tables":  # the shape roofline fitted without the RTX PRO 6000's tables
+            a.set = [a.set[0].replace(ops, "{source: roofline, fit: fit-without-rtx_pro_6000_server}")]
+            logo = mean_errors(vv.replay(a, gpu, model, os.path.join(work, "logo")), peer=None)
         a.set = [f"step_time={{kind: roofline, model: {cat}, hardware: {hw}, tensor_parallel: "
                  f"{tp}, weight_dtype: bf16}}"]
         old = vv.replay(a, gpu, model, os.path.join(work, "roofline"))
@@ -71,7 +76,7 @@ def main():
         for name, key in (("TTFT", "TTFT"), ("TPOT", "TPOT"), ("E2E", "Latency")):
             p = peer.get((key, "Mean"))
             print(f"| {label} | {name} | {be[name][0]:.1f} | {be[name][1]:+.1f}% | "
-                  f"{oe[name][1]:+.1f}% | {re_[name][1]:+.1f}% | {'' if p is None else f'{p:+.1f}%'} |")
+                  f"{oe[name][1]:+.1f}% | {'as operator' if logo is None else f'{logo[name][1]:+.1f}%'} | {re_[name][1]:+.1f}% | {'' if p is None else f'{p:+.1f}%'} |")
 
 
 if __name__ == "__main__":
