@@ -1,14 +1,21 @@
 #!/usr/bin/env python3
-"""Step-level check of `step_time.kind: operator` (AIConfigurator's measured operator tables)
-against measured whole steps, with nothing fitted: prints `servesim calibrate --check`'s errors.
+"""Step-level check of `step_time.kind: operator` against measured whole steps and static
+batches, with nothing fitted to them. Three step models side by side: the GPU's own AIConfigurator
+tables, the shape-aware roofline fitted without that GPU's tables (operators.source: roofline,
+fit: fit-without-<gpu>: leave one GPU out), and the old `kind: roofline` with its defaults.
 
-  1. Llama-3.1-8B TP1 on RTX PRO 6000 (vLLM 0.19 tables) against the steps composed from
-     LLMServingSim's vLLM layer profiles of that GPU (decodes at KV up to 8,192, prefill chunks,
-     mixed steps: the profile's own grid).
-  2. Llama-2-70B TP4 on H100 (vLLM and TRT-LLM tables) against Splitwise's measured prefill and
-     decode steps (perf_model.csv).
+  1. Whole steps, through `servesim calibrate --check`:
+     - Llama-3.1-8B TP1 on RTX PRO 6000 (vLLM 0.19 tables) against the steps composed from
+       LLMServingSim's vLLM layer profiles of that GPU (decodes at KV up to 8,192, prefill
+       chunks, mixed steps: the profile's own grid);
+     - Llama-2-70B TP4 on H100 (vLLM and TRT-LLM tables) against Splitwise's measured prefill
+       and decode steps (perf_model.csv).
+  2. Argonne LLM-Inference-Bench's static batches (All_results.csv: A100 and H100, vLLM and
+     TensorRT-LLM, the catalogue's models): the whole batch's latency, one prefill of the batch
+     then its decode steps, as servesim's static scheduler runs it.
 
 usage: scripts/validate_operator.py [--servesim build/servesim] [--data ../shared/data]
+                                    [--skip-argonne]
 """
 import argparse
 import csv
