@@ -1,0 +1,86 @@
+// Contract tests run over every registered workload source (traces/workload_source.h), as the
+// scheduler x KV-policy one does for schedulers: a source registered without a case here fails
+// the first test, so a new source is held to the same contract.
+//   - ids are 0, 1, 2, ... in the order next() gives them;
+//   - a non-reactive source gives arrivals in non-decreasing order, prompt and output >= 1 token;
+//   - size_hint(), when non-zero, is the number of requests;
+//   - the same config and seed give the same requests; a reactive source's first requests too.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <map>
+
+#include "tests/traces/trace_test_support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+/// One small config for each registered source.
+std::map<std::string, std::string> k_cases() {
+  const std::string csv = write_temp("contract.csv",
+                                     "arrival_s,prompt_tokens,output_tokens\n"
+                                     "0,10,5\n0.5,20,3\n0.5,7,1\n2,100,40\n");
+  return {
+      {"closed_loop",
+       "closed_loop: {users: 3, requests: 12, think_s: 0.5, think: fixed, ramp_s: 0.03,\n"
+       "  prompt_tokens: {kind: uniform, min: 10, max: 50}, output_tokens: {kind: uniform, min: 1, "
+       "max: 20}}\n"},
+      {"servegen",
+       fmt::format("servegen: {{trace: {}servegen_m_large_excerpt-trace.csv}}\n", k_test_data)},
+      {"synthetic",
+       "synthetic: {requests: 200, arrival: {kind: poisson, rate_per_s: 5},\n"
+       "  prompt_tokens: {kind: lognormal, median: 300, sigma: 0.8, max: 4096},\n"
+       "  output_tokens: {kind: uniform, min: 1, max: 300}}\n"},
+      {"trace", "trace: {path: " + csv + "}\n"},
+  };
+}
+
+std::vector<RequestSpec> first(WorkloadSource& s, size_t n) {
+  std::vector<RequestSpec> out;
+  for (RequestSpec r; out.size() < n && s.next(r);) out.push_back(r);
+  return out;
+}
+
+bool same(const std::vector<RequestSpec>& a, const std::vector<RequestSpec>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].id != b[i].id || a[i].arrival != b[i].arrival ||
+        a[i].prompt_tokens != b[i].prompt_tokens || a[i].output_tokens != b[i].output_tokens)
+      return false;
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("workload sources: every registered source has a contract case", "[traces]") {
+  const auto cases = k_cases();
+  for (const std::string& name : workload_source_names()) {
+    INFO(name);
+    CHECK(cases.count(name) == 1);
+  }
+  CHECK(cases.size() == workload_source_names().size());
+}
+
+TEST_CASE("workload sources: ids in order, arrivals never go back, lengths >= 1, same twice",
+          "[traces]") {
+  for (const auto& [name, yaml] : k_cases()) {
+    INFO(name);
+    auto a = workload_of(yaml, 7);
+    auto b = workload_of(yaml, 7);
+    // A reactive source gives only the requests no one waits for until the engine reports
+    // departures: check those.
+    const std::vector<RequestSpec> ra = a->reactive() ? first(*a, 1000) : drain(*a);
+    const std::vector<RequestSpec> rb = b->reactive() ? first(*b, 1000) : drain(*b);
+    REQUIRE(!ra.empty());
+    CHECK(same(ra, rb));
+    for (size_t i = 0; i < ra.size(); ++i) {
+      CHECK(ra[i].id == i);
+      CHECK(ra[i].prompt_tokens >= 1);
+      CHECK(ra[i].output_tokens >= 1);
+      if (i > 0) CHECK(ra[i - 1].arrival <= ra[i].arrival);
+    }
+    if (!a->reactive() && a->size_hint() != 0) CHECK(a->size_hint() == ra.size());
+  }
+}
