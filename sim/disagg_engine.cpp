@@ -46,19 +46,6 @@ std::string Simulation::decode_never_fits(int32_t prompt_tokens, int32_t output_
   return "no decode replica can ever hold it: " + why;
 }
 
-uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>& members,
-                          const RequestSpec& spec) {
-  const bool refresh = m_c.load_refresh == Time::ns(0) || m_loads_at == Time::max() ||
-                       m_now - m_loads_at >= m_c.load_refresh;
-  if (refresh) refresh_loads();
-  m_pick_loads.clear();
-  for (uint32_t i : members) m_pick_loads.push_back(m_loads[i]);
-  const uint32_t k = router.route(spec, m_pick_loads);
-  if (k >= members.size()) throw std::logic_error("router picked a replica that does not exist");
-  if (!refresh) ++m_loads[members[k]].outstanding;
-  return members[k];
-}
-
 void Simulation::hand_off(uint32_t rep, uint32_t slot) {
   Replica& from = m_reps[rep];
   Request& r = from.state.req(slot);
@@ -67,7 +54,7 @@ void Simulation::hand_off(uint32_t rep, uint32_t slot) {
   m_probe.spec.output_tokens = r.spec.output_tokens;
   m_probe.prefill_target = r.spec.prompt_tokens;
   // The decode router's pick, or the first decode replica after it that can ever hold it.
-  const uint32_t picked = pick(*m_c.decode_router, m_decode, r.spec);
+  const uint32_t picked = pick(*m_c.decode_router, &m_decode, r.spec);
   size_t k = 0;
   while (m_decode[k] != picked) ++k;
   for (size_t n = 0; n < m_decode.size(); ++n, k = (k + 1) % m_decode.size())

@@ -203,12 +203,23 @@ void Simulation::refresh_loads() {
 
 uint32_t Simulation::route(const RequestSpec& spec) {
   if (m_reps.size() == 1) return 0;
-  if (disaggregated()) return pick(*m_c.router, m_entry, spec);
+  return pick(*m_c.router, disaggregated() ? &m_entry : nullptr, spec);
+}
+
+uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>* members,
+                          const RequestSpec& spec) {
   const bool refresh = m_c.load_refresh == Time::ns(0) || m_loads_at == Time::max() ||
                        m_now - m_loads_at >= m_c.load_refresh;
   if (refresh) refresh_loads();
-  const uint32_t rep = m_c.router->route(spec, m_loads);
-  if (rep >= m_reps.size()) throw std::logic_error("router picked a replica that does not exist");
+  std::span<const ReplicaLoad> loads = m_loads;
+  if (members) {
+    m_pick_loads.clear();
+    for (uint32_t i : *members) m_pick_loads.push_back(m_loads[i]);
+    loads = m_pick_loads;
+  }
+  const uint32_t k = router.route(spec, loads);
+  if (k >= loads.size()) throw std::logic_error("router picked a replica that does not exist");
+  const uint32_t rep = members ? (*members)[k] : k;
   // A stale snapshot still counts the router's own decisions, as a real router's does.
   if (!refresh) ++m_loads[rep].outstanding;
   return rep;

@@ -239,8 +239,10 @@ class Simulation {
   [[nodiscard]] bool disaggregated() const { return !m_decode.empty(); }
   /// Why no decode replica can ever hold the request (empty when one can).
   [[nodiscard]] std::string decode_never_fits(int32_t prompt_tokens, int32_t output_tokens);
-  /// Loads of the replicas `members` into m_pick_loads and the router's pick among them.
-  [[nodiscard]] uint32_t pick(Router& router, const std::vector<uint32_t>& members,
+  /// The one routing function: `router`'s pick among `members` (all replicas when null), on
+  /// the load snapshot, taken anew when it is older than cluster.router.load_refresh_ms; a
+  /// stale snapshot counts the pick as one more outstanding request there.
+  [[nodiscard]] uint32_t pick(Router& router, const std::vector<uint32_t>* members,
                               const RequestSpec& spec);
   /// The prefill replica `rep` finished prefilling `slot`: its KV leaves for a decode replica.
   void hand_off(uint32_t rep, uint32_t slot);
