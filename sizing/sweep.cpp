@@ -35,13 +35,32 @@ std::string flow_yaml(const YAML::Node& n) {
 
 // What the base scenario (with the sweep's sets) has, so shorthands touch only what is there.
 struct BaseShape {
-  bool step_time_map = false;  // step_time is a section, not a file path
-  bool kv_memory = false;      // kv.memory sizes the KV cache
+  bool step_time_map = false;       // step_time is a section, not a file path
+  bool kv_memory = false;           // kv.memory sizes the KV cache
   bool kv_explicit_memory = false;  // ... from accelerator_gib, not a hardware name
   bool kv_explicit_model = false;   // ... from parameters, layers..., not a model name
   bool cluster = false;
   std::string price_tier;  // the sweep's: an accelerator must have a price in it
+  // step_time kind operator: the accelerator shorthand also picks the operator source.
+  bool operator_model = false;
+  YAML::Node tables;        // the base's `operators` map when its source is tables, else null
+  std::string step_source;  // the base's, as the step_source column shows it
 };
+
+// "operator:tables:h100_sxm:vllm", "operator:roofline", or the kind ("roofline", "table").
+std::string step_source_text(const YAML::Node& step_time) {
+  if (!step_time.IsMap()) return step_time.IsScalar() ? "file" : "";
+  const YAML::Node kind = yaml_child(step_time, "kind");
+  const std::string k = kind.IsScalar() ? kind.Scalar() : "";
+  if (k != "operator") return k;
+  const YAML::Node ops = yaml_child(step_time, "operators");
+  auto text = [&](const char* key) {
+    const YAML::Node n = yaml_child(ops, key);
+    return n.IsScalar() ? n.Scalar() : std::string();
+  };
+  if (text("source") != "tables") return "operator:" + text("source");
+  return fmt::format("operator:tables:{}:{}", text("gpu"), text("engine"));
+}
 
 BaseShape base_shape(const SweepSpec& spec) {
   Document doc(spec.base_text, spec.base_file);
@@ -55,6 +74,13 @@ BaseShape base_shape(const SweepSpec& spec) {
   b.kv_explicit_model = b.kv_memory && memory["parameters"].IsDefined();
   b.cluster = yaml_child(root, "cluster").IsMap();
   b.price_tier = spec.price_tier;
+  const YAML::Node step_time = yaml_child(root, "step_time");
+  b.step_source = step_source_text(step_time);
+  const YAML::Node kind = yaml_child(step_time, "kind");
+  b.operator_model = kind.IsScalar() && kind.Scalar() == "operator";
+  const YAML::Node ops = yaml_child(step_time, "operators");
+  const YAML::Node source = yaml_child(ops, "source");
+  if (source.IsScalar() && source.Scalar() == "tables") b.tables = YAML::Clone(ops);
   return b;
 }
 
@@ -84,6 +110,19 @@ std::vector<std::string> expand_shorthand(const Cfg& axes, const std::string& ke
                       "accelerator has",
                       hw.name, b.price_tier));
     if (b.step_time_map) out.push_back("step_time.hardware=" + text);
+    // On the operator model a chip with AIConfigurator tables is timed from them (the base's
+    // path, engine and all-reduce), any other from the shape-aware roofline, so that one sweep
+    // compares both on one footing. A base on the roofline source keeps it for every chip.
+    if (b.operator_model && b.tables.IsMap()) {
+      YAML::Node ops = YAML::Clone(b.tables);
+      if (hw.tables != "none") {
+        ops["gpu"] = hw.tables;
+      } else {
+        ops = YAML::Node(YAML::NodeType::Map);
+        ops["source"] = "roofline";
+      }
+      out.push_back("step_time.operators=" + flow_yaml(ops));
+    }
     // A base that names its figures keeps them (the datasheet's memory, as before); one that
     // names the catalogue gets the name, so the device-reported memory_gib sizes the KV.
     if (b.kv_explicit_memory)
@@ -231,6 +270,13 @@ std::vector<std::string> SweepSpec::overrides(size_t i) const {
   for (size_t k = 0; k < axes.size(); ++k)
     for (const auto& s : axes[k].expansions[c[k]]) out.push_back(s);
   return out;
+}
+
+std::string SweepSpec::step_source(size_t i) const {
+  Document doc(base_text, base_file);
+  for (const auto& s : overrides(i))
+    if (s.rfind("step_time", 0) == 0) doc.apply_override(s);
+  return step_source_text(yaml_child(doc.root(), "step_time"));
 }
 
 YAML::Node yaml_child(const YAML::Node& n, const std::string& key) {

@@ -61,6 +61,11 @@ struct SweepSpec {
   [[nodiscard]] std::string label(size_t i) const;
   /// Every override of point `i`, in order: `sets`, the SLO, then each axis's expansion.
   [[nodiscard]] std::vector<std::string> overrides(size_t i) const;
+  /// Where point `i`'s step times come from, for the step_source column: its step_time kind
+  /// ("roofline", "table"...), for kind operator "operator:roofline" or
+  /// "operator:tables:<gpu>:<engine>" (the accelerator shorthand picks one per chip), "file"
+  /// for a step_time given as a file. Parses the base once per call.
+  [[nodiscard]] std::string step_source(size_t i) const;
 };
 
 inline constexpr size_t k_max_sweep_points = 1'000'000;

@@ -1,10 +1,12 @@
 #include "sizing/sweep_output.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
@@ -72,6 +74,24 @@ std::vector<std::string> metric_fields(const PointResult& r) {
           n(r.slo_attainment)};
 }
 
+// step_source per point, parsing the base once per distinct set of step_time overrides.
+class StepSources {
+ public:
+  explicit StepSources(const SweepSpec& spec) : m_spec(spec) {}
+  const std::string& operator()(size_t point) {
+    std::string key;
+    for (const auto& s : m_spec.overrides(point))
+      if (s.rfind("step_time", 0) == 0) key += s + "\n";
+    auto it = m_memo.find(key);
+    if (it == m_memo.end()) it = m_memo.emplace(key, m_spec.step_source(point)).first;
+    return it->second;
+  }
+
+ private:
+  const SweepSpec& m_spec;
+  std::map<std::string, std::string> m_memo;
+};
+
 nlohmann::ordered_json row_json(const SweepSpec& spec, const PointResult& r) {
   nlohmann::ordered_json j;
   j["point"] = r.point;
@@ -79,6 +99,7 @@ nlohmann::ordered_json row_json(const SweepSpec& spec, const PointResult& r) {
   const std::vector<size_t> c = spec.coordinates(r.point);
   for (size_t k = 0; k < spec.axes.size(); ++k)
     if (has_own_column(spec.axes[k])) j[spec.axes[k].key] = spec.axes[k].values[c[k]];
+  j["step_source"] = spec.step_source(r.point);
   const std::vector<std::string> f = metric_fields(r);
   const auto& names = metric_columns();
   for (size_t k = 0; k < names.size(); ++k) {
@@ -141,14 +162,17 @@ std::string points_csv(const SweepSpec& spec, const std::vector<PointResult>& ro
   std::string out = "point,label";
   for (const auto& a : spec.axes)
     if (has_own_column(a)) fmt::format_to(std::back_inserter(out), ",{}", csv_field(a.key));
+  out += ",step_source";
   for (const auto& c : metric_columns()) fmt::format_to(std::back_inserter(out), ",{}", c);
   out += "\n";
+  StepSources source(spec);
   for (const PointResult& r : rows) {
     out += fmt::format("{},{}", r.point, csv_field(spec.label(r.point)));
     const std::vector<size_t> c = spec.coordinates(r.point);
     for (size_t k = 0; k < spec.axes.size(); ++k)
       if (has_own_column(spec.axes[k]))
         fmt::format_to(std::back_inserter(out), ",{}", csv_field(spec.axes[k].values[c[k]]));
+    fmt::format_to(std::back_inserter(out), ",{}", csv_field(source(r.point)));
     for (const auto& f : metric_fields(r))
       fmt::format_to(std::back_inserter(out), ",{}", csv_field(f));
     out += "\n";
@@ -194,6 +218,21 @@ std::string sweep_report(const SweepSpec& spec, const std::vector<PointResult>& 
   const auto meeting = std::count_if(rows.begin(), rows.end(), [](auto& r) { return r.meets_slo; });
   std::string out = fmt::format("points     {} ({} feasible, {} meet the SLOs)\n", rows.size(),
                                 feasible, meeting);
+  // Where the points' step times come from, when they differ (the accelerator shorthand on the
+  // operator model): each source with the points it times, as points.csv's step_source.
+  std::map<std::string, std::vector<size_t>> sources;
+  StepSources source(spec);
+  for (const PointResult& r : rows) sources[source(r.point)].push_back(r.point);
+  if (sources.size() > 1) {
+    out += "step times";
+    const char* sep = " ";
+    for (const auto& [name, points] : sources) {
+      out += fmt::format("{}{} (point{} {})", sep, name, points.size() > 1 ? "s" : "",
+                         fmt::join(points, ", "));
+      sep = "; ";
+    }
+    out += "\n";
+  }
   auto line = [&](const PointResult& r) {
     return fmt::format("{:>5}  {:>9}  {:>8.1f}  {:>8.1f}  {:>12.0f}  {:>5}  {}\n", r.point,
                        r.cost_per_hour_usd ? fmt::format("{:.2f}", *r.cost_per_hour_usd) : "-",

@@ -7,6 +7,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "core/config.h"
+#include "sim/scenario.h"
 #include "sizing/sweep.h"
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_run.h"
@@ -100,14 +102,15 @@ TEST_CASE(
   INFO(r.err);
   REQUIRE(r.code == 0);
   const std::string csv = slurp(out / "points.csv");
-  CHECK(csv.rfind("point,label,accelerator,model,feasible,reason,meets_slo,pareto,replicas,"
-                  "accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
-                  "tokens_per_usd,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,"
-                  "goodput_req_per_s,slo_attainment\n",
-                  0) == 0);
+  CHECK(csv.rfind(
+            "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,replicas,"
+            "accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
+            "tokens_per_usd,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,"
+            "goodput_req_per_s,slo_attainment\n",
+            0) == 0);
   // Point 2 (L4, 13B, 1 replica): the weights do not fit.
   CHECK_THAT(csv, Catch::Contains("\n2,accelerator=l4;model=llama-2-13b;replicas=1,l4,"
-                                  "llama-2-13b,false,\"config: kv.memory.parameters"));
+                                  "llama-2-13b,roofline,false,\"config: kv.memory.parameters"));
   const auto j = nlohmann::json::parse(slurp(out / "summary.json"));
   CHECK(j["kind"] == "sweep");
   CHECK(j["points"] == 8);
@@ -294,4 +297,110 @@ axes:
   const std::string csv = points_csv(spec, rows);
   // Infeasible rows keep their place and leave the metrics empty.
   CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,\n"));
+}
+
+namespace {
+
+// The step time of a small decode and a prefill under `step_time` (a flow map), on k_base.
+std::pair<double, double> steps_of(const std::string& base,
+                                   const std::vector<std::string>& overrides) {
+  auto doc = std::make_shared<Document>(base, "base.yaml");
+  for (const auto& s : overrides) doc->apply_override(s);
+  const Scenario sc = build_scenario(doc);
+  StepShape decode;
+  decode.sequences = decode.decode_sequences = 8;
+  decode.decode_context_tokens = decode.decode_context_max = decode.decode_context_min = 8 * 1024;
+  StepShape prefill;
+  prefill.sequences = 1;
+  prefill.prefill_tokens = 2048;
+  prefill.prefill_tokens_sq = 2048.0 * 2048.0;
+  return {sc.components.step_time->step_ms(decode), sc.components.step_time->step_ms(prefill)};
+}
+
+}  // namespace
+
+TEST_CASE(
+    "size: on the operator model the accelerator shorthand times a chip with tables from them "
+    "and one without from the shape-aware roofline",
+    "[sizing][size]") {
+  const std::string tables = std::string(SERVESIM_SHARED_DATA) + "/timings/aiconfigurator";
+  const std::string roofline =
+      "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm, weight_dtype: bf16}";
+  std::string base = k_base;
+  REQUIRE(base.find(roofline) != std::string::npos);
+  base.replace(base.find(roofline), roofline.size(),
+               fmt::format("step_time: {{kind: operator, model: llama-3.1-8b, hardware: h100-sxm, "
+                           "operators: {{source: tables, path: {}, gpu: h100_sxm, engine: vllm}}}}",
+                           tables));
+  const Files f = write_sweep(
+      "base: base.yaml\nprice_tier: mixed\nslo: {ttft_ms: 500}\naxes:\n"
+      "  accelerator: [h200, mi300x]\n",
+      base);
+  const SweepSpec spec = load_sweep(f.sweep);
+  REQUIRE(spec.point_count() == 2);
+  // The H200 (catalogue `tables: h200_sxm`) keeps the base's path and engine, with its own GPU.
+  const std::vector<std::string> h200 = spec.overrides(0);
+  const std::string h200_ops = fmt::format(
+      "step_time.operators={{source: tables, path: {}, gpu: h200_sxm, engine: vllm}}", tables);
+  CHECK(std::find(h200.begin(), h200.end(), "step_time.hardware=h200") != h200.end());
+  CHECK(std::find(h200.begin(), h200.end(), h200_ops) != h200.end());
+  CHECK(spec.step_source(0) == "operator:tables:h200_sxm:vllm");
+  // The MI300X (`tables: none`) gets the roofline source.
+  const std::vector<std::string> mi300x = spec.overrides(1);
+  CHECK(std::find(mi300x.begin(), mi300x.end(), "step_time.operators={source: roofline}") !=
+        mi300x.end());
+  CHECK(spec.step_source(1) == "operator:roofline");
+
+  // Worked from the config each point produces: its step times are those of a step_time written
+  // out by hand for that chip and source, and the two sources differ.
+  const auto by_hand = [&](const std::string& hw, const std::string& ops) {
+    return steps_of(
+        base, {fmt::format(
+                  "step_time={{kind: operator, model: llama-3.1-8b, hardware: {}, operators: {}}}",
+                  hw, ops)});
+  };
+  const auto point = [&](size_t i) {
+    std::vector<std::string> o = spec.overrides(i);
+    o.erase(o.begin());  // the SLO, which step times do not read
+    return steps_of(base, o);
+  };
+  const auto h200_tables = by_hand(
+      "h200", fmt::format("{{source: tables, path: {}, gpu: h200_sxm, engine: vllm}}", tables));
+  const auto mi300x_roofline = by_hand("mi300x", "{source: roofline, fit: fit-all}");
+  CHECK(point(0) == h200_tables);
+  CHECK(point(1) == mi300x_roofline);
+  CHECK(h200_tables != by_hand("h200", "{source: roofline}"));
+  CHECK(h200_tables !=
+        by_hand("h100-sxm",
+                fmt::format("{{source: tables, path: {}, gpu: h100_sxm, engine: vllm}}", tables)));
+
+  // The column says which: points.csv's step_source after the axis columns.
+  const Files run = f;
+  REQUIRE(cli({"size", run.sweep, "--out", (run.dir / "o").string(), "-q"}).code == 0);
+  const std::string csv = slurp(run.dir / "o" / "points.csv");
+  CHECK_THAT(csv, Catch::StartsWith("point,label,accelerator,step_source,feasible,"));
+  CHECK_THAT(csv, Catch::Contains("\n0,accelerator=h200,h200,operator:tables:h200_sxm:vllm,"));
+  CHECK_THAT(csv, Catch::Contains("\n1,accelerator=mi300x,mi300x,operator:roofline,"));
+}
+
+TEST_CASE("size: a base on the roofline source, or another kind, keeps it for every chip",
+          "[sizing][size]") {
+  const Files f = write_sweep(
+      "base: base.yaml\nprice_tier: mixed\nslo: {ttft_ms: 500}\naxes:\n"
+      "  accelerator: [h200, mi300x]\n");
+  const SweepSpec spec = load_sweep(f.sweep);
+  for (size_t i = 0; i < 2; ++i) {
+    const std::vector<std::string> o = spec.overrides(i);
+    CHECK(std::none_of(o.begin(), o.end(), [](const std::string& s) {
+      return s.rfind("step_time.operators", 0) == 0;
+    }));
+    CHECK(spec.step_source(i) == "roofline");
+  }
+  const Files op = write_sweep(
+      "base: base.yaml\nprice_tier: mixed\nslo: {ttft_ms: 500}\n"
+      "set:\n  step_time: {kind: operator, model: llama-3.1-8b, hardware: h100-sxm, "
+      "operators: {source: roofline}}\naxes:\n  accelerator: [h200, mi300x]\n");
+  const SweepSpec roof = load_sweep(op.sweep);
+  CHECK(roof.step_source(0) == "operator:roofline");
+  CHECK(roof.step_source(1) == "operator:roofline");
 }
