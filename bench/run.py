@@ -30,6 +30,7 @@ SYNTH = os.path.join(HERE, "configs", "synthetic-chat-llama3.1-8b-h100.yaml")
 # Policies on the Azure trace, as --set overrides of its continuous baseline.
 AZURE_RUNS = [
     ("continuous", []),
+    ("continuous, roofline step model", ["step_time={kind: roofline, model: llama-3.1-8b, hardware: h100-sxm, weight_dtype: bf16, bandwidth_efficiency: 0.8, compute_efficiency: 0.6, overhead_ms: 0}"]),
     ("static, batch 32", ["scheduler={kind: static, max_batch_size: 32}"]),
     ("dynamic, batch 32, 50 ms", ["scheduler={kind: dynamic, max_batch_size: 32, max_queue_delay_ms: 50}"]),
     ("continuous, paged KV under pressure", ["kv={policy: paged, block_size: 16, capacity_tokens: 24576}"]),
