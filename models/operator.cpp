@@ -15,7 +15,8 @@
 // interpolated log-log (models/log_interp.h). For speed a step reads them from tables filled at
 // construction: the T and sequences curves at every integer up to k_dense_tokens and
 // k_dense_sequences, the attention grids on 8 (batch) by 16 (length) sub-bins per octave
-// (models/binned_grid.h, within 0.5% of the grids); larger steps go to the curves and grids themselves.
+// (models/binned_grid.h, within 0.5% of the grids); larger steps go to the curves and grids
+// themselves.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -188,7 +189,8 @@ class OperatorModel final : public StepTimeModel {
   /// c at 0 (as at 1), 1, 2, ..., n - 1.
   static std::vector<double> dense(const LogCurve& c, int64_t n) {
     std::vector<double> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i) v[static_cast<size_t>(i)] = c.at(std::max(1.0, static_cast<double>(i)));
+    for (int64_t i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] = c.at(std::max(1.0, static_cast<double>(i)));
     return v;
   }
 

@@ -2,12 +2,11 @@
 // they tabulate. Power laws z = x^px y^py through a few measured points; a sweep of (batch,
 // length) sizes must stay within the documented 0.5% of the grid, and hit it exactly at
 // integers up to 16 and powers of two.
-#include <catch2/catch.hpp>
+#include "models/binned_grid.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <vector>
-
-#include "models/binned_grid.h"
 
 using namespace servesim;
 
