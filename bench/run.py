@@ -165,7 +165,11 @@ def big_trace(exe, rate):
             text = src.read()
             start = text.index("workload:")
             end = text.index("step_time:")
-            dst.write(text[:start] + f"workload:\n  trace: {{path: {path}}}\n" + text[end:])
+            # The operator tables' path is relative to bench/configs/: make it absolute here.
+            tables = "../../../shared/data/timings/aiconfigurator"
+            rest = text[end:].replace(f"path: {tables}", "path: " + os.path.normpath(
+                os.path.join(HERE, "configs", tables)))
+            dst.write(text[:start] + f"workload:\n  trace: {{path: {path}}}\n" + rest)
         size_mb = os.path.getsize(path) / 1e6
         return measure(exe, f"trace file 10,000,000 rows ({size_mb:.0f} MB), summary only",
                        config, [], 1, csv=False)
