@@ -30,6 +30,7 @@ SYNTH = os.path.join(HERE, "configs", "synthetic-chat-llama3.1-8b-h100.yaml")
 # Policies on the Azure trace, as --set overrides of its continuous baseline.
 AZURE_RUNS = [
     ("continuous", []),
+    ("continuous, roofline step model", ["step_time={kind: roofline, model: llama-3.1-8b, hardware: h100-sxm, weight_dtype: bf16, bandwidth_efficiency: 0.8, compute_efficiency: 0.6, overhead_ms: 0}"]),
     ("static, batch 32", ["scheduler={kind: static, max_batch_size: 32}"]),
     ("dynamic, batch 32, 50 ms", ["scheduler={kind: dynamic, max_batch_size: 32, max_queue_delay_ms: 50}"]),
     ("continuous, paged KV under pressure", ["kv={policy: paged, block_size: 16, capacity_tokens: 24576}"]),
@@ -164,7 +165,11 @@ def big_trace(exe, rate):
             text = src.read()
             start = text.index("workload:")
             end = text.index("step_time:")
-            dst.write(text[:start] + f"workload:\n  trace: {{path: {path}}}\n" + text[end:])
+            # The operator tables' path is relative to bench/configs/: make it absolute here.
+            tables = "../../../shared/data/timings/aiconfigurator"
+            rest = text[end:].replace(f"path: {tables}", "path: " + os.path.normpath(
+                os.path.join(HERE, "configs", tables)))
+            dst.write(text[:start] + f"workload:\n  trace: {{path: {path}}}\n" + rest)
         size_mb = os.path.getsize(path) / 1e6
         return measure(exe, f"trace file 10,000,000 rows ({size_mb:.0f} MB), summary only",
                        config, [], 1, csv=False)

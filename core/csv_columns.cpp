@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include <fmt/format.h>
@@ -37,6 +38,22 @@ bool starts_with(std::string_view s, std::string_view prefix) {
 
 constexpr size_t k_npos = std::string_view::npos;
 
+/// A stream buffer's get area (the bytes it holds, not yet read), through pointers to its
+/// protected members: a pointer to a member named through a derived class may be applied to any
+/// std::streambuf.
+struct GetArea : std::streambuf {
+  static const char* begin(std::streambuf& b) { return (b.*&GetArea::gptr)(); }
+  static const char* end(std::streambuf& b) { return (b.*&GetArea::egptr)(); }
+  static void skip(std::streambuf& b, size_t n) {
+    // gbump takes an int: a get area may in principle exceed one.
+    while (n > 0) {
+      const size_t step = std::min<size_t>(n, std::numeric_limits<int>::max());
+      (b.*&GetArea::gbump)(static_cast<int>(step));
+      n -= step;
+    }
+  }
+};
+
 }  // namespace
 
 CsvColumns::CsvColumns(std::string path, std::vector<std::string> columns)
@@ -66,16 +83,33 @@ bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes,
   line.clear();
   std::streambuf* buf = in.rdbuf();
   if (buf == nullptr) return false;
-  auto c = buf->sbumpc();
-  if (traits::eq_int_type(c, traits::eof())) return false;
-  while (!traits::eq_int_type(c, traits::eof()) && c != '\n') {
-    if (line.size() == max_bytes)
-      throw InputError(fmt::format("{}:{}: line longer than {} bytes (it starts \"{}\"): not a "
-                                   "{}", name, line_no, max_bytes, printable(line), what));
-    line.push_back(traits::to_char_type(c));
-    c = buf->sbumpc();
+  if (traits::eq_int_type(buf->sgetc(), traits::eof())) return false;
+  const auto too_long = [&] {
+    throw InputError(fmt::format("{}:{}: line longer than {} bytes (it starts \"{}\"): not a "
+                                 "{}", name, line_no, max_bytes, printable(line), what));
+  };
+  for (;;) {
+    // Whole runs of the buffer's bytes at a time, found with memchr.
+    const char* begin = GetArea::begin(*buf);
+    const char* end = GetArea::end(*buf);
+    if (begin == end) {  // an unbuffered stream: a byte at a time
+      const auto c = buf->sbumpc();
+      if (traits::eq_int_type(c, traits::eof()) || c == '\n') return true;
+      if (line.size() == max_bytes) too_long();
+      line.push_back(traits::to_char_type(c));
+    } else {
+      const auto* nl = static_cast<const char*>(std::memchr(begin, '\n', end - begin));
+      const size_t n = static_cast<size_t>((nl == nullptr ? end : nl) - begin);
+      if (n > max_bytes - line.size()) {
+        line.append(begin, max_bytes - line.size());
+        too_long();
+      }
+      line.append(begin, n);
+      GetArea::skip(*buf, n + (nl == nullptr ? 0 : 1));
+      if (nl != nullptr) return true;
+    }
+    if (traits::eq_int_type(buf->sgetc(), traits::eof())) return true;
   }
-  return true;
 }
 
 bool CsvColumns::read_line() {
@@ -108,6 +142,14 @@ void CsvColumns::read_header() {
       m_index[k] = i;
     }
   });
+  m_column_of.assign(m_header_fields, k_npos);
+  for (size_t k = 0; k < m_columns.size(); ++k) {
+    if (m_index[k] == k_npos) continue;
+    if (m_column_of[m_index[k]] == k_npos)
+      m_column_of[m_index[k]] = k;
+    else
+      m_repeats.emplace_back(k, m_column_of[m_index[k]]);
+  }
   for (size_t k = 0; k < m_required; ++k)
     if (m_index[k] == k_npos)
       throw InputError(fmt::format("{}:{}: the header lacks column {} (needs {}; found: {})",
@@ -115,16 +157,29 @@ void CsvColumns::read_header() {
                                    printable(trim(m_line), 100)));
 }
 
-bool CsvColumns::next_row() {
+bool CsvColumns::next_row() { return next_row_starting({}); }
+
+bool CsvColumns::next_row_starting(std::string_view prefix) {
   while (read_line()) {
-    if (trim(m_line).empty()) continue;
-    const size_t n = for_each_field(m_line, [&](size_t i, std::string_view field) {
-      for (size_t k = 0; k < m_index.size(); ++k)
-        if (m_index[k] == i) m_fields[k] = field;
-    });
+    const std::string_view line(m_line);
+    if (!starts_with(line, prefix) || trim(line).empty()) continue;
+    // One pass over the line; only the requested fields are trimmed.
+    size_t n = 0;
+    const char* const data = line.data();
+    const size_t size = line.size();
+    for (size_t start = 0;; ++n) {
+      size_t end = start;
+      while (end < size && data[end] != ',') ++end;
+      if (n < m_column_of.size() && m_column_of[n] != k_npos)
+        m_fields[m_column_of[n]] = trim(line.substr(start, end - start));
+      if (end == size) break;
+      start = end + 1;
+    }
+    ++n;
     if (n != m_header_fields)
       throw InputError(fmt::format("{}:{}: {} fields, but the header has {} columns", m_name,
                                    m_line_no, n, m_header_fields));
+    for (const auto& [k, j] : m_repeats) m_fields[k] = m_fields[j];
     return true;
   }
   return false;
@@ -138,15 +193,60 @@ void CsvColumns::bad(size_t k, const std::string& allowed) const {
 int64_t CsvColumns::integer(size_t k, int64_t min, int64_t max) const {
   const std::string_view s = field(k);
   int64_t v = 0;
+  // Up to 18 plain digits cannot overflow: read them directly, the rest with from_chars.
+  if (!s.empty() && s.size() <= 18) {
+    bool digits = true;
+    for (const char c : s) {
+      digits = digits && c >= '0' && c <= '9';
+      v = v * 10 + (c - '0');
+    }
+    if (digits) {
+      if (v < min || v > max) bad(k, fmt::format("an integer from {} to {}", min, max));
+      return v;
+    }
+    v = 0;
+  }
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || v < min || v > max)
     bad(k, fmt::format("an integer from {} to {}", min, max));
   return v;
 }
 
+namespace {
+
+/// A plain decimal ("12", "0.0025733") of at most 15 digits, read exactly as from_chars would:
+/// the digits as an integer (exact below 2^53) divided by a power of ten (exact up to 1e22) is
+/// the correctly rounded value. False for anything else (signs, exponents, more digits).
+bool plain_decimal(std::string_view s, double& v) {
+  static constexpr double k_pow10[] = {1e0, 1e1, 1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
+                                       1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15};
+  if (s.empty() || s.size() > 16) return false;
+  int64_t digits = 0;
+  int count = 0, decimals = -1;
+  for (const char c : s) {
+    if (c == '.' && decimals < 0) {
+      decimals = 0;
+      continue;
+    }
+    if (c < '0' || c > '9') return false;
+    digits = digits * 10 + (c - '0');
+    ++count;
+    if (decimals >= 0) ++decimals;
+  }
+  if (count == 0 || count > 15 || decimals == 0) return false;
+  v = static_cast<double>(digits) / k_pow10[decimals < 0 ? 0 : decimals];
+  return true;
+}
+
+}  // namespace
+
 double CsvColumns::real(size_t k, double min, double max) const {
   const std::string_view s = field(k);
   double v = 0;
+  if (plain_decimal(s, v)) {
+    if (v < min || v > max) bad(k, fmt::format("a finite number from {} to {}", min, max));
+    return v;
+  }
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec != std::errc() || ptr != s.data() + s.size() || !std::isfinite(v) || v < min || v > max)
     bad(k, fmt::format("a finite number from {} to {}", min, max));

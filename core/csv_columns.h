@@ -9,6 +9,7 @@
 #include <istream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace servesim {
@@ -39,6 +40,12 @@ class CsvColumns {
   /// Advances to the next non-blank row; false at the end. Throws if the row has a different
   /// number of fields than the header.
   [[nodiscard]] bool next_row();
+  /// Advances to the next row whose line starts with `prefix`: the others are skipped unsplit
+  /// (their number of fields is not checked), for a reader that selects rows by their leading
+  /// columns (see position()).
+  [[nodiscard]] bool next_row_starting(std::string_view prefix);
+  /// Where requested column `k` is in the header (0 = first), npos if absent.
+  [[nodiscard]] size_t position(size_t k) const { return m_index[k]; }
   [[nodiscard]] size_t line() const { return m_line_no; }
   [[nodiscard]] const std::string& path() const { return m_path; }
 
@@ -67,6 +74,8 @@ class CsvColumns {
   std::string m_line;
   std::vector<std::string_view> m_fields;  // the requested columns of the current row
   std::vector<size_t> m_index;             // where each requested column is in the header
+  std::vector<size_t> m_column_of;  // for each header field, the requested column it is (or npos)
+  std::vector<std::pair<size_t, size_t>> m_repeats;  // (k, j): column k repeats column j < k
   size_t m_header_fields = 0;
   size_t m_required = 0;  // the first m_required of m_columns must be in the header
   size_t m_line_no = 0;

@@ -100,8 +100,12 @@ class LogGrid {
   [[nodiscard]] LogBracket bracket_x(double x) const {
     return log_bracket(m_ln_x, std::log(std::max(x, 1e-300)));
   }
-  [[nodiscard]] double at(const LogBracket& bx, double y) const {
-    const LogBracket by = log_bracket(m_ln_y, std::log(std::max(y, 1e-300)));
+  [[nodiscard]] double at(const LogBracket& bx, double y) const { return at(bx, bracket_y(y)); }
+  /// Where y falls, for at(bx, by).
+  [[nodiscard]] LogBracket bracket_y(double y) const {
+    return log_bracket(m_ln_y, std::log(std::max(y, 1e-300)));
+  }
+  [[nodiscard]] double at(const LogBracket& bx, const LogBracket& by) const {
     const size_t ny = m_ln_y.size();
     const auto row = [&](size_t i) {
       return log_blend(by, m_ln_y, m_ln_z[i * ny + by.lo], m_ln_z[i * ny + by.hi], m_min_slope);

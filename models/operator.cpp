@@ -11,14 +11,19 @@
 //   + overhead_ms
 // Everything but the attention terms depends on T or on sequences alone, so it is precomputed
 // at construction as curves over T and over sequences; attention as grids over (batch, length).
-// The curves are sampled at the source's own measured sizes (breakpoints) and powers of two, so
-// a step costs a few binary searches and log-log interpolations (models/log_interp.h).
+// The curves are sampled at the source's own measured sizes (breakpoints) and powers of two and
+// interpolated log-log (models/log_interp.h). For speed a step reads them from tables filled at
+// construction: the T and sequences curves at every integer up to k_dense_tokens and
+// k_dense_sequences, the attention grids on 8 (batch) by 16 (length) sub-bins per octave
+// (models/binned_grid.h, within 0.5% of the grids); larger steps go to the curves and grids
+// themselves.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
 #include <set>
 
+#include "models/binned_grid.h"
 #include "models/catalog.h"
 #include "models/log_interp.h"
 #include "models/operator_source.h"
@@ -125,24 +130,31 @@ class OperatorModel final : public StepTimeModel {
                 double overhead_ms, StepWork work, double peak_bytes, double peak_flops)
       : m_tokens(std::move(tokens)),
         m_sequences(std::move(sequences)),
-        m_generation(std::move(generation)),
-        m_context(std::move(context)),
+        m_tokens_ms(dense(m_tokens, k_dense_tokens)),
+        m_sequences_ms(dense(m_sequences, k_dense_sequences)),
+        m_generation(std::move(generation), k_batch_octaves, k_length_octaves),
+        m_context(std::move(context), k_batch_octaves, k_length_octaves),
         m_overhead_ms(overhead_ms),
         m_work(work),
         m_peak_bytes(peak_bytes),
         m_peak_flops(peak_flops) {}
 
   double step_ms(const StepShape& s) const override {
+    const int64_t tokens = std::max<int64_t>(1, s.prefill_tokens + s.decode_sequences);
+    const int64_t seqs = std::max<int64_t>(1, s.sequences);
     const auto prefill = static_cast<double>(s.prefill_tokens);
     const auto decodes = static_cast<double>(s.decode_sequences);
-    double ms = m_overhead_ms + m_tokens.at(std::max(1.0, prefill + decodes)) +
-                m_sequences.at(std::max(1, s.sequences));
+    double ms = m_overhead_ms +
+                (tokens < k_dense_tokens ? m_tokens_ms[static_cast<size_t>(tokens)]
+                                         : m_tokens.at(static_cast<double>(tokens))) +
+                (seqs < k_dense_sequences ? m_sequences_ms[static_cast<size_t>(seqs)]
+                                          : m_sequences.at(static_cast<double>(seqs)));
     if (decodes > 0) {
       const double mean = std::max(1.0, static_cast<double>(s.decode_context_tokens) / decodes);
       double g = m_generation.at(decodes, mean);
       // A sequence is never faster than alone: the longest bounds a step of uneven lengths.
       const auto longest = static_cast<double>(s.decode_context_max);
-      if (longest > mean) g = std::max(g, m_generation.at(1, longest));
+      if (longest > mean) g = std::max(g, m_generation.at_one(longest));
       ms += g;
     }
     if (prefill > 0) {
@@ -168,13 +180,25 @@ class OperatorModel final : public StepTimeModel {
   }
 
  private:
+  // Table sizes: 16384 + 4096 doubles for the curves (160 KiB) and two grids of
+  // (12 x 8 + 1) x (20 x 16 + 1) doubles (2 x 243 KiB): batches and chunks below 4096, lengths
+  // below 2^20 tokens; 646 KiB in all.
+  static constexpr int64_t k_dense_tokens = int64_t{1} << 14, k_dense_sequences = int64_t{1} << 12;
+  static constexpr int k_batch_octaves = 12, k_length_octaves = 20;
+
+  /// c at 0 (as at 1), 1, 2, ..., n - 1.
+  static std::vector<double> dense(const LogCurve& c, int64_t n) {
+    std::vector<double> v(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i)
+      v[static_cast<size_t>(i)] = c.at(std::max(1.0, static_cast<double>(i)));
+    return v;
+  }
+
   LogCurve m_tokens;     // layers x (GEMMs, MoE, all-reduce, elementwise) + once-per-step at T
   LogCurve m_sequences;  // LM head at m = sequences
-  LogGrid m_generation;  // layers x decode attention over (batch, KV per sequence)
-  LogGrid m_context;     // layers x prefill attention over (chunks, equivalent length)
-  static constexpr size_t k_dense_tokens = size_t{1} << 14, k_dense_counts = size_t{1} << 12;
   std::vector<double> m_tokens_ms, m_sequences_ms;  // m_tokens, m_sequences at 0, 1, 2, ...
-  std::vector<LogBracket> m_generation_rows, m_context_rows;  // batch, chunks 0, 1, 2, ...
+  BinnedGrid m_generation;  // layers x decode attention over (batch, KV per sequence)
+  BinnedGrid m_context;     // layers x prefill attention over (chunks, equivalent length)
   double m_overhead_ms;
   StepWork m_work;
   double m_peak_bytes, m_peak_flops;

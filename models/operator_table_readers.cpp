@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <fstream>
@@ -64,6 +65,19 @@ std::optional<LogCurve> curve_of(const std::map<double, double>& points) {
   return LogCurve(xs, ys, 1.0);
 }
 
+/// The same from points as read: sorted here, the fastest of duplicate sizes kept.
+std::optional<LogCurve> curve_of(std::vector<std::pair<double, double>>& points) {
+  if (points.empty()) return std::nullopt;
+  std::sort(points.begin(), points.end());  // by size, then latency: the fastest first
+  std::vector<double> xs, ys;
+  for (const auto& [x, y] : points) {
+    if (!xs.empty() && xs.back() == x) continue;
+    xs.push_back(x);
+    ys.push_back(y);
+  }
+  return LogCurve(xs, ys, 1.0);
+}
+
 void keep_fastest(std::map<double, double>& points, double x, double y) {
   auto [it, inserted] = points.emplace(x, y);
   if (!inserted) it->second = std::min(it->second, y);
@@ -83,17 +97,31 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
   std::ifstream in(g.file, std::ios::binary);
   CsvColumns csv(in, g.file.string(), {"m", "n", "k", "latency_ms_" + dtype});
   std::set<double> ns, ks;
-  std::map<std::pair<double, double>, std::map<double, double>> points;
+  // (m, latency) of each (n, k) line as read; its rows come together, so the line is looked up
+  // once per run of them.
+  std::map<std::pair<double, double>, std::vector<std::pair<double, double>>> points;
+  std::pair<double, double> line_key{0, 0};
+  std::vector<std::pair<double, double>>* line = nullptr;
+  double last_m = 0;
+  std::vector<double> every_m;  // into bp once, sorted: cheaper than a set insertion a row
   while (csv.next_row()) {
     const auto m = static_cast<double>(csv.integer(0, 1, int64_t{1} << 40));
     const auto n = static_cast<double>(csv.integer(1, 1, int64_t{1} << 40));
     const auto k = static_cast<double>(csv.integer(2, 1, int64_t{1} << 40));
-    note(bp, OperatorAxis::GemmTokens, m);
+    if (m != last_m) every_m.push_back(m);
+    last_m = m;
     if (csv.field(3).empty()) continue;
-    ns.insert(n);
-    ks.insert(k);
-    keep_fastest(points[{n, k}], m, csv.positive_real(3));
+    if (line == nullptr || line_key != std::pair{n, k}) {
+      line_key = {n, k};
+      line = &points[line_key];
+      ns.insert(n);
+      ks.insert(k);
+    }
+    line->emplace_back(m, csv.positive_real(3));
   }
+  std::sort(every_m.begin(), every_m.end());
+  every_m.erase(std::unique(every_m.begin(), every_m.end()), every_m.end());
+  for (double m : every_m) note(bp, OperatorAxis::GemmTokens, m);
   if (points.empty())
     throw InputError(
         fmt::format("{}: column latency_ms_{} has no measured cell", g.file.string(), dtype));
@@ -106,30 +134,30 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
     }
   return g;
 }
-AttentionTable read_attention_table(const fs::path& file, bool generation, const AttentionHeads& h,
-                                    const std::string& variant, Breakpoints& bp) {
+namespace {
+
+AttentionTable read_attention_rows(const fs::path& file, bool generation, const AttentionHeads& h,
+                                   const std::string& variant, Breakpoints& bp, bool skim) {
   const std::string hd = key_num(h.head_dim), nh = key_num(h.heads), kvh = key_num(h.kv_heads);
-  need_variant(file, variant, "attention dtype");
   std::ifstream in(file, std::ios::binary);
   CsvColumns csv(in, file.string(),
                  {"head_dim", "num_heads", "num_key_value_heads", "batch_size", "isl", "step",
                   "latency_ms_" + variant},
                  {"window_size"});
+  // Skimming: when the layout columns lead the header (as in AIConfigurator's files), rows of
+  // other layouts are skipped by their first bytes, unsplit.
+  std::string prefix;
+  if (skim && csv.position(0) == 0 && csv.position(1) == 1 && csv.position(2) == 2)
+    prefix = hd + "," + nh + "," + kvh + ",";
   const auto batch_axis = generation ? OperatorAxis::GenerationBatch : OperatorAxis::ContextBatch;
   const auto len_axis = generation ? OperatorAxis::GenerationKv : OperatorAxis::ContextLength;
   std::set<std::string> layouts;
   std::array<std::string, 3> last;
   std::map<double, std::map<double, double>> by_length;
   size_t rows = 0;
-  while (csv.next_row()) {
+  while (csv.next_row_starting(prefix)) {
     if (csv.has(7) && csv.field(7) != "0") continue;  // sliding-window rows
-    const double batch = static_cast<double>(csv.integer(3, 1, int64_t{1} << 30));
-    // The attended length: isl new tokens (context), or step stored + 1 new (generation).
-    const double length =
-        static_cast<double>(csv.integer(4, 1, int64_t{1} << 40) +
-                            (generation ? csv.integer(5, 0, int64_t{1} << 40) : 0));
-    note(bp, batch_axis, batch);
-    note(bp, len_axis, length);
+    // Rows of other head layouts are skipped before their numbers are read.
     if (csv.field(0) != hd || csv.field(1) != nh || csv.field(2) != kvh) {
       // Rows come sorted by layout: name each one once.
       if (csv.field(0) != last[0] || csv.field(1) != last[1] || csv.field(2) != last[2]) {
@@ -138,10 +166,19 @@ AttentionTable read_attention_table(const fs::path& file, bool generation, const
       }
       continue;
     }
+    const double batch = static_cast<double>(csv.integer(3, 1, int64_t{1} << 30));
+    // The attended length: isl new tokens (context), or step stored + 1 new (generation).
+    const double length =
+        static_cast<double>(csv.integer(4, 1, int64_t{1} << 40) +
+                            (generation ? csv.integer(5, 0, int64_t{1} << 40) : 0));
+    note(bp, batch_axis, batch);
+    note(bp, len_axis, length);
     ++rows;
     if (csv.field(6).empty()) continue;
     keep_fastest(by_length[length], batch, csv.positive_real(6));
   }
+  if (rows == 0 && !prefix.empty())  // read it all, to name the layouts it has
+    return read_attention_rows(file, generation, h, variant, bp, false);
   if (rows == 0)
     throw InputError(fmt::format(
         "{}: no rows for {} query / {} KV heads of dimension {} per GPU (query/KV heads x "
@@ -158,6 +195,14 @@ AttentionTable read_attention_table(const fs::path& file, bool generation, const
     t.by_batch.push_back(*curve_of(points));
   }
   return t;
+}
+
+}  // namespace
+
+AttentionTable read_attention_table(const fs::path& file, bool generation, const AttentionHeads& h,
+                                    const std::string& variant, Breakpoints& bp) {
+  need_variant(file, variant, "attention dtype");
+  return read_attention_rows(file, generation, h, variant, bp, true);
 }
 
 LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::string& dtype,
@@ -179,8 +224,6 @@ LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::stri
   std::map<double, double> points;
   bool any = false;
   while (csv.next_row()) {
-    const auto tokens = static_cast<double>(csv.integer(7, 1, int64_t{1} << 40));
-    note(bp, OperatorAxis::MoeTokens, tokens);
     bool match = true;
     for (size_t c = 0; c < want.size() && match; ++c) match = csv.field(c) == want[c];
     if (!match) {
@@ -200,6 +243,8 @@ LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::stri
           fmt::format("{}/{}/{}/{}", csv.field(1), csv.field(2), csv.field(3), csv.field(4)));
       continue;
     }
+    const auto tokens = static_cast<double>(csv.integer(7, 1, int64_t{1} << 40));
+    note(bp, OperatorAxis::MoeTokens, tokens);
     any = true;
     if (!csv.field(8).empty()) keep_fastest(points, tokens, csv.positive_real(8));
   }

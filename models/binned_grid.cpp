@@ -1,0 +1,22 @@
+#include "models/binned_grid.h"
+
+namespace servesim {
+
+BinnedGrid::BinnedGrid(LogGrid grid, int x_octaves, int y_octaves)
+    : m_grid(std::move(grid)),
+      m_x_end(static_cast<double>(uint64_t{1} << x_octaves)),
+      m_y_end(static_cast<double>(uint64_t{1} << y_octaves)),
+      m_ny((static_cast<size_t>(y_octaves) << k_y_bits) + 1) {
+  const size_t nx = (static_cast<size_t>(x_octaves) << k_x_bits) + 1;
+  std::vector<LogBracket> by(m_ny);
+  for (size_t j = 0; j < m_ny; ++j) by[j] = m_grid.bracket_y(point<k_y_bits>(j));
+  m_z.resize(nx * m_ny);
+  for (size_t i = 0; i < nx; ++i) {
+    const LogBracket bx = m_grid.bracket_x(point<k_x_bits>(i));
+    for (size_t j = 0; j < m_ny; ++j) m_z[i * m_ny + j] = m_grid.at(bx, by[j]);
+  }
+}
+
+double BinnedGrid::beyond(double x, double y) const { return m_grid.at(x, y); }
+
+}  // namespace servesim

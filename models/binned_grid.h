@@ -1,0 +1,90 @@
+#pragma once
+// A LogGrid (models/log_interp.h) tabulated for fast lookups, for the operator step model's
+// attention terms (docs/config.md, "kind: operator"): a step looks a value up with integer bit
+// operations and one bilinear interpolation instead of binary searches, logs and an exp.
+//
+// Each axis is cut into octaves [2^e, 2^(e+1)) and each octave into equal sub-bins: 8 along x
+// (the batch: attention grows at most linearly with it), 16 along y (the length), the points
+// 2^e (1 + j / 8) and 2^e (1 + j / 16). A size's sub-bin and its fraction in it are read from
+// the bits of its double (the exponent, then the top bits and the rest of the mantissa), so
+// every integer up to 16 and every power of two is a point, where the table holds the LogGrid's
+// value exactly. Between points the value is interpolated linearly in both sizes. A sub-bin
+// spans a factor of at most 9/8 (x) or 17/16 (y), so for a power law x^p the linear
+// interpolation's relative error is at most about |p (p - 1)| ln(9/8)^2 / 8 ~ 0.17% |p (p - 1)|
+// along x and 0.046% |p (p - 1)| along y: < 0.1% for 0 <= p <= 1 along x and p <= 2 along y,
+// < 0.5% for slopes up to 2 on both (tests/models/binned_grid_test.cpp sweeps it). Sizes at or
+// beyond the table's last octave go to the LogGrid itself.
+#include <bit>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "models/log_interp.h"
+
+namespace servesim {
+
+class BinnedGrid {
+ public:
+  static constexpr int k_x_bits = 3, k_y_bits = 4;  // log2 of the sub-bins per octave
+
+  /// Tabulates `grid` for x < 2^x_octaves and y < 2^y_octaves (sizes below 1 count as 1).
+  BinnedGrid(LogGrid grid, int x_octaves, int y_octaves);
+
+  [[nodiscard]] double at(double x, double y) const {
+    x = x < 1 ? 1 : x;
+    y = y < 1 ? 1 : y;
+    if (!(x < m_x_end && y < m_y_end)) return beyond(x, y);
+    const Bin bx = bin<k_x_bits>(x), by = bin<k_y_bits>(y);
+    const double* r0 = &m_z[bx.index * m_ny + by.index];
+    const double* r1 = r0 + m_ny;
+    const double a = r0[0] + by.frac * (r0[1] - r0[0]);
+    const double b = r1[0] + by.frac * (r1[1] - r1[0]);
+    return a + bx.frac * (b - a);
+  }
+  /// at(1, y), which skips the interpolation along x.
+  [[nodiscard]] double at_one(double y) const {
+    y = y < 1 ? 1 : y;
+    if (!(y < m_y_end)) return beyond(1, y);
+    const Bin by = bin<k_y_bits>(y);
+    const double* r0 = &m_z[by.index];
+    return r0[0] + by.frac * (r0[1] - r0[0]);
+  }
+  /// The grid itself (for sizes beyond the table, and for tests).
+  [[nodiscard]] const LogGrid& grid() const { return m_grid; }
+  /// Bytes the table takes.
+  [[nodiscard]] size_t table_bytes() const { return m_z.size() * sizeof(double); }
+
+  /// The size of point i of an axis of 2^bits sub-bins an octave: 2^(i / s) (1 + (i % s) / s).
+  template <int bits>
+  [[nodiscard]] static double point(size_t i) {
+    constexpr size_t s = size_t{1} << bits;
+    return static_cast<double>(uint64_t{1} << (i / s)) *
+           (1.0 + static_cast<double>(i % s) / static_cast<double>(s));
+  }
+
+ private:
+  struct Bin {
+    size_t index;  // the point at or below
+    double frac;   // the fraction of the way to the next point
+  };
+  /// The grid itself, out of line so that at() stays small.
+  [[nodiscard]] double beyond(double x, double y) const;
+  /// REQUIRES: 1 <= v < 2^63.
+  template <int sub_bits>
+  [[nodiscard]] static Bin bin(double v) {
+    constexpr int k_rest = 52 - sub_bits;
+    const auto bits = std::bit_cast<uint64_t>(v);
+    const uint64_t e = (bits >> 52) - 1023;
+    const uint64_t sub = (bits >> k_rest) & ((uint64_t{1} << sub_bits) - 1);
+    const uint64_t rest = bits & ((uint64_t{1} << k_rest) - 1);
+    return {static_cast<size_t>((e << sub_bits) + sub),
+            static_cast<double>(rest) * (1.0 / static_cast<double>(uint64_t{1} << k_rest))};
+  }
+
+  LogGrid m_grid;
+  double m_x_end, m_y_end;
+  size_t m_ny;
+  std::vector<double> m_z;  // m_z[i * m_ny + j] = the grid at (point(i), point(j))
+};
+
+}  // namespace servesim

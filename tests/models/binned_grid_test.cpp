@@ -1,0 +1,68 @@
+// BinnedGrid (models/binned_grid.h): the operator model's attention tables against the LogGrid
+// they tabulate. Power laws z = x^px y^py through a few measured points; a sweep of (batch,
+// length) sizes must stay within the documented 0.5% of the grid, and hit it exactly at
+// integers up to 16 and powers of two.
+#include "models/binned_grid.h"
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <vector>
+
+using namespace servesim;
+
+namespace {
+
+LogGrid power_grid(double px, double py) {
+  // Measured sizes far apart, and a kink: past 4096 the slope along y becomes min(2, 2 py).
+  const std::vector<double> xs{1, 8, 64, 512, 4096}, ys{1, 16, 256, 4096, 65536, 1 << 20};
+  std::vector<double> z;
+  for (double x : xs)
+    for (double y : ys)
+      z.push_back(std::pow(x, px) * std::pow(std::min(y, 4096.0), py) *
+                  std::pow(std::max(1.0, y / 4096), std::min(2.0, 2 * py) - py) * 1e-3);
+  return LogGrid(xs, ys, z, 1.0);
+}
+
+/// The largest relative error of the table against the grid over a sweep.
+double sweep_error(const BinnedGrid& b) {
+  double worst = 0;
+  for (double x = 1; x < 4096; x = x < 40 ? x + 1 : std::ceil(x * 1.07))
+    for (double y = 1; y < (1 << 20); y *= 1.0137) {
+      const double want = b.grid().at(x, y);
+      worst = std::max(worst, std::abs(b.at(x, y) / want - 1));
+    }
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("binned grid: within 0.5% of the log-log grid over a sweep of sizes", "[models]") {
+  for (double px : {0.0, 0.5, 1.0, 2.0})
+    for (double py : {0.0, 0.5, 1.0, 2.0}) {
+      const BinnedGrid b(power_grid(px, py), 12, 20);
+      INFO("px " << px << " py " << py);
+      const double err = sweep_error(b);
+      CHECK(err < 0.005);
+      // Attention's own slopes (at most linear in the batch, at most quadratic in the length):
+      // the tighter bound the header states.
+      if (px <= 1) CHECK(err < 0.001);
+    }
+}
+
+TEST_CASE("binned grid: exact at small integers and powers of two", "[models]") {
+  const BinnedGrid b(power_grid(1, 2), 12, 20);
+  for (double x : {1.0, 2.0, 3.0, 7.0, 13.0, 16.0, 1024.0})
+    for (double y : {1.0, 5.0, 16.0, 64.0, 65536.0}) CHECK(b.at(x, y) == b.grid().at(x, y));
+  CHECK(b.at_one(300) == b.at(1, 300));
+  // Between points: 1.5 and 24 are not on the x axis's points (1, 2, ..., 16, 18, 20, ...) but
+  // halfway, so the value is the mean of the neighbours (z is linear in x here).
+  CHECK(b.at(17, 64) == Approx((b.at(16, 64) + b.at(18, 64)) / 2).epsilon(1e-12));
+}
+
+TEST_CASE("binned grid: sizes below 1 count as 1, beyond the table go to the grid", "[models]") {
+  const BinnedGrid b(power_grid(1, 1), 4, 8);
+  CHECK(b.at(0.5, 0.25) == b.at(1, 1));
+  CHECK(b.at(16, 10) == b.grid().at(16, 10));    // x at the table's end
+  CHECK(b.at(3, 256) == b.grid().at(3, 256));    // y at the table's end
+  CHECK(b.at(3, 1000) == b.grid().at(3, 1000));  // beyond
+}
