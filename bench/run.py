@@ -45,10 +45,11 @@ def run_once(servesim, config, sets, out_dir, csv=True):
         cmd.append("--no-requests-csv")
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    _, _, rusage = os.wait4(proc.pid, 0)
+    _, status, rusage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     err = proc.stderr.read().decode()
-    proc.returncode = proc.wait()
+    # wait4 has reaped the process, so its status comes from wait4, not proc.wait().
+    proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         sys.exit(f"bench: {' '.join(cmd)} failed:\n{err}")
     with open(os.path.join(out_dir, "summary.json")) as f:
