@@ -197,7 +197,10 @@ int64_t CsvColumns::integer(size_t k, int64_t min, int64_t max) const {
   if (!s.empty() && s.size() <= 18) {
     bool digits = true;
     for (const char c : s) {
-      digits = digits && c >= '0' && c <= '9';
+      if (c < '0' || c > '9') {  // before the multiply: other bytes must not reach it
+        digits = false;
+        break;
+      }
       v = v * 10 + (c - '0');
     }
     if (digits) {
