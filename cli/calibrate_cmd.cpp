@@ -1,19 +1,19 @@
 #include "cli/calibrate_cmd.h"
 
+#include <fmt/format.h>
+
 #include <array>
+#include <boost/program_options.hpp>
 #include <cmath>
 #include <ostream>
 
-#include <boost/program_options.hpp>
-#include <fmt/format.h>
-
 #include "cli/cli_options.h"
+#include "core/config.h"
 #include "core/errors.h"
 #include "metrics/output.h"
 #include "models/fit.h"
 #include "models/measurements.h"
 #include "models/step_time_model.h"
-#include "core/config.h"
 
 namespace po = boost::program_options;
 
@@ -109,13 +109,14 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   const int folds = vm["folds"].as<int>();
-  if (folds < 2 || folds > 100) throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
+  if (folds < 2 || folds > 100)
+    throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
   const int worst = std::clamp(vm["worst"].as<int>(), 0, 1000);
   const std::string form = vm["form"].as<std::string>();
   const std::vector<std::string> forms{"auto", "hinge", "linear", "roofline", "table"};
   if (std::find(forms.begin(), forms.end(), form) == forms.end())
-    throw InputError(fmt::format("--form {}: unknown{} (valid: {})", form, did_you_mean(form, forms),
-                                 join_names(forms)));
+    throw InputError(fmt::format("--form {}: unknown{} (valid: {})", form,
+                                 did_you_mean(form, forms), join_names(forms)));
 
   MeasurementFilter filter;
   if (vm.count("model")) filter.model = vm["model"].as<std::string>();
@@ -187,21 +188,24 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   out << model->yaml();
   if (!best_rep.worst_cv.empty()) {
     out << fmt::format("\nworst cross-validated points ({}):\n", best->form);
-    out << fmt::format("{:>12}{:>12}{:>9}  {}\n", "measured ms", "predicted", "error", "measurement");
+    out << fmt::format("{:>12}{:>12}{:>9}  {}\n", "measured ms", "predicted", "error",
+                       "measurement");
     for (const PointError& e : best_rep.worst_cv)
-      out << fmt::format("{:>12.4f}{:>12.4f}{:>9}  {}\n", e.measured_ms, e.predicted_ms,
-                         pct(e.ape), set.samples[e.index].label);
+      out << fmt::format("{:>12.4f}{:>12.4f}{:>9}  {}\n", e.measured_ms, e.predicted_ms, pct(e.ape),
+                         set.samples[e.index].label);
   }
   if (vm.count("out")) {
     std::string yaml = fmt::format(
         "# Fitted by `servesim calibrate` from {}\n# {} form: MAPE {} in-sample, {} under "
-        "{}-fold cross-validation (max {}).\n# Use it as `step_time: <this file>` in a scenario.\n{}",
+        "{}-fold cross-validation (max {}).\n# Use it as `step_time: <this file>` in a "
+        "scenario.\n{}",
         set.description, best->form, pct(best_rep.mape_in), pct(best_rep.mape_cv), folds,
         pct(best_rep.max_ape_cv), model->yaml());
     if (set.cpu_overhead)
-      yaml += fmt::format("# The engine's CPU time a step, fitted to {} (MAPE {}); the errors above "
-                          "are GPU time only.\n{}", set.cpu_overhead_source,
-                          pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
+      yaml += fmt::format(
+          "# The engine's CPU time a step, fitted to {} (MAPE {}); the errors above "
+          "are GPU time only.\n{}",
+          set.cpu_overhead_source, pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
     const std::filesystem::path target(vm["out"].as<std::string>());
     write_files(target.has_parent_path() ? target.parent_path().string() : ".",
                 {{target.filename().string(), yaml}});

@@ -1,14 +1,14 @@
 #include "cli/cli.h"
 
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
 #include <algorithm>
 #include <array>
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
-
-#include <boost/program_options.hpp>
-#include <fmt/format.h>
-#include <spdlog/spdlog.h>
 
 #include "cli/calibrate_cmd.h"
 #include "cli/capacity_cmd.h"
@@ -35,7 +35,8 @@ namespace po = boost::program_options;
 namespace servesim {
 namespace {
 
-constexpr const char* k_usage_head = "servesim: a discrete-event simulator of LLM serving\n\nusage:\n";
+constexpr const char* k_usage_head =
+    "servesim: a discrete-event simulator of LLM serving\n\nusage:\n";
 constexpr const char* k_usage_tail = R"(  servesim --help | --version
 
 `servesim COMMAND --help` lists a command's options. `servesim run` with no CONFIG runs the
@@ -119,8 +120,9 @@ CommandLine run_command_line() {
 std::shared_ptr<Document> run_document(const po::variables_map& vm) {
   const std::vector<std::string> sets = overrides(vm);  // checked before any file is read
   std::shared_ptr<Document> doc =
-      vm.count("config") ? Document::load_file(vm["config"].as<std::string>())
-                         : std::make_shared<Document>(k_default_scenario_yaml, "<default scenario>");
+      vm.count("config")
+          ? Document::load_file(vm["config"].as<std::string>())
+          : std::make_shared<Document>(k_default_scenario_yaml, "<default scenario>");
   for (const auto& a : sets) doc->apply_override(a);
   return doc;
 }
@@ -130,7 +132,8 @@ RunLimits run_limits(const po::variables_map& vm, const volatile std::sig_atomic
   limits.interrupt = interrupt;
   if (vm.count("max-sim-time")) {
     const double v = vm["max-sim-time"].as<double>();
-    if (!(v > 0) || v > 9.0e9) throw InputError(fmt::format("--max-sim-time {}: must be > 0 seconds", v));
+    if (!(v > 0) || v > 9.0e9)
+      throw InputError(fmt::format("--max-sim-time {}: must be > 0 seconds", v));
     limits.max_sim_time = Time::from_seconds(v);
   }
   if (vm.count("max-wall-time")) {

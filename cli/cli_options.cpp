@@ -1,9 +1,9 @@
 #include "cli/cli_options.h"
 
+#include <fmt/format.h>
+
 #include <ostream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "core/config.h"
 #include "core/errors.h"

@@ -3,12 +3,11 @@
 // the positional argument, --help, the options several commands take (--set, --seed, --quiet)
 // and one form for every message. A bad command line throws InputError
 // "<command>: <what>; see servesim <command> --help", which run_cli prints with exit status 2.
+#include <boost/program_options.hpp>
 #include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <boost/program_options.hpp>
 
 namespace servesim {
 

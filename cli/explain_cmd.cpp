@@ -1,10 +1,10 @@
 #include "cli/explain_cmd.h"
 
-#include <cmath>
-#include <ostream>
+#include <fmt/format.h>
 
 #include <boost/program_options.hpp>
-#include <fmt/format.h>
+#include <cmath>
+#include <ostream>
 
 #include "cli/cli_options.h"
 #include "core/errors.h"

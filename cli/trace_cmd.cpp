@@ -2,15 +2,15 @@
 // Every figure is defined in docs/workloads.md, "Inspecting and generating traces".
 #include "cli/trace_cmd.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <boost/program_options.hpp>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-#include <ostream>
-
-#include <boost/program_options.hpp>
-#include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <ostream>
+#include <sstream>
 
 #include "cli/cli_options.h"
 #include "core/config.h"
@@ -176,8 +176,8 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
   options.dependencies = false;  // every row counts, as written; sessions are only counted
   // A session or dependency trace's later turns carry an arrival_s that is only a lower bound
   // (often 0): their rows are out of order by design, so they are sorted rather than refused.
-  const bool dependent = !options.sort && options.format == TraceFormat::ServesimCsv &&
-                         has_dependency_columns(path);
+  const bool dependent =
+      !options.sort && options.format == TraceFormat::ServesimCsv && has_dependency_columns(path);
   if (dependent) options.sort = true;
 
   auto source = open_trace(path, options);
@@ -215,7 +215,7 @@ std::unique_ptr<WorkloadSource> workload_of(const std::shared_ptr<Document>& doc
 
 struct Written {
   int64_t requests = 0, first_ns = 0, last_ns = 0;
-  int64_t streams = 0;          ///< requests with a content stream, which is lost
+  int64_t streams = 0;            ///< requests with a content stream, which is lost
   int32_t hash_block_tokens = 0;  ///< of the prefix_hash column, when written
 };
 
@@ -294,9 +294,10 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
                      seconds(w.first_ns), seconds(w.last_ns), vm["out"].as<std::string>());
   for (const auto& [counter, n] : source->counters()) out << fmt::format("  {} {}\n", n, counter);
   if (w.hash_block_tokens != 0 && w.hash_block_tokens != TraceOptions{}.hash_block_tokens)
-    out << fmt::format("note: prefix_hash holds one hash per {} tokens; replay it with "
-                       "workload.trace.hash_block_tokens: {}\n",
-                       w.hash_block_tokens, w.hash_block_tokens);
+    out << fmt::format(
+        "note: prefix_hash holds one hash per {} tokens; replay it with "
+        "workload.trace.hash_block_tokens: {}\n",
+        w.hash_block_tokens, w.hash_block_tokens);
   if (w.streams > 0)
     out << fmt::format(
         "note: {} requests shared a conversation's token stream, which servesim CSV has no "

@@ -1,13 +1,13 @@
 #include "core/config.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 namespace servesim {
 namespace {
@@ -82,8 +82,10 @@ Document::Document(const std::string& text, std::string file) : m_file(std::move
   }
   if (m_root.IsNull()) m_root = YAML::Node(YAML::NodeType::Map);
   if (!m_root.IsMap())
-    throw InputError(fmt::format("{}: the top level must be a map of sections (workload, "
-                                 "step_time, scheduler, kv, seed)", m_file));
+    throw InputError(
+        fmt::format("{}: the top level must be a map of sections (workload, "
+                    "step_time, scheduler, kv, seed)",
+                    m_file));
 }
 
 std::shared_ptr<Document> Document::load_file(const std::string& path) {
@@ -170,8 +172,7 @@ void Document::check_all_read() const { check_node(m_root, ""); }
 
 void Document::check_node(const YAML::Node& node, const std::string& path) const {
   if (node.IsSequence()) {
-    for (size_t i = 0; i < node.size(); ++i)
-      check_node(node[i], fmt::format("{}[{}]", path, i));
+    for (size_t i = 0; i < node.size(); ++i) check_node(node[i], fmt::format("{}[{}]", path, i));
     return;
   }
   if (!node.IsMap()) return;
@@ -228,7 +229,8 @@ std::string Cfg::existing_file(const std::string& key, const std::string& what) 
   std::error_code ec;
   if (!std::filesystem::is_regular_file(p, ec))
     fail(key, fmt::format("no such {} ({}; relative paths are resolved against the config "
-                          "file's folder)", what, printable(p.string(), 1024)));
+                          "file's folder)",
+                          what, printable(p.string(), 1024)));
   return p.string();
 }
 
@@ -239,10 +241,11 @@ void Cfg::fail(const std::string& key, const std::string& allowed) const {
   const YAML::Node& self = m_node;
   YAML::Node n = self[key];
   if (!n.IsDefined())
-    throw InputError(fmt::format("{} in {} at {}: {}", key_path(key), m_path.empty() ? "config" : m_path,
-                                 m_doc->where(m_node, m_path), allowed));
-  throw InputError(
-      fmt::format("{} = {} at {}: {}", key_path(key), describe(n), m_doc->where(n, key_path(key)), allowed));
+    throw InputError(fmt::format("{} in {} at {}: {}", key_path(key),
+                                 m_path.empty() ? "config" : m_path, m_doc->where(m_node, m_path),
+                                 allowed));
+  throw InputError(fmt::format("{} = {} at {}: {}", key_path(key), describe(n),
+                               m_doc->where(n, key_path(key)), allowed));
 }
 
 YAML::Node Cfg::require(const std::string& key, const char* what) const {
@@ -259,8 +262,8 @@ YAML::Node Cfg::require(const std::string& key, const char* what) const {
         }
       }
     throw InputError(fmt::format("{}: required key missing in {} at {} ({}){}", key_path(key),
-                                 m_path.empty() ? "the top level" : m_path, m_doc->where(m_node, m_path),
-                                 what, hint));
+                                 m_path.empty() ? "the top level" : m_path,
+                                 m_doc->where(m_node, m_path), what, hint));
   }
   return n;
 }
@@ -308,7 +311,8 @@ int64_t Cfg::to_int(const YAML::Node& n, const std::string& key, IntRange r) con
     v = static_cast<int64_t>(d);
   }
   if (v < r.min || v > r.max) {
-    if (r.max == std::numeric_limits<int64_t>::max()) fail(key, fmt::format("must be >= {}", r.min));
+    if (r.max == std::numeric_limits<int64_t>::max())
+      fail(key, fmt::format("must be >= {}", r.min));
     fail(key, fmt::format("must be an integer from {} to {}", r.min, r.max));
   }
   return v;
@@ -397,7 +401,8 @@ std::string Cfg::one_of(const std::vector<std::string>& alternatives) const {
       }
     fail("", fmt::format("needs exactly one of {}{}", join_names(alternatives), hint));
   }
-  fail("", fmt::format("give only one of {} (found {})", join_names(alternatives), join_names(present)));
+  fail("", fmt::format("give only one of {} (found {})", join_names(alternatives),
+                       join_names(present)));
 }
 
 }  // namespace servesim

@@ -5,6 +5,8 @@
 // component asks for (present or not) is recorded; Document::check_all_read() then rejects every
 // key nobody asked for, naming it, where it is and which keys are valid there. Errors throw
 // InputError with "key.path = value at file:line:col: what is allowed".
+#include <yaml-cpp/yaml.h>
+
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -13,8 +15,6 @@
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <yaml-cpp/yaml.h>
 
 #include "core/errors.h"
 
@@ -92,7 +92,8 @@ class Cfg {
   [[nodiscard]] std::string get_string(const std::string& key) const;
   [[nodiscard]] std::string get_string(const std::string& key, const std::string& def) const;
   /// A required name from a fixed list; the message lists the valid ones.
-  [[nodiscard]] std::string get_choice(const std::string& key, const std::vector<std::string>& valid) const;
+  [[nodiscard]] std::string get_choice(const std::string& key,
+                                       const std::vector<std::string>& valid) const;
   [[nodiscard]] std::string get_choice(const std::string& key, const std::string& def,
                                        const std::vector<std::string>& valid) const;
   /// The single key present among `alternatives` (exactly one must be given).
@@ -108,7 +109,8 @@ class Cfg {
  private:
   [[nodiscard]] YAML::Node lookup(const std::string& key) const;  // records the query
   [[nodiscard]] YAML::Node require(const std::string& key, const char* what) const;
-  [[nodiscard]] std::string scalar(const YAML::Node& n, const std::string& key, const char* what) const;
+  [[nodiscard]] std::string scalar(const YAML::Node& n, const std::string& key,
+                                   const char* what) const;
   [[nodiscard]] int64_t to_int(const YAML::Node& n, const std::string& key, IntRange r) const;
   [[nodiscard]] double to_real(const YAML::Node& n, const std::string& key, RealRange r) const;
 
@@ -122,6 +124,7 @@ class Cfg {
 /// "a, b, c" from a list of names.
 [[nodiscard]] std::string join_names(const std::vector<std::string>& names);
 /// " (did you mean X?)" when some name is close to `given`, else "".
-[[nodiscard]] std::string did_you_mean(const std::string& given, const std::vector<std::string>& names);
+[[nodiscard]] std::string did_you_mean(const std::string& given,
+                                       const std::vector<std::string>& names);
 
 }  // namespace servesim

@@ -1,12 +1,12 @@
 #include "core/csv_columns.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
 #include <limits>
-
-#include <fmt/format.h>
 
 #include "core/errors.h"
 
@@ -15,7 +15,8 @@ namespace {
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -57,22 +58,32 @@ struct GetArea : std::streambuf {
 }  // namespace
 
 CsvColumns::CsvColumns(std::string path, std::vector<std::string> columns)
-    : m_path(std::move(path)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
-      m_file(m_path, std::ios::binary), m_in(&m_file), m_required(m_columns.size()) {
+    : m_path(std::move(path)),
+      m_name(printable(m_path, 1024)),
+      m_columns(std::move(columns)),
+      m_file(m_path, std::ios::binary),
+      m_in(&m_file),
+      m_required(m_columns.size()) {
   if (!m_file) throw InputError(fmt::format("{}: cannot open file", m_name));
   read_header();
 }
 
 CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns)
-    : m_path(std::move(name)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
-      m_in(&in), m_required(m_columns.size()) {
+    : m_path(std::move(name)),
+      m_name(printable(m_path, 1024)),
+      m_columns(std::move(columns)),
+      m_in(&in),
+      m_required(m_columns.size()) {
   read_header();
 }
 
 CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::string> columns,
                        const std::vector<std::string>& optional)
-    : m_path(std::move(name)), m_name(printable(m_path, 1024)), m_columns(std::move(columns)),
-      m_in(&in), m_required(m_columns.size()) {
+    : m_path(std::move(name)),
+      m_name(printable(m_path, 1024)),
+      m_columns(std::move(columns)),
+      m_in(&in),
+      m_required(m_columns.size()) {
   m_columns.insert(m_columns.end(), optional.begin(), optional.end());
   read_header();
 }
@@ -85,8 +96,10 @@ bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes,
   if (buf == nullptr) return false;
   if (traits::eq_int_type(buf->sgetc(), traits::eof())) return false;
   const auto too_long = [&] {
-    throw InputError(fmt::format("{}:{}: line longer than {} bytes (it starts \"{}\"): not a "
-                                 "{}", name, line_no, max_bytes, printable(line), what));
+    throw InputError(
+        fmt::format("{}:{}: line longer than {} bytes (it starts \"{}\"): not a "
+                    "{}",
+                    name, line_no, max_bytes, printable(line), what));
   };
   for (;;) {
     // Whole runs of the buffer's bytes at a time, found with memchr.
@@ -125,8 +138,10 @@ void CsvColumns::read_header() {
   bool more = read_line();
   // Spreadsheets save "Unicode text" as UTF-16; its byte-order mark is FF FE or FE FF.
   if (more && (starts_with(m_line, "\xFF\xFE") || starts_with(m_line, "\xFE\xFF")))
-    throw InputError(fmt::format("{}:1: the file is UTF-16 text (it starts with a UTF-16 "
-                                 "byte-order mark); save it as UTF-8 or ASCII", m_name));
+    throw InputError(
+        fmt::format("{}:1: the file is UTF-16 text (it starts with a UTF-16 "
+                    "byte-order mark); save it as UTF-8 or ASCII",
+                    m_name));
   if (more && starts_with(m_line, "\xEF\xBB\xBF")) m_line.erase(0, 3);  // UTF-8 byte-order mark
   while (more && trim(m_line).empty()) more = read_line();
   if (!more)
@@ -186,8 +201,8 @@ bool CsvColumns::next_row_starting(std::string_view prefix) {
 }
 
 void CsvColumns::bad(size_t k, const std::string& allowed) const {
-  throw InputError(fmt::format("{}:{}: column {} = {}: must be {}", m_name, m_line_no,
-                               m_columns[k], quote_input(field(k)), allowed));
+  throw InputError(fmt::format("{}:{}: column {} = {}: must be {}", m_name, m_line_no, m_columns[k],
+                               quote_input(field(k)), allowed));
 }
 
 int64_t CsvColumns::integer(size_t k, int64_t min, int64_t max) const {

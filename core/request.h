@@ -46,7 +46,7 @@ struct Request {
   /// the prompt plus every token generated so far. Prefill is done when context == target.
   int32_t prefill_target = 0;
   int32_t generated_tokens = 0;  ///< output tokens produced so far
-  int64_t kv_held_tokens = 0;     ///< KV capacity held (reserved or allocated), in tokens
+  int64_t kv_held_tokens = 0;    ///< KV capacity held (reserved or allocated), in tokens
   int32_t preemptions = 0;
   int32_t swap_preemptions = 0;  ///< of `preemptions`, those by swapping (preemption_mode: swap)
   uint32_t replica = 0;          ///< the replica serving it (0 without a cluster)
@@ -55,7 +55,7 @@ struct Request {
   uint32_t prefill_replica = k_no_replica;
   int32_t prefill_preemptions = 0;       ///< of `preemptions`, those on prefill_replica
   int32_t prefill_swap_preemptions = 0;  ///< of `swap_preemptions`, those on prefill_replica
-  uint32_t admission_seq = 0;    ///< order of the latest admission, for newest-first preemption
+  uint32_t admission_seq = 0;  ///< order of the latest admission, for newest-first preemption
 
   // Prefix caching (kv.prefix_caching): the KV blocks held, in order; identities of the
   // prompt's blocks worked out from block_hashes at first admission; how many held blocks

@@ -1,8 +1,8 @@
 #pragma once
 // What every fuzz harness checks besides "no crash": an InputError's message is short, starts
 // where it should (the trace's name, "--set"), and carries no raw control characters or invalid
-// UTF-8 (input echoed into it must go through servesim::printable()). A failed check aborts, which libFuzzer
-// reports as a finding with the input that caused it.
+// UTF-8 (input echoed into it must go through servesim::printable()). A failed check aborts, which
+// libFuzzer reports as a finding with the input that caused it.
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>

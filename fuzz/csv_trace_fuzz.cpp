@@ -48,7 +48,8 @@ void replay_dependencies(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   servesim::fuzz::fuzz_trace_reader(
-      data, size, [](std::istream& in, const char* name) { return servesim::read_csv_trace(in, name); },
+      data, size,
+      [](std::istream& in, const char* name) { return servesim::read_csv_trace(in, name); },
       "fuzz.csv");
   replay_dependencies(data, size);
   return 0;

@@ -23,7 +23,8 @@ int fuzz_trace_reader(const uint8_t* data, size_t size, Reader read, const char*
     if (rows.empty()) finding("a trace with no requests was accepted", "");
     for (size_t i = 0; i < rows.size(); ++i) {
       const auto& r = rows[i];
-      if (r.arrival.count_ns() < 0) finding("negative arrival", std::to_string(r.arrival.count_ns()));
+      if (r.arrival.count_ns() < 0)
+        finding("negative arrival", std::to_string(r.arrival.count_ns()));
       if (i > 0 && r.arrival < rows[i - 1].arrival) finding("rows not sorted by arrival", "");
       if (i > 0 && r.arrival == rows[i - 1].arrival && r.id < rows[i - 1].id)
         finding("equal arrivals out of file order", "");

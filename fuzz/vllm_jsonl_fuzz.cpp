@@ -3,6 +3,7 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   return servesim::fuzz::fuzz_trace_reader(
-      data, size, [](std::istream& in, const char* name) { return servesim::read_vllm_jsonl(in, name); },
+      data, size,
+      [](std::istream& in, const char* name) { return servesim::read_vllm_jsonl(in, name); },
       "fuzz.jsonl");
 }

@@ -1,11 +1,11 @@
 #include "metrics/metrics.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace servesim {
 
@@ -148,8 +148,7 @@ void MetricsRecorder::record(const Request& r) {
   if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[r.replica]]);
 }
 
-SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s,
-                                        int64_t accelerators) {
+SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s, int64_t accelerators) {
   SloSummary o;
   o.percentile = m_slo->percentile;
   o.accelerators = accelerators;
@@ -158,8 +157,8 @@ SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s,
   };
   // The percentile is reported in whole nanoseconds (as simulated times are), but checked
   // unrounded, allowing only for the noise of times held as double seconds (1e-12 relative).
-  const auto check = [&](double target_ms, Time target, QuantileSketch& q, int64_t met,
-                         int64_t of, bool met_when_empty) {
+  const auto check = [&](double target_ms, Time target, QuantileSketch& q, int64_t met, int64_t of,
+                         bool met_when_empty) {
     SloCheck c;
     c.target_ms = target_ms;
     c.requests_met = met;
@@ -311,8 +310,8 @@ void MetricsRecorder::pool_summaries(Summary& s, const RunStats& stats) {
   }
   if (stats.kv_transfer) {
     KvTransferStats k = *stats.kv_transfer;  // finish() sorts the sketches
-    s.kv_transfer = KvTransferSummary{k.transfers, k.bytes, finish(k.transfer_s),
-                                      finish(k.admit_wait_s)};
+    s.kv_transfer =
+        KvTransferSummary{k.transfers, k.bytes, finish(k.transfer_s), finish(k.admit_wait_s)};
   }
 }
 

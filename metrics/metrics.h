@@ -69,9 +69,9 @@ struct ReplicaSummary {
   /// TTFT of the requests routed here; TPOT and E2E of those that finished here.
   Distribution ttft_s, tpot_s, e2e_s;
   std::optional<SloSummary> slo;  ///< with an `slo` config section
-  std::string pool;        ///< with cluster.pools: its pool's name
-  int64_t handed_off = 0;  ///< prefill: requests whose KV left for a decode replica
-  int64_t received = 0;    ///< decode: transferred requests admitted
+  std::string pool;               ///< with cluster.pools: its pool's name
+  int64_t handed_off = 0;         ///< prefill: requests whose KV left for a decode replica
+  int64_t received = 0;           ///< decode: transferred requests admitted
 };
 
 /// One pool of cluster.pools (Summary::pools): its replicas' totals.
@@ -81,9 +81,9 @@ struct PoolSummary {
   int64_t accelerators = 0;  ///< of all its replicas
   int64_t routed = 0, requests = 0, handed_off = 0, received = 0, finished = 0, steps = 0;
   int64_t preemptions = 0, swap_preemptions = 0;
-  double busy_share = 0;     ///< its replicas' mean
+  double busy_share = 0;  ///< its replicas' mean
   int64_t kv_capacity_tokens = 0;
-  int64_t kv_peak_used_tokens = 0;  ///< sum of its replicas' peaks
+  int64_t kv_peak_used_tokens = 0;                          ///< sum of its replicas' peaks
   double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
   /// Over its replicas' requests, attributed as in ReplicaSummary.
   Distribution ttft_s, tpot_s, e2e_s;
@@ -102,13 +102,13 @@ struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
   int64_t rejected = 0;
-  int64_t unfinished = 0;  ///< arrived but not served when a bounded run stopped
-  std::string stopped_by;  ///< empty for a complete run
+  int64_t unfinished = 0;     ///< arrived but not served when a bounded run stopped
+  std::string stopped_by;     ///< empty for a complete run
   int64_t prompt_tokens = 0;  ///< of finished requests
   int64_t output_tokens = 0;  ///< of finished requests
   double first_arrival_s = 0;
   double last_release_s = 0;
-  double duration_s = 0;      ///< last release - first arrival
+  double duration_s = 0;  ///< last release - first arrival
   double output_tokens_per_s = 0;
   double requests_per_s = 0;  ///< finished requests / duration
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
@@ -121,17 +121,17 @@ struct Summary {
   int64_t prefill_tokens_computed = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t kv_peak_used_tokens = 0;
-  int64_t peak_in_flight = 0;  ///< most requests queued or running at once
+  int64_t peak_in_flight = 0;                    ///< most requests queued or running at once
   std::optional<KvManager::PrefixStats> prefix;  ///< with kv.prefix_caching
   std::vector<std::pair<std::string, int64_t>> workload_counters;  ///< rows skipped, capped...
   // Only when the step-time model reports what a step moves and computes (roofline):
-  std::optional<double> mbu;  ///< bytes moved / (busy time x peak bandwidth)
-  std::optional<double> mfu;  ///< flops / (busy time x peak FLOP/s)
+  std::optional<double> mbu;                         ///< bytes moved / (busy time x peak bandwidth)
+  std::optional<double> mfu;                         ///< flops / (busy time x peak FLOP/s)
   std::optional<double> bandwidth_bound_step_share;  ///< bandwidth-bound steps / steps
-  std::optional<SloSummary> slo;  ///< with an `slo` config section
+  std::optional<SloSummary> slo;                     ///< with an `slo` config section
   /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
   std::vector<ReplicaSummary> replicas;
-  std::vector<PoolSummary> pools;               ///< with cluster.pools
+  std::vector<PoolSummary> pools;                ///< with cluster.pools
   std::optional<KvTransferSummary> kv_transfer;  ///< with prefill/decode pools
 };
 

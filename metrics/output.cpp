@@ -1,12 +1,12 @@
 #include "metrics/output.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "core/errors.h"
 
@@ -14,7 +14,7 @@ namespace servesim {
 namespace {
 
 nlohmann::ordered_json dist_json(const Distribution& d) {
-  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50}, {"p90", d.p90},
+  return {{"count", d.count}, {"mean", d.mean}, {"p50", d.p50},    {"p90", d.p90},
           {"p99", d.p99},     {"max", d.max},   {"exact", d.exact}};
 }
 
@@ -119,9 +119,8 @@ std::string replica_table(const Summary& s) {
     if (slo && slo->ttft) fmt::format_to(it, "{:>10}", r.slo ? share(r.slo->ttft) : "-");
     if (slo && slo->tpot) fmt::format_to(it, "{:>10}", r.slo ? share(r.slo->tpot) : "-");
     if (all)
-      fmt::format_to(it, "{:>10}", r.slo && r.requests
-                                       ? fmt::format("{:.1f}%", 100.0 * r.slo->attainment)
-                                       : "-");
+      fmt::format_to(it, "{:>10}",
+                     r.slo && r.requests ? fmt::format("{:.1f}%", 100.0 * r.slo->attainment) : "-");
     fmt::format_to(it, "\n");
   };
   // Replicas are named as in cluster.links: pool[i], i counted within the pool.
@@ -203,9 +202,9 @@ nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, 
   if (s.prefix) {
     const auto& p = *s.prefix;
     j["prefix_cache"] = {
-        {"hit_rate", p.queried_tokens ? static_cast<double>(p.hit_tokens) /
-                                            static_cast<double>(p.queried_tokens)
-                                      : 0.0},
+        {"hit_rate", p.queried_tokens
+                         ? static_cast<double>(p.hit_tokens) / static_cast<double>(p.queried_tokens)
+                         : 0.0},
         {"hit_tokens", p.hit_tokens},
         {"queried_tokens", p.queried_tokens},
         {"block_hit_rate", p.queried_blocks ? static_cast<double>(p.hit_blocks) /
@@ -268,30 +267,34 @@ std::string summary_table(const Summary& s) {
                  s.swap_preemptions ? fmt::format(", {} by swapping", s.swap_preemptions) : "");
   fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
                  s.output_tokens_per_s, s.requests_per_s, s.duration_s);
-  fmt::format_to(it, "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
-                     "KV peak {} of {} tokens\n",
+  fmt::format_to(it,
+                 "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
+                 "KV peak {} of {} tokens\n",
                  s.steps, s.mean_batch_sequences, 100.0 * s.busy_share, s.kv_peak_used_tokens,
                  s.kv_capacity_tokens);
   if (!s.replicas.empty()) {
-    const auto [lo, hi] = std::minmax_element(
-        s.replicas.begin(), s.replicas.end(),
-        [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.busy_share < b.busy_share; });
-    fmt::format_to(it, "cluster    {} replicas, busy {:.1f}% to {:.1f}%, routed {} to {} requests each\n",
-                   s.replicas.size(), 100.0 * lo->busy_share, 100.0 * hi->busy_share,
-                   std::min_element(s.replicas.begin(), s.replicas.end(),
-                                    [](const ReplicaSummary& a, const ReplicaSummary& b) {
-                                      return a.routed < b.routed;
-                                    })->routed,
-                   std::max_element(s.replicas.begin(), s.replicas.end(),
-                                    [](const ReplicaSummary& a, const ReplicaSummary& b) {
-                                      return a.routed < b.routed;
-                                    })->routed);
+    const auto [lo, hi] = std::minmax_element(s.replicas.begin(), s.replicas.end(),
+                                              [](const ReplicaSummary& a, const ReplicaSummary& b) {
+                                                return a.busy_share < b.busy_share;
+                                              });
+    fmt::format_to(
+        it, "cluster    {} replicas, busy {:.1f}% to {:.1f}%, routed {} to {} requests each\n",
+        s.replicas.size(), 100.0 * lo->busy_share, 100.0 * hi->busy_share,
+        std::min_element(
+            s.replicas.begin(), s.replicas.end(),
+            [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.routed < b.routed; })
+            ->routed,
+        std::max_element(
+            s.replicas.begin(), s.replicas.end(),
+            [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.routed < b.routed; })
+            ->routed);
   }
   for (const PoolSummary& p : s.pools) {
     fmt::format_to(it, "pool       {} ({}, {} replicas, {} accelerators): busy {:.1f}%, ", p.name,
                    p.role, p.replicas, p.accelerators, 100.0 * p.busy_share);
     if (p.role == "prefill")
-      fmt::format_to(it, "routed {}, handed off {}, finished {}", p.routed, p.handed_off, p.finished);
+      fmt::format_to(it, "routed {}, handed off {}, finished {}", p.routed, p.handed_off,
+                     p.finished);
     else if (p.role == "decode")
       fmt::format_to(it, "received {}, finished {}", p.received, p.finished);
     else
@@ -305,20 +308,23 @@ std::string summary_table(const Summary& s) {
     fmt::format_to(it, "\n");
   }
   if (s.kv_transfer)
-    fmt::format_to(it, "kv move    {} transfers, {:.3f} GB; transfer mean {:.3f} ms, p99 {:.3f} ms; "
-                       "wait for decode KV mean {:.3f} ms, p99 {:.3f} ms\n",
+    fmt::format_to(it,
+                   "kv move    {} transfers, {:.3f} GB; transfer mean {:.3f} ms, p99 {:.3f} ms; "
+                   "wait for decode KV mean {:.3f} ms, p99 {:.3f} ms\n",
                    s.kv_transfer->transfers, s.kv_transfer->bytes / 1e9,
                    s.kv_transfer->transfer_s.mean * 1e3, s.kv_transfer->transfer_s.p99 * 1e3,
                    s.kv_transfer->admit_wait_s.mean * 1e3, s.kv_transfer->admit_wait_s.p99 * 1e3);
   if (s.mbu && s.mfu && s.bandwidth_bound_step_share)
-    fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
-                       "bandwidth-bound\n",
+    fmt::format_to(it,
+                   "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
+                   "bandwidth-bound\n",
                    100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
   for (const auto& [name, n] : s.workload_counters)
     if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
   if (s.prefix)
-    fmt::format_to(it, "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
-                       "blocks evicted\n",
+    fmt::format_to(it,
+                   "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
+                   "blocks evicted\n",
                    s.prefix->queried_tokens ? 100.0 * static_cast<double>(s.prefix->hit_tokens) /
                                                   static_cast<double>(s.prefix->queried_tokens)
                                             : 0.0,
@@ -328,8 +334,9 @@ std::string summary_table(const Summary& s) {
     std::string checks;
     if (slo.ttft) checks += slo_check_text("TTFT", slo.percentile, *slo.ttft) + "; ";
     if (slo.tpot) checks += slo_check_text("TPOT", slo.percentile, *slo.tpot) + "; ";
-    fmt::format_to(it, "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
-                       "accelerator of {})\n",
+    fmt::format_to(it,
+                   "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
+                   "accelerator of {})\n",
                    checks, 100.0 * slo.attainment, slo.ttft && slo.tpot ? "both" : "it",
                    slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
   }
@@ -337,7 +344,8 @@ std::string summary_table(const Summary& s) {
                  "p99", "max");
   auto row = [&](const char* name, const Distribution& d, double scale, const char* unit) {
     fmt::format_to(it, "{:<12}{:>12.3f}{:>12.3f}{:>12.3f}{:>12.3f}{:>12.3f}  {}\n", name,
-                   d.mean * scale, d.p50 * scale, d.p90 * scale, d.p99 * scale, d.max * scale, unit);
+                   d.mean * scale, d.p50 * scale, d.p90 * scale, d.p99 * scale, d.max * scale,
+                   unit);
   };
   row("TTFT", s.ttft_s, 1e3, "ms");
   row("TPOT", s.tpot_s, 1e3, "ms");

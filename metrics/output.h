@@ -1,17 +1,16 @@
 #pragma once
 // Results as files. Every file is written under a temporary name and renamed into place only
 // once all of them are written, so an interrupted run never leaves a file that looks complete.
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
 #include <deque>
 #include <fstream>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <fmt/format.h>
-
-#include <nlohmann/json.hpp>
-#include <yaml-cpp/yaml.h>
 
 #include "core/request.h"
 #include "metrics/metrics.h"
@@ -35,7 +34,7 @@ class RequestsCsvWriter final : public RequestRecorder {
 
   std::ostream& m_out;
   fmt::memory_buffer m_buf;
-  std::deque<std::string> m_held;  // m_held[i]: the row of id m_next_id + i ("" until it comes)
+  std::deque<std::string> m_held;    // m_held[i]: the row of id m_next_id + i ("" until it comes)
   std::vector<std::string> m_spare;  // emptied rows, kept for their capacity
   uint64_t m_next_id = 0;
 };

@@ -1,11 +1,11 @@
 // requests.csv: one row per request as it leaves the engine (RequestsCsvWriter, metrics/output.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 #include "metrics/output.h"
 

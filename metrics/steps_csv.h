@@ -1,8 +1,8 @@
 #pragma once
 // steps.csv (servesim run --steps): one row per step, in the order steps start.
-#include <ostream>
-
 #include <fmt/format.h>
+
+#include <ostream>
 
 #include "sim/step_observer.h"
 

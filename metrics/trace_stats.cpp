@@ -98,10 +98,11 @@ Json TraceStats::figures() {
     int64_t in_sessions = 0, most = 0;
     for (const auto& [session, turns] : m_turns) in_sessions += turns, most = std::max(most, turns);
     const auto sessions = static_cast<int64_t>(m_turns.size());
-    j["sessions"] = {{"sessions", sessions},
-                     {"requests_in_sessions", in_sessions},
-                     {"turns_mean", static_cast<double>(in_sessions) / static_cast<double>(sessions)},
-                     {"turns_max", most}};
+    j["sessions"] = {
+        {"sessions", sessions},
+        {"requests_in_sessions", in_sessions},
+        {"turns_mean", static_cast<double>(in_sessions) / static_cast<double>(sessions)},
+        {"turns_max", most}};
   }
   return j;
 }

@@ -7,10 +7,9 @@
 // prefix-reuse set (one 64-bit hash per distinct prefix of block_hashes), and one counter per
 // session when the trace has sessions.
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <unordered_map>
 #include <unordered_set>
-
-#include <nlohmann/json.hpp>
 
 #include "core/quantiles.h"
 #include "core/request.h"

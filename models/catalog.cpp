@@ -1,13 +1,13 @@
 #include "models/catalog.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <span>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "models/embedded_catalog.h"
 

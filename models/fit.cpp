@@ -1,13 +1,13 @@
 #include "models/fit.h"
 
+#include <fmt/format.h>
+
+#include <Eigen/Dense>
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
 #include <numeric>
-
-#include <Eigen/Dense>
-#include <fmt/format.h>
 
 #include "core/config.h"
 #include "core/errors.h"
@@ -17,16 +17,23 @@ namespace servesim {
 namespace {
 
 constexpr size_t k_features = 7;
-constexpr std::array<const char*, k_features> k_linear_keys{
-    "base_ms", "per_seq_ms", "per_context_token_ms", "per_prefill_token_ms",
-    "per_prefill_token_sq_ms", "per_mixed_context_token_ms", "per_token_above_knee_ms"};
+constexpr std::array<const char*, k_features> k_linear_keys{"base_ms",
+                                                            "per_seq_ms",
+                                                            "per_context_token_ms",
+                                                            "per_prefill_token_ms",
+                                                            "per_prefill_token_sq_ms",
+                                                            "per_mixed_context_token_ms",
+                                                            "per_token_above_knee_ms"};
 
 /// The linear model's terms; the last, the hinge, is max(0, tokens - knee).
 std::array<double, k_features> features(const StepShape& s, int64_t knee) {
   const int64_t tokens = s.prefill_tokens + s.decode_sequences;
   const auto ctx = static_cast<double>(s.decode_context_tokens);
-  return {1.0, static_cast<double>(s.sequences), ctx,
-          static_cast<double>(s.prefill_tokens), s.prefill_tokens_sq,
+  return {1.0,
+          static_cast<double>(s.sequences),
+          ctx,
+          static_cast<double>(s.prefill_tokens),
+          s.prefill_tokens_sq,
           s.prefill_tokens > 0 ? ctx : 0.0,
           static_cast<double>(std::max<int64_t>(0, tokens - knee))};
 }
@@ -59,7 +66,7 @@ class LinearFitted final : public FittedModel {
 // Relative least squares with non-negative coefficients; returns the coefficients and the sum
 // of squared relative errors.
 std::pair<std::array<double, k_features>, double> fit_terms(const std::vector<StepSample>& samples,
-                                                             int64_t knee, bool hinge) {
+                                                            int64_t knee, bool hinge) {
   const size_t n = hinge ? k_features : k_features - 1;
   std::vector<std::vector<double>> rows;
   std::vector<double> b;
@@ -93,7 +100,8 @@ class TableFitted final : public FittedModel {
   }
   std::string yaml() const override {
     std::string out = "kind: table\npoints:\n";
-    for (const auto& [b, ms] : m_points) out += fmt::format("  - {{batch: {}, ms: {:.6g}}}\n", b, ms);
+    for (const auto& [b, ms] : m_points)
+      out += fmt::format("  - {{batch: {}, ms: {:.6g}}}\n", b, ms);
     out += fmt::format("prefill_ms_per_token: {:.9g}\n", m_per_token);
     return out;
   }
@@ -114,7 +122,8 @@ class TableFitted final : public FittedModel {
 
 }  // namespace
 
-std::vector<double> nnls(const std::vector<std::vector<double>>& rows, const std::vector<double>& b) {
+std::vector<double> nnls(const std::vector<std::vector<double>>& rows,
+                         const std::vector<double>& b) {
   const size_t n = rows.empty() ? 0 : rows.front().size();
   Eigen::MatrixXd a(static_cast<Eigen::Index>(rows.size()), static_cast<Eigen::Index>(n));
   for (size_t i = 0; i < rows.size(); ++i)
@@ -196,14 +205,19 @@ class RooflineFitted final : public FittedModel {
  public:
   RooflineFitted(std::shared_ptr<const StepTimeModel> ideal, std::string base_yaml, double eb,
                  double ec, double overhead)
-      : m_ideal(std::move(ideal)), m_base(std::move(base_yaml)), m_eb(eb), m_ec(ec), m_o(overhead) {}
+      : m_ideal(std::move(ideal)),
+        m_base(std::move(base_yaml)),
+        m_eb(eb),
+        m_ec(ec),
+        m_o(overhead) {}
   double predict_ms(const StepShape& s) const override {
     const RooflineTerms t = terms(*m_ideal, s);
     return std::max(t.memory_ms / m_eb, t.compute_ms / m_ec) + t.fixed_ms + m_o;
   }
   std::string yaml() const override {
-    return fmt::format("{}bandwidth_efficiency: {:.4g}\ncompute_efficiency: {:.4g}\noverhead_ms: {:.6g}\n",
-                       m_base, m_eb, m_ec, m_o);
+    return fmt::format(
+        "{}bandwidth_efficiency: {:.4g}\ncompute_efficiency: {:.4g}\noverhead_ms: {:.6g}\n", m_base,
+        m_eb, m_ec, m_o);
   }
   std::string kind() const override { return "roofline"; }
 
@@ -231,9 +245,9 @@ Fitter make_roofline_fitter(const std::string& roofline_yaml) {
   StepShape probe;
   probe.sequences = probe.decode_sequences = 1;
   probe.decode_context_tokens = 1;
-  if (!ideal->cost(probe))
-    throw InputError("calibrate: the roofline model gave no cost");
-  return [ideal, roofline_yaml](const std::vector<StepSample>& samples) -> std::unique_ptr<FittedModel> {
+  if (!ideal->cost(probe)) throw InputError("calibrate: the roofline model gave no cost");
+  return [ideal,
+          roofline_yaml](const std::vector<StepSample>& samples) -> std::unique_ptr<FittedModel> {
     std::vector<RooflineTerms> t;
     t.reserve(samples.size());
     for (const StepSample& s : samples) t.push_back(RooflineFitted::terms(*ideal, s.shape));
@@ -273,7 +287,8 @@ OverheadFit fit_cpu_overhead(const std::vector<std::pair<double, double>>& batch
     throw InputError("cpu overhead: need at least 2 (batch size, ms) points to fit");
   std::vector<std::vector<double>> rows;
   for (const auto& [batch, ms] : batch_ms) {
-    if (!(ms > 0)) throw InputError(fmt::format("cpu overhead: {} ms at batch {}: must be > 0", ms, batch));
+    if (!(ms > 0))
+      throw InputError(fmt::format("cpu overhead: {} ms at batch {}: must be > 0", ms, batch));
     rows.push_back({1.0 / ms, batch / ms});
   }
   const auto x = nnls(rows, std::vector<double>(rows.size(), 1.0));
@@ -282,7 +297,8 @@ OverheadFit fit_cpu_overhead(const std::vector<std::pair<double, double>>& batch
   fit.points = batch_ms.size();
   fit.min_batch = fit.max_batch = batch_ms.front().first;
   for (const auto& [batch, ms] : batch_ms) {
-    const double ape = std::fabs(fit.overhead.per_step_ms + fit.overhead.per_sequence_ms * batch - ms) / ms;
+    const double ape =
+        std::fabs(fit.overhead.per_step_ms + fit.overhead.per_sequence_ms * batch - ms) / ms;
     fit.mape += ape / static_cast<double>(batch_ms.size());
     fit.max_ape = std::max(fit.max_ape, ape);
     fit.min_batch = std::min(fit.min_batch, batch);

@@ -82,7 +82,7 @@ struct FitReport {
   double mape_cv = 0, max_ape_cv = 0;  ///< k-fold cross-validation (each point predicted by a
                                        ///< model fitted without its fold)
   int folds = 0;
-  std::vector<PointError> worst_cv;    ///< largest cross-validated errors, worst first
+  std::vector<PointError> worst_cv;  ///< largest cross-validated errors, worst first
 };
 
 /// In-sample and k-fold errors. Folds are a seeded shuffle, so the report is deterministic.

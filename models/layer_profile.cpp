@@ -304,8 +304,8 @@ class LayerProfileModel final : public StepTimeModel {
     // uniform batch at the mean; the profiler's fit moves the time alpha of the way towards a
     // uniform batch at the longest length.
     if (m_skew_alpha > 0 && n > 1 && static_cast<double>(s.decode_context_max) > kvd) {
-      const double longest =
-          m_p.attention_us(rank_prefill, rank_kvp, share(n), static_cast<double>(s.decode_context_max));
+      const double longest = m_p.attention_us(rank_prefill, rank_kvp, share(n),
+                                              static_cast<double>(s.decode_context_max));
       if (longest > attn) attn += m_skew_alpha * (longest - attn);
     }
     const double layer = attn + m_p.layer_dense_us(rank_tokens) + m_p.moe_us(tokens, m_routing);
@@ -388,8 +388,8 @@ double read_skew_alpha(const Cfg& c, std::filesystem::path folder, double tp) {
   try {
     fit = YAML::LoadFile(meta.string())["skew_fit"];
   } catch (const YAML::Exception& e) {
-    c.fail("skew_alpha", fmt::format("`profile` reads {}, which cannot be read: {}",
-                                     meta.string(), e.what()));
+    c.fail("skew_alpha",
+           fmt::format("`profile` reads {}, which cannot be read: {}", meta.string(), e.what()));
   }
   const auto fail_no_fit = [&] {
     c.fail("skew_alpha",

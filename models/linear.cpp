@@ -4,10 +4,10 @@
 //   + per_mixed_context_token_ms * decode_context_tokens, in steps that also prefill
 //   + per_token_above_knee_ms * max(0, tokens - knee_tokens)
 // The mixed term is there because attention kernels often read decode KV more slowly when the
-// same launch also prefills (vLLM's layer profiles show it). tokens = prefill_tokens + decode_sequences (the tokens the step computes). The last term
-// is a hinge: the weight-bound matrix multiplies cost about the same until the step computes
-// knee_tokens tokens, then grow with every token. Unset coefficients are 0; the coefficients
-// must make every step take time.
+// same launch also prefills (vLLM's layer profiles show it). tokens = prefill_tokens +
+// decode_sequences (the tokens the step computes). The last term is a hinge: the weight-bound
+// matrix multiplies cost about the same until the step computes knee_tokens tokens, then grow with
+// every token. Unset coefficients are 0; the coefficients must make every step take time.
 #include <algorithm>
 
 #include "models/step_time_model.h"
@@ -30,8 +30,11 @@ class LinearModel final : public StepTimeModel {
            m_c.per_context_token_ms * static_cast<double>(s.decode_context_tokens) +
            m_c.per_prefill_token_ms * static_cast<double>(s.prefill_tokens) +
            m_c.per_prefill_token_sq_ms * s.prefill_tokens_sq +
-           (s.prefill_tokens > 0 ? m_c.per_mixed_context_token_ms * static_cast<double>(s.decode_context_tokens) : 0.0) +
-           m_c.per_token_above_knee_ms * static_cast<double>(std::max<int64_t>(0, tokens - m_c.knee_tokens));
+           (s.prefill_tokens > 0
+                ? m_c.per_mixed_context_token_ms * static_cast<double>(s.decode_context_tokens)
+                : 0.0) +
+           m_c.per_token_above_knee_ms *
+               static_cast<double>(std::max<int64_t>(0, tokens - m_c.knee_tokens));
   }
 
  private:

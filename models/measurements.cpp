@@ -1,17 +1,16 @@
 #include "models/measurements.h"
 
-#include "models/layer_profile.h"
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
 
-#include <fmt/format.h>
-
 #include "core/config.h"
 #include "core/csv_columns.h"
 #include "core/errors.h"
+#include "models/layer_profile.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -28,7 +27,8 @@ std::string detect_measurement_format(const std::string& path) {
   if (!in) throw InputError(fmt::format("{}: cannot open measurements", path));
   std::string header;
   std::getline(in, header);
-  if (header.find("prompt_time") != std::string::npos && header.find("token_time") != std::string::npos)
+  if (header.find("prompt_time") != std::string::npos &&
+      header.find("token_time") != std::string::npos)
     return "splitwise";
   return "csv";
 }
@@ -41,7 +41,8 @@ void restrict_region(MeasurementSet& set, const MeasurementFilter& filter) {
            s.shape.decode_context_tokens > *filter.max_kv_per_seq * s.shape.decode_sequences;
   });
   if (set.samples.empty())
-    throw InputError(fmt::format("--max-kv-per-seq {}: no measurement is left", *filter.max_kv_per_seq));
+    throw InputError(
+        fmt::format("--max-kv-per-seq {}: no measurement is left", *filter.max_kv_per_seq));
   set.description += fmt::format(", {} of {} kept with at most {} KV tokens per decoding sequence",
                                  set.samples.size(), before, *filter.max_kv_per_seq);
 }
@@ -98,7 +99,8 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
     const std::string model(csv.field(0)), hw(csv.field(1));
     const auto tp = static_cast<int>(csv.integer(2, 1, 1024));
     groups.insert(fmt::format("--model {} --hardware {} --tp {}", model, hw, tp));
-    if ((f.model && *f.model != model) || (f.hardware && *f.hardware != hw) || (f.tp && *f.tp != tp))
+    if ((f.model && *f.model != model) || (f.hardware && *f.hardware != hw) ||
+        (f.tp && *f.tp != tp))
       continue;
     const int64_t prompt = csv.integer(3, 1, 1 << 24);
     const auto batch = static_cast<int32_t>(csv.integer(4, 1, 1 << 20));
@@ -113,15 +115,17 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
     dec.shape.sequences = dec.shape.decode_sequences = batch;
     dec.shape.decode_context_tokens = batch * (prompt + tokens / 2);
     dec.ms = csv.positive_real(7);
-    dec.label = fmt::format("line {}: decode batch {}, context {}", csv.line(), batch, prompt + tokens / 2);
+    dec.label =
+        fmt::format("line {}: decode batch {}, context {}", csv.line(), batch, prompt + tokens / 2);
     set.samples.push_back(std::move(pre));
     set.samples.push_back(std::move(dec));
   }
   if (set.samples.empty() || (!f.model && !f.hardware && !f.tp && groups.size() > 1)) {
     std::vector<std::string> g(groups.begin(), groups.end());
     throw InputError(fmt::format("{}: {}; choose one group with:\n  {}", path,
-                                 set.samples.empty() ? "no rows match the selection"
-                                                     : "the file holds several model/hardware/tp groups",
+                                 set.samples.empty()
+                                     ? "no rows match the selection"
+                                     : "the file holds several model/hardware/tp groups",
                                  fmt::join(g, "\n  ")));
   }
   set.description = fmt::format("{} steps ({} prefill, {} decode) from {}", set.samples.size(),
@@ -131,15 +135,17 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
 
 MeasurementSet read_layer_profile(const std::string& dir, const MeasurementFilter& f) {
   if (!f.layers)
-    throw InputError(fmt::format("{}: layer profiles time one layer; give the model's layer count "
-                                 "with --layers (Llama-3.1-8B: 32, Qwen3-32B: 64, "
-                                 "Qwen3-30B-A3B: 48)", dir));
+    throw InputError(
+        fmt::format("{}: layer profiles time one layer; give the model's layer count "
+                    "with --layers (Llama-3.1-8B: 32, Qwen3-32B: 64, "
+                    "Qwen3-30B-A3B: 48)",
+                    dir));
   const LayerProfile profile(dir, *f.layers);
   MeasurementSet set;
   int skipped = 0;
   for (const AttentionRow& r : profile.attention_rows()) {
     if (r.kv_prefill > 0 || r.prefill_chunk + r.n_decode == 0) {  // no StepShape-only form
-      ++skipped;                                                   // fits a chunk's prefix
+      ++skipped;                                                  // fits a chunk's prefix
       continue;
     }
     const double tokens = r.prefill_chunk + r.n_decode;
@@ -158,12 +164,14 @@ MeasurementSet read_layer_profile(const std::string& dir, const MeasurementFilte
   if (set.samples.empty()) throw InputError(fmt::format("{}: no usable attention rows", dir));
   set.description = fmt::format(
       "{} steps composed from the layer profiles in {} x {} layers ({} chunk-continuation rows "
-      "skipped)", set.samples.size(), dir, *f.layers, skipped);
+      "skipped)",
+      set.samples.size(), dir, *f.layers, skipped);
   if (profile.is_moe()) {  // routed as moe.csv shows, on the profiled GPU alone
     const ExpertRouting& r = profile.default_routing();
-    set.description += fmt::format("; mixture of experts: {} of {} experts per token, expert "
-                                   "parallel {}, expected distinct experts per step",
-                                   r.top_k, r.experts, r.expert_parallel);
+    set.description += fmt::format(
+        "; mixture of experts: {} of {} experts per token, expert "
+        "parallel {}, expected distinct experts per step",
+        r.top_k, r.experts, r.expert_parallel);
   }
   return set;
 }

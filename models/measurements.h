@@ -10,10 +10,11 @@
 namespace servesim {
 
 struct MeasurementFilter {
-  std::optional<std::string> model;     ///< splitwise: the `model` column; vidur: cpu_overheads.csv's `model_name`
+  std::optional<std::string>
+      model;  ///< splitwise: the `model` column; vidur: cpu_overheads.csv's `model_name`
   std::optional<std::string> hardware;  ///< splitwise: the `hardware` column
-  std::optional<int> tp;                ///< splitwise: `tensor_parallel`; vidur: the tables' TP degree
-  std::optional<int> layers;            ///< layer profiles, vidur: the model's layer count
+  std::optional<int> tp;      ///< splitwise: `tensor_parallel`; vidur: the tables' TP degree
+  std::optional<int> layers;  ///< layer profiles, vidur: the model's layer count
   /// vidur: a catalogue model (name or YAML path) whose hidden size, attention and KV heads and
   /// MLP width pick the tables' rows; its layer count stands in for `layers`.
   std::optional<std::string> model_shape;

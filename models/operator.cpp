@@ -23,6 +23,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/registry.h"
 #include "models/binned_grid.h"
 #include "models/catalog.h"
 #include "models/log_interp.h"
@@ -31,13 +32,12 @@
 #include "models/shape_roofline.h"
 #include "models/step_time_model.h"
 #include "models/step_work.h"
-#include "core/registry.h"
 
 namespace servesim {
 namespace {
 
 using SourceFactory = std::unique_ptr<OperatorSource> (*)(const Cfg& operators,
-                                                           const HardwareSpec& hw);
+                                                          const HardwareSpec& hw);
 
 std::unique_ptr<OperatorSource> make_tables(const Cfg& operators, const HardwareSpec&) {
   return make_operator_tables(operators);

@@ -42,11 +42,11 @@ struct AttentionHeads {
 /// One mixture-of-experts block's shape, as AIConfigurator's moe table keys it.
 struct MoeShape {
   double hidden_size = 0;
-  double inter_size = 0;   ///< the full, unsharded expert FFN width
-  double experts = 0;      ///< all experts of the layer
-  double top_k = 0;        ///< experts per token
-  double moe_tp = 1;       ///< tensor parallelism inside the expert FFNs
-  double moe_ep = 1;       ///< expert parallelism
+  double inter_size = 0;  ///< the full, unsharded expert FFN width
+  double experts = 0;     ///< all experts of the layer
+  double top_k = 0;       ///< experts per token
+  double moe_tp = 1;      ///< tensor parallelism inside the expert FFNs
+  double moe_ep = 1;      ///< expert parallelism
 };
 
 /// Number formats by the tables' own names: GEMMs "bfloat16", "fp8", "fp8_block", "nvfp4" (and

@@ -2,8 +2,8 @@
 // Readers of AIConfigurator's operator CSVs, for the measured-table source
 // (models/operator_tables.h, which states the layout and the interpolation). Each reads one
 // file, keeps only the rows its key selects, records every size those rows measure along each
-// axis into `bp` (the source's breakpoints; the gemm reader records every m of the file), and throws InputError naming what is missing and
-// what the file has.
+// axis into `bp` (the source's breakpoints; the gemm reader records every m of the file), and
+// throws InputError naming what is missing and what the file has.
 #include <array>
 #include <filesystem>
 #include <map>

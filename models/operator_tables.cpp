@@ -10,9 +10,9 @@
 #include <map>
 #include <set>
 
+#include "core/errors.h"
 #include "models/log_interp.h"
 #include "models/operator_table_readers.h"
-#include "core/errors.h"
 
 namespace servesim {
 namespace {

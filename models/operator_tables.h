@@ -19,8 +19,8 @@
 #include <memory>
 #include <string>
 
-#include "models/operator_source.h"
 #include "core/config.h"
+#include "models/operator_source.h"
 
 namespace servesim {
 

@@ -1,4 +1,5 @@
 #include "core/registry.h"
+
 #include "models/step_time_model.h"
 
 namespace servesim {

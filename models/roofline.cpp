@@ -16,9 +16,9 @@
 // (right at small batch, low at large batch where most experts are hit); a continuing prefill
 // chunk reads its request's earlier KV, but its FLOPs count only the pairs within the chunk;
 // padding seats cost as decoding ones; KV heads are assumed to split evenly over tp.
-#include <algorithm>
-
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "models/catalog.h"
 #include "models/step_time_model.h"

@@ -29,9 +29,9 @@
 #include <memory>
 #include <string>
 
+#include "core/config.h"
 #include "models/catalog.h"
 #include "models/operator_source.h"
-#include "core/config.h"
 
 namespace servesim {
 

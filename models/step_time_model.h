@@ -35,14 +35,14 @@ struct StepShape {
 
 /// What one step moves and computes on one accelerator (one of a tensor-parallel group).
 struct StepCost {
-  double bytes = 0;                 ///< memory traffic: weights, KV read and KV written
-  double flops = 0;                 ///< arithmetic (OPs for integer dtypes)
-  bool bandwidth_bound = false;     ///< the memory term, not the compute term, set the step time
-  double ideal_ms_bandwidth = 0;    ///< bytes / peak bandwidth
-  double ideal_ms_compute = 0;      ///< flops / peak FLOP/s
-  double peak_bytes_per_s = 0;      ///< the accelerator's peak memory bandwidth
-  double peak_flops_per_s = 0;      ///< its dense peak in the model's compute dtype
-  double step_ms = 0;               ///< what step_ms() returns for the same shape
+  double bytes = 0;               ///< memory traffic: weights, KV read and KV written
+  double flops = 0;               ///< arithmetic (OPs for integer dtypes)
+  bool bandwidth_bound = false;   ///< the memory term, not the compute term, set the step time
+  double ideal_ms_bandwidth = 0;  ///< bytes / peak bandwidth
+  double ideal_ms_compute = 0;    ///< flops / peak FLOP/s
+  double peak_bytes_per_s = 0;    ///< the accelerator's peak memory bandwidth
+  double peak_flops_per_s = 0;    ///< its dense peak in the model's compute dtype
+  double step_ms = 0;             ///< what step_ms() returns for the same shape
 };
 
 class StepTimeModel {
@@ -81,8 +81,8 @@ struct CpuOverhead {
 [[nodiscard]] std::unique_ptr<StepTimeModel> with_cpu_overhead(std::unique_ptr<StepTimeModel> inner,
                                                                CpuOverhead overhead);
 /// Reads the optional `cpu_overhead` map of a step_time section and, when present, wraps `inner`.
-[[nodiscard]] std::unique_ptr<StepTimeModel> apply_cpu_overhead(const Cfg& step_time,
-                                                                std::unique_ptr<StepTimeModel> inner);
+[[nodiscard]] std::unique_ptr<StepTimeModel> apply_cpu_overhead(
+    const Cfg& step_time, std::unique_ptr<StepTimeModel> inner);
 
 std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);

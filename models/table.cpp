@@ -3,12 +3,12 @@
 //   step_ms = interp(sequences) + prefill_ms_per_token * prefill_tokens
 // The points come inline (`points: [{batch: 1, ms: 6.3}, ...]`) or from a CSV file
 // (`points_file: decode.csv` with a header holding `batch` and `ms`; other columns ignored).
-#include <algorithm>
-#include <filesystem>
 #include <fmt/format.h>
 
-#include "core/csv_columns.h"
+#include <algorithm>
+#include <filesystem>
 
+#include "core/csv_columns.h"
 #include "models/step_time_model.h"
 
 namespace servesim {
@@ -51,8 +51,10 @@ std::vector<Point> read_points_file(const Cfg& c) {
   while (csv.next_row()) {
     const auto batch = static_cast<double>(csv.integer(0, 1, 1 << 24));
     if (!points.empty() && batch <= points.back().batch)
-      throw InputError(fmt::format("{}:{}: batch {} after batch {}: rows must be in increasing "
-                                   "batch order", path, csv.line(), batch, points.back().batch));
+      throw InputError(
+          fmt::format("{}:{}: batch {} after batch {}: rows must be in increasing "
+                      "batch order",
+                      path, csv.line(), batch, points.back().batch));
     points.push_back({batch, csv.positive_real(1)});
   }
   return points;

@@ -1,8 +1,7 @@
 #pragma once
 // A sweep's points.csv (what `servesim size` writes) for the report.
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 namespace servesim {
 

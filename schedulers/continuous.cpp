@@ -21,10 +21,10 @@
 // Without chunked_prefill, a prompt longer than max_num_batched_tokens can never run and is
 // rejected at arrival; a recompute prefill (prompt plus generated tokens, after a preemption)
 // longer than the budget is chunked, since otherwise it could never resume.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
-
-#include <fmt/format.h>
 
 #include "schedulers/iteration_level.h"
 
@@ -34,8 +34,10 @@ namespace {
 class ContinuousScheduler final : public Scheduler {
  public:
   explicit ContinuousScheduler(const ContinuousSettings& c)
-      : m_max_seqs(c.max_num_seqs), m_max_tokens(c.max_num_batched_tokens),
-        m_chunked(c.chunked_prefill), m_swap(c.swap) {}
+      : m_max_seqs(c.max_num_seqs),
+        m_max_tokens(c.max_num_batched_tokens),
+        m_chunked(c.chunked_prefill),
+        m_swap(c.swap) {}
 
   [[nodiscard]] int64_t max_running() const override { return m_max_seqs; }
 
@@ -54,8 +56,8 @@ class ContinuousScheduler final : public Scheduler {
     bool saw_prefill = false;
     size_t i = 0;
     // Decodes only while the batch fits: a step cannot take more decodes than its budget.
-    const size_t fast_end = static_cast<size_t>(std::min<int64_t>(
-        static_cast<int64_t>(running.size()), m_budget));
+    const size_t fast_end =
+        static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(running.size()), m_budget));
     for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
       const uint32_t slot = running[i];
       Request& r = s.req(slot);
@@ -90,8 +92,8 @@ class ContinuousScheduler final : public Scheduler {
       m_budget -= chunk;
     }
     // Pass 3: admissions.
-    while (!m_preempted && !s.waiting().empty() && static_cast<int64_t>(s.running().size()) < m_max_seqs &&
-           m_budget > 0) {
+    while (!m_preempted && !s.waiting().empty() &&
+           static_cast<int64_t>(s.running().size()) < m_max_seqs && m_budget > 0) {
       const uint32_t slot = s.waiting().front();
       Request& r = s.req(slot);
       if (s.swapped(slot)) {
@@ -116,9 +118,10 @@ class ContinuousScheduler final : public Scheduler {
 
   std::string never_schedulable(const Request& r) const override {
     if (!m_chunked && r.spec.prompt_tokens > m_max_tokens)
-      return fmt::format("its prompt of {} tokens exceeds scheduler.max_num_batched_tokens = {} "
-                         "and chunked_prefill is off",
-                         r.spec.prompt_tokens, m_max_tokens);
+      return fmt::format(
+          "its prompt of {} tokens exceeds scheduler.max_num_batched_tokens = {} "
+          "and chunked_prefill is off",
+          r.spec.prompt_tokens, m_max_tokens);
     return {};
   }
 
@@ -163,9 +166,8 @@ class ContinuousScheduler final : public Scheduler {
     s.swap_in_at(0);
     m_swap_used -= r.context_tokens;
     s.add_step_overhead(m_swap.transfer(r.context_tokens));
-    s.plan().push_back(r.prefilling()
-                           ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
-                           : StepEntry{slot, EntryKind::Decode, 0});
+    s.plan().push_back(r.prefilling() ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
+                                      : StepEntry{slot, EntryKind::Decode, 0});
     m_budget -= n;
     return true;
   }
@@ -197,8 +199,9 @@ std::unique_ptr<Scheduler> make_continuous(const Cfg& c) {
   const auto max_tokens = c.optional_int("max_num_batched_tokens", {1, int64_t{1} << 40});
   s.chunked_prefill = c.get_bool("chunked_prefill", false);
   if (s.chunked_prefill && !max_tokens)
-    c.fail("chunked_prefill", "chunked_prefill: true needs scheduler.max_num_batched_tokens, "
-                              "the chunk budget of a step");
+    c.fail("chunked_prefill",
+           "chunked_prefill: true needs scheduler.max_num_batched_tokens, "
+           "the chunk budget of a step");
   s.max_num_batched_tokens = max_tokens.value_or(k_unlimited_tokens);
   s.swap = read_swap_settings(c);
   return make_continuous_scheduler(s);
@@ -223,8 +226,9 @@ SwapSettings read_swap_settings(const Cfg& c) {
     // manager it builds knows the bytes, and the first step binds them.
     w.from_kv = true;
     if (c.has("kv_bytes_per_token"))
-      c.fail("kv_bytes_per_token", "must not be given with kv.memory, which already says how "
-                                   "many bytes of KV a token takes");
+      c.fail("kv_bytes_per_token",
+             "must not be given with kv.memory, which already says how "
+             "many bytes of KV a token takes");
   } else {
     if (!c.has("kv_bytes_per_token"))
       c.fail("preemption_mode",

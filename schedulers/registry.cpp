@@ -1,4 +1,5 @@
 #include "core/registry.h"
+
 #include "schedulers/scheduler.h"
 
 namespace servesim {

@@ -19,7 +19,7 @@ namespace servesim {
 
 /// What a router may know of a replica.
 struct ReplicaLoad {
-  int64_t outstanding = 0;   ///< requests queued or running there
+  int64_t outstanding = 0;  ///< requests queued or running there
   int64_t kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
 };
@@ -27,7 +27,8 @@ struct ReplicaLoad {
 class Router {
  public:
   virtual ~Router() = default;
-  [[nodiscard]] virtual uint32_t route(const RequestSpec& r, std::span<const ReplicaLoad> loads) = 0;
+  [[nodiscard]] virtual uint32_t route(const RequestSpec& r,
+                                       std::span<const ReplicaLoad> loads) = 0;
 };
 
 /// Reads cluster.router's `kind` and that kind's keys.

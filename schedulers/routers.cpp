@@ -82,9 +82,9 @@ class PrefixAffinity final : public Router {
   explicit PrefixAffinity(int64_t max_imbalance) : m_max_imbalance(max_imbalance) {}
   uint32_t route(const RequestSpec& r, std::span<const ReplicaLoad> loads) override {
     const uint32_t least = argmin_from(loads, m_start++, outstanding);
-    const uint64_t key = r.content_stream != 0        ? r.content_stream
-                         : !r.block_hashes.empty()    ? r.block_hashes.front() ^ k_hash_domain
-                                                      : 0;
+    const uint64_t key = r.content_stream != 0     ? r.content_stream
+                         : !r.block_hashes.empty() ? r.block_hashes.front() ^ k_hash_domain
+                                                   : 0;
     if (key == 0) return least;
     auto [it, fresh] = m_home.try_emplace(key, least);
     if (!fresh && loads[it->second].outstanding - loads[least].outstanding > m_max_imbalance)
@@ -108,9 +108,7 @@ std::unique_ptr<Router> make_random(const Cfg&, uint64_t seed) {
 std::unique_ptr<Router> make_least_outstanding(const Cfg&, uint64_t) {
   return std::make_unique<LeastOutstanding>();
 }
-std::unique_ptr<Router> make_least_kv(const Cfg&, uint64_t) {
-  return std::make_unique<LeastKv>();
-}
+std::unique_ptr<Router> make_least_kv(const Cfg&, uint64_t) { return std::make_unique<LeastKv>(); }
 std::unique_ptr<Router> make_prefix_affinity(const Cfg& c, uint64_t) {
   return std::make_unique<PrefixAffinity>(c.get_int("max_imbalance", 16, {0, 1'000'000'000}));
 }

@@ -15,8 +15,9 @@
 //     tokens not cached), which must be less than the free KV (as the batch's first new request
 //     found it; the step's decodes and chunk already hold their room) minus what is promised:
 //     new_token_ratio x min(remaining output, 4096) of every running request, the chunked
-//     request's min(output, 4096), and what each request that joined this batch needed. Otherwise admission stops. (An empty engine takes
-//     the head of the queue whatever the estimate, so a request that fits alone always runs.)
+//     request's min(output, 4096), and what each request that joined this batch needed. Otherwise
+//     admission stops. (An empty engine takes the head of the queue whatever the estimate, so a
+//     request that fits alone always runs.)
 //   - budget: if extend exceeds what is left of max_prefill_tokens and the batch already has a
 //     request, admission stops; if it exceeds the chunk budget, it takes a chunk of that size
 //     and closes the batch (it will be the chunked request of the next prefill batch);

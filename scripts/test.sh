@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Set up, build, and run the whole test suite; then the same suite built with AddressSanitizer
+# Set up, check that every C++ file is clang-formatted (scripts/check_format.sh), build, and run
+# the whole test suite; then the same suite built with AddressSanitizer
 # and UBSan (build-asan), then each fuzzer for a short while (scripts/fuzz.sh; 30 s each, or
 # SERVESIM_FUZZ_SECONDS). Any sanitizer report or fuzzer finding fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
+bash scripts/check_format.sh
 source scripts/ccache.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${SERVESIM_LAUNCHER[@]}" >/dev/null
 cmake --build build

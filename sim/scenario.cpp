@@ -1,9 +1,9 @@
 #include "sim/scenario.h"
 
+#include <fmt/format.h>
+
 #include <limits>
 #include <optional>
-
-#include <fmt/format.h>
 
 #include "models/kv_memory.h"
 #include "models/step_time_model.h"

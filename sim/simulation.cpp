@@ -1,18 +1,18 @@
 #include "sim/simulation.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <chrono>
 #include <stdexcept>
-
-#include <fmt/format.h>
 
 namespace servesim {
 
 Simulation::Simulation(Components c, bool check, RunLimits limits)
     : m_c(std::move(c)), m_check(check), m_limits(limits) {
   m_reps.reserve(1 + m_c.more_replicas.size());
-  m_reps.emplace_back(ReplicaParts{std::move(m_c.step_time), std::move(m_c.scheduler),
-                                   std::move(m_c.kv)});
+  m_reps.emplace_back(
+      ReplicaParts{std::move(m_c.step_time), std::move(m_c.scheduler), std::move(m_c.kv)});
   for (ReplicaParts& p : m_c.more_replicas) m_reps.emplace_back(std::move(p));
   m_c.more_replicas.clear();
   if (m_reps.size() > 1 && !m_c.router)
@@ -194,9 +194,9 @@ void Simulation::on_arrival() {
 void Simulation::refresh_loads() {
   for (size_t i = 0; i < m_reps.size(); ++i) {
     const BatchState& st = m_reps[i].state;
-    m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()) +
-                      m_reps[i].incoming,
-                  st.kv().used_tokens(), st.kv().capacity_tokens()};
+    m_loads[i] = {
+        static_cast<int64_t>(st.waiting().size() + st.running().size()) + m_reps[i].incoming,
+        st.kv().used_tokens(), st.kv().capacity_tokens()};
   }
   m_loads_at = m_now;
 }
@@ -425,7 +425,8 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
   const auto& reqs = state.slots();
   auto fail = [&](const Request* r, const std::string& what) {
     throw InvariantError(fmt::format(
-        "invariant broken {} step {} at {} ns{}{}: {}", when, m_stats.replicas[rep_index].steps, m_now.count_ns(),
+        "invariant broken {} step {} at {} ns{}{}: {}", when, m_stats.replicas[rep_index].steps,
+        m_now.count_ns(),
         m_reps.size() > 1 ? fmt::format(" on replica {}", rep_index) : std::string(),
         r ? fmt::format(" (request {}: state {}, context {}, {} of {} tokens, KV held {})",
                         r->spec.id, static_cast<int>(r->state), r->context_tokens,
@@ -435,7 +436,8 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
   };
   const KvManager& kv = state.kv();
   if (kv.used_tokens() > kv.capacity_tokens())
-    fail(nullptr, fmt::format("KV use {} exceeds capacity {}", kv.used_tokens(), kv.capacity_tokens()));
+    fail(nullptr,
+         fmt::format("KV use {} exceeds capacity {}", kv.used_tokens(), kv.capacity_tokens()));
   m_seen.assign(reqs.size(), 0);
   int64_t held = 0;
   for (uint32_t slot : state.running()) {
@@ -462,17 +464,17 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
 
 void Simulation::check_all_served() const {
   if (m_c.source->waiting() != 0)
-    throw std::logic_error(fmt::format(
-        "simulation ended with {} requests still waiting for others to leave",
-        m_c.source->waiting()));
+    throw std::logic_error(
+        fmt::format("simulation ended with {} requests still waiting for others to leave",
+                    m_c.source->waiting()));
   for (const Replica& rep : m_reps)
-  for (const Request& r : rep.state.slots()) {
-    if (r.state == RequestState::Pending) continue;  // a free slot
-    throw std::logic_error(fmt::format(
-        "simulation ended with request {} unserved (state {}, {} of {} tokens generated): "
-        "the scheduler stopped planning steps",
-        r.spec.id, static_cast<int>(r.state), r.generated_tokens, r.spec.output_tokens));
-  }
+    for (const Request& r : rep.state.slots()) {
+      if (r.state == RequestState::Pending) continue;  // a free slot
+      throw std::logic_error(fmt::format(
+          "simulation ended with request {} unserved (state {}, {} of {} tokens generated): "
+          "the scheduler stopped planning steps",
+          r.spec.id, static_cast<int>(r.state), r.generated_tokens, r.spec.output_tokens));
+    }
 }
 
 }  // namespace servesim

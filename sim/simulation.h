@@ -22,15 +22,15 @@
 // request keeps its KV while the transfer runs (sim/disagg_engine.cpp); transfer events come
 // before arrivals so a decode replica plans knowing every KV delivered at its instant. Runs
 // without disaggregation post no transfer event, so their order is as it always was.
-#include <cstdint>
-#include <memory>
-#include <optional>
 #include <chrono>
 #include <csignal>
+#include <cstdint>
 #include <deque>
+#include <memory>
+#include <optional>
 #include <queue>
-#include <string>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "core/batch_state.h"
@@ -110,28 +110,28 @@ struct KvTransferStats {
 /// Counters gathered while running; the summary is computed from these and the requests.
 struct RunStats {
   int64_t steps = 0;
-  int64_t busy_ns = 0;               ///< total duration of all steps
-  int64_t seat_steps = 0;            ///< sum over steps of sequences in the step
-  int64_t prefill_tokens = 0;        ///< prompt tokens computed, recomputation included
-  int64_t decode_tokens = 0;         ///< tokens produced by decode entries
+  int64_t busy_ns = 0;         ///< total duration of all steps
+  int64_t seat_steps = 0;      ///< sum over steps of sequences in the step
+  int64_t prefill_tokens = 0;  ///< prompt tokens computed, recomputation included
+  int64_t decode_tokens = 0;   ///< tokens produced by decode entries
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
-  int64_t peak_in_flight = 0;        ///< most requests held at once (queued or running)
+  int64_t peak_in_flight = 0;  ///< most requests held at once (queued or running)
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
-  std::vector<PoolSpec> pools;                 ///< Components::pools (per-pool totals)
-  std::optional<KvTransferStats> kv_transfer;  ///< with prefill/decode pools
+  std::vector<PoolSpec> pools;                   ///< Components::pools (per-pool totals)
+  std::optional<KvTransferStats> kv_transfer;    ///< with prefill/decode pools
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
-  Time end;                          ///< time of the last event
+  Time end;  ///< time of the last event
   // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
   int64_t costed_steps = 0;
   int64_t bandwidth_bound_steps = 0;
   double bytes_moved = 0;
   double flops = 0;
-  double peak_bytes_per_s = 0;       ///< from the model's cost; constant over a run
+  double peak_bytes_per_s = 0;  ///< from the model's cost; constant over a run
   double peak_flops_per_s = 0;
   /// Empty when the run went to completion; otherwise why it stopped early ("simulated time
   /// limit", "wall time limit", "interrupted"), and the results are partial.
@@ -142,7 +142,7 @@ struct RunStats {
 /// has: finished requests are summarised, the rest are listed as unfinished.
 struct RunLimits {
   Time max_sim_time = Time::max();
-  double max_wall_s = 0;                        ///< 0: none
+  double max_wall_s = 0;                                  ///< 0: none
   const volatile std::sig_atomic_t* interrupt = nullptr;  ///< stop when it becomes non-zero
 };
 
@@ -185,13 +185,14 @@ class Simulation {
       return seq > o.seq;
     }
   };
-  static constexpr uint32_t k_router = UINT32_MAX;       // a request is due from the workload
+  static constexpr uint32_t k_router = UINT32_MAX;      // a request is due from the workload
   static constexpr uint32_t k_routed = UINT32_MAX - 1;  // one reaches the router after its delay
   static constexpr uint32_t k_link_tick = UINT32_MAX;
 
   struct Replica {
     explicit Replica(ReplicaParts p)
-        : state(std::move(p.kv)), scheduler(std::move(p.scheduler)),
+        : state(std::move(p.kv)),
+          scheduler(std::move(p.scheduler)),
           step_time(std::move(p.step_time)) {}
     BatchState state;
     std::unique_ptr<Scheduler> scheduler;
@@ -276,7 +277,7 @@ class Simulation {
   std::vector<RequestSpec> m_ready;
   std::vector<RequestSpec> m_newly_ready;
   bool m_reactive = false;
-  bool m_stopping = false;     // a bounded run is recording what is left
+  bool m_stopping = false;  // a bounded run is recording what is left
   // Requests on their way to the router (router delay), in arrival order.
   std::deque<RequestSpec> m_routing;
   std::vector<ReplicaLoad> m_loads;  // what the router sees
@@ -289,7 +290,7 @@ class Simulation {
   std::vector<Transfer> m_transfers;
   std::vector<uint32_t> m_free_transfers;
   Request m_probe;  // a request's sizes, to ask a KV manager without copying its vectors
-  Time m_loads_at = Time::max();     // when m_loads was taken (stale signals)
+  Time m_loads_at = Time::max();  // when m_loads was taken (stale signals)
   bool m_check = false;
   RunLimits m_limits;
   std::chrono::steady_clock::time_point m_wall_start;

@@ -13,18 +13,18 @@ struct StepRecord {
   Time start;
   Time duration;
   uint32_t replica = 0;
-  int32_t sequences = 0;         ///< entries in the step (padding seats included)
-  int32_t prefill_sequences = 0; ///< entries computing part of a prefill
-  int64_t prefill_tokens = 0;    ///< prompt (or recompute) tokens computed
-  int32_t decode_tokens = 0;     ///< decode entries, one token each (padding not counted)
-  int64_t kv_used_tokens = 0;    ///< KV held once the step's requests have their blocks
+  int32_t sequences = 0;          ///< entries in the step (padding seats included)
+  int32_t prefill_sequences = 0;  ///< entries computing part of a prefill
+  int64_t prefill_tokens = 0;     ///< prompt (or recompute) tokens computed
+  int32_t decode_tokens = 0;      ///< decode entries, one token each (padding not counted)
+  int64_t kv_used_tokens = 0;     ///< KV held once the step's requests have their blocks
   int64_t kv_capacity_tokens = 0;
-  int32_t waiting = 0;           ///< requests queued on the replica when the step started
-  int32_t running = 0;           ///< requests admitted (running) when the step started
-  int64_t preemptions = 0;       ///< preemptions on the replica so far (cumulative)
+  int32_t waiting = 0;      ///< requests queued on the replica when the step started
+  int32_t running = 0;      ///< requests admitted (running) when the step started
+  int64_t preemptions = 0;  ///< preemptions on the replica so far (cumulative)
   /// -1: the step-time model reports no cost; 0: bandwidth-bound; 1: compute-bound.
   int8_t bound = -1;
-  double bytes = 0;              ///< per accelerator, when the model reports a cost
+  double bytes = 0;  ///< per accelerator, when the model reports a cost
   double flops = 0;
 };
 

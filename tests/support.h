@@ -1,14 +1,13 @@
 #pragma once
 // Helpers shared by the tests: scenarios from YAML text, traces in temporary files.
+#include <unistd.h>
+
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
 #include <vector>
-
-#include <unistd.h>
-
-#include <sstream>
 
 #include "cli/cli.h"
 #include "core/config.h"
@@ -76,7 +75,8 @@ inline std::string input_error_of(const std::string& yaml) {
 /// step_time, scheduler and kv sections (YAML flow maps).
 inline std::string trace_scenario(const std::string& rows, const std::string& step_time,
                                   const std::string& scheduler, const std::string& kv) {
-  const std::string path = write_temp("trace.csv", "arrival_s,prompt_tokens,output_tokens\n" + rows);
+  const std::string path =
+      write_temp("trace.csv", "arrival_s,prompt_tokens,output_tokens\n" + rows);
   return "workload: {trace: {path: " + path + "}}\nstep_time: " + step_time +
          "\nscheduler: " + scheduler + "\nkv: " + kv + "\n";
 }

@@ -51,8 +51,8 @@ class ClosedLoop final : public WorkloadSource {
     // The users' first requests; the rest come from on_depart.
     if (m_first_sent == m_users.size()) return false;
     const size_t u = m_first_sent++;
-    const double at_s = m_spec.start_s + m_spec.ramp_s * static_cast<double>(u) /
-                                             static_cast<double>(m_spec.users);
+    const double at_s =
+        m_spec.start_s + m_spec.ramp_s * static_cast<double>(u) / static_cast<double>(m_spec.users);
     make(u, static_cast<uint64_t>(u), Time::from_seconds(at_s), out);
     return true;
   }
@@ -78,9 +78,10 @@ class ClosedLoop final : public WorkloadSource {
                                : m_spec.think_mean_s;
     const double at_s = now.seconds() + think_s;
     if (!(at_s <= k_max_arrival_s))
-      throw InputError(fmt::format("{}: request {} would arrive at {:.4g} s, past the "
-                                   "simulator's limit of {:.0e} s; lower requests or think_s",
-                                   m_where, next_id(), at_s, k_max_arrival_s));
+      throw InputError(
+          fmt::format("{}: request {} would arrive at {:.4g} s, past the "
+                      "simulator's limit of {:.0e} s; lower requests or think_s",
+                      m_where, next_id(), at_s, k_max_arrival_s));
     ready.emplace_back();
     make(u, next_id(), std::max(now, Time::from_seconds(at_s)), ready.back());
     ++m_followups;
@@ -138,8 +139,8 @@ std::unique_ptr<WorkloadSource> make_closed_loop(const Cfg& c, uint64_t seed) {
   s.users = c.get_int("users", {1, 1'000'000});
   s.requests = c.get_int("requests", {1, int64_t{1} << 40});
   s.think_mean_s = c.get_real("think_s", {0.0, 1e6, false});
-  s.think_exponential = c.get_choice("think", "exponential", {"exponential", "fixed"}) ==
-                        "exponential";
+  s.think_exponential =
+      c.get_choice("think", "exponential", {"exponential", "fixed"}) == "exponential";
   s.ramp_s = c.get_real("ramp_s", 0.0, {0.0, 1e6, false});
   s.start_s = c.get_real("start_s", 0.0, {0.0, 1e9, false});
   s.turns = c.get_int("turns", 1, {1, 1'000'000});

@@ -57,15 +57,13 @@ class ServesimCsvRows final : public TraceRowReader {
             printable(m_csv.path(), 1024), m_csv.line(), row.block_hashes.size(), blocks, block,
             row.prompt_tokens));
     }
-    row.key = m_csv.has(k_request)
-                  ? static_cast<uint64_t>(m_csv.integer(k_request, 0, INT64_MAX))
-                  : 0;
+    row.key =
+        m_csv.has(k_request) ? static_cast<uint64_t>(m_csv.integer(k_request, 0, INT64_MAX)) : 0;
     row.session = m_csv.field(k_session).empty() ? 0 : session_hash(m_csv.field(k_session));
     row.parents.clear();
     if (!m_csv.field(k_parent).empty()) integer_list(k_parent, row.parents);
-    row.think_ns = m_csv.field(k_think).empty()
-                       ? 0
-                       : seconds_to_ns(m_csv.real(k_think, 0.0, 9.0e9));
+    row.think_ns =
+        m_csv.field(k_think).empty() ? 0 : seconds_to_ns(m_csv.real(k_think, 0.0, 9.0e9));
     return true;
   }
   bool absolute_time() const override { return true; }

@@ -92,10 +92,11 @@ class DependentTrace final : public WorkloadSource {
           __builtin_add_overflow(child.last_departure_ns, child.think_ns, &after_ns);
       const int64_t at_ns = std::max(child.earliest_ns, after_ns);
       if (overflow || at_ns > k_max_arrival_ns)
-        throw InputError(fmt::format("{}:{}: request {} would arrive past 9e9 s (its think_s "
-                                     "after its parents' replies); simulated time is int64 "
-                                     "nanoseconds",
-                                     m_name, child.line, child.key));
+        throw InputError(
+            fmt::format("{}:{}: request {} would arrive past 9e9 s (its think_s "
+                        "after its parents' replies); simulated time is int64 "
+                        "nanoseconds",
+                        m_name, child.line, child.key));
       ready.push_back(child.spec);
       ready.back().arrival = Time::ns(at_ns);
     }
@@ -131,8 +132,8 @@ class DependentTrace final : public WorkloadSource {
         auto [it, first] = last_turn.try_emplace(row.session, static_cast<Vertex>(m_nodes.size()));
         if (!first) {
           const Node& prev = m_nodes[it->second];
-          const int64_t prompt = int64_t{prev.spec.prompt_tokens} + prev.spec.output_tokens +
-                                 n.spec.prompt_tokens;
+          const int64_t prompt =
+              int64_t{prev.spec.prompt_tokens} + prev.spec.output_tokens + n.spec.prompt_tokens;
           if (prompt > k_max_tokens)
             throw InputError(fmt::format(
                 "{}:{}: this turn's prompt (the session's context so far, {} tokens, plus "
@@ -161,10 +162,10 @@ class DependentTrace final : public WorkloadSource {
     for (Vertex v = 0; v < m_nodes.size(); ++v) {
       auto [it, fresh] = by_key.try_emplace(m_nodes[v].key, v);
       if (!fresh)
-        throw InputError(fmt::format("{}:{}: request_id {} is already the id of line {}: "
-                                     "request_id values must be unique",
-                                     m_name, m_nodes[v].line, m_nodes[v].key,
-                                     m_nodes[it->second].line));
+        throw InputError(
+            fmt::format("{}:{}: request_id {} is already the id of line {}: "
+                        "request_id values must be unique",
+                        m_name, m_nodes[v].line, m_nodes[v].key, m_nodes[it->second].line));
     }
     std::vector<Vertex> parents;
     for (Vertex v = 0; v < m_nodes.size(); ++v) {
@@ -174,8 +175,7 @@ class DependentTrace final : public WorkloadSource {
         auto it = by_key.find(key);
         if (it == by_key.end())
           throw InputError(fmt::format(
-              "{}:{}: column parent_id names {}, which is not {}{}", m_name, m_nodes[v].line,
-              key,
+              "{}:{}: column parent_id names {}, which is not {}{}", m_name, m_nodes[v].line, key,
               request_ids ? "the request_id of any row"
                           : "a row of this trace (without a request_id column, parents are "
                             "0-based row numbers)",
@@ -200,8 +200,8 @@ class DependentTrace final : public WorkloadSource {
     const Node& parent = m_nodes[boost::source(*closing, m_graph)];
     const Node& child = m_nodes[boost::target(*closing, m_graph)];
     if (&parent == &child)
-      throw InputError(fmt::format("{}:{}: request {} waits for itself (column parent_id)",
-                                   m_name, child.line, child.key));
+      throw InputError(fmt::format("{}:{}: request {} waits for itself (column parent_id)", m_name,
+                                   child.line, child.key));
     throw InputError(fmt::format(
         "{}:{}: request {} waits for request {} (line {}), which itself waits, directly or "
         "through others, for request {}: the dependencies form a cycle",

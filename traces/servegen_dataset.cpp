@@ -96,8 +96,6 @@ std::optional<Pmf> parse_pmf(std::string_view s) {
   return pmf;
 }
 
-
-
 /// The 1-based line of `"field"` inside `"period"` in the JSON text (0 when not found): only for
 /// messages, since the JSON parser keeps no positions.
 size_t line_of(const std::string& text, const std::string& period, const char* field) {

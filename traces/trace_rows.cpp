@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <limits>
 #include <cmath>
+#include <limits>
 
 #include "core/errors.h"
 
@@ -24,7 +24,8 @@ bool decimal_seconds_to_ns(std::string_view text, int64_t& ns) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
   const size_t point = text.find('.');
   const std::string_view whole = text.substr(0, point);
-  const std::string_view frac = point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
+  const std::string_view frac =
+      point == std::string_view::npos ? std::string_view() : text.substr(point + 1);
   if (whole.empty() && frac.empty()) return false;
   if (whole.size() > 10) return false;  // past 9.2e9 s either way; let the double path say so
   auto digits = [](std::string_view d) {

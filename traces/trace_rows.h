@@ -33,14 +33,14 @@ struct TraceRow {
   std::vector<uint64_t> block_hashes;
   int32_t hash_block_tokens = 0;
   size_t line = 0;
-  std::string arrival_text;    ///< the arrival as the file writes it, for messages
+  std::string arrival_text;       ///< the arrival as the file writes it, for messages
   bool arrival_text_raw = false;  ///< arrival_text still needs quote_input() to be shown
-  const char* skip = nullptr;  ///< non-null: the row is dropped and counted under this name
+  const char* skip = nullptr;     ///< non-null: the row is dropped and counted under this name
   // Dependencies (servesim CSV's optional columns; see traces/dependent_trace.cpp).
-  uint64_t key = 0;             ///< request_id, when the file has that column
-  uint64_t session = 0;         ///< hash of session_id (never 0), 0 when empty or absent
+  uint64_t key = 0;               ///< request_id, when the file has that column
+  uint64_t session = 0;           ///< hash of session_id (never 0), 0 when empty or absent
   std::vector<uint64_t> parents;  ///< parent_id: request_id values (row numbers without it)
-  int64_t think_ns = 0;         ///< think_s: delay after the parents' replies
+  int64_t think_ns = 0;           ///< think_s: delay after the parents' replies
 };
 
 class TraceRowReader {

@@ -177,7 +177,8 @@ class SortedTrace final : public WorkloadSource {
       throw InputError(
           fmt::format("{}:{}: {} = {} is more than 9e9 s after the earliest request "
                       "(line {}); simulated time is int64 nanoseconds",
-                      name, last_line, rows.arrival_label(), row.arrival_text_raw ? quote_input(last_text) : last_text, first_line));
+                      name, last_line, rows.arrival_label(),
+                      row.arrival_text_raw ? quote_input(last_text) : last_text, first_line));
     std::stable_sort(all.begin(), all.end(),
                      [](const Loaded& a, const Loaded& b) { return a.raw_ns < b.raw_ns; });
     m_rows.reserve(all.size());

@@ -207,9 +207,10 @@ std::unique_ptr<WorkloadSource> make_transform(const Cfg& c, const WorkloadMaker
   const std::string where = fmt::format("{} in {}", c.path(), c.doc().file());
   std::unique_ptr<WorkloadSource> inner = make_inner();
   if (inner->reactive())
-    c.fail("", "cannot reshape a workload whose requests wait for others (sessions, "
-               "dependencies, closed-loop users): dropping or moving a request would change "
-               "when the others arrive; remove workload.transform");
+    c.fail("",
+           "cannot reshape a workload whose requests wait for others (sessions, "
+           "dependencies, closed-loop users): dropping or moving a request would change "
+           "when the others arrive; remove workload.transform");
   if (c.has("target_rate_per_s")) {
     const double target = c.get_real("target_rate_per_s", {0.0, 1e9, true});
     spec.time_divisor = divisor_for_rate(c, target, make_inner, spec, where);

@@ -46,7 +46,9 @@ class PagedKv final : public KvManager {
   bool may_need_preemption() const override { return true; }
 
  private:
-  [[nodiscard]] int64_t blocks_for(int64_t tokens) const { return (tokens + m_block - 1) / m_block; }
+  [[nodiscard]] int64_t blocks_for(int64_t tokens) const {
+    return (tokens + m_block - 1) / m_block;
+  }
 
   int64_t m_block;
   int64_t m_total_blocks;
@@ -61,10 +63,10 @@ std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens)
     // The prefix cache keeps a table entry per block (about 50 bytes with its key slot).
     constexpr int64_t k_max_blocks = int64_t{1} << 24;
     if (capacity_tokens / block > k_max_blocks)
-      kv.fail("prefix_caching", fmt::format("a KV capacity of {} tokens is {} blocks of {}; prefix "
-                                            "caching handles at most {} blocks (raise block_size)",
-                                            capacity_tokens, capacity_tokens / block, block,
-                                            k_max_blocks));
+      kv.fail("prefix_caching",
+              fmt::format("a KV capacity of {} tokens is {} blocks of {}; prefix "
+                          "caching handles at most {} blocks (raise block_size)",
+                          capacity_tokens, capacity_tokens / block, block, k_max_blocks));
     return make_prefix_cached_kv(capacity_tokens, block);
   }
   return std::make_unique<PagedKv>(capacity_tokens, block);

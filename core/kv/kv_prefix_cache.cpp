@@ -178,7 +178,9 @@ class PrefixCachedKv final : public KvManager {
     uint64_t key = 0;                      // 0: not in the cache
   };
 
-  [[nodiscard]] int64_t blocks_for(int64_t tokens) const { return (tokens + m_block - 1) / m_block; }
+  [[nodiscard]] int64_t blocks_for(int64_t tokens) const {
+    return (tokens + m_block - 1) / m_block;
+  }
 
   /// Free blocks that admitting r would take: its fresh blocks, and its hit blocks that nobody
   /// holds (they sit in the free queue, and admission takes them out of it).
@@ -253,15 +255,24 @@ class PrefixCachedKv final : public KvManager {
     Block& blk = m_blocks[b];
     blk.prev = m_free_tail;
     blk.next = k_none;
-    if (m_free_tail != k_none) m_blocks[m_free_tail].next = b; else m_free_head = b;
+    if (m_free_tail != k_none)
+      m_blocks[m_free_tail].next = b;
+    else
+      m_free_head = b;
     m_free_tail = b;
     ++m_free_count;
   }
 
   void unlink_free(int32_t b) {
     Block& blk = m_blocks[b];
-    if (blk.prev != k_none) m_blocks[blk.prev].next = blk.next; else m_free_head = blk.next;
-    if (blk.next != k_none) m_blocks[blk.next].prev = blk.prev; else m_free_tail = blk.prev;
+    if (blk.prev != k_none)
+      m_blocks[blk.prev].next = blk.next;
+    else
+      m_free_head = blk.next;
+    if (blk.next != k_none)
+      m_blocks[blk.next].prev = blk.prev;
+    else
+      m_free_tail = blk.prev;
     blk.prev = blk.next = k_none;
     --m_free_count;
   }

@@ -28,7 +28,8 @@ std::string KvManager::never_fits(const Request& r) const {
 int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens) {
   const int64_t block = kv.get_int("block_size", 16, {1, 1 << 20});
   if (capacity_tokens < block)
-    kv.fail("block_size", fmt::format("must not exceed the KV capacity ({} tokens)", capacity_tokens));
+    kv.fail("block_size",
+            fmt::format("must not exceed the KV capacity ({} tokens)", capacity_tokens));
   return block;
 }
 

@@ -18,7 +18,8 @@ class ReserveKv final : public KvManager {
   int64_t used_tokens() const override { return m_used; }
 
   int64_t footprint_tokens(const Request& r) const override {
-    const int64_t tokens = int64_t{r.spec.prompt_tokens} + m_max_output.value_or(r.spec.output_tokens);
+    const int64_t tokens =
+        int64_t{r.spec.prompt_tokens} + m_max_output.value_or(r.spec.output_tokens);
     return (tokens + m_block - 1) / m_block * m_block;
   }
 

@@ -1,7 +1,6 @@
 // The catalogue of bad input (docs/errors.md): each kind, run through the command line as a user
 // would, gets exactly the message the catalogue shows, exit status 2 and no output written.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -182,11 +181,13 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[cli]
         err("scheduler: required key missing in the top level at c.yaml:1:1 (a map): found "
             "schedular (did you mean scheduler?)"));
   CHECK(config_error("synthetic:", "synthetc:") ==
-        err("workload at c.yaml:2:3: needs exactly one of closed_loop, servegen, synthetic, trace: found synthetc (did "
+        err("workload at c.yaml:2:3: needs exactly one of closed_loop, servegen, synthetic, trace: "
+            "found synthetc (did "
             "you mean synthetic?)"));
   CHECK(config_error("kind: continuous", "kind: contiuous") ==
         err("scheduler.kind = \"contiuous\" at c.yaml:9:9: unknown \"contiuous\" (did you mean "
-            "continuous?) (valid: continuous, dynamic, orca, sarathi, sglang, static, trtllm, vllm)"));
+            "continuous?) (valid: continuous, dynamic, orca, sarathi, sglang, static, trtllm, "
+            "vllm)"));
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, max_output_tokens: 10") ==
         err("kv.max_output_tokens at c.yaml:11:44: unknown key (valid here: block_size, "
             "capacity_tokens, memory, policy, prefix_caching)"));

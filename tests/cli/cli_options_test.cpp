@@ -1,10 +1,10 @@
 // The command-line part every subcommand shares (sim/cli_options.h): messages, --help, --set.
-#include <catch2/catch.hpp>
+#include "cli/cli_options.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <sstream>
 
-#include "cli/cli_options.h"
 #include "tests/support.h"
 
 using namespace servesim;

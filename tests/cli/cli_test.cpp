@@ -1,17 +1,16 @@
 // The command line end to end: every shipped config runs; bad input exits 2 and writes nothing.
-#include <catch2/catch.hpp>
+#include "cli/cli.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <set>
 #include <sstream>
 
-#include "cli/cli.h"
 #include "tests/support.h"
 
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
-
 
 TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") {
   int n = 0;
@@ -32,7 +31,8 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     ++n;
     INFO(e.path());
     const fs::path dir = temp_dir() / "out";
-    const CliResult r = cli({"run", e.path().string(), "--out", dir.string(), "--quiet", "--check"});
+    const CliResult r =
+        cli({"run", e.path().string(), "--out", dir.string(), "--quiet", "--check"});
     CHECK(r.err == "");
     REQUIRE(r.code == 0);
     CHECK(fs::file_size(dir / "summary.json") > 100);
@@ -90,18 +90,20 @@ TEST_CASE("cli: an output directory that cannot be written is an input error", "
 TEST_CASE("cli: list names the registered components", "[cli]") {
   const CliResult all = cli({"list"});
   CHECK(all.code == 0);
-  CHECK_THAT(all.out, Catch::Contains("schedulers: continuous dynamic orca sarathi sglang static trtllm vllm"));
+  CHECK_THAT(all.out, Catch::Contains(
+                          "schedulers: continuous dynamic orca sarathi sglang static trtllm vllm"));
   CHECK_THAT(all.out, Catch::Contains("linear operator roofline table"));
   CHECK_THAT(all.out, Catch::Contains("models: gpt2-small llama-2-13b"));
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
   CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));
   CHECK_THAT(all.out, Catch::Contains("workload-sources: closed_loop servegen synthetic trace"));
-  CHECK(cli({"list", "schedulers"}).out == "continuous\ndynamic\norca\nsarathi\nsglang\nstatic\ntrtllm\nvllm\n");
+  CHECK(cli({"list", "schedulers"}).out ==
+        "continuous\ndynamic\norca\nsarathi\nsglang\nstatic\ntrtllm\nvllm\n");
   CHECK(cli({"list", "routers"}).out ==
         "least_kv\nleast_outstanding\nprefix_affinity\nrandom\nround_robin\n");
   CHECK(cli({"list", "arrival-kinds"}).out == "daily\nfixed\ngamma\nonoff\npoisson\n");
-  CHECK_THAT(cli({"list", "length-kinds"}).out, Catch::Contains("empirical\n") &&
-                                                    Catch::Contains("zipf\n"));
+  CHECK_THAT(cli({"list", "length-kinds"}).out,
+             Catch::Contains("empirical\n") && Catch::Contains("zipf\n"));
   CHECK(cli({"list", "schedulerz"}).code == 2);
 }

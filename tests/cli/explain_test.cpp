@@ -1,7 +1,6 @@
 // `servesim explain`: the memory, bandwidth and arithmetic figures, checked against hand
 // arithmetic, and its bad arguments.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "cli/cli.h"
@@ -10,7 +9,6 @@
 
 using namespace servesim;
 using namespace servesim::test;
-
 
 TEST_CASE("explain: Llama-2 13B in 16-bit fits 32 2,048-token conversations in 80 GB",
           "[cli][explain]") {

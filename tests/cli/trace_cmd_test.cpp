@@ -1,12 +1,10 @@
 // `servesim trace stats` and `servesim trace gen`, end to end through the command line.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "tests/support.h"
 
@@ -97,9 +95,9 @@ TEST_CASE("trace stats: prefix reuse of a hand-made Mooncake trace", "[cli]") {
   // Blocks of 4 tokens. Request 1 shares [1, 2] with request 0; request 2's [2] is not a
   // prefix seen before ([1, 2] is); request 3 repeats request 0; request 4 has 20 tokens but
   // only one id, so only its first 4 tokens are hashed.
-  const std::string path = write_temp(
-      "m.jsonl",
-      R"({"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1, 2, 3]}
+  const std::string path =
+      write_temp("m.jsonl",
+                 R"({"timestamp": 0, "input_length": 10, "output_length": 1, "hash_ids": [1, 2, 3]}
 {"timestamp": 1000, "input_length": 9, "output_length": 1, "hash_ids": [1, 2, 7]}
 {"timestamp": 2000, "input_length": 6, "output_length": 1, "hash_ids": [2, 3]}
 {"timestamp": 3000, "input_length": 12, "output_length": 1, "hash_ids": [1, 2, 3]}
@@ -224,15 +222,15 @@ TEST_CASE("trace stats: bad arguments and bad traces exit 2 with a message", "[c
   CHECK_THAT(err_of({"trace", "stats", good, "--format", "csv"}),
              Catch::Contains("excerpt.csv:1: the header lacks column arrival_s"));
   // A bad row late in the file names its line; no JSON is written.
-  const std::string bad = write_temp("bad.csv", "arrival_s,prompt_tokens,output_tokens\n"
-                                                "0,1,1\n1,x,1\n");
+  const std::string bad = write_temp("bad.csv",
+                                     "arrival_s,prompt_tokens,output_tokens\n"
+                                     "0,1,1\n1,x,1\n");
   CHECK_THAT(err_of({"trace", "stats", bad, "--json", (dir / "s.json").string()}),
              Catch::Contains("bad.csv:3: column prompt_tokens = \"x\""));
   CHECK_FALSE(fs::exists(dir));
 }
 
-TEST_CASE("trace gen: a synthetic workload replays as its CSV to byte-identical results",
-          "[cli]") {
+TEST_CASE("trace gen: a synthetic workload replays as its CSV to byte-identical results", "[cli]") {
   const std::string engine = R"(
 step_time: {kind: table, points: [{batch: 1, ms: 6.3}, {batch: 8, ms: 9.3}],
             prefill_ms_per_token: 0.25}
@@ -270,8 +268,9 @@ seed: 11
   const fs::path small = dir / "small.csv", again = dir / "again.csv";
   REQUIRE(cli({"trace", "gen", config, "--out", small.string(), "--requests", "50", "--seed", "3"})
               .code == 0);
-  REQUIRE(cli({"trace", "gen", config, "--out", again.string(), "--requests=50", "--seed=3"})
-              .code == 0);
+  REQUIRE(
+      cli({"trace", "gen", config, "--out", again.string(), "--requests=50", "--seed=3"}).code ==
+      0);
   CHECK(slurp(small) == slurp(again));
   const Json j = stats_json({small.string()});
   CHECK(j["requests"].get<int>() < 50);  // sample_fraction keeps about 70% of them
@@ -286,8 +285,8 @@ TEST_CASE("trace gen: reads only workload and seed, and checks them like run", "
   const fs::path out = temp_dir() / "w.csv";
   // Just the workload, or beside other sections which are not read (not even checked).
   for (const std::string& extra : {std::string(), std::string("kv: {bogus: 1}\nscheduler: 7\n")}) {
-    const CliResult r = cli({"trace", "gen", write_temp("w.yaml", workload + extra), "--out",
-                             out.string()});
+    const CliResult r =
+        cli({"trace", "gen", write_temp("w.yaml", workload + extra), "--out", out.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK(slurp(out) ==
@@ -331,8 +330,7 @@ TEST_CASE("trace gen: a trace written back keeps every arrival to the nanosecond
   CHECK_THAT(csv, Catch::EndsWith("\n19.913927000,91,16\n"));
 }
 
-TEST_CASE("trace gen: Mooncake hash_ids come back as prefix_hash, with the same reuse",
-          "[cli]") {
+TEST_CASE("trace gen: Mooncake hash_ids come back as prefix_hash, with the same reuse", "[cli]") {
   const std::string trace = k_data + "mooncake_conversation_excerpt.jsonl";
   const std::string config = write_temp("m.yaml", "workload: {trace: {path: " + trace + "}}\n");
   const fs::path out = temp_dir() / "m.csv";
@@ -363,7 +361,8 @@ TEST_CASE("trace stats: sessions are counted; trace gen refuses a closed loop", 
   const CliResult plain = cli({"trace", "stats", csv});
   CHECK(plain.code == 0);
   CHECK_THAT(plain.out, Catch::Contains("a session or dependency trace"));
-  const std::string unsorted = write_temp("u.csv", "arrival_s,prompt_tokens,output_tokens\n1,4,2\n0,4,2\n");
+  const std::string unsorted =
+      write_temp("u.csv", "arrival_s,prompt_tokens,output_tokens\n1,4,2\n0,4,2\n");
   const CliResult refused = cli({"trace", "stats", unsorted});
   CHECK(refused.code == 2);
   CHECK_THAT(refused.err, Catch::Contains("before the previous row"));

@@ -53,7 +53,8 @@ TEST_CASE("config: the good config builds", "[core][config]") {
 
 TEST_CASE("config: an unknown key names itself, its line, a suggestion and the valid keys",
           "[core][config]") {
-  const auto msg = error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4"));
+  const auto msg =
+      error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4"));
   CHECK_THAT(msg, Catch::Contains("scheduler.max_num_seq at test.yaml:13:3: unknown key"));
   CHECK_THAT(msg, Catch::Contains("did you mean max_num_seqs?"));
   CHECK_THAT(msg, Catch::Contains("valid here: chunked_prefill, kind, kv_bytes_per_token, "
@@ -73,10 +74,12 @@ TEST_CASE("config: an unknown scheduler kind lists the valid ones", "[core][conf
 }
 
 TEST_CASE("config: wrong types and impossible values", "[core][config]") {
-  CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: eight")),
-             Catch::Contains("scheduler.max_num_seqs = \"eight\" at test.yaml:12:17: must be an integer"));
+  CHECK_THAT(
+      error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: eight")),
+      Catch::Contains("scheduler.max_num_seqs = \"eight\" at test.yaml:12:17: must be an integer"));
   CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 0")),
-             Catch::Contains("scheduler.max_num_seqs = \"0\" at test.yaml:12:17: must be an integer from 1"));
+             Catch::Contains(
+                 "scheduler.max_num_seqs = \"0\" at test.yaml:12:17: must be an integer from 1"));
   CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 2.5")),
              Catch::Contains("must be an integer"));
   CHECK_THAT(error_of(replace(k_good, "ms: 6.3", "ms: -1")),
@@ -85,10 +88,12 @@ TEST_CASE("config: wrong types and impossible values", "[core][config]") {
              Catch::Contains("workload.synthetic.arrival.rate_per_s"));
   CHECK_THAT(error_of(replace(k_good, "capacity_tokens: 1000", "capacity_tokens: [1]")),
              Catch::Contains("kv.capacity_tokens = a list at test.yaml:15:20: must be an integer"));
-  CHECK_THAT(error_of(replace(k_good, "{kind: uniform, min: 1, max: 5}", "{kind: uniform, min: 5, max: 1}")),
+  CHECK_THAT(error_of(replace(k_good, "{kind: uniform, min: 1, max: 5}",
+                              "{kind: uniform, min: 5, max: 1}")),
              Catch::Contains("workload.synthetic.output_tokens.max = \"1\""));
   CHECK_THAT(error_of(replace(k_good, "block_size: 16", "block_size: 2000")),
-             Catch::Contains("kv.block_size = \"2000\" at test.yaml:16:15: must not exceed the KV capacity (1000 tokens)"));
+             Catch::Contains("kv.block_size = \"2000\" at test.yaml:16:15: must not exceed the KV "
+                             "capacity (1000 tokens)"));
 }
 
 TEST_CASE("config: table points must increase", "[core][config]") {
@@ -106,21 +111,27 @@ TEST_CASE("config: exactly one workload source and one KV capacity", "[core][con
   CHECK_THAT(error_of(replace(k_good, "  capacity_tokens: 1000\n", "")),
              Catch::Contains("needs exactly one of capacity_tokens, memory"));
   CHECK_THAT(error_of(replace(k_good, "  synthetic:", "  synthetc:")),
-             Catch::Contains("needs exactly one of closed_loop, servegen, synthetic, trace: found synthetc (did you mean synthetic?)"));
+             Catch::Contains("needs exactly one of closed_loop, servegen, synthetic, trace: found "
+                             "synthetc (did you mean synthetic?)"));
 }
 
 TEST_CASE("config: cross-field rules name both keys", "[core][config]") {
-  CHECK_THAT(error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  chunked_prefill: true")),
-             Catch::Contains("chunked_prefill: true needs scheduler.max_num_batched_tokens"));
+  CHECK_THAT(
+      error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  chunked_prefill: true")),
+      Catch::Contains("chunked_prefill: true needs scheduler.max_num_batched_tokens"));
 }
 
 TEST_CASE("config: --set overrides go through the same checks", "[core][config]") {
   CHECK(error_of(k_good, {"scheduler.max_num_seqs=4"}) == "no error");
   CHECK_THAT(error_of(k_good, {"scheduler.max_num_seqs=-4"}),
-             Catch::Contains("scheduler.max_num_seqs = \"-4\" at test.yaml (from --set scheduler.max_num_seqs): must be"));
-  CHECK_THAT(error_of(k_good, {"scheduler.max_num_sqs=4"}),
-             Catch::Contains("scheduler.max_num_sqs at test.yaml (from --set scheduler.max_num_sqs): unknown key"));
-  CHECK_THAT(error_of(k_good, {"scheduler.kind.x=1"}), Catch::Contains("is \"continuous\", not a map"));
+             Catch::Contains("scheduler.max_num_seqs = \"-4\" at test.yaml (from --set "
+                             "scheduler.max_num_seqs): must be"));
+  CHECK_THAT(
+      error_of(k_good, {"scheduler.max_num_sqs=4"}),
+      Catch::Contains(
+          "scheduler.max_num_sqs at test.yaml (from --set scheduler.max_num_sqs): unknown key"));
+  CHECK_THAT(error_of(k_good, {"scheduler.kind.x=1"}),
+             Catch::Contains("is \"continuous\", not a map"));
   CHECK_THAT(error_of(k_good, {"novalue"}), Catch::Contains("expected key.path=value"));
 }
 
@@ -133,8 +144,7 @@ TEST_CASE("config: KV capacity from accelerator memory", "[core][config][kv]") {
                             " layers: 40, kv_heads: 40, head_dim: 128}"));
   Scenario sc = build_scenario(doc);
   const double usable = 80.0 * 1073741824.0 * 0.9 - 26.0e9;
-  CHECK(sc.components.kv->capacity_tokens() ==
-        static_cast<int64_t>(usable / 819200.0) / 16 * 16);
+  CHECK(sc.components.kv->capacity_tokens() == static_cast<int64_t>(usable / 819200.0) / 16 * 16);
   CHECK_THAT(error_of(replace(k_good, "capacity_tokens: 1000",
                               "memory: {accelerator_gib: 16, parameters: 13.0e9, layers: 40, "
                               "kv_heads: 40, head_dim: 128}")),

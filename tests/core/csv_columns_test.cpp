@@ -1,10 +1,11 @@
 // CsvColumns (core/csv_columns.h): the fast paths for plain integers and decimals give what
 // from_chars gives, and any other bytes in a number's field are refused with the file, line,
 // column and value, never read on (the ASan/UBSan build aborts on a signed overflow).
+#include "core/csv_columns.h"
+
 #include <catch2/catch.hpp>
 #include <sstream>
 
-#include "core/csv_columns.h"
 #include "core/errors.h"
 
 using namespace servesim;

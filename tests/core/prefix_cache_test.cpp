@@ -1,11 +1,9 @@
 // Prefix caching in the paged KV manager (kv.prefix_caching): hits worked out by hand on tiny
 // workloads whose shared content is given by a conversation stream or by trace block hashes.
 #include <catch2/catch.hpp>
-
 #include <fstream>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "tests/support.h"
 
@@ -50,14 +48,14 @@ struct Result {
 
 /// Continuous batching, 1 ms + 0.01 ms a prefill token, 16-token blocks.
 Result run(std::vector<RequestSpec> specs, int64_t capacity_tokens, bool caching = true) {
-  Scenario sc = build_scenario(doc_of(
-      "workload: {synthetic: {requests: 1, arrival: {kind: fixed, rate_per_s: 1},\n"
-      "  prompt_tokens: {kind: fixed, value: 1}, output_tokens: {kind: fixed, value: 1}}}\n"
-      "step_time: {kind: linear, base_ms: 1, per_prefill_token_ms: 0.01}\n"
-      "scheduler: {kind: continuous, max_num_seqs: 4}\n"
-      "kv: {policy: paged, block_size: 16, prefix_caching: " +
-      std::string(caching ? "true" : "false") +
-      ", capacity_tokens: " + std::to_string(capacity_tokens) + "}\n"));
+  Scenario sc = build_scenario(
+      doc_of("workload: {synthetic: {requests: 1, arrival: {kind: fixed, rate_per_s: 1},\n"
+             "  prompt_tokens: {kind: fixed, value: 1}, output_tokens: {kind: fixed, value: 1}}}\n"
+             "step_time: {kind: linear, base_ms: 1, per_prefill_token_ms: 0.01}\n"
+             "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+             "kv: {policy: paged, block_size: 16, prefix_caching: " +
+             std::string(caching ? "true" : "false") +
+             ", capacity_tokens: " + std::to_string(capacity_tokens) + "}\n"));
   sc.components.source = std::make_unique<ListSource>(std::move(specs));
   Simulation sim(std::move(sc.components), /*check=*/true);
   CollectingRecorder rec;
@@ -141,20 +139,22 @@ TEST_CASE("prefix cache: a capacity of more blocks than it can track is a config
           "workload: {synthetic: {requests: 1, arrival: {kind: fixed, rate_per_s: 1},\n"
           "  prompt_tokens: {kind: fixed, value: 1}, output_tokens: {kind: fixed, value: 1}}}\n"
           "step_time: {kind: linear, base_ms: 1}\nscheduler: {kind: continuous, max_num_seqs: 4}\n"
-          "kv: {policy: paged, block_size: 1, prefix_caching: true, capacity_tokens: 100000000}\n")),
+          "kv: {policy: paged, block_size: 1, prefix_caching: true, capacity_tokens: "
+          "100000000}\n")),
       Catch::Contains("prefix caching handles at most 16777216 blocks"));
 }
 
-TEST_CASE("prefix cache: with room for everything, the Mooncake conversation trace hits what "
-          "its hash_ids repeat",
-          "[core][prefix]") {
+TEST_CASE(
+    "prefix cache: with room for everything, the Mooncake conversation trace hits what "
+    "its hash_ids repeat",
+    "[core][prefix]") {
   // The first 600 s of the real trace (traces/data), a cache that never evicts. Independently of
   // the KV manager, count prompt tokens in hash blocks whose whole chain of ids (this one and
   // all before it) appeared in an earlier request, 512 tokens a block (the last one as long as
   // the prompt's tail). The simulated hit rate differs only by KV-block granularity (16 tokens)
   // and by the last prompt token, which is always computed: within 0.2 percentage points.
-  const std::string path = std::string(SERVESIM_SOURCE_DIR) +
-                           "/traces/data/mooncake-fast25-conversation.jsonl";
+  const std::string path =
+      std::string(SERVESIM_SOURCE_DIR) + "/traces/data/mooncake-fast25-conversation.jsonl";
   std::ifstream in(path);
   REQUIRE(in);
   std::set<std::vector<uint64_t>> seen;

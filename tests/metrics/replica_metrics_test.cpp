@@ -1,7 +1,6 @@
 // Per-replica and per-pool latency percentiles, SLO attainment and preemption counts
 // (sim/metrics.cpp, MetricsRecorder::track_replicas; docs/metrics.md#per-replica-and-per-pool).
 #include <catch2/catch.hpp>
-
 #include <nlohmann/json.hpp>
 
 #include "metrics/output.h"
@@ -245,9 +244,10 @@ TEST_CASE("replica metrics: per-replica and per-pool counts add up to the cluste
   CHECK(s.pools[0].slo->accelerators == 2);
 }
 
-TEST_CASE("replica metrics: disaggregated, TTFT belongs to the prefill replica, the rest to "
-          "the decode replica",
-          "[metrics][disagg][replica_metrics]") {
+TEST_CASE(
+    "replica metrics: disaggregated, TTFT belongs to the prefill replica, the rest to "
+    "the decode replica",
+    "[metrics][disagg][replica_metrics]") {
   // Steps of 10 ms; 1,000 KV bytes a prompt token over one 1 GB/s, 20 us link: a 1,000-token
   // prompt's KV arrives 1.02 ms after its prefill. Round robin over prefill replicas p[0]
   // (replica 0) and p[1] (replica 1); one decode replica d[0] (replica 2).

@@ -70,7 +70,8 @@ TEST_CASE("slo: the hand-worked trace runs as its comment says", "[metrics][slo]
   CHECK(r[4].last_token.count_ns() == ms(120));
 }
 
-TEST_CASE("slo: per-request attainment, goodput and the run-level percentile check", "[metrics][slo]") {
+TEST_CASE("slo: per-request attainment, goodput and the run-level percentile check",
+          "[metrics][slo]") {
   // TTFT <= 20 ms: r0, r1 (equal counts), r4 -> 3 of 5 (r3 was rejected: never meets).
   // TPOT <= 15 ms: r2 (one token: meets), r4 -> 2 of 5.  Both: r4 alone -> 1 of 5.
   // p50 TTFT of 10, 20, 20, 60 = 20 <= 20: met.  p50 TPOT of 10, 20, 20 = 20 > 15: missed.
@@ -168,7 +169,8 @@ TEST_CASE("slo: the printed summary has one slo line", "[metrics][slo]") {
   CHECK_THAT(summary_table(run(scenario("")).summary), !Catch::Contains("slo "));
 }
 
-TEST_CASE("slo: accelerators come from the step-time model, else kv.memory, else 1", "[metrics][slo]") {
+TEST_CASE("slo: accelerators come from the step-time model, else kv.memory, else 1",
+          "[metrics][slo]") {
   const auto accelerators = [](const std::string& yaml) {
     return build_scenario(doc_of(yaml)).slo->accelerators;
   };

@@ -1,6 +1,5 @@
 // steps.csv (servesim run --steps, sim/steps_csv.cpp) and the engine's step observers.
 #include <catch2/catch.hpp>
-
 #include <sstream>
 
 #include "tests/support.h"
@@ -49,10 +48,10 @@ TEST_CASE("steps.csv: one row per step, worked by hand", "[metrics][steps]") {
   // replica,start,duration,seqs,prefill_seqs,prefill_tokens,decode_tokens,kv_used,kv_cap,
   // waiting,running,preemptions,bound,bytes,flops (the last three empty: a linear model
   // reports no cost)
-  CHECK(rows[1] == std::vector<std::string>{"0", "0.000000000", "0.010000000", "1", "1", "32",
-                                            "0", "32", "4096", "0", "1", "0", "", "", ""});
-  CHECK(rows[2] == std::vector<std::string>{"0", "0.010000000", "0.010000000", "2", "1", "32",
-                                            "1", "80", "4096", "0", "2", "0", "", "", ""});
+  CHECK(rows[1] == std::vector<std::string>{"0", "0.000000000", "0.010000000", "1", "1", "32", "0",
+                                            "32", "4096", "0", "1", "0", "", "", ""});
+  CHECK(rows[2] == std::vector<std::string>{"0", "0.010000000", "0.010000000", "2", "1", "32", "1",
+                                            "80", "4096", "0", "2", "0", "", "", ""});
   CHECK(rows[3][1] == "0.020000000");
   CHECK(rows[3][3] == "2");
   CHECK(rows[3][6] == "2");
@@ -118,8 +117,10 @@ TEST_CASE("steps.csv: bytes and flops under a cost-reporting model", "[metrics][
     REQUIRE(f > 0);
     bytes += b;
     flops += f;
-    if (rows[i][12] == "bandwidth") max_bw_intensity = std::max(max_bw_intensity, f / b);
-    else min_compute_intensity = std::min(min_compute_intensity, f / b);
+    if (rows[i][12] == "bandwidth")
+      max_bw_intensity = std::max(max_bw_intensity, f / b);
+    else
+      min_compute_intensity = std::min(min_compute_intensity, f / b);
   }
   REQUIRE(out.summary.mbu);
   REQUIRE(out.summary.mfu);

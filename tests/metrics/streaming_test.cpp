@@ -1,8 +1,7 @@
 // Streaming results: bounded-memory percentiles, requests.csv written in id order as requests
 // leave, request slots recycled so memory follows the load rather than the trace's length.
-#include <catch2/catch.hpp>
-
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -139,7 +138,8 @@ TEST_CASE("cli: a trace error found while streaming leaves no output behind",
   std::string rows;
   for (int i = 0; i < 5000; ++i) rows += std::to_string(i * 0.01) + ",10,5\n";
   rows += "60,10,x\n";
-  const std::string trace = write_temp("late-error.csv", "arrival_s,prompt_tokens,output_tokens\n" + rows);
+  const std::string trace =
+      write_temp("late-error.csv", "arrival_s,prompt_tokens,output_tokens\n" + rows);
   const std::string config = write_temp(
       "c.yaml", "workload: {trace: {path: " + trace +
                     "}}\nstep_time: {kind: linear, base_ms: 1}\nscheduler: {kind: continuous, "

@@ -48,7 +48,8 @@ std::map<std::string, std::pair<double, double>> spans_of(const json& t, int tid
 
 }  // namespace
 
-TEST_CASE("timeline: steps and request phases in microseconds, worked by hand", "[metrics][timeline]") {
+TEST_CASE("timeline: steps and request phases in microseconds, worked by hand",
+          "[metrics][timeline]") {
   const json t = timeline_of(k_two_requests, 1000);
   REQUIRE(t["traceEvents"].is_array());
   std::vector<json> steps;

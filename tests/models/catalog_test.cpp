@@ -1,12 +1,12 @@
 // The model and hardware catalogues: every shipped file loads and is embedded; bad files are
 // refused with the key, file and line.
-#include <catch2/catch.hpp>
+#include "models/catalog.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <set>
 
 #include "core/errors.h"
-#include "models/catalog.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -1,12 +1,12 @@
 // Fitting recovers known coefficients; importers read excerpts of the real formats.
-#include <catch2/catch.hpp>
+#include "models/fit.h"
 
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <sstream>
 
 #include "cli/cli.h"
 #include "core/errors.h"
-#include "models/fit.h"
 #include "models/measurements.h"
 #include "tests/support.h"
 #include "traces/workload_source.h"
@@ -38,7 +38,8 @@ std::vector<StepSample> synthetic(double base, double per_seq, double per_ctx, d
         StepSample s;
         s.shape = shape(seqs, ctx_per_seq * (prefill > 0 ? seqs - 1 : seqs), prefill);
         const int64_t tokens = s.shape.prefill_tokens + s.shape.decode_sequences;
-        s.ms = base + per_seq * seqs + per_ctx * static_cast<double>(s.shape.decode_context_tokens) +
+        s.ms = base + per_seq * seqs +
+               per_ctx * static_cast<double>(s.shape.decode_context_tokens) +
                per_prefill * static_cast<double>(prefill) +
                knee_rate * static_cast<double>(std::max<int64_t>(0, tokens - knee));
         out.push_back(s);
@@ -48,7 +49,8 @@ std::vector<StepSample> synthetic(double base, double per_seq, double per_ctx, d
 
 }  // namespace
 
-TEST_CASE("nnls: solves exactly when the solution is non-negative, clamps otherwise", "[models][fit]") {
+TEST_CASE("nnls: solves exactly when the solution is non-negative, clamps otherwise",
+          "[models][fit]") {
   // y = 2 x1 + 3 x2 exactly.
   const auto x = nnls({{1, 0}, {0, 1}, {1, 1}, {2, 1}}, {2, 3, 5, 7});
   CHECK(x[0] == Approx(2));
@@ -140,10 +142,13 @@ TEST_CASE("calibrate: writes a step model that a scenario loads by path", "[mode
   CHECK_THAT(out.str(), Catch::Contains("MAPE 5-fold"));
   CHECK_THAT(out.str(), Catch::Contains("worst cross-validated points"));
   const std::string scenario = write_temp(
-      "s.yaml", "workload: {synthetic: {requests: 20, arrival: {kind: poisson, rate_per_s: 1},\n"
-                "  prompt_tokens: {kind: fixed, value: 100}, output_tokens: {kind: fixed, value: 10}}}\n"
-                "step_time: " + model + "\nscheduler: {kind: continuous, max_num_seqs: 4}\n"
-                "kv: {policy: paged, capacity_tokens: 10000}\n");
+      "s.yaml",
+      "workload: {synthetic: {requests: 20, arrival: {kind: poisson, rate_per_s: 1},\n"
+      "  prompt_tokens: {kind: fixed, value: 100}, output_tokens: {kind: fixed, value: 10}}}\n"
+      "step_time: " +
+          model +
+          "\nscheduler: {kind: continuous, max_num_seqs: 4}\n"
+          "kv: {policy: paged, capacity_tokens: 10000}\n");
   std::ostringstream o2, e2;
   CHECK(run_cli({"run", scenario, "--out", (dir / "o").string(), "--quiet"}, o2, e2) == 0);
   CHECK(e2.str() == "");
@@ -163,17 +168,22 @@ TEST_CASE("vllm jsonl: requests replay relative to the first arrival", "[traces]
   // arrival_time 1777142838.6237123 - 1777142838.338653, rounded to the nanosecond at double
   // precision of the epoch seconds.
   CHECK(rows[1].arrival.count_ns() == Approx(285'059'300).margin(1'000));
-  const std::string bad = write_temp("b.jsonl", "{\"input_toks\": 5, \"output_toks\": 0, \"arrival_time\": 1}\n");
-  CHECK_THROWS_WITH(read_vllm_jsonl(bad), Catch::Contains("b.jsonl:1: field \"output_toks\" = 0: must be an integer from 1 to 1000000000"));
-  const std::string bad2 = write_temp("c.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1}\n{oops\n");
+  const std::string bad =
+      write_temp("b.jsonl", "{\"input_toks\": 5, \"output_toks\": 0, \"arrival_time\": 1}\n");
+  CHECK_THROWS_WITH(
+      read_vllm_jsonl(bad),
+      Catch::Contains(
+          "b.jsonl:1: field \"output_toks\" = 0: must be an integer from 1 to 1000000000"));
+  const std::string bad2 = write_temp(
+      "c.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1}\n{oops\n");
   CHECK_THROWS_WITH(read_vllm_jsonl(bad2), Catch::Contains("c.jsonl:2: not a JSON object"));
 }
 
 TEST_CASE("fit: the roofline form recovers the efficiencies and overhead that made the data",
           "[models][fit]") {
   const std::string base = "kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\n";
-  const auto truth = make_step_time_model(Cfg::root(doc_of(
-      base + "bandwidth_efficiency: 0.6\ncompute_efficiency: 0.4\noverhead_ms: 2\n")));
+  const auto truth = make_step_time_model(Cfg::root(
+      doc_of(base + "bandwidth_efficiency: 0.6\ncompute_efficiency: 0.4\noverhead_ms: 2\n")));
   std::vector<StepSample> samples;
   for (int32_t seqs : {1, 4, 16, 64, 256})
     for (int64_t prefill : {0, 128, 2048}) {
@@ -196,12 +206,17 @@ TEST_CASE("vllm jsonl: an arrival too far from the first is an input error (fuzz
           "[traces]") {
   // Found by fuzz_vllm_jsonl: 1e308 s minus the first arrival overflowed int64 nanoseconds.
   // Now every arrival_time must lie within 9e9 s (epoch seconds do) on its own.
-  const std::string bad = write_temp(
-      "far.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1}\n"
-                   "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1e308}\n");
-  CHECK_THROWS_WITH(read_vllm_jsonl(bad), Catch::EndsWith("far.jsonl:2: field \"arrival_time\" = 1e+308: must be a finite number of seconds from 0 to 9000000000"));
+  const std::string bad =
+      write_temp("far.jsonl",
+                 "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1}\n"
+                 "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 1e308}\n");
+  CHECK_THROWS_WITH(read_vllm_jsonl(bad),
+                    Catch::EndsWith("far.jsonl:2: field \"arrival_time\" = 1e+308: must be a "
+                                    "finite number of seconds from 0 to 9000000000"));
   // Also found by the fuzzer: a number beyond a double escaped as a JSON library exception.
   const std::string huge = write_temp(
       "huge.jsonl", "{\"input_toks\": 5, \"output_toks\": 2, \"arrival_time\": 171e308838}\n");
-  CHECK_THROWS_WITH(read_vllm_jsonl(huge), Catch::EndsWith("huge.jsonl:1: not a JSON object servesim can read (a number out of range)"));
+  CHECK_THROWS_WITH(
+      read_vllm_jsonl(huge),
+      Catch::EndsWith("huge.jsonl:1: not a JSON object servesim can read (a number out of range)"));
 }

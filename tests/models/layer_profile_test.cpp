@@ -1,12 +1,12 @@
 // kind: layer_profile on excerpts of real vLLM layer profiles (tests/data/llmservingsim-tp1,
 // a dense model, and tests/data/llmservingsim-moe, a mixture of experts).
-#include <catch2/catch.hpp>
+#include "models/layer_profile.h"
 
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 
-#include "models/layer_profile.h"
 #include "models/measurements.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
@@ -65,7 +65,8 @@ TEST_CASE("layer_profile: tensor parallelism adds two ring all-reduces a layer",
   // tp 2, hidden 1000, 2 bytes: 2,000 bytes for 1 token; a 1 GB/s link moves 1e6 bytes/ms, so
   // one all-reduce is 10 us + 2 (2-1)/2 x 2,000 / 1e6 ms = 0.012 ms; 2 a layer x 2 layers.
   const double base = model()->step_ms(one_decode(16));
-  const auto tp = model("tensor_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\nlink_latency_us: 10\n");
+  const auto tp =
+      model("tensor_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\nlink_latency_us: 10\n");
   CHECK(tp->step_ms(one_decode(16)) == Approx(base + 4 * 0.012).epsilon(1e-12));
   CHECK(model("overhead_ms: 1.5\n")->step_ms(one_decode(16)) == Approx(base + 1.5).epsilon(1e-12));
 }
@@ -102,13 +103,15 @@ TEST_CASE("layer_profile: skew_alpha moves uneven decodes' attention towards the
   const double gap = 20.6177 - mean;
   const StepShape s = two_uneven_decodes();
   const double base = model()->step_ms(s);
-  CHECK(model("skew_alpha: 0.25\n")->step_ms(s) == Approx(base + 2 * 0.25 * gap / 1000).epsilon(1e-12));
+  CHECK(model("skew_alpha: 0.25\n")->step_ms(s) ==
+        Approx(base + 2 * 0.25 * gap / 1000).epsilon(1e-12));
   CHECK(model("skew_alpha: 0\n")->step_ms(s) == Approx(base).epsilon(1e-12));
   // Even lengths, or a shape without its longest read (built from measurements), are left alone.
   StepShape even = s;
   even.decode_context_tokens = 2 * 520;
   even.decode_context_min = even.decode_context_max = 520;
-  CHECK(model("skew_alpha: 0.25\n")->step_ms(even) == Approx(model()->step_ms(even)).epsilon(1e-12));
+  CHECK(model("skew_alpha: 0.25\n")->step_ms(even) ==
+        Approx(model()->step_ms(even)).epsilon(1e-12));
   StepShape unknown = s;
   unknown.decode_context_min = unknown.decode_context_max = 0;
   CHECK(model("skew_alpha: 0.25\n")->step_ms(unknown) == Approx(base).epsilon(1e-12));
@@ -120,8 +123,8 @@ TEST_CASE("layer_profile: skew_alpha: profile reads the pooled fit from meta.yam
       "    2:\n      alpha_default: 0.5\n";
   const StepShape s = two_uneven_decodes();
   const auto at = [](const std::string& dir, const std::string& extra) {
-    return make_step_time_model(Cfg::root(
-        doc_of("kind: layer_profile\npath: " + dir + "\nlayers: 2\n" + extra)));
+    return make_step_time_model(
+        Cfg::root(doc_of("kind: layer_profile\npath: " + dir + "\nlayers: 2\n" + extra)));
   };
   const std::string dir = variant_with_meta(fit);
   CHECK(at(dir, "skew_alpha: profile\n")->step_ms(s) ==
@@ -133,7 +136,8 @@ TEST_CASE("layer_profile: skew_alpha: profile reads the pooled fit from meta.yam
                                   std::string("skew_fit:\n  enabled: true\n  per_tp:\n    2:\n"
                                               "      alpha_default: 0.5\n")})
     CHECK_THROWS_WITH(at(variant_with_meta(meta), "skew_alpha: profile\n"),
-                      Catch::Contains("skew_alpha") && Catch::Contains("skew_fit.per_tp.1.alpha_default") &&
+                      Catch::Contains("skew_alpha") &&
+                          Catch::Contains("skew_fit.per_tp.1.alpha_default") &&
                           Catch::Contains("meta.yaml"));
   CHECK_THROWS_WITH(model("skew_alpha: 1.5\n"), Catch::Contains("skew_alpha"));
   for (const char* bad : {"skew_alpha: abc\n", "skew_alpha: [1]\n", "skew_alpha: {a: 1}\n"})
@@ -143,9 +147,12 @@ TEST_CASE("layer_profile: skew_alpha: profile reads the pooled fit from meta.yam
 }
 
 TEST_CASE("layer_profile: bad settings are named", "[models]") {
-  CHECK_THROWS_WITH(make_step_time_model(Cfg::root(doc_of("kind: layer_profile\npath: /nonexistent\nlayers: 2\n"))),
-                    Catch::Contains("path = \"/nonexistent\" at test.yaml:2:7: no such profile folder"));
-  CHECK_THROWS_WITH(model("tensor_parallel: 2\n"), Catch::Contains("hidden_size: required key missing"));
+  CHECK_THROWS_WITH(
+      make_step_time_model(
+          Cfg::root(doc_of("kind: layer_profile\npath: /nonexistent\nlayers: 2\n"))),
+      Catch::Contains("path = \"/nonexistent\" at test.yaml:2:7: no such profile folder"));
+  CHECK_THROWS_WITH(model("tensor_parallel: 2\n"),
+                    Catch::Contains("hidden_size: required key missing"));
 }
 
 // A mixture of experts: tests/data/llmservingsim-moe (Qwen3-30B-A3B on the RTX PRO 6000; tp2
@@ -220,16 +227,16 @@ TEST_CASE("layer_profile: data-parallel ranks split the step; the experts see al
   // reduce-scatters the 2 tokens: 2 x 10 us + 2 (2-1)/2 x 2 x 1,000 x 2 bytes at 1e6 bytes/ms.
   StepShape s = one_decode(32);
   s.sequences = s.decode_sequences = 2;
-  const auto dp = moe_model("data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
-                            "link_latency_us: 10\n");
+  const auto dp = moe_model(
+      "data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
+      "link_latency_us: 10\n");
   const double comm_ms = 2 * (0.02 + 4000.0 / 1e6);
   CHECK(dp->step_ms(s) ==
         Approx((2 * (7.69067 + k_moe_layer1 + 56.1917) + k_moe_once1) / 1000 + comm_ms)
             .epsilon(1e-12));
 }
 
-TEST_CASE("layer_profile: a prefill chunk is not split between data-parallel ranks",
-          "[models]") {
+TEST_CASE("layer_profile: a prefill chunk is not split between data-parallel ranks", "[models]") {
   // One request's 16-token chunk runs on its own rank while the other idles: the busiest rank
   // computes all 16 tokens (sum(chunk^2) / sum(chunk) = 256 / 16), not half of them. Per layer:
   // attention at (16, 0, 0, 0), a profiled point, 8.128; the dense layers at 16 tokens
@@ -238,8 +245,9 @@ TEST_CASE("layer_profile: a prefill chunk is not split between data-parallel ran
   // 64-expert rows at 16 tokens (229.664, 424.116). Once: embedding 6.613 + final norm 2.112 at
   // 16 tokens, lm_head 420.224 + sampler 10.1227 at 1 sequence. The link: 2 x 10 us + 2 (2-1)/2
   // x 16 x 1,000 x 2 bytes at 1e6 bytes/ms a layer.
-  const auto dp = moe_model("data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
-                            "link_latency_us: 10\n");
+  const auto dp = moe_model(
+      "data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
+      "link_latency_us: 10\n");
   StepShape one;
   one.sequences = 1;
   one.prefill_tokens = 16;

@@ -11,11 +11,11 @@
 // and 2 a step: 12 x 0.002 = 0.024 ms; LM head (1024 x 256) 0.04 g(sequences).
 #include <catch2/catch.hpp>
 
+#include "core/errors.h"
 #include "models/catalog.h"
 #include "models/operator_tables.h"
 #include "models/shape_roofline.h"
 #include "models/step_time_model.h"
-#include "core/errors.h"
 #include "tests/support.h"
 
 using namespace servesim;

@@ -20,8 +20,9 @@ StepShape decode(int seqs, int64_t context = 0) {
 }  // namespace
 
 TEST_CASE("table: interpolates linearly and holds flat beyond the ends", "[models]") {
-  auto m = model("kind: table\npoints: [{batch: 2, ms: 10}, {batch: 6, ms: 18}]\n"
-                 "prefill_ms_per_token: 0.5\n");
+  auto m = model(
+      "kind: table\npoints: [{batch: 2, ms: 10}, {batch: 6, ms: 18}]\n"
+      "prefill_ms_per_token: 0.5\n");
   CHECK(m->step_ms(decode(1)) == 10.0);
   CHECK(m->step_ms(decode(2)) == 10.0);
   CHECK(m->step_ms(decode(3)) == 12.0);
@@ -44,8 +45,9 @@ TEST_CASE("table: loads measured points from a CSV file", "[models]") {
 }
 
 TEST_CASE("linear: every coefficient multiplies its term", "[models]") {
-  auto m = model("kind: linear\nbase_ms: 1\nper_seq_ms: 2\nper_context_token_ms: 0.01\n"
-                 "per_prefill_token_ms: 0.1\nper_prefill_token_sq_ms: 0.001\n");
+  auto m = model(
+      "kind: linear\nbase_ms: 1\nper_seq_ms: 2\nper_context_token_ms: 0.01\n"
+      "per_prefill_token_ms: 0.1\nper_prefill_token_sq_ms: 0.001\n");
   StepShape s = decode(3, 1000);
   s.sequences = 4;
   s.prefill_tokens = 100;

@@ -15,7 +15,8 @@ std::string requests_csv(const std::string& scheduler, const std::string& kv) {
       "  prompt_tokens: {kind: lognormal, median: 80, sigma: 0.8, max: 400},\n"
       "  output_tokens: {kind: uniform, min: 1, max: 120}}}\n"
       "step_time: {kind: linear, base_ms: 2, per_seq_ms: 0.2, per_prefill_token_ms: 0.02}\n"
-      "scheduler: " + scheduler + "\nkv: " + kv + "\n";
+      "scheduler: " +
+      scheduler + "\nkv: " + kv + "\n";
   return run_scenario(doc_of(yaml), true).requests_csv;
 }
 

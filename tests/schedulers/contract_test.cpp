@@ -1,7 +1,8 @@
 // Contracts every registered scheduler must keep, under both KV policies, on random workloads:
 // no request lost, KV never above capacity, lifecycle times in order, identical output twice.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+
+#include <catch2/catch.hpp>
 
 #include "core/kv/kv_manager.h"
 #include "schedulers/scheduler.h"

@@ -115,11 +115,15 @@ TEST_CASE("vllm: the whole-prompt check counts cached blocks another request hol
   //      2 are r0's (held, so not taken from the free ones): it needs 1 and joins, computing
   //      16: 2 + 2 + 8 = 12 ms                              -> t=31: r0 token 2, r1 done
   // t=31 r0 decode: 3 ms                                    -> t=34: r0 done
-  const std::string path = write_temp(
-      "hashed.csv", "arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,32,3,1;2\n"
-                    "0.001,48,1,1;2;3\n");
-  const std::string yaml = "workload: {trace: {path: " + path + ", hash_block_tokens: 16}}\n"
-                           "step_time: " + k_linear + "\n"
+  const std::string path =
+      write_temp("hashed.csv",
+                 "arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,32,3,1;2\n"
+                 "0.001,48,1,1;2;3\n");
+  const std::string yaml = "workload: {trace: {path: " + path +
+                           ", hash_block_tokens: 16}}\n"
+                           "step_time: " +
+                           k_linear +
+                           "\n"
                            "scheduler: {kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 64}\n"
                            "kv: {policy: paged, capacity_tokens: 80, block_size: 16, "
                            "prefix_caching: true}\n";
@@ -152,9 +156,11 @@ TEST_CASE("vllm: with every request at priority 0, priority schedules as fcfs",
       "workload: {synthetic: {requests: 120, arrival: {kind: poisson, rate_per_s: 60},\n"
       "  prompt_tokens: {kind: lognormal, median: 60, sigma: 0.8, max: 300},\n"
       "  output_tokens: {kind: uniform, min: 1, max: 150}}}\n"
-      "step_time: " + k_linear + "\nkv: " + kv + "\nscheduler: ";
-  const std::string sched = ", max_num_seqs: 8, max_num_batched_tokens: 64, "
-                            "scheduler_reserve_full_isl: false";
+      "step_time: " +
+      k_linear + "\nkv: " + kv + "\nscheduler: ";
+  const std::string sched =
+      ", max_num_seqs: 8, max_num_batched_tokens: 64, "
+      "scheduler_reserve_full_isl: false";
   const RunOutput fcfs = run_scenario(doc_of(base + vllm(sched)), true);
   const RunOutput prio =
       run_scenario(doc_of(base + vllm(sched + ", scheduling_policy: priority")), true);
@@ -231,8 +237,8 @@ TEST_CASE("vllm: async_scheduling plans a step while the previous one runs", "[s
   // t=0 r0's prompt: 5 ms; t=5 r0 decode: 3 ms -> t=8 r0 done; t=8 r1: 2 + 1 + 1 = 4 -> t=12.
   const std::string trace3 = "0,4,2\n0,2,1\n";
   auto async3 = run_requests(trace_scenario(
-      trace3, k_linear, vllm(", max_num_seqs: 1, max_num_batched_tokens: 64, async_scheduling: true"),
-      kv));
+      trace3, k_linear,
+      vllm(", max_num_seqs: 1, max_num_batched_tokens: 64, async_scheduling: true"), kv));
   CHECK(async3[1].first_admitted.count_ns() == ms(8));
   CHECK(async3[1].first_token.count_ns() == ms(12));
 }

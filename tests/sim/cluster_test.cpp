@@ -1,6 +1,5 @@
 // Clusters (`cluster`): several replicas behind a router (sim/cluster.cpp, schedulers/routers.cpp).
 #include <catch2/catch.hpp>
-
 #include <map>
 #include <set>
 
@@ -22,13 +21,12 @@ std::string scenario(const std::string& cluster) {
          cluster;
 }
 
-
 }  // namespace
 
 TEST_CASE("cluster: one replica behind a router is the single engine", "[sim][cluster]") {
   const RunOutput single = run_scenario(doc_of(scenario("")));
-  const RunOutput one = run_scenario(
-      doc_of(scenario("cluster: {replicas: 1, router: {kind: least_outstanding}}\n")));
+  const RunOutput one =
+      run_scenario(doc_of(scenario("cluster: {replicas: 1, router: {kind: least_outstanding}}\n")));
   CHECK(one.requests_csv == single.requests_csv);
 }
 
@@ -101,7 +99,8 @@ TEST_CASE("cluster: bad sections are config errors", "[sim][cluster]") {
              Catch::Contains("cluster.replicas = \"0\""));
   CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2, router: {kind: fastest}}\n")),
              Catch::Contains("cluster.router.kind") && Catch::Contains("least_kv"));
-  CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2, router: {kind: random, max_imbalance: 3}}\n")),
+  CHECK_THAT(input_error_of(
+                 scenario("cluster: {replicas: 2, router: {kind: random, max_imbalance: 3}}\n")),
              Catch::Contains("max_imbalance"));
   CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2}\n")), Catch::Contains("router"));
 }
@@ -142,17 +141,17 @@ TEST_CASE("cluster: pools of different engines route and report per pool", "[sim
 
 TEST_CASE("cluster: slo.accelerators counts every pool's replicas", "[sim][cluster]") {
   // h100 pool: tensor_parallel 2, one replica; a100 pool: tensor_parallel 1, two: 2 + 2 = 4.
-  const RunOutput out = run_scenario(doc_of(
-      "workload: {synthetic: {requests: 6, arrival: {kind: fixed, rate_per_s: 10},\n"
-      "  prompt_tokens: {kind: fixed, value: 64}, output_tokens: {kind: fixed, value: 4}}}\n"
-      "scheduler: {kind: continuous, max_num_seqs: 8}\n"
-      "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n"
-      "slo: {ttft_ms: 1000}\n"
-      "cluster:\n  router: {kind: least_outstanding}\n  pools:\n"
-      "    - {name: h100, replicas: 1, step_time: {kind: roofline, model: llama-3.1-8b,\n"
-      "       hardware: h100-sxm, tensor_parallel: 2}}\n"
-      "    - {name: a100, replicas: 2, step_time: {kind: roofline, model: llama-3.1-8b,\n"
-      "       hardware: a100-80gb}}\n"));
+  const RunOutput out = run_scenario(
+      doc_of("workload: {synthetic: {requests: 6, arrival: {kind: fixed, rate_per_s: 10},\n"
+             "  prompt_tokens: {kind: fixed, value: 64}, output_tokens: {kind: fixed, value: 4}}}\n"
+             "scheduler: {kind: continuous, max_num_seqs: 8}\n"
+             "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n"
+             "slo: {ttft_ms: 1000}\n"
+             "cluster:\n  router: {kind: least_outstanding}\n  pools:\n"
+             "    - {name: h100, replicas: 1, step_time: {kind: roofline, model: llama-3.1-8b,\n"
+             "       hardware: h100-sxm, tensor_parallel: 2}}\n"
+             "    - {name: a100, replicas: 2, step_time: {kind: roofline, model: llama-3.1-8b,\n"
+             "       hardware: a100-80gb}}\n"));
   REQUIRE(out.summary.slo);
   CHECK(out.summary.slo->accelerators == 4);
   REQUIRE(out.summary.pools.size() == 2);
@@ -164,9 +163,10 @@ TEST_CASE("cluster: bad pools are config errors", "[sim][cluster]") {
   CHECK_THAT(input_error_of(scenario("cluster: {replicas: 2, router: {kind: random},\n"
                                      "  pools: [{name: a, replicas: 1}]}\n")),
              Catch::Contains("pools") && Catch::Contains("replicas"));
-  CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
-                                     "  pools: [{name: a, replicas: 1}, {name: a, replicas: 2}]}\n")),
-             Catch::Contains("named twice"));
+  CHECK_THAT(
+      input_error_of(scenario("cluster: {router: {kind: random},\n"
+                              "  pools: [{name: a, replicas: 1}, {name: a, replicas: 2}]}\n")),
+      Catch::Contains("named twice"));
   CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
                                      "  pools: [{name: a, replicas: 1, role: prefil}]}\n")),
              Catch::Contains("cluster.pools[0].role") && Catch::Contains("prefill"));
@@ -175,7 +175,8 @@ TEST_CASE("cluster: bad pools are config errors", "[sim][cluster]") {
                                      "  pools: [{name: a, replicas: 1,\n"
                                      "           scheduler: {kind: continuous}}]}\n")),
              Catch::Contains("top-level scheduler would be ignored"));
-  CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random}, decode_router: {kind: random},\n"
-                                     "  pools: [{name: a, replicas: 1}]}\n")),
-             Catch::Contains("cluster.decode_router") && Catch::Contains("disaggregated"));
+  CHECK_THAT(
+      input_error_of(scenario("cluster: {router: {kind: random}, decode_router: {kind: random},\n"
+                              "  pools: [{name: a, replicas: 1}]}\n")),
+      Catch::Contains("cluster.decode_router") && Catch::Contains("disaggregated"));
 }

@@ -145,10 +145,7 @@ TEST_CASE("disagg: a decode replica admits delivered requests only into free sea
   // Two prefill replicas take A and B at 0: both prefilled at 10 ms, both 10^6 bytes, sharing
   // the 1 GB/s link: delivered together at 12 ms. A takes the seat and decodes 12-52 ms; B
   // waits (its KV held on its prefill replica) until A leaves, then decodes 52-92 ms.
-  const std::string yaml =
-      trace("0,1000,5\n0,1000,5\n") +
-      disagg(2, 1, 1.0, 0,
-             "") ;
+  const std::string yaml = trace("0,1000,5\n0,1000,5\n") + disagg(2, 1, 1.0, 0, "");
   std::string seats = yaml;
   seats.replace(seats.find("    - {name: d, role: decode, replicas: 1}"),
                 std::string("    - {name: d, role: decode, replicas: 1}").size(),
@@ -244,8 +241,7 @@ TEST_CASE("disagg: bad sections are config errors", "[sim][disagg]") {
              Catch::Contains("iteration-level"));
 }
 
-TEST_CASE("disagg: step observers see the steps of prefill and decode replicas",
-          "[sim][disagg]") {
+TEST_CASE("disagg: step observers see the steps of prefill and decode replicas", "[sim][disagg]") {
   struct Replicas final : StepObserver {
     std::set<uint32_t> seen;
     int64_t prefill_tokens = 0, decode_tokens = 0;

@@ -8,12 +8,12 @@ using namespace servesim::test;
 
 namespace {
 // step_ms = 2 + 1 * sequences + 0.5 * prefill tokens
-const std::string k_linear =
-    "{kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}";
+const std::string k_linear = "{kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}";
 const std::string k_big_kv = "{policy: paged, capacity_tokens: 100000, block_size: 16}";
 }  // namespace
 
-TEST_CASE("continuous: an arrival at the instant a step ends joins the next step", "[sim][golden]") {
+TEST_CASE("continuous: an arrival at the instant a step ends joins the next step",
+          "[sim][golden]") {
   // r0 (t=0, prompt 4, 3 tokens), r1 (t=5 ms, prompt 2, 2 tokens).
   // t=0   prefill r0: 2 + 1 + 0.5*4 = 5 ms           -> t=5:  r0 token 1
   // t=5   r1 arrives at the step's end and is seen: decode r0 + prefill r1:
@@ -58,10 +58,9 @@ TEST_CASE("dynamic: dispatches on the oldest request's queue delay", "[sim][gold
   // t=9   decode r0 + padding r1: 4 ms                         -> t=13: released
   // t=13  r2 has waited exactly 3 ms: prefill r2, r3: 6 ms     -> t=19: released
   // t=100 r4 is the last request ever: dispatched at once: 2 + 1 + 1 = 4 ms -> t=104
-  auto r = run_requests(trace_scenario("0,2,2\n0.001,2,1\n0.010,2,1\n0.011,2,1\n0.100,2,1\n",
-                                       k_linear,
-                                       "{kind: dynamic, max_batch_size: 4, max_queue_delay_ms: 3}",
-                                       k_big_kv));
+  auto r = run_requests(
+      trace_scenario("0,2,2\n0.001,2,1\n0.010,2,1\n0.011,2,1\n0.100,2,1\n", k_linear,
+                     "{kind: dynamic, max_batch_size: 4, max_queue_delay_ms: 3}", k_big_kv));
   CHECK(r[0].first_admitted.count_ns() == ms(3));
   CHECK(r[1].finish.count_ns() == ms(9));
   CHECK(r[0].release.count_ns() == ms(13));
@@ -139,10 +138,10 @@ TEST_CASE("continuous: requests that can never be served are rejected with a rea
           "[sim][golden]") {
   // Without chunked prefill a 10-token prompt can never fit a 4-token step; a request whose
   // peak (prompt 20 + 10 - 1 = 29 tokens) exceeds 16 tokens of KV can never fit memory.
-  auto r = run_requests(trace_scenario(
-      "0,10,2\n0,2,1\n0,20,10\n", "{kind: linear, base_ms: 1}",
-      "{kind: continuous, max_num_seqs: 8, max_num_batched_tokens: 4}",
-      "{policy: paged, capacity_tokens: 16, block_size: 2}"));
+  auto r =
+      run_requests(trace_scenario("0,10,2\n0,2,1\n0,20,10\n", "{kind: linear, base_ms: 1}",
+                                  "{kind: continuous, max_num_seqs: 8, max_num_batched_tokens: 4}",
+                                  "{policy: paged, capacity_tokens: 16, block_size: 2}"));
   CHECK(r[0].state == RequestState::Rejected);
   CHECK_THAT(r[0].reject_reason, Catch::Contains("max_num_batched_tokens = 4"));
   CHECK(r[1].state == RequestState::Released);
@@ -154,12 +153,14 @@ TEST_CASE("table: one sequence at 6.3 ms and eight at 9.3 ms give 159 and 860 to
           "[sim][golden]") {
   // One request of 101 tokens alone: 1 prefill + 100 decode steps of 6.3 ms each.
   const std::string table = "{kind: table, points: [{batch: 1, ms: 6.3}, {batch: 8, ms: 9.3}]}";
-  auto one = run_requests(trace_scenario("0,16,101\n", table, "{kind: continuous, max_num_seqs: 8}", k_big_kv));
+  auto one = run_requests(
+      trace_scenario("0,16,101\n", table, "{kind: continuous, max_num_seqs: 8}", k_big_kv));
   CHECK(one[0].release.count_ns() == 101 * ms(6.3));
   // Eight identical requests together: every step holds 8 sequences, 9.3 ms each.
   std::string rows;
   for (int i = 0; i < 8; ++i) rows += "0,16,101\n";
-  auto eight = run_requests(trace_scenario(rows, table, "{kind: continuous, max_num_seqs: 8}", k_big_kv));
+  auto eight =
+      run_requests(trace_scenario(rows, table, "{kind: continuous, max_num_seqs: 8}", k_big_kv));
   CHECK(eight[7].release.count_ns() == 101 * ms(9.3));
   CHECK(1000.0 / 6.3 == Approx(158.7).epsilon(0.001));
   CHECK(8 * 101 / (101 * 9.3e-3) == Approx(860.2).epsilon(0.001));

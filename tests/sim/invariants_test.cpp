@@ -44,15 +44,17 @@ Components components() {
 
 TEST_CASE("invariants: --check stops a run whose KV books do not balance", "[sim][check]") {
   Simulation checked(components(), /*check=*/true);
-  CHECK_THROWS_WITH(checked.run(),
-                    Catch::Contains("invariant broken after planning step 1 at 0 ns") &&
-                        Catch::Contains("KV use 0 differs from the 16 tokens the running requests hold"));
+  CHECK_THROWS_WITH(
+      checked.run(),
+      Catch::Contains("invariant broken after planning step 1 at 0 ns") &&
+          Catch::Contains("KV use 0 differs from the 16 tokens the running requests hold"));
   // Without --check the same bug goes unnoticed until the numbers are wrong.
   Simulation unchecked(components(), /*check=*/false);
   CHECK_NOTHROW(unchecked.run());
 }
 
-TEST_CASE("invariants: every shipped scheduler passes --check on the default scenario", "[sim][check]") {
+TEST_CASE("invariants: every shipped scheduler passes --check on the default scenario",
+          "[sim][check]") {
   const auto dir = temp_dir();
   const CliResult r = cli({"run", "--out", dir.string(), "--quiet", "--check"});
   CHECK(r.err == "");

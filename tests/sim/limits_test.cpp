@@ -1,7 +1,6 @@
 // Bounded runs: a simulated-time or wall-time limit, or an interrupt, writes partial results
 // marked as such.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 
@@ -44,5 +43,6 @@ TEST_CASE("limits: an interrupt stops the run and still writes what it has", "[s
 
 TEST_CASE("limits: impossible bounds are input errors", "[sim][limits]") {
   CHECK(cli({"run", "--max-sim-time", "0"}).code == 2);
-  CHECK_THAT(cli({"run", "--max-wall-time", "-1"}).err, Catch::Contains("--max-wall-time -1: must be > 0"));
+  CHECK_THAT(cli({"run", "--max-wall-time", "-1"}).err,
+             Catch::Contains("--max-wall-time -1: must be > 0"));
 }

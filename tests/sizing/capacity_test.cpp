@@ -1,11 +1,12 @@
 // Capacity search (`servesim capacity`, sim/capacity_cmd.h) on a workload whose capacity is
 // worked out by hand.
+#include "sizing/capacity.h"
+
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "sizing/capacity.h"
 #include "tests/support.h"
 
 using namespace servesim;

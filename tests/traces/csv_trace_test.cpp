@@ -21,8 +21,7 @@ std::string error_of(const std::string& text) {
 }
 }  // namespace
 
-TEST_CASE("csv trace: columns in any order, extra ones ignored, rows sorted stably",
-          "[traces]") {
+TEST_CASE("csv trace: columns in any order, extra ones ignored, rows sorted stably", "[traces]") {
   const auto rows = read_csv_trace(std::string(SERVESIM_SOURCE_DIR) + "/traces/data/tiny.csv");
   REQUIRE(rows.size() == 6);
   // File order: 0.000, 0.250, 0.100, 0.100, 1.000, 1.500 -> ids 0, 2, 3, 1, 4, 5 by arrival.
@@ -34,8 +33,8 @@ TEST_CASE("csv trace: columns in any order, extra ones ignored, rows sorted stab
   CHECK(rows[3].prompt_tokens == 128);
   CHECK(rows[3].output_tokens == 64);
 
-  const auto swapped = read_csv_trace(write_temp(
-      "s.csv", "output_tokens,note,arrival_s,prompt_tokens\r\n5,x,0.5,7\r\n\r\n"));
+  const auto swapped = read_csv_trace(
+      write_temp("s.csv", "output_tokens,note,arrival_s,prompt_tokens\r\n5,x,0.5,7\r\n\r\n"));
   REQUIRE(swapped.size() == 1);
   CHECK(swapped[0].output_tokens == 5);
   CHECK(swapped[0].prompt_tokens == 7);
@@ -45,9 +44,10 @@ TEST_CASE("csv trace: columns in any order, extra ones ignored, rows sorted stab
 TEST_CASE("csv trace: decimal arrivals are exact nanoseconds, however late", "[traces]") {
   // 8,400,000 s is past 2^23 s, where a double no longer holds 9 decimals: the digits are taken
   // as they are. A tenth decimal rounds half up; an exponent form goes through a double.
-  const auto rows = read_csv_trace(write_temp(
-      "late.csv", "arrival_s,prompt_tokens,output_tokens\n8400000.123456789,1,1\n"
-                  " 8400001.0000000015 ,1,1\n8400002,1,1\n8.400003e6,1,1\n"));
+  const auto rows =
+      read_csv_trace(write_temp("late.csv",
+                                "arrival_s,prompt_tokens,output_tokens\n8400000.123456789,1,1\n"
+                                " 8400001.0000000015 ,1,1\n8400002,1,1\n8.400003e6,1,1\n"));
   REQUIRE(rows.size() == 4);
   CHECK(rows[0].arrival.count_ns() == 8'400'000'123'456'789);
   CHECK(rows[1].arrival.count_ns() == 8'400'001'000'000'002);
@@ -57,7 +57,8 @@ TEST_CASE("csv trace: decimal arrivals are exact nanoseconds, however late", "[t
 
 TEST_CASE("csv trace: bad rows name the line, the column and what is allowed", "[traces]") {
   const std::string h = "arrival_s,prompt_tokens,output_tokens\n";
-  CHECK(error_of("") == ": empty file (expected a header with arrival_s, prompt_tokens, output_tokens)");
+  CHECK(error_of("") ==
+        ": empty file (expected a header with arrival_s, prompt_tokens, output_tokens)");
   CHECK(error_of(h) == ": the trace has a header but no requests");
   CHECK(error_of("arrival,prompt_tokens,output_tokens\n0,1,1\n") ==
         ":1: the header lacks column arrival_s (needs arrival_s, prompt_tokens, output_tokens; "
@@ -131,11 +132,11 @@ TEST_CASE("synthetic: same seed same workload; rates and ranges hold", "[traces]
 }
 
 TEST_CASE("synthetic: fixed arrivals are evenly spaced from start_s", "[traces]") {
-  auto src = make_synthetic(Cfg::root(doc_of(
-                                "requests: 3\nstart_s: 1\narrival: {kind: fixed, interval_s: 0.25}\n"
-                                "prompt_tokens: {kind: fixed, value: 5}\n"
-                                "output_tokens: {kind: fixed, value: 6}\n")),
-                            1);
+  auto src = make_synthetic(
+      Cfg::root(doc_of("requests: 3\nstart_s: 1\narrival: {kind: fixed, interval_s: 0.25}\n"
+                       "prompt_tokens: {kind: fixed, value: 5}\n"
+                       "output_tokens: {kind: fixed, value: 6}\n")),
+      1);
   RequestSpec r;
   std::vector<int64_t> t;
   while (src->next(r)) t.push_back(r.arrival.count_ns());

@@ -1,13 +1,12 @@
 // Sessions, dependency graphs and closed-loop users: requests whose arrival depends on when
 // others leave the engine (traces/dependent_trace.cpp, traces/closed_loop.cpp). Times are
 // worked out by hand from a step model with a fixed 10 ms step.
-#include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 #include <set>
-
-#include <fmt/format.h>
 
 #include "core/errors.h"
 #include "tests/support.h"
@@ -21,11 +20,11 @@ const char* k_engine =
     "step_time: {kind: linear, base_ms: 10}\n"
     "scheduler: {kind: continuous, max_num_seqs: 4}\n";
 
-std::string trace_run(const std::string& csv, const std::string& kv = "{policy: reserve, capacity_tokens: 100000}") {
+std::string trace_run(const std::string& csv,
+                      const std::string& kv = "{policy: reserve, capacity_tokens: 100000}") {
   const std::string path = write_temp("sessions.csv", csv);
   return "workload: {trace: {path: " + path + "}}\n" + k_engine + "kv: " + kv + "\n";
 }
-
 
 }  // namespace
 
@@ -35,11 +34,11 @@ TEST_CASE("sessions: a turn arrives its think time after the previous reply, wit
   // released at 20 ms. b1 (1 ms) is prefilled in the step [10, 20) and released at 20 ms too.
   // a2 waits for a1: it arrives at 20 ms + 1.5 s, and its prompt is a1's 10 + 2 tokens plus
   // its own 5. Its arrival_s 0 is only a lower bound.
-  const auto reqs = run_requests(trace_run(
-      "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
-      "0,10,2,a,\n"
-      "0,5,3,a,1.5\n"
-      "0.001,7,1,b,\n"));
+  const auto reqs =
+      run_requests(trace_run("arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
+                             "0,10,2,a,\n"
+                             "0,5,3,a,1.5\n"
+                             "0.001,7,1,b,\n"));
   REQUIRE(reqs.size() == 3);
   const Request &a1 = reqs[0], &a2 = reqs[1], &b1 = reqs[2];
   CHECK(a1.release == Time::from_ms(20));
@@ -58,12 +57,12 @@ TEST_CASE("sessions: a request waits for all its parents, and no earlier than it
           "[traces]") {
   // p (id 10) is released at 10 ms (1 token); q (id 11) at 20 ms (2 tokens). c waits for both:
   // 20 ms + 0.25 s. d waits for p only, with arrival_s 3: it arrives at 3 s.
-  const auto reqs = run_requests(trace_run(
-      "request_id,arrival_s,prompt_tokens,output_tokens,parent_id,think_s\n"
-      "10,0,4,1,,\n"
-      "11,0,4,2,,\n"
-      "12,0,4,1,10;11,0.25\n"
-      "13,3,4,1,10,\n"));
+  const auto reqs =
+      run_requests(trace_run("request_id,arrival_s,prompt_tokens,output_tokens,parent_id,think_s\n"
+                             "10,0,4,1,,\n"
+                             "11,0,4,2,,\n"
+                             "12,0,4,1,10;11,0.25\n"
+                             "13,3,4,1,10,\n"));
   REQUIRE(reqs.size() == 4);
   CHECK(reqs[0].release == Time::from_ms(10));
   CHECK(reqs[1].release == Time::from_ms(20));
@@ -79,15 +78,17 @@ TEST_CASE("sessions: turns reuse the conversation's cached blocks", "[traces]") 
       "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
       "0,40,10,s,1\n"
       "0,20,5,s,1\n";
-  const auto reqs = run_requests(
-      trace_run(csv, "{policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 4096}"));
+  const auto reqs = run_requests(trace_run(
+      csv, "{policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 4096}"));
   REQUIRE(reqs.size() == 2);
   CHECK(reqs[1].spec.prompt_tokens == 70);
   CHECK(reqs[0].cached_prompt_tokens == 0);
   CHECK(reqs[1].cached_prompt_tokens == 48);
-  const auto cold = run_requests(trace_run(csv, "{policy: paged, block_size: 16, capacity_tokens: 4096}"));
+  const auto cold =
+      run_requests(trace_run(csv, "{policy: paged, block_size: 16, capacity_tokens: 4096}"));
   CHECK(cold[1].cached_prompt_tokens == 0);
-  CHECK(cold[1].first_token > reqs[1].first_token - Time::from_ms(1));  // never faster without the cache
+  CHECK(cold[1].first_token >
+        reqs[1].first_token - Time::from_ms(1));  // never faster without the cache
 }
 
 TEST_CASE("sessions: under KV pressure no turn starts before the previous reply", "[traces]") {
@@ -97,10 +98,11 @@ TEST_CASE("sessions: under KV pressure no turn starts before the previous reply"
   std::string csv = "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n";
   for (int s = 0; s < 60; ++s)
     for (int t = 0; t < 4; ++t)
-      csv += fmt::format("{:.3f},{},{},user{},{}\n", t == 0 ? 0.05 * s : 0.0, 20 + (s * 7 + t * 13) % 90,
-                         5 + (s * 3 + t * 5) % 40, s, t == 0 ? 0.0 : 0.1 * (t + s % 3));
-  const auto reqs = run_requests(
-      trace_run(csv, "{policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 1200}"));
+      csv += fmt::format("{:.3f},{},{},user{},{}\n", t == 0 ? 0.05 * s : 0.0,
+                         20 + (s * 7 + t * 13) % 90, 5 + (s * 3 + t * 5) % 40, s,
+                         t == 0 ? 0.0 : 0.1 * (t + s % 3));
+  const auto reqs = run_requests(trace_run(
+      csv, "{policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 1200}"));
   REQUIRE(reqs.size() == 240);
   int preempted = 0;
   for (size_t i = 0; i < reqs.size(); ++i) {
@@ -132,13 +134,15 @@ TEST_CASE("sessions: missing parents, repeated ids and cycles are input errors",
   CHECK_THAT(input_error_of(trace_run(head + "1,0,4,1,x\n")),
              Catch::Contains("column parent_id = \"x\": must be non-negative integers"));
   // Without request_id, parents are row numbers.
-  CHECK_THAT(input_error_of(trace_run("arrival_s,prompt_tokens,output_tokens,parent_id\n0,4,1,\n0,4,1,5\n")),
+  CHECK_THAT(input_error_of(
+                 trace_run("arrival_s,prompt_tokens,output_tokens,parent_id\n0,4,1,\n0,4,1,5\n")),
              Catch::Contains("without a request_id column, parents are 0-based row numbers"));
   // A transform would cut requests that others wait for.
   const std::string path = write_temp("s.csv", head + "1,0,4,1,\n2,0,4,1,1\n");
-  CHECK_THAT(input_error_of("workload: {trace: {path: " + path + "}, transform: {rate_scale: 2}}\n" +
-                      k_engine + "kv: {policy: reserve, capacity_tokens: 1000}\n"),
-             Catch::Contains("cannot reshape a workload whose requests wait for others"));
+  CHECK_THAT(
+      input_error_of("workload: {trace: {path: " + path + "}, transform: {rate_scale: 2}}\n" +
+                     k_engine + "kv: {policy: reserve, capacity_tokens: 1000}\n"),
+      Catch::Contains("cannot reshape a workload whose requests wait for others"));
 }
 
 TEST_CASE("servesim CSV: prefix_hash gives block hashes to the prefix cache", "[traces]") {
@@ -152,9 +156,10 @@ TEST_CASE("servesim CSV: prefix_hash gives block hashes to the prefix cache", "[
       "kv: {policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 4096}\n");
   REQUIRE(reqs.size() == 2);
   CHECK(reqs[1].cached_prompt_tokens == 32);
-  CHECK_THAT(input_error_of(trace_run("arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,40,1,1;2\n")),
-             Catch::Contains("sessions.csv:2: column prefix_hash has 2 hashes, more than the 1 "
-                             "blocks of 512 tokens"));
+  CHECK_THAT(
+      input_error_of(trace_run("arrival_s,prompt_tokens,output_tokens,prefix_hash\n0,40,1,1;2\n")),
+      Catch::Contains("sessions.csv:2: column prefix_hash has 2 hashes, more than the 1 "
+                      "blocks of 512 tokens"));
 }
 
 TEST_CASE("closed loop: each user sends its next request a think time after the reply",
