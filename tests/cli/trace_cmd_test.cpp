@@ -307,7 +307,7 @@ TEST_CASE("trace gen: reads only workload and seed, and checks them like run", "
   CHECK_THAT(err_of({"trace", "gen", "--out", out.string()}),
              Catch::Contains("trace gen: give a scenario config"));
   CHECK_THAT(err_of({"trace", "gen", w, "--out", out.string(), "--requests", "0"}),
-             Catch::Contains("workload.synthetic.requests = \"0\""));
+             Catch::Contains("--requests 0: must be an integer from 1 to 1099511627776"));
   CHECK_THAT(err_of({"trace", "gen", w, "--out", out.string(), "--set",
                      "workload.synthetic.arrival.kind=poison"}),
              Catch::Contains("did you mean poisson?"));
