@@ -24,6 +24,15 @@ wait_for() {
   echo "FAIL: no $1 after 60 s"; return 1
 }
 
+# Sends signal $1 to process $2 and waits for it, up to 30 s, then kills it outright (a
+# servesim that ignores the signal fails the checks instead of hanging the test); sets rc.
+signal_and_wait() {
+  kill "-$1" "$2"
+  ( sleep 30; kill -KILL "$2" 2>/dev/null ) & local watchdog=$!
+  wait "$2"; rc=$?
+  kill "$watchdog" 2>/dev/null; wait "$watchdog" 2>/dev/null
+}
+
 # A workload that never ends in test time: a billion requests, one every millisecond.
 cat >"$w/long.yaml" <<'YAML'
 workload:
@@ -54,7 +63,7 @@ YAML
 "$bin" trace gen "$w/gen.yaml" --out "$w/gen/t.csv" >"$w/gen.out" 2>"$w/gen.err" &
 pid=$!
 wait_for "$w/gen/.t.csv.*.partial" "$pid" || fail=1
-kill -TERM "$pid"; start=$(date +%s%N); wait "$pid"; rc=$?; ms=$(( ($(date +%s%N) - start) / 1000000 ))
+start=$(date +%s%N); signal_and_wait TERM "$pid"; ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "trace gen exits 143 on SIGTERM" "[[ $rc == 143 ]]"
 check "trace gen stops within 2 s of SIGTERM (took $ms ms)" "[[ $ms -lt 2000 ]]"
 check "trace gen says it was interrupted" "grep -q 'servesim: interrupted by SIGTERM; nothing was written' '$w/gen.err'"
@@ -68,7 +77,7 @@ check "the running run holds the folder's lock file" "[[ -f '$w/r/.servesim.lock
 "$bin" run "$w/short.yaml" --out "$w/r" -q >"$w/r2.out" 2>"$w/r2.err"; rc=$?
 check "a second run into the busy folder exits 2" "[[ $rc == 2 ]]"
 check "and says the folder is busy" "grep -q 'another servesim command is writing results into this folder' '$w/r2.err'"
-kill -HUP "$pid"; wait "$pid"; rc=$?
+signal_and_wait HUP "$pid"
 check "run exits 0 on SIGHUP, as on SIGINT" "[[ $rc == 0 ]]"
 check "its summary is marked interrupted" "grep -q '\"stopped_by\": \"interrupted\"' '$w/r/summary.json'"
 check "its requests.csv is its own (the refused run wrote nothing)" "[[ \$(wc -l <'$w/r/requests.csv') -gt 6 ]]"
@@ -79,7 +88,7 @@ check "no temporary or lock file is left" "[[ -z \"\$(ls -A '$w/r' | grep '^\.')
 pid=$!
 wait_for "$w/cap/.servesim.lock" "$pid" || fail=1
 sleep 0.5
-kill -INT "$pid"; wait "$pid"; rc=$?
+signal_and_wait INT "$pid"
 check "capacity exits 130 on SIGINT" "[[ $rc == 130 ]]"
 check "capacity writes nothing" "[[ ! -e '$w/cap' ]]"
 
@@ -98,7 +107,7 @@ check "and leaves only its results" "[[ \"\$(ls -A '$w/k' | tr '\n' ' ')\" == 'r
    >"$w/n.out" 2>"$w/n.err") &
 pid=$!
 wait_for "$w/n/.requests.csv.*.partial" "$pid" || fail=1
-kill -HUP "$pid"; wait "$pid"; rc=$?
+signal_and_wait HUP "$pid"
 check "a run started with SIGHUP ignored runs on (exit 0)" "[[ $rc == 0 ]]"
 check "and stops at its wall-time limit, not at the hangup" "grep -q '\"stopped_by\": \"wall time limit\"' '$w/n/summary.json'"
 
