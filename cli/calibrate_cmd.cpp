@@ -10,7 +10,8 @@
 #include "cli/cli_options.h"
 #include "core/config.h"
 #include "core/errors.h"
-#include "metrics/output.h"
+#include "core/interrupt.h"
+#include "core/output_file.h"
 #include "models/fit.h"
 #include "models/measurements.h"
 #include "models/step_time_model.h"
@@ -81,7 +82,8 @@ void check_model(const std::string& path, const MeasurementSet& set, std::ostrea
 
 }  // namespace
 
-int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
+                  const volatile std::sig_atomic_t* interrupt) {
   CommandLine cl("calibrate", "MEASUREMENTS [options]");
   // clang-format off
   cl.options()
@@ -91,27 +93,27 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
       ("model", po::value<std::string>(), "splitwise: model to select; vidur: cpu_overheads.csv model_name")
       ("model-shape", po::value<std::string>(), "vidur: catalogue model (or model YAML) whose shape picks the tables' rows")
       ("hardware", po::value<std::string>(), "splitwise: hardware to select")
-      ("tp", po::value<int>(), "splitwise, vidur: tensor parallel degree to select")
-      ("layers", po::value<int>(), "layer profiles, vidur: the model's layer count")
       ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
       ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
       ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
-      ("max-kv-per-seq", po::value<int64_t>(), "fit only steps whose decodes hold at most this many KV tokens each")
-      ("folds", po::value<int>()->default_value(5), "cross-validation folds (>= 2)")
-      ("worst", po::value<int>()->default_value(8), "rows in the worst-points table")
       ("out", po::value<std::string>(), "write the chosen model as step_time YAML here")
       ("check", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
   // clang-format on
+  cl.int_option("tp", 1, 1024, "splitwise, vidur: tensor parallel degree to select");
+  cl.int_option("layers", 1, 100'000, "layer profiles, vidur: the model's layer count");
+  cl.int_option("max-kv-per-seq", 1, 1'000'000'000,
+                "fit only steps whose decodes hold at most this many KV tokens each");
+  cl.int_option("folds", 2, 100, "cross-validation folds", 5);
+  cl.int_option("worst", 0, 1000, "rows in the worst-points table", 8);
   const std::optional<po::variables_map> parsed =
       cl.positional("measurements")
           .require("measurements", "give a measurement file or profile folder")
           .parse(args, out);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
-  const int folds = vm["folds"].as<int>();
-  if (folds < 2 || folds > 100)
-    throw InputError(fmt::format("--folds {}: must be from 2 to 100", folds));
-  const int worst = std::clamp(vm["worst"].as<int>(), 0, 1000);
+  // CommandLine::int_option checked the ranges.
+  const int folds = static_cast<int>(vm["folds"].as<int64_t>());
+  const int worst = static_cast<int>(vm["worst"].as<int64_t>());
   const std::string form = vm["form"].as<std::string>();
   const std::vector<std::string> forms{"auto", "hinge", "linear", "roofline", "table"};
   if (std::find(forms.begin(), forms.end(), form) == forms.end())
@@ -121,16 +123,10 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   MeasurementFilter filter;
   if (vm.count("model")) filter.model = vm["model"].as<std::string>();
   if (vm.count("hardware")) filter.hardware = vm["hardware"].as<std::string>();
-  if (vm.count("tp")) filter.tp = vm["tp"].as<int>();
+  if (vm.count("tp")) filter.tp = static_cast<int>(vm["tp"].as<int64_t>());
   if (vm.count("model-shape")) filter.model_shape = vm["model-shape"].as<std::string>();
-  if (vm.count("layers")) {
-    filter.layers = vm["layers"].as<int>();
-    if (*filter.layers < 1) throw InputError("--layers: must be >= 1");
-  }
-  if (vm.count("max-kv-per-seq")) {
-    filter.max_kv_per_seq = vm["max-kv-per-seq"].as<int64_t>();
-    if (*filter.max_kv_per_seq < 1) throw InputError("--max-kv-per-seq: must be >= 1");
-  }
+  if (vm.count("layers")) filter.layers = static_cast<int>(vm["layers"].as<int64_t>());
+  if (vm.count("max-kv-per-seq")) filter.max_kv_per_seq = vm["max-kv-per-seq"].as<int64_t>();
   const std::string path = vm["measurements"].as<std::string>();
   const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
   out << "read " << set.description << "\n\n";
@@ -165,6 +161,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
   FitReport best_rep;
   std::vector<std::string> notes;
   for (const Candidate& c : candidates) {
+    check_interrupt(interrupt);
     FitReport rep;
     try {
       rep = evaluate_fit(c.fitter, set.samples, folds, size_t(worst), seed);
@@ -206,10 +203,11 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out) {
           "# The engine's CPU time a step, fitted to {} (MAPE {}); the errors above "
           "are GPU time only.\n{}",
           set.cpu_overhead_source, pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
-    const std::filesystem::path target(vm["out"].as<std::string>());
-    write_files(target.has_parent_path() ? target.parent_path().string() : ".",
-                {{target.filename().string(), yaml}});
-    out << "\nwrote " << target.string() << "\n";
+    check_interrupt(interrupt);
+    OutputFile file(vm["out"].as<std::string>(), "--out");
+    file.stream() << yaml;
+    file.commit();
+    out << "\nwrote " << vm["out"].as<std::string>() << "\n";
   }
   return 0;
 }

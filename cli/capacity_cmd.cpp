@@ -84,17 +84,17 @@ void print_capacity(std::ostream& out, const CapacityResult& r, const CapacityOp
 
 }  // namespace
 
-int cmd_capacity(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
+                 const volatile std::sig_atomic_t* interrupt) {
   CommandLine cl("capacity", "CONFIG.yaml [options]");
   // clang-format off
   cl.options()
       ("config", po::value<std::string>(), "scenario YAML with an slo section")
       ("out", po::value<std::string>()->default_value("servesim-capacity"), "directory for results");
   cl.set_option().seed_option();
-  cl.options()
-      ("tolerance", po::value<double>()->default_value(0.01), "relative width of the final bracket")
-      ("min-attainment", po::value<double>(), "also require this share of requests within the SLOs");
   // clang-format on
+  cl.real_option("tolerance", 1e-6, 1, "relative", "width of the final bracket", 0.01);
+  cl.real_option("min-attainment", 0, 1, "", "also require this share of requests within the SLOs");
   const std::optional<po::variables_map> parsed =
       cl.quiet_option()
           .positional("config")
@@ -104,19 +104,14 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out) {
   const po::variables_map& vm = *parsed;
   const std::string config = vm["config"].as<std::string>();
   CapacityOptions o;
-  o.tolerance = vm["tolerance"].as<double>();
-  if (!(o.tolerance >= 1e-6 && o.tolerance <= 1))
-    throw InputError(fmt::format("--tolerance {}: must be from 1e-6 to 1 (relative)", o.tolerance));
-  if (vm.count("min-attainment")) {
-    o.min_attainment = vm["min-attainment"].as<double>();
-    if (!(*o.min_attainment >= 0 && *o.min_attainment <= 1))
-      throw InputError(fmt::format("--min-attainment {}: must be in [0, 1]", *o.min_attainment));
-  }
+  o.tolerance = vm["tolerance"].as<double>();  // ranges checked by CommandLine
+  if (vm.count("min-attainment")) o.min_attainment = vm["min-attainment"].as<double>();
+  o.limits.interrupt = interrupt;
   const std::vector<std::string> sets = overrides(vm);
   const std::string text = read_text_file(config, "config");
-  const CapacityResult r = find_capacity(text, config, sets, o);
   const std::string dir = vm["out"].as<std::string>();
-  ResultFiles files(dir);
+  ResultFiles files(dir);  // the folder is taken (locked) for the whole search
+  const CapacityResult r = find_capacity(text, config, sets, o);
   files.open("capacity.json") << capacity_json(config, r, o);
   if (r.meeting) files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
   files.commit();

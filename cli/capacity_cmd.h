@@ -1,6 +1,7 @@
 #pragma once
 // `servesim capacity CONFIG`: the highest request rate at which a scenario still meets its SLOs,
 // found by find_capacity (sizing/capacity.h); docs/sizing.md#capacity.
+#include <csignal>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@ namespace servesim {
 
 /// The command: parses `args`, prints to `out`, writes capacity.json and summary.json (the run at
 /// the capacity) into --out. Throws InputError on bad arguments or a bad config.
-int cmd_capacity(const std::vector<std::string>& args, std::ostream& out);
+int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
+                 const volatile std::sig_atomic_t* interrupt = nullptr);
 
 }  // namespace servesim

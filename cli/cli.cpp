@@ -18,6 +18,7 @@
 #include "cli/run_extras.h"
 #include "cli/size_cmd.h"
 #include "cli/trace_cmd.h"
+#include "core/interrupt.h"
 #include "core/registry.h"
 #include "metrics/output.h"
 #include "metrics/run_scenario.h"
@@ -104,14 +105,21 @@ CommandLine run_command_line() {
       ("check", po::bool_switch(), "verify the engine's invariants at every step")
       ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
       ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
-      ("max-sim-time", po::value<double>(), "stop at this simulated time (seconds); results are partial")
-      ("max-wall-time", po::value<double>(), "stop after this many wall-clock seconds; results are partial")
       ("timeline", po::bool_switch(), "also write timeline.json (Chrome trace: Perfetto, chrome://tracing)")
-      ("timeline-requests", po::value<uint64_t>()->default_value(1000),
-       "requests with id below N get a track in timeline.json")
       ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
       ("no-progress", po::bool_switch(), "no progress on stderr");
   // clang-format on
+  cl.real_option("max-sim-time", 0, 9e9, "seconds",
+                 "stop at this simulated time; results are partial", std::nullopt, true);
+  cl.real_option("max-wall-time", 0, 1e9, "seconds",
+                 "stop after this many wall-clock seconds; results are partial", std::nullopt,
+                 true);
+  cl.int_option("max-queued", 1, 1'000'000'000,
+                "stop once more requests than this are held at once (queued or running); results "
+                "are partial",
+                RunLimits::k_default_max_queued);
+  cl.int_option("timeline-requests", 0, 1'000'000'000,
+                "requests with id below N get a track in timeline.json", 1000);
   cl.positional("config");
   return cl;
 }
@@ -130,17 +138,11 @@ std::shared_ptr<Document> run_document(const po::variables_map& vm) {
 RunLimits run_limits(const po::variables_map& vm, const volatile std::sig_atomic_t* interrupt) {
   RunLimits limits;
   limits.interrupt = interrupt;
-  if (vm.count("max-sim-time")) {
-    const double v = vm["max-sim-time"].as<double>();
-    if (!(v > 0) || v > 9.0e9)
-      throw InputError(fmt::format("--max-sim-time {}: must be > 0 seconds", v));
-    limits.max_sim_time = Time::from_seconds(v);
-  }
-  if (vm.count("max-wall-time")) {
-    limits.max_wall_s = vm["max-wall-time"].as<double>();
-    if (!(limits.max_wall_s > 0))
-      throw InputError(fmt::format("--max-wall-time {}: must be > 0 seconds", limits.max_wall_s));
-  }
+  // CommandLine::real_option checked both ranges.
+  if (vm.count("max-sim-time"))
+    limits.max_sim_time = Time::from_seconds(vm["max-sim-time"].as<double>());
+  if (vm.count("max-wall-time")) limits.max_wall_s = vm["max-wall-time"].as<double>();
+  limits.max_queued = vm["max-queued"].as<int64_t>();
   return limits;
 }
 
@@ -159,7 +161,7 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
   q.quiet = (*vm)["quiet"].as<bool>();
   q.steps = (*vm)["steps"].as<bool>() || (*vm)["report"].as<bool>();
   q.extras.timeline = (*vm)["timeline"].as<bool>();
-  q.extras.timeline_requests = (*vm)["timeline-requests"].as<uint64_t>();
+  q.extras.timeline_requests = static_cast<uint64_t>((*vm)["timeline-requests"].as<int64_t>());
   q.extras.report = (*vm)["report"].as<bool>();
   q.extras.progress = !q.quiet && !(*vm)["no-progress"].as<bool>();
   return q;
@@ -168,6 +170,11 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
 void print_run(std::ostream& out, const RunRequest& q, const RunOutput& r,
                const std::string& extra_files) {
   out << summary_table(r.summary);
+  if (r.summary.stopped_by == "queue limit")
+    out << fmt::format(
+        "queue      more than {} requests were held at once: the workload arrives "
+        "faster than the server serves it (--max-queued sets the limit)\n",
+        q.options.limits.max_queued);
   // A rejected request is a result, not an error (a server turns such requests away too),
   // but one that can never fit is usually a config mistake: say why the first one was.
   if (!r.first_rejection.empty())
@@ -216,11 +223,11 @@ struct Command {
 // clang-format off
 constexpr std::array k_commands{
     Command{"run", R"(  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
-               [--max-sim-time S] [--max-wall-time S] [--no-requests-csv] [--steps]
+               [--max-sim-time S] [--max-wall-time S] [--max-queued N] [--no-requests-csv] [--steps]
                [--timeline] [--timeline-requests N] [--report] [--no-progress]
 )", &cmd_run},
     Command{"report", R"(  servesim report RESULT_DIR... [--out report.html]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_report(a, o); }},
+)", &cmd_report},
     Command{"list", R"(  servesim list [schedulers|routers|step-time-models|workload-sources|arrival-kinds|
                  length-kinds|kv-policies|models|hardware]
 )", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_list(a, o); }},
@@ -228,15 +235,15 @@ constexpr std::array k_commands{
                    [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
 )", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_explain(a, o); }},
     Command{"calibrate", R"(  servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_calibrate(a, o); }},
+)", &cmd_calibrate},
     Command{"trace", R"(  servesim trace stats FILE [--format F] [--sort] [--window-s W] [--json OUT.json]
                        [--skip-zero-tokens] [--hash-block-tokens N] [--model M]
   servesim trace gen CONFIG.yaml --out FILE.csv [--set key.path=value ...] [--seed N] [--requests N]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_trace(a, o); }},
+)", &cmd_trace},
     Command{"capacity", R"(  servesim capacity CONFIG.yaml [--out DIR] [--tolerance T] [--min-attainment A] [--set ...] [--quiet]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_capacity(a, o); }},
+)", &cmd_capacity},
     Command{"size", R"(  servesim size SWEEP.yaml [--out DIR] [--jobs N] [--set ...] [--dry-run] [--quiet]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_size(a, o); }},
+)", &cmd_size},
 };
 // clang-format on
 
@@ -256,14 +263,14 @@ std::string usage() {
   return u + k_usage_tail;
 }
 
+}  // namespace
+
 std::vector<std::string> command_names() {
   std::vector<std::string> names;
   for (const Command& c : k_commands) names.emplace_back(c.name);
   std::sort(names.begin(), names.end());
   return names;
 }
-
-}  // namespace
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             const volatile std::sig_atomic_t* interrupt) {
@@ -288,6 +295,9 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   } catch (const InputError& e) {
     err << "servesim: error: " << e.what() << "\n";
     return 2;
+  } catch (const Interrupted& e) {
+    err << "servesim: " << e.what() << "\n";
+    return 128 + e.signal();
   } catch (const std::exception& e) {
     err << "servesim: internal error: " << e.what() << "\n";
     return 1;

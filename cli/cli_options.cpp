@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -32,14 +36,87 @@ CommandLine& CommandLine::require(const std::string& name, const std::string& mi
   return *this;
 }
 
+namespace {
+
+/// A bound as people write it: 9e9, 1e-9, 0.01, 4096.
+std::string bound(double v) {
+  std::string s = fmt::format("{:g}", v);
+  const size_t e = s.find('e');
+  if (e == std::string::npos) return s;
+  std::string mantissa = s.substr(0, e), exponent = s.substr(e + 1);
+  const bool negative = exponent[0] == '-';
+  exponent = exponent.substr(exponent[0] == '-' || exponent[0] == '+' ? 1 : 0);
+  while (exponent.size() > 1 && exponent[0] == '0') exponent.erase(0, 1);
+  return mantissa + "e" + (negative ? "-" : "") + exponent;
+}
+
+/// Reads an option's text as the whole of a number (no sign games, no trailing text).
+std::optional<int64_t> whole_number(const std::string& text) {
+  int64_t v = 0;
+  const char* end = text.data() + text.size();
+  const char* first = text.data() + (!text.empty() && text[0] == '+' ? 1 : 0);
+  const auto [p, ec] = std::from_chars(first, end, v);
+  if (ec != std::errc() || p != end || first == end) return std::nullopt;
+  return v;
+}
+
+std::optional<double> real_number(const std::string& text) {
+  if (text.empty() || std::isspace(static_cast<unsigned char>(text[0]))) return std::nullopt;
+  char* end = nullptr;
+  const double v = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size() || !std::isfinite(v)) return std::nullopt;
+  return v;
+}
+
+}  // namespace
+
+std::string allowed_range(const CommandLine::NumericOption& o) {
+  const std::string unit = o.unit.empty() ? "" : " (" + o.unit + ")";
+  if (o.integer) return fmt::format("must be an integer from {} to {}", o.int_min, o.int_max);
+  if (o.min_exclusive)
+    return fmt::format("must be a number > {} and <= {}{}", bound(o.real_min), bound(o.real_max),
+                       unit);
+  return fmt::format("must be a number from {} to {}{}", bound(o.real_min), bound(o.real_max),
+                     unit);
+}
+
+CommandLine& CommandLine::int_option(const char* name, int64_t min, int64_t max, const char* help,
+                                     std::optional<int64_t> default_value) {
+  NumericOption o;
+  o.name = std::string(name).substr(0, std::string(name).find(','));
+  o.int_min = min;
+  o.int_max = max;
+  auto* value = po::value<std::string>();
+  if (default_value) value->default_value(std::to_string(*default_value));
+  options()(name, value, fmt::format("{} ({})", help, allowed_range(o).substr(8)).c_str());
+  m_numeric.push_back(std::move(o));
+  return *this;
+}
+
+CommandLine& CommandLine::real_option(const char* name, double min, double max, const char* unit,
+                                      const char* help, std::optional<double> default_value,
+                                      bool min_exclusive) {
+  NumericOption o;
+  o.name = std::string(name).substr(0, std::string(name).find(','));
+  o.integer = false;
+  o.real_min = min;
+  o.real_max = max;
+  o.min_exclusive = min_exclusive;
+  o.unit = unit;
+  auto* value = po::value<std::string>();
+  if (default_value) value->default_value(bound(*default_value));
+  options()(name, value, fmt::format("{} ({})", help, allowed_range(o).substr(8)).c_str());
+  m_numeric.push_back(std::move(o));
+  return *this;
+}
+
 CommandLine& CommandLine::set_option(const char* help) {
   options()("set", po::value<std::vector<std::string>>()->composing(), help);
   return *this;
 }
 
 CommandLine& CommandLine::seed_option() {
-  options()("seed", po::value<std::string>(), "override the config's seed");
-  return *this;
+  return int_option("seed", 0, std::numeric_limits<int64_t>::max(), "override the config's seed");
 }
 
 CommandLine& CommandLine::quiet_option() {
@@ -68,6 +145,25 @@ std::optional<po::variables_map> CommandLine::parse(const std::vector<std::strin
   } catch (const po::error& e) {
     throw InputError(usage_error(e.what()));
   }
+  // Numeric options arrive as text and leave as numbers, within their ranges.
+  for (const NumericOption& o : m_numeric) {
+    auto it = vm.find(o.name);
+    if (it == vm.end()) continue;
+    const std::string text = it->second.as<std::string>();
+    const auto refuse = [&] {
+      return InputError(fmt::format("--{} {}: {}", o.name, printable(text), allowed_range(o)));
+    };
+    if (o.integer) {
+      const std::optional<int64_t> v = whole_number(text);
+      if (!v || *v < o.int_min || *v > o.int_max) throw refuse();
+      it->second.value() = *v;
+    } else {
+      const std::optional<double> v = real_number(text);
+      if (!v || *v > o.real_max || (o.min_exclusive ? !(*v > o.real_min) : *v < o.real_min))
+        throw refuse();
+      it->second.value() = *v;
+    }
+  }
   for (const auto& [name, missing] : m_required)
     if (!vm.count(name)) throw InputError(usage_error(missing));
   return vm;
@@ -82,7 +178,7 @@ std::string CommandLine::help() const {
 std::vector<std::string> overrides(const po::variables_map& vm) {
   std::vector<std::string> all;
   if (vm.count("set")) all = vm["set"].as<std::vector<std::string>>();
-  if (vm.count("seed")) all.push_back("seed=" + vm["seed"].as<std::string>());
+  if (vm.count("seed")) all.push_back("seed=" + std::to_string(vm["seed"].as<int64_t>()));
   // An empty document takes any well-formed override in turn (a path that is not a map there
   // was made so by an earlier override, which the config would take the same way).
   Document form("{}", "<--set>");

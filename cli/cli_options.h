@@ -4,6 +4,7 @@
 // and one form for every message. A bad command line throws InputError
 // "<command>: <what>; see servesim <command> --help", which run_cli prints with exit status 2.
 #include <boost/program_options.hpp>
+#include <cstdint>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -28,9 +29,37 @@ class CommandLine {
   /// the order they were added, after --help.
   CommandLine& require(const std::string& name, const std::string& missing);
 
+  /// A whole-number option, read as text and checked by parse(): a value that is not an integer
+  /// or lies outside [min, max] fails with "--NAME V: must be an integer from MIN to MAX" (never
+  /// wrapped, as an unsigned option would wrap -1). Afterwards the variables_map holds int64_t.
+  CommandLine& int_option(const char* name, int64_t min, int64_t max, const char* help,
+                          std::optional<int64_t> default_value = std::nullopt);
+  /// A real-number option, likewise: finite, from `min` (or above it, with `min_exclusive`) to
+  /// `max`; `unit` ("seconds", or "") ends the message. Afterwards the variables_map holds double.
+  CommandLine& real_option(const char* name, double min, double max, const char* unit,
+                           const char* help, std::optional<double> default_value = std::nullopt,
+                           bool min_exclusive = false);
+
+  /// A numeric option and its range (int_option, real_option), for tests that walk every
+  /// command's options.
+  struct NumericOption {
+    std::string name;
+    bool integer = true;
+    int64_t int_min = 0, int_max = 0;   ///< integer options
+    double real_min = 0, real_max = 0;  ///< real options
+    bool min_exclusive = false;
+    std::string unit;
+  };
+  [[nodiscard]] const std::vector<NumericOption>& numeric_options() const { return m_numeric; }
+  /// The command's options (tests check that every numeric one has a range).
+  [[nodiscard]] const boost::program_options::options_description& description() const {
+    return m_options;
+  }
+  [[nodiscard]] const std::string& command() const { return m_command; }
+
   /// --set KEY=VALUE, repeatable (overrides() returns them).
   CommandLine& set_option(const char* help = "override key.path=value");
-  /// --seed N, applied as the override seed=N after every --set.
+  /// --seed N (an integer from 0 to 2^63-1), applied as the override seed=N after every --set.
   CommandLine& seed_option();
   /// --quiet / -q (bool): print nothing on success.
   CommandLine& quiet_option();
@@ -53,7 +82,12 @@ class CommandLine {
   boost::program_options::positional_options_description m_positional;
   bool m_has_positional = false;
   std::vector<std::pair<std::string, std::string>> m_required;  ///< {option, message}
+  std::vector<NumericOption> m_numeric;
 };
+
+/// "must be an integer from 1 to 4096", "must be a number > 0 and <= 9e9 (seconds)": what a
+/// numeric option allows, as its messages and help say it.
+[[nodiscard]] std::string allowed_range(const CommandLine::NumericOption& o);
 
 /// The config overrides of a command line parsed with set_option() and seed_option(): each --set
 /// in order, then "seed=N". Each is checked for form here, before any file is read, with

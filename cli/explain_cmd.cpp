@@ -172,13 +172,13 @@ std::optional<po::variables_map> parse_explain_args(const std::vector<std::strin
       ("hardware", po::value<std::string>(), "catalogue name or YAML path")
       ("weight-dtype", po::value<std::string>(), "fp32, bf16, fp16, fp8, int8, int4 (default bf16)")
       ("kv-dtype", po::value<std::string>(), "default: the weight dtype")
-      ("compute-dtype", po::value<std::string>(), "default: the weight dtype")
-      ("context", po::value<int64_t>()->default_value(2048), "tokens per conversation")
-      ("tp", po::value<int64_t>()->default_value(1), "tensor-parallel accelerators")
-      ("utilization", po::value<double>()->default_value(0.9), "share of memory usable")
-      ("measured-mb", po::value<double>(), "a measured step's bytes moved, in MB")
-      ("measured-ms", po::value<double>(), "that step's duration in ms");
+      ("compute-dtype", po::value<std::string>(), "default: the weight dtype");
   // clang-format on
+  cl.int_option("context", 1, 1'000'000'000, "tokens per conversation", 2048);
+  cl.int_option("tp", 1, 1024, "tensor-parallel accelerators", 1);
+  cl.real_option("utilization", 0, 1, "", "share of memory usable", 0.9, true);
+  cl.real_option("measured-mb", 0, 1e12, "MB", "a measured step's bytes moved", std::nullopt, true);
+  cl.real_option("measured-ms", 0, 1e12, "ms", "that step's duration", std::nullopt, true);
   return cl.parse(args, out);
 }
 
@@ -190,11 +190,6 @@ ExplainOptions read_options(const po::variables_map& vm, const HardwareSpec& hw)
   o.context_tokens = vm["context"].as<int64_t>();
   o.tensor_parallel = vm["tp"].as<int64_t>();
   o.utilization = vm["utilization"].as<double>();
-  if (o.context_tokens < 1) throw InputError("explain: --context must be >= 1");
-  if (o.tensor_parallel < 1 || o.tensor_parallel > 1024)
-    throw InputError("explain: --tp must be from 1 to 1024");
-  if (!(o.utilization > 0 && o.utilization <= 1))
-    throw InputError("explain: --utilization must be > 0 and <= 1");
   if (!hw.peak_flops_per_s(o.compute))
     throw InputError(fmt::format("explain: {} has no {} peak (it has {}); give --compute-dtype",
                                  hw.name, dtype_name(o.compute),
@@ -266,8 +261,6 @@ int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
   if (vm.count("measured-mb") != vm.count("measured-ms"))
     throw InputError("explain: give --measured-mb and --measured-ms together");
   const bool measured = vm.count("measured-mb") > 0;
-  if (measured && (!(vm["measured-mb"].as<double>() > 0) || !(vm["measured-ms"].as<double>() > 0)))
-    throw InputError("explain: --measured-mb and --measured-ms must be > 0");
   std::optional<HardwareSpec> hw;
   if (vm.count("hardware")) hw = load_option<HardwareSpec>(vm, "hardware", &load_hardware);
   if (!vm.count("model")) {

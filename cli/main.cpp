@@ -1,3 +1,4 @@
+#include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
@@ -9,9 +10,32 @@
 #include "cli/cli.h"
 
 namespace {
-// The one global: a signal handler can only reach static storage. Runs poll it (RunLimits).
+// The one global: a signal handler can only reach static storage. Commands poll it
+// (core/interrupt.h); it holds the number of the first signal.
 volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void on_sigint(int) { g_interrupted = 1; }
+
+extern "C" void on_signal(int signal) {
+  if (g_interrupted != 0) {  // a second signal: stop at once, the default way
+    std::signal(signal, SIG_DFL);
+    std::raise(signal);
+    return;
+  }
+  g_interrupted = signal;
+}
+
+/// SIGINT, SIGTERM and SIGHUP stop a command cleanly (docs/errors.md#signals). A signal ignored
+/// when servesim starts stays ignored: `nohup servesim run ...` must survive its terminal.
+void install_handlers() {
+  for (const int s : {SIGINT, SIGTERM, SIGHUP}) {
+    struct sigaction old {};
+    if (::sigaction(s, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART;
+    ::sigaction(s, &sa, nullptr);
+  }
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -21,6 +45,6 @@ int main(int argc, char** argv) {
   if (const char* lvl = std::getenv("SERVESIM_LOG"))
     spdlog::set_level(spdlog::level::from_str(lvl));
   std::vector<std::string> args(argv + 1, argv + argc);
-  std::signal(SIGINT, on_sigint);
+  install_handlers();
   return servesim::run_cli(args, std::cout, std::cerr, &g_interrupted);
 }

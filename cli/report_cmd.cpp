@@ -12,7 +12,8 @@
 
 namespace servesim {
 
-int cmd_report(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_report(const std::vector<std::string>& args, std::ostream& out,
+               const volatile std::sig_atomic_t* interrupt) {
   namespace po = boost::program_options;
   CommandLine cl("report", "RESULT_DIR... [--out report.html]");
   cl.options()("dirs", po::value<std::vector<std::string>>(), "result directories")(
@@ -28,7 +29,7 @@ int cmd_report(const std::vector<std::string>& args, std::ostream& out) {
   const po::variables_map& vm = *parsed;
   const auto dirs = vm["dirs"].as<std::vector<std::string>>();
   const std::string path = vm["out"].as<std::string>();
-  write_report(dirs, path);
+  write_report(dirs, path, interrupt);
   if (!vm["quiet"].as<bool>())
     out << fmt::format("wrote {} ({} result{}, {} bytes)\n", path, dirs.size(),
                        dirs.size() == 1 ? "" : "s", std::filesystem::file_size(path));

@@ -39,8 +39,7 @@ std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
       ("sweep", po::value<std::string>(), "sweep file")
       ("out", po::value<std::string>()->default_value("servesim-size"), "directory for results");
   cl.set_option("override in the base scenario");
-  cl.options()
-      ("jobs,j", po::value<int>(), "threads (default: all cores)");
+  cl.int_option("jobs,j", 1, 4096, "threads (default: all cores)");
   cl.quiet_option();
   cl.options()
       ("dry-run", po::bool_switch(), "check the sweep file and list its points; run nothing");
@@ -56,18 +55,15 @@ std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
   o.out = vm["out"].as<std::string>();
   o.sets = overrides(vm);
   o.jobs = std::max(1u, std::thread::hardware_concurrency());
-  if (vm.count("jobs")) {
-    const int j = vm["jobs"].as<int>();
-    if (j < 1 || j > 4096) throw InputError(fmt::format("--jobs {}: must be from 1 to 4096", j));
-    o.jobs = static_cast<unsigned>(j);
-  }
+  if (vm.count("jobs")) o.jobs = static_cast<unsigned>(vm["jobs"].as<int64_t>());
   o.quiet = vm["quiet"].as<bool>();
   o.dry_run = vm["dry-run"].as<bool>();
   return o;
 }
 
 // This rank's rows, gathered on rank 0 into point order; empty on other ranks.
-std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, const MpiRanks& mpi) {
+std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, const MpiRanks& mpi,
+                                 const RunLimits& limits) {
   std::vector<size_t> mine;
   for (size_t i = static_cast<size_t>(mpi.rank()); i < spec.point_count();
        i += static_cast<size_t>(mpi.size()))
@@ -78,7 +74,7 @@ std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, co
                     static_cast<double>(mine.size()), "points", std::cerr,
                     !o.quiet && mpi.rank() == 0);
   std::vector<PointResult> rows = evaluate_points(
-      spec, mine, o.jobs, [&](size_t n) { progress.update(static_cast<double>(n)); });
+      spec, mine, o.jobs, [&](size_t n) { progress.update(static_cast<double>(n)); }, limits);
   progress.finish();
   if (mpi.size() == 1) return rows;
   std::vector<std::string> sent;
@@ -97,7 +93,8 @@ std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, co
 
 }  // namespace
 
-int cmd_size(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_size(const std::vector<std::string>& args, std::ostream& out,
+             const volatile std::sig_atomic_t* interrupt) {
   const std::optional<SizeOptions> parsed = parse_size_args(args, out);
   if (!parsed) return 0;
   const SizeOptions& o = *parsed;
@@ -111,13 +108,18 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out) {
       out << fmt::format("{:>5}  {}\n", i, spec.label(i));
     return 0;
   }
-  std::vector<PointResult> rows = run_all(spec, o, mpi);
+  // Rank 0 takes the folder (its lock) before the points run, so a busy folder stops the sweep
+  // before it starts.
+  std::optional<ResultFiles> files;
+  if (mpi.rank() == 0) files.emplace(o.out);
+  RunLimits limits;
+  limits.interrupt = interrupt;
+  std::vector<PointResult> rows = run_all(spec, o, mpi, limits);
   if (mpi.rank() != 0) return 0;
   mark_pareto(rows);
-  ResultFiles files(o.out);
-  files.open("points.csv") << points_csv(spec, rows);
-  files.open("summary.json") << sweep_summary_json(spec, rows);
-  files.commit();
+  files->open("points.csv") << points_csv(spec, rows);
+  files->open("summary.json") << sweep_summary_json(spec, rows);
+  files->commit();
   if (!o.quiet)
     out << sweep_report(spec, rows)
         << fmt::format("\nwrote {0}/points.csv, {0}/summary.json\n", o.out);

@@ -3,6 +3,7 @@
 // points.csv and summary.json (docs/sizing.md). Points run on a pool of threads (--jobs) and,
 // under an MPI launcher in a build with MPI, are split over the ranks round-robin by index;
 // rank 0 writes the results, identical to a single-threaded run's.
+#include <csignal>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@ namespace servesim {
 
 /// The command: parses `args`, prints to `out` (progress to stderr). Throws InputError on bad
 /// arguments or a bad sweep file, before anything is written.
-int cmd_size(const std::vector<std::string>& args, std::ostream& out);
+int cmd_size(const std::vector<std::string>& args, std::ostream& out,
+             const volatile std::sig_atomic_t* interrupt = nullptr);
 
 }  // namespace servesim

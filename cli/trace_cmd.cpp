@@ -15,7 +15,8 @@
 #include "cli/cli_options.h"
 #include "core/config.h"
 #include "core/errors.h"
-#include "metrics/output.h"
+#include "core/interrupt.h"
+#include "core/output_file.h"
 #include "metrics/trace_stats.h"
 #include "traces/trace_reader.h"
 #include "traces/workload_source.h"
@@ -45,9 +46,7 @@ TraceOptions trace_options(const po::variables_map& vm, const std::string& path)
   if (vm.count("hash-block-tokens")) {
     const std::string why = trace_option_mismatch(o.format, "hash_block_tokens");
     if (!why.empty()) throw InputError("--hash-block-tokens: " + why);
-    const int64_t b = vm["hash-block-tokens"].as<int64_t>();
-    if (b < 1 || b > (1 << 20)) throw InputError("--hash-block-tokens: must be from 1 to 1048576");
-    o.hash_block_tokens = static_cast<int32_t>(b);
+    o.hash_block_tokens = static_cast<int32_t>(vm["hash-block-tokens"].as<int64_t>());
   }
   if (vm.count("model")) {
     const std::string why = trace_option_mismatch(o.format, "model");
@@ -123,15 +122,6 @@ std::string stats_table(const Json& j) {
   return s;
 }
 
-/// The folder and file name of an output path given as `option`.
-std::pair<std::string, std::string> output_path(const std::string& path, const char* option) {
-  const std::filesystem::path target(path);
-  const std::string name = target.filename().string();
-  if (name.empty() || name == "." || name == "..")
-    throw InputError(fmt::format("{} {}: must name a file", option, printable(path, 1024)));
-  return {target.has_parent_path() ? target.parent_path().string() : ".", name};
-}
-
 /// Whether a servesim CSV's header names a column that makes rows depend on earlier replies.
 bool has_dependency_columns(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -147,7 +137,8 @@ bool has_dependency_columns(const std::string& path) {
   return false;
 }
 
-int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
+int trace_stats(const std::vector<std::string>& args, std::ostream& out,
+                const volatile std::sig_atomic_t* interrupt) {
   CommandLine cl("trace stats", "FILE [options]");
   // clang-format off
   cl.options()
@@ -155,23 +146,26 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
       ("format", po::value<std::string>()->default_value("auto"), "the trace's format")
       ("sort", po::bool_switch(), "load and sort by arrival instead of streaming")
       ("skip-zero-tokens", po::bool_switch(), "drop and count rows with 0 tokens")
-      ("hash-block-tokens", po::value<int64_t>(), "mooncake: tokens per hash id (512)")
       ("model", po::value<std::string>(), "burstgpt: keep only this Model's rows")
-      ("window-s", po::value<double>()->default_value(60.0), "burstiness window (seconds)")
       ("json", po::value<std::string>(), "also write the figures to this JSON file");
   // clang-format on
+  cl.int_option("hash-block-tokens", 1, 1 << 20, "mooncake: tokens per hash id (512)");
+  cl.real_option("window-s", 1e-9, 9e9, "seconds", "burstiness window", 60.0);
   const std::optional<po::variables_map> parsed =
       cl.positional("file").require("file", "give a trace file").parse(args, out);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   const double window_s = vm["window-s"].as<double>();
-  if (!(window_s >= 1e-9 && window_s <= 9.0e9))
-    throw InputError(fmt::format("--window-s {}: must be from 1e-9 to 9e9 seconds", window_s));
   const std::string path = vm["file"].as<std::string>();
   // A folder or a pipe cannot be read twice (the format is told from the first line).
   std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory, not a trace file", printable(path, 1024)));
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InputError(fmt::format("{}: not a regular file", printable(path, 1024)));
+  // The --json target is checked before the trace is read, not after.
+  std::optional<OutputFile> json;
+  if (vm.count("json")) json.emplace(vm["json"].as<std::string>(), "--json");
   TraceOptions options = trace_options(vm, path);
   options.dependencies = false;  // every row counts, as written; sessions are only counted
   // A session or dependency trace's later turns carry an arrival_s that is only a lower bound
@@ -182,7 +176,10 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
 
   auto source = open_trace(path, options);
   TraceStats stats(std::llround(window_s * 1e9));
-  for (RequestSpec r; source->next(r);) stats.add(r);
+  for (RequestSpec r; source->next(r);) {
+    check_interrupt(interrupt);
+    stats.add(r);
+  }
   Json j{{"trace", printable(path, 1024)}, {"format", trace_format_name(options.format)}};
   j.update(stats.figures());
   j["counters"] = Json::object();
@@ -192,9 +189,9 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out) {
     out << "\nnote        a session or dependency trace (request_id/parent_id/session_id columns): "
            "its rows were sorted by arrival_s as written; a dependent turn arrives only after its "
            "parent's reply, which only `servesim run` knows\n";
-  if (vm.count("json")) {
-    const auto [dir, name] = output_path(vm["json"].as<std::string>(), "--json");
-    write_files(dir, {{name, j.dump(2) + "\n"}});
+  if (json) {
+    json->stream() << j.dump(2) << "\n";
+    json->commit();
     out << "\nwrote " << vm["json"].as<std::string>() << "\n";
   }
   return 0;
@@ -221,7 +218,8 @@ struct Written {
 
 /// Every request of `source` as a servesim CSV row, arrivals exact to the nanosecond. When the
 /// first request has block hashes, a prefix_hash column carries every request's.
-Written write_csv(WorkloadSource& source, std::ostream& csv) {
+Written write_csv(WorkloadSource& source, std::ostream& csv,
+                  const volatile std::sig_atomic_t* interrupt) {
   Written w;
   RequestSpec r;
   const bool any = source.next(r);
@@ -230,6 +228,7 @@ Written write_csv(WorkloadSource& source, std::ostream& csv) {
   csv << (hashes ? "arrival_s,prompt_tokens,output_tokens,prefix_hash\n"
                  : "arrival_s,prompt_tokens,output_tokens\n");
   for (bool more = any; more; more = source.next(r), ++w.requests) {
+    check_interrupt(interrupt);
     const int64_t t = r.arrival.count_ns();
     if (t < 0) throw std::logic_error("trace gen: a workload yielded a negative arrival");
     if (w.requests == 0) w.first_ns = t;
@@ -250,16 +249,16 @@ Written write_csv(WorkloadSource& source, std::ostream& csv) {
   return w;
 }
 
-int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
+int trace_gen(const std::vector<std::string>& args, std::ostream& out,
+              const volatile std::sig_atomic_t* interrupt) {
   CommandLine cl("trace gen", "CONFIG.yaml --out FILE.csv [options]");
   // clang-format off
   cl.options()
       ("config", po::value<std::string>(), "scenario YAML (only workload and seed are read)")
       ("out", po::value<std::string>(), "the servesim CSV trace to write");
   cl.set_option().seed_option();
-  cl.options()
-      ("requests", po::value<std::string>(), "override workload.synthetic.requests");
   // clang-format on
+  cl.int_option("requests", 1, int64_t{1} << 40, "override workload.synthetic.requests");
   const std::optional<po::variables_map> parsed = cl.positional("config")
                                                       .require("config", "give a scenario config")
                                                       .require("out", "give --out FILE.csv")
@@ -276,7 +275,8 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
     if (!is_map(root) || !is_map(root["workload"]) || !is_map(root["workload"]["synthetic"]))
       throw InputError(
           fmt::format("--requests: {} has no workload.synthetic to override", doc->file()));
-    doc->apply_override("workload.synthetic.requests=" + vm["requests"].as<std::string>());
+    doc->apply_override("workload.synthetic.requests=" +
+                        std::to_string(vm["requests"].as<int64_t>()));
   }
   const auto source = workload_of(doc);  // a bad config stops here, before any output
   if (source->reactive())
@@ -286,10 +286,9 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
         "`servesim run` writes the arrivals it had to requests.csv",
         doc->file()));
 
-  const auto [dir, name] = output_path(vm["out"].as<std::string>(), "--out");
-  ResultFiles files(dir);
-  const Written w = write_csv(*source, files.open(name));
-  files.commit();
+  OutputFile csv(vm["out"].as<std::string>(), "--out");
+  const Written w = write_csv(*source, csv.stream(), interrupt);
+  csv.commit();
   out << fmt::format("wrote {} requests, arrivals {:.3f} to {:.3f} s, to {}\n", w.requests,
                      seconds(w.first_ns), seconds(w.last_ns), vm["out"].as<std::string>());
   for (const auto& [counter, n] : source->counters()) out << fmt::format("  {} {}\n", n, counter);
@@ -308,7 +307,8 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out) {
 
 }  // namespace
 
-int cmd_trace(const std::vector<std::string>& args, std::ostream& out) {
+int cmd_trace(const std::vector<std::string>& args, std::ostream& out,
+              const volatile std::sig_atomic_t* interrupt) {
   const std::vector<std::string> subcommands{"gen", "stats"};
   if (args.empty()) throw InputError("trace: give a subcommand (valid: gen, stats)");
   if (args[0] == "--help" || args[0] == "-h") {
@@ -318,8 +318,8 @@ int cmd_trace(const std::vector<std::string>& args, std::ostream& out) {
     return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
-  if (args[0] == "stats") return trace_stats(rest, out);
-  if (args[0] == "gen") return trace_gen(rest, out);
+  if (args[0] == "stats") return trace_stats(rest, out, interrupt);
+  if (args[0] == "gen") return trace_gen(rest, out, interrupt);
   throw InputError(fmt::format("trace: unknown subcommand {}{} (valid: gen, stats)",
                                quote_input(args[0]), did_you_mean(args[0], subcommands)));
 }

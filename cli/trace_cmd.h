@@ -1,4 +1,5 @@
 #pragma once
+#include <csignal>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -10,6 +11,7 @@ namespace servesim {
 /// (docs/workloads.md#inspecting-and-generating-traces); --json also writes them to a file.
 /// `servesim trace gen CONFIG --out FILE.csv [options]`: writes a scenario's workload as a
 /// servesim CSV trace. `args` excludes "trace". Throws InputError on bad arguments or input.
-int cmd_trace(const std::vector<std::string>& args, std::ostream& out);
+int cmd_trace(const std::vector<std::string>& args, std::ostream& out,
+              const volatile std::sig_atomic_t* interrupt = nullptr);
 
 }  // namespace servesim

@@ -227,7 +227,14 @@ std::string Cfg::existing_file(const std::string& key, const std::string& what) 
   if (p.is_relative()) p = std::filesystem::path(m_doc->base_dir()) / p;
   p = p.lexically_normal();
   std::error_code ec;
-  if (!std::filesystem::is_regular_file(p, ec))
+  const std::filesystem::file_type type = std::filesystem::status(p, ec).type();
+  if (type == std::filesystem::file_type::directory)
+    fail(key, fmt::format("is a directory, not a {} ({})", what, printable(p.string(), 1024)));
+  if (type != std::filesystem::file_type::regular &&
+      type != std::filesystem::file_type::not_found && type != std::filesystem::file_type::none)
+    fail(key,
+         fmt::format("not a regular file, so not a {} ({})", what, printable(p.string(), 1024)));
+  if (type != std::filesystem::file_type::regular)
     fail(key, fmt::format("no such {} ({}; relative paths are resolved against the config "
                           "file's folder)",
                           what, printable(p.string(), 1024)));

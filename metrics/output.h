@@ -1,6 +1,6 @@
 #pragma once
-// Results as files. Every file is written under a temporary name and renamed into place only
-// once all of them are written, so an interrupted run never leaves a file that looks complete.
+// Results as files: requests.csv's writer, summary.json and the printed summary. The files are
+// written through ResultFiles (metrics/result_files.h).
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
@@ -14,6 +14,7 @@
 
 #include "core/request.h"
 #include "metrics/metrics.h"
+#include "metrics/result_files.h"
 #include "sim/recorder.h"
 
 namespace servesim {
@@ -42,33 +43,6 @@ class RequestsCsvWriter final : public RequestRecorder {
 /// requests.csv of a finished set of requests, as one string (tests).
 [[nodiscard]] std::string requests_csv(const std::vector<Request>& requests);
 
-/// Result files written under temporary names in a directory and renamed into place together
-/// by commit(). Destroyed without commit (an error, an exception), it removes its temporaries,
-/// so a failed or interrupted run never leaves a file that looks complete.
-class ResultFiles {
- public:
-  /// Creates `dir` if needed (and removes it again, if still empty, when never committed);
-  /// throws InputError naming it if it cannot.
-  explicit ResultFiles(std::string dir);
-  ~ResultFiles();
-  ResultFiles(const ResultFiles&) = delete;
-  ResultFiles& operator=(const ResultFiles&) = delete;
-  /// A stream for `name`, written to a temporary file until commit().
-  [[nodiscard]] std::ostream& open(const std::string& name);
-  /// Closes every file and renames it into place. Throws InputError if any write failed.
-  void commit();
-
- private:
-  struct File {
-    std::string name;
-    std::string temp_path;
-    std::unique_ptr<std::ofstream> out;
-  };
-  std::string m_dir;
-  bool m_created_dir = false;
-  std::vector<File> m_files;
-  bool m_committed = false;
-};
 /// summary.json: the metrics, the seed and the resolved config.
 [[nodiscard]] nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config,
                                                   uint64_t seed);
@@ -76,10 +50,5 @@ class ResultFiles {
 [[nodiscard]] std::string summary_table(const Summary& s);
 /// A YAML tree as JSON (numbers and booleans typed, everything else strings).
 [[nodiscard]] nlohmann::ordered_json yaml_to_json(const YAML::Node& node);
-
-/// Writes name -> contents into `dir` (created if needed), all or nothing as far as the
-/// filesystem allows. Throws InputError naming the directory if it cannot be written.
-void write_files(const std::string& dir,
-                 const std::vector<std::pair<std::string, std::string>>& files);
 
 }  // namespace servesim

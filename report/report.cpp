@@ -7,6 +7,8 @@
 #include <ostream>
 
 #include "core/errors.h"
+#include "core/interrupt.h"
+#include "core/output_file.h"
 #include "report/assets.h"
 #include "report/report_data.h"
 
@@ -59,24 +61,13 @@ void write_report_html(const nlohmann::json& data, std::ostream& out) {
   out << rest;
 }
 
-void write_report(const std::vector<std::string>& dirs, const std::string& out_path) {
-  const nlohmann::json data = report_data(dirs);
-  namespace fs = std::filesystem;
-  const fs::path path(out_path);
-  const fs::path temp = path.string() + ".tmp";
-  {
-    std::ofstream f(temp, std::ios::binary);
-    if (!f) throw InputError(fmt::format("{}: cannot write", printable(temp.string(), 1024)));
-    write_report_html(data, f);
-    f.close();
-    if (!f) throw InputError(fmt::format("{}: write failed", printable(temp.string(), 1024)));
-  }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw InputError(fmt::format("{}: cannot write", printable(out_path, 1024)));
-  }
+void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
+                  const volatile std::sig_atomic_t* interrupt) {
+  OutputFile page(out_path, "--out");  // a FIFO or device as --out is refused before reading
+  const nlohmann::json data = report_data(dirs, interrupt);
+  check_interrupt(interrupt);
+  write_report_html(data, page.stream());
+  page.commit();
 }
 
 }  // namespace servesim

@@ -1,5 +1,6 @@
 #pragma once
 // servesim report: one self-contained HTML page from result directories (docs/report.md).
+#include <csignal>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -12,8 +13,11 @@ namespace servesim {
 /// text from a result file can close the script element holding it.
 void write_report_html(const nlohmann::json& data, std::ostream& out);
 
-/// Reads `dirs` (report_data()) and writes the page to `out_path`, all or nothing. Throws
-/// InputError naming the directory or file at fault; nothing is written then.
-void write_report(const std::vector<std::string>& dirs, const std::string& out_path);
+/// Reads `dirs` (report_data()) and writes the page to `out_path`, all or nothing (through
+/// core/output_file.h: `out_path` must be absent or a regular file). Throws InputError naming the
+/// directory or file at fault, or Interrupted once `interrupt` is set (checked between result
+/// folders); nothing is written then.
+void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
+                  const volatile std::sig_atomic_t* interrupt = nullptr);
 
 }  // namespace servesim

@@ -10,6 +10,7 @@
 
 #include "core/csv_columns.h"
 #include "core/errors.h"
+#include "core/interrupt.h"
 #include "report/numbers.h"
 #include "report/step_series.h"
 #include "report/sweep_points.h"
@@ -137,9 +138,13 @@ json read_result_dir(const std::string& dir) {
   return r;
 }
 
-json report_data(const std::vector<std::string>& dirs) {
+json report_data(const std::vector<std::string>& dirs,
+                 const volatile std::sig_atomic_t* interrupt) {
   json results = json::array();
-  for (const std::string& d : dirs) results.push_back(read_result_dir(d));
+  for (const std::string& d : dirs) {
+    check_interrupt(interrupt);
+    results.push_back(read_result_dir(d));
+  }
   return {{"version", 1}, {"results", results}};
 }
 

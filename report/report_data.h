@@ -1,6 +1,7 @@
 #pragma once
 // What `servesim report` draws, read from result directories into the JSON embedded in the
 // page (docs/report.md lists each chart and the columns it comes from).
+#include <csignal>
 #include <cstddef>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -26,6 +27,7 @@ namespace servesim {
 [[nodiscard]] nlohmann::json read_result_dir(const std::string& dir);
 
 /// Every directory in order, as {"version", "results": [...]}.
-[[nodiscard]] nlohmann::json report_data(const std::vector<std::string>& dirs);
+[[nodiscard]] nlohmann::json report_data(const std::vector<std::string>& dirs,
+                                         const volatile std::sig_atomic_t* interrupt = nullptr);
 
 }  // namespace servesim

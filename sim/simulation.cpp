@@ -82,6 +82,7 @@ RequestSpec& Simulation::due_arrival() {
 
 const char* Simulation::stop_reason(Time t, uint64_t events) {
   if (t > m_limits.max_sim_time) return "simulated time limit";
+  if (m_stats.peak_in_flight > m_limits.max_queued) return "queue limit";
   if (m_limits.interrupt && *m_limits.interrupt) return "interrupted";
   if (m_limits.max_wall_s > 0 && events % 1024 == 0) {
     static_assert(std::chrono::steady_clock::is_steady);

@@ -142,7 +142,13 @@ struct RunStats {
 /// has: finished requests are summarised, the rest are listed as unfinished.
 struct RunLimits {
   Time max_sim_time = Time::max();
-  double max_wall_s = 0;                                  ///< 0: none
+  double max_wall_s = 0;  ///< 0: none
+  /// Stop once more requests than this are held at once (waiting, running or preempted, all
+  /// replicas together: RunStats::peak_in_flight). An open-loop workload far past capacity
+  /// would otherwise queue without bound; this bounds the run's memory (a few hundred bytes a
+  /// request). `servesim run --max-queued` sets it.
+  int64_t max_queued = k_default_max_queued;
+  static constexpr int64_t k_default_max_queued = 2'000'000;
   const volatile std::sig_atomic_t* interrupt = nullptr;  ///< stop when it becomes non-zero
 };
 

@@ -44,7 +44,7 @@ CapacityProbe probe_at(const std::string& text, const std::string& file,
                        const CapacityOptions& o) {
   std::vector<std::string> all = overrides;
   all.push_back(knob.at(s));
-  CapacityProbe p{s, false, run_probe(text, file, all)};
+  CapacityProbe p{s, false, run_probe(text, file, all, o.limits)};
   if (!p.run.built || !p.run.error.empty()) throw InputError(p.run.error);
   if (!p.run.summary.slo)
     throw InputError(

@@ -18,6 +18,7 @@ struct CapacityOptions {
   std::optional<double> min_attainment;  ///< also require this share of requests meeting the SLOs
   double max_scale = 1 << 20;            ///< give up doubling here (the SLOs hold at every rate)
   double min_scale = 1.0 / (1 << 20);    ///< give up halving here (no rate meets the SLOs)
+  RunLimits limits;  ///< every probe's; one stopped by limits.interrupt throws Interrupted
 };
 
 struct CapacityProbe {

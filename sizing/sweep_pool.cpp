@@ -9,8 +9,8 @@
 namespace servesim {
 
 std::vector<PointResult> evaluate_points(const SweepSpec& spec, const std::vector<size_t>& indices,
-                                         unsigned jobs,
-                                         const std::function<void(size_t)>& on_done) {
+                                         unsigned jobs, const std::function<void(size_t)>& on_done,
+                                         const RunLimits& limits) {
   std::vector<PointResult> rows(indices.size());
   std::atomic<size_t> next{0};
   std::atomic<size_t> done{0};
@@ -23,7 +23,7 @@ std::vector<PointResult> evaluate_points(const SweepSpec& spec, const std::vecto
       const size_t k = next.fetch_add(1);
       if (k >= indices.size() || failed.load()) return;
       try {
-        rows[k] = evaluate_point(spec, indices[k]);
+        rows[k] = evaluate_point(spec, indices[k], limits);
       } catch (...) {
         const std::lock_guard<std::mutex> lock(error_mutex);
         if (!error) error = std::current_exception();

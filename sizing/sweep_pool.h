@@ -13,12 +13,13 @@ namespace servesim {
 /// Evaluates the points `indices` of `spec` on `jobs` threads (at least 1; at most one per point).
 /// Returns the rows in the order of `indices`, whatever order they finish in, so the result does
 /// not depend on `jobs`. `on_done(n)` is called with the count finished so far after each point,
-/// from the worker threads (it must be thread-safe). An exception that is not bad input (a bug)
-/// stops the workers and is rethrown here.
+/// from the worker threads (it must be thread-safe). An exception that is not bad input (a bug,
+/// or Interrupted once `limits.interrupt` is set) stops the workers and is rethrown here.
 [[nodiscard]] std::vector<PointResult> evaluate_points(const SweepSpec& spec,
                                                        const std::vector<size_t>& indices,
                                                        unsigned jobs,
-                                                       const std::function<void(size_t)>& on_done);
+                                                       const std::function<void(size_t)>& on_done,
+                                                       const RunLimits& limits = {});
 
 /// The processes of an MPI launch (`mpirun -np N servesim size ...`), or one process alone.
 /// With MPI compiled in (CMake SERVESIM_MPI) and the process started by an MPI launcher

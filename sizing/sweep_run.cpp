@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/interrupt.h"
 #include "metrics/output.h"
 #include "sim/recorder.h"
 #include "sim/scenario.h"
@@ -54,10 +55,11 @@ void fill_metrics(PointResult& r, const Probe& p) {
 }
 
 // One run of point `i` with extra overrides (the replica count in min_replicas mode).
-Probe probe_point(const SweepSpec& spec, size_t i, const std::vector<std::string>& extra) {
+Probe probe_point(const SweepSpec& spec, size_t i, const std::vector<std::string>& extra,
+                  const RunLimits& limits) {
   std::vector<std::string> o = spec.overrides(i);
   o.insert(o.end(), extra.begin(), extra.end());
-  Probe p = run_probe(spec.base_text, spec.base_file, o);
+  Probe p = run_probe(spec.base_text, spec.base_file, o, limits);
   if (!p.built) return p;
   try {
     p.price_per_accelerator_hour = price_per_accelerator_hour(spec, p.doc->root());
@@ -90,7 +92,7 @@ PointResult from_probe(size_t i, const Probe& p, std::optional<double> min_attai
   return r;
 }
 
-PointResult min_replicas(const SweepSpec& spec, size_t i) {
+PointResult min_replicas(const SweepSpec& spec, size_t i, const RunLimits& limits) {
   // Without a cluster section, cluster.replicas alone is incomplete: give a router too.
   Document base(spec.base_text, spec.base_file);
   for (const auto& s : spec.sets) base.apply_override(s);
@@ -99,7 +101,7 @@ PointResult min_replicas(const SweepSpec& spec, size_t i) {
     const std::string o =
         has_cluster ? fmt::format("cluster.replicas={}", n)
                     : fmt::format("cluster={{replicas: {}, router: {{kind: round_robin}}}}", n);
-    return from_probe(i, probe_point(spec, i, {o}), spec.slo.min_attainment);
+    return from_probe(i, probe_point(spec, i, {o}, limits), spec.slo.min_attainment);
   };
   PointResult lo_row = run_n(1);
   if (!lo_row.feasible || lo_row.meets_slo) return lo_row;
@@ -132,7 +134,7 @@ PointResult min_replicas(const SweepSpec& spec, size_t i) {
 }  // namespace
 
 Probe run_probe(const std::string& text, const std::string& file,
-                const std::vector<std::string>& overrides) {
+                const std::vector<std::string>& overrides, const RunLimits& limits) {
   Probe p;
   std::optional<Scenario> sc;
   std::shared_ptr<Document> doc;
@@ -151,13 +153,14 @@ Probe run_probe(const std::string& text, const std::string& file,
   const uint64_t seed = sc->seed;
   const std::optional<SloTargets> slo = sc->slo;
   try {
-    Simulation sim(std::move(sc->components));
+    Simulation sim(std::move(sc->components), false, limits);
     MetricsRecorder metrics(slo);
     metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
     ArrivalSpan span;
     sim.add_recorder(metrics);
     sim.add_recorder(span);
     sim.run();
+    check_interrupt(limits.interrupt);  // a probe cut short by a signal is no result
     p.summary = metrics.summary(sim.stats());
     p.first_rejection = metrics.first_rejection();
     p.offered_rate_per_s = span.rate_per_s();
@@ -168,9 +171,9 @@ Probe run_probe(const std::string& text, const std::string& file,
   return p;
 }
 
-PointResult evaluate_point(const SweepSpec& spec, size_t i) {
-  if (spec.mode == SweepMode::MinReplicas) return min_replicas(spec, i);
-  return from_probe(i, probe_point(spec, i, {}), spec.slo.min_attainment);
+PointResult evaluate_point(const SweepSpec& spec, size_t i, const RunLimits& limits) {
+  if (spec.mode == SweepMode::MinReplicas) return min_replicas(spec, i, limits);
+  return from_probe(i, probe_point(spec, i, {}, limits), spec.slo.min_attainment);
 }
 
 nlohmann::json point_to_json(const PointResult& r) {

@@ -12,6 +12,7 @@
 
 #include "core/config.h"
 #include "metrics/metrics.h"
+#include "sim/simulation.h"
 #include "sizing/sweep.h"
 
 namespace servesim {
@@ -34,9 +35,11 @@ struct Probe {
 
 /// Builds `text` (named `file`) with `overrides` applied in order and runs it. A config that is
 /// refused, or input that fails while streaming, gives built = false or a non-empty error, never
-/// an exception (other than internal errors).
+/// an exception (other than internal errors). `limits` bound the run (a run stopped by a limit
+/// is summarised as partial); one stopped by `limits.interrupt` throws Interrupted.
 [[nodiscard]] Probe run_probe(const std::string& text, const std::string& file,
-                              const std::vector<std::string>& overrides);
+                              const std::vector<std::string>& overrides,
+                              const RunLimits& limits = {});
 
 /// One row of points.csv (docs/sizing.md defines each column).
 struct PointResult {
@@ -57,7 +60,9 @@ struct PointResult {
 /// Simulates point `i` of `spec`: once (mode fixed), or at the fewest replicas from 1 to
 /// spec.max_replicas that meet the SLOs (mode min_replicas: doubling, then bisection, which
 /// assumes more replicas never do worse).
-[[nodiscard]] PointResult evaluate_point(const SweepSpec& spec, size_t i);
+/// `limits` as for run_probe, for every run of the point.
+[[nodiscard]] PointResult evaluate_point(const SweepSpec& spec, size_t i,
+                                         const RunLimits& limits = {});
 
 /// Rows as JSON and back, exactly (MPI ranks send rows to rank 0 this way).
 [[nodiscard]] nlohmann::json point_to_json(const PointResult& r);

@@ -104,7 +104,7 @@ TEST_CASE("capacity: bad input exits 2 with a message", "[sizing][capacity]") {
   CHECK_THAT(r.err, Catch::Contains("capacity needs an slo section"));
   r = cli({"capacity", write_temp("c.yaml", k_config), "--tolerance", "0", "--out", out.string()});
   CHECK(r.code == 2);
-  CHECK_THAT(r.err, Catch::Contains("--tolerance 0: must be from 1e-6 to 1"));
+  CHECK_THAT(r.err, Catch::Contains("--tolerance 0: must be a number from 1e-6 to 1"));
   r = cli({"capacity", write_temp("c.yaml", k_config), "--set", "scheduler.max_num_seq=2", "--out",
            out.string()});
   CHECK(r.code == 2);
