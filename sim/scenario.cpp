@@ -1,9 +1,9 @@
 #include "sim/scenario.h"
 
-#include <fmt/format.h>
-
 #include <limits>
 #include <optional>
+
+#include <fmt/format.h>
 
 #include "models/host_time.h"
 #include "models/kv_memory.h"
