@@ -35,6 +35,7 @@ import random
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 
 MODELS = {  # layers, hidden, kv_heads, head_dim, vocab, parameters (the catalogue's figures)
@@ -103,6 +104,9 @@ def trt_capacity(s):
     return int(s["frac"] * free / per_token)
 
 
+HOST = {"on": False, "overhead": None}  # --host-time (issue 21)
+
+
 def scenario(s, row, model_kind, requests, lengths, data):
     lc = row["load_condition"]
     es = row["engine_settings"]
@@ -129,12 +133,20 @@ def scenario(s, row, model_kind, requests, lengths, data):
         y += ["  kind: roofline", f"  model: {s['model']}", f"  hardware: {hw}",
               f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {w}", "  kv_dtype: fp8",
               "  compute_dtype: fp8"]
+    host = ""
+    if HOST["on"] and s["engine"] == "trtllm":
+        # The harness's C++ executor: no public host profile, so only its CUDA-graph setting.
+        host = (", cuda_graphs: {enable_padding: true}" if "CUDA graphs on" in es
+                else ", cuda_graphs: false") + ', version: "0.21.0"'
+    elif HOST["on"]:  # vLLM V0 (0.6.5): every host part on the critical path, once a step
+        per_step, per_seq = HOST["overhead"]
+        y.append(f"  cpu_overhead: {{per_step_ms: {per_step:.6g}, per_sequence_ms: {per_seq:.6g}}}")
     if s["engine"] == "trtllm":
         batch = int(setting(es, "gpu_batch_size"))
         tokens = s["tokens"]
         y.append(f"scheduler: {{kind: trtllm, max_batch_size: {batch}, max_num_tokens: {tokens},"
                  f" enable_chunked_context: {str(s['chunked']).lower()}, "
-                 "capacity_scheduler_policy: MAX_UTILIZATION}")
+                 f"capacity_scheduler_policy: MAX_UTILIZATION{host}}}")
         y.append(f"kv: {{policy: paged, block_size: 32, capacity_tokens: {trt_capacity(s)}}}")
     else:
         seqs = int(setting(es, "max_num_seqs"))
@@ -194,8 +206,18 @@ def main():
     ap.add_argument("--cnn-input-means", default="500,800,1100",
                     help="CNN/DailyMail mean input lengths for the sensitivity table")
     ap.add_argument("--keep", help="keep the generated configs and results here")
+    ap.add_argument("--host-time", action="store_true",
+                    help="issue 21: TRT-LLM rows get their CUDA-graph setting (cuda_graphs); "
+                         "vLLM V0 rows the host time of every step (step_time.cpu_overhead, "
+                         "scripts/host_time_constants.py), multi-step not modelled")
     a = ap.parse_args()
     data = os.path.abspath(a.data)
+    if a.host_time:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import host_time_constants as htc
+        parts, _, _ = htc.constants(data)
+        HOST.update(on=True, overhead=(sum(p[0] for p in parts.values()),
+                                       sum(p[1] for p in parts.values())))
     with open(os.path.join(data, "published/published_dev.csv")) as f:
         rows = list(csv.DictReader(f))
     work = a.keep or tempfile.mkdtemp()

@@ -22,6 +22,7 @@ import csv
 import json
 import os
 import subprocess
+import sys
 import tempfile
 
 CASES = [
@@ -43,9 +44,26 @@ CASES = [
 STEP_MODELS = ["own table", "shape roofline LOGO", "old roofline"]
 
 
-def step_time_yaml(which, model, hw, tp, gpu, engine, data, dtype="bf16"):
+# --host-time: the measuring engine's host time a step (issue 21), as step_time.cpu_overhead:
+# serial (vLLM V0, the engine these measurements ran: every part on the critical path) or
+# overlap (only sampling exposed; the rest hides under steps this long). Constants from
+# scripts/host_time_constants.py (Vidur's A100 cpu_overheads.csv), never from these checks.
+HOST = {"mode": "off", "overhead": None}
+
+
+def host_overhead(data, mode):
+    import host_time_constants as htc
+    parts, _, _ = htc.constants(data)
+    names = ["sample"] if mode == "overlap" else list(parts)
+    return (sum(parts[n][0] for n in names), sum(parts[n][1] for n in names))
+
+
+def step_time_yaml(which, model, hw, tp, gpu, engine, data, dtype="bf16", host_engine="vllm"):
     """The step_time section for one of STEP_MODELS (the roofline's LOGO fit leaves `gpu` out)."""
     head = f"model: {model}\nhardware: {hw}\ntensor_parallel: {tp}\nweight_dtype: {dtype}\n"
+    if HOST["overhead"] and host_engine == "vllm":  # no public host profile of TRT-LLM's C++ runtime
+        per_step, per_seq = HOST["overhead"]
+        head += f"cpu_overhead: {{per_step_ms: {per_step:.6g}, per_sequence_ms: {per_seq:.6g}}}\n"
     if which == "own table":
         return (f"kind: operator\n{head}operators: {{source: tables, path: "
                 f"{data}/timings/aiconfigurator, gpu: {gpu}, engine: {engine}}}\n")
@@ -62,7 +80,10 @@ def step_checks(a, data, tmp):
         for which in STEP_MODELS:
             cfg = os.path.join(tmp, "step_time.yaml")
             with open(cfg, "w") as f:
-                f.write(step_time_yaml(which, model, hw, tp, gpu, engine, data))
+                # Host time belongs to measured whole steps (Splitwise), not to steps composed
+                # from kernel profiles (LLMServingSim).
+                host = "vllm" if "splitwise" in measured[0] else "none"
+                f.write(step_time_yaml(which, model, hw, tp, gpu, engine, data, host_engine=host))
             args = [a.servesim, "calibrate", os.path.join(data, measured[0])] + measured[1:]
             r = subprocess.run(args + ["--check", cfg], capture_output=True, text=True)
             if r.returncode != 0:
@@ -140,7 +161,7 @@ def argonne(a, data, tmp):
             meas = float(r["Latency"])
             got = {}
             for m in STEP_MODELS:
-                st = step_time_yaml(m, model, hw[1], tp, hw[2], engine, data)
+                st = step_time_yaml(m, model, hw[1], tp, hw[2], engine, data, host_engine=engine)
                 p = batch_latency(a, tmp, st, int(r["Batch Size"]), int(r["Input Output Length"]))
                 if p is None:
                     skipped[m] += 1
@@ -174,8 +195,17 @@ def main():
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--skip-argonne", action="store_true")
+    ap.add_argument("--host-time", choices=["off", "serial", "overlap"], default="off",
+                    help="add the measuring engine's host time a step (issue 21) to the measured "
+                         "whole steps' and vLLM batches' predictions: serial (vLLM V0) or overlap")
     a = ap.parse_args()
     data = os.path.abspath(a.data)
+    if a.host_time != "off":
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        HOST["overhead"] = host_overhead(data, a.host_time)
+        print(f"host time ({a.host_time}): cpu_overhead per_step_ms {HOST['overhead'][0]:.4f}, "
+              f"per_sequence_ms {HOST['overhead'][1]:.5f} on Splitwise's steps and vLLM's "
+              "Argonne batches\n")
     with tempfile.TemporaryDirectory() as tmp:
         print("## Whole steps (servesim calibrate --check)\n")
         step_checks(a, data, tmp)

@@ -94,6 +94,9 @@ def add_options(ap):
                          "scheduler_config records, else vLLM 0.19's default (on)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="passed on to servesim run as --set (repeatable), for experiments")
+    ap.add_argument("--host-time", action="store_true",
+                    help="vllm: scheduler.host_time: true, the engine's host time and CUDA "
+                         "graphs with vLLM 0.19's defaults (issue 21, docs/schedulers.md)")
 
 
 def write_scenario(a, gpu, model, work):
@@ -199,6 +202,8 @@ def replay(a, gpu, model, work, steps=False):
     cmd = [a.servesim, "run", run["scenario"], "--out", out_dir, "--quiet"]
     for s in a.set:
         cmd += ["--set", s]
+    if getattr(a, "host_time", False):
+        cmd += ["--set", "scheduler.host_time=true"]
     if steps:
         cmd.append("--steps")
     subprocess.run(cmd, check=True)

@@ -71,7 +71,7 @@ AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Co
   const Cfg st_owner = section_of(root, pool, "step_time", spec.name);
   const Cfg kv_owner = section_of(root, pool, "kv", spec.name);
   const Cfg sched_owner = section_of(root, pool, "scheduler", spec.name);
-  StepTimeSection st = read_step_time(st_owner);
+  StepTimeSection st = read_step_time(st_owner, sched_owner);
   std::shared_ptr<const StepTimeModel> model = std::move(st.model);
   if (spec.role != PoolRole::Mixed) {
     const std::string kind = sched_owner.child("scheduler").get_string("kind");

@@ -14,12 +14,14 @@
 namespace servesim {
 
 /// A step-time model and where it was read (the owner's `step_time` section, or the root of
-/// the file that section names). Defined in sim/scenario.cpp.
+/// the file that section names), wrapped in the host time and CUDA graphs that
+/// `scheduler_owner`'s scheduler section asks for (models/host_time.h). Defined in
+/// sim/scenario.cpp.
 struct StepTimeSection {
   std::unique_ptr<StepTimeModel> model;
   Cfg section;
 };
-[[nodiscard]] StepTimeSection read_step_time(const Cfg& owner);
+[[nodiscard]] StepTimeSection read_step_time(const Cfg& owner, const Cfg& scheduler_owner);
 /// The accelerators one replica stands for (slo.accelerators): the step model's tensor x data
 /// parallel, else kv.memory's tensor_parallel, else 1. Defined in sim/scenario.cpp.
 [[nodiscard]] int64_t accelerators_of(const Cfg& step_time, const Cfg& kv);

@@ -5,6 +5,7 @@
 #include <limits>
 #include <optional>
 
+#include "models/host_time.h"
 #include "models/kv_memory.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
@@ -14,17 +15,22 @@
 namespace servesim {
 
 // step_time is a section, or the path of a YAML file holding one (what `servesim calibrate
-// --out` writes); the file's keys are checked like the scenario's.
-StepTimeSection read_step_time(const Cfg& root) {
+// --out` writes); the file's keys are checked like the scenario's. The engine's host time and
+// CUDA graphs (models/host_time.h, keys of `scheduler_owner`'s scheduler) wrap the model, read
+// after it so that a bad step_time is reported first.
+StepTimeSection read_step_time(const Cfg& root, const Cfg& scheduler_owner) {
   if (!root.is_scalar("step_time")) {
     const Cfg section = root.child("step_time");
-    return {make_step_time_model(section), section};
+    auto model = make_step_time_model(section);
+    return {apply_engine_host(scheduler_owner.child("scheduler"), section, std::move(model)),
+            section};
   }
   const auto doc = Document::load_file(root.existing_file("step_time", "step-time model file"));
   const Cfg section = Cfg::root(doc);
   auto model = make_step_time_model(section);
   doc->check_all_read();
-  return {std::move(model), section};
+  return {apply_engine_host(scheduler_owner.child("scheduler"), section, std::move(model)),
+          section};
 }
 
 namespace {
@@ -75,7 +81,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   std::optional<Cfg> top_step_time;
   if (!has_pools(root)) {
     s.components.kv = make_kv_manager(root.child("kv"), &read_kv_memory);
-    StepTimeSection step_time = read_step_time(root);
+    StepTimeSection step_time = read_step_time(root, root);
     s.components.step_time = std::move(step_time.model);
     top_step_time = step_time.section;
     s.components.scheduler = make_scheduler(root.child("scheduler"));

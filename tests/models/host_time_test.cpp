@@ -1,0 +1,201 @@
+// The engine's host time and CUDA graphs around a step model (models/host_time.h): the wrapper's
+// arithmetic on a stub model, then whole scenarios under kind vllm, sglang and trtllm with every
+// time worked out by hand in the comments.
+#include "models/host_time.h"
+
+#include <catch2/catch.hpp>
+
+#include "core/errors.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+// step_ms = 1 + 0.1 x sequences + 0.01 x prefill tokens
+class Stub final : public StepTimeModel {
+ public:
+  double step_ms(const StepShape& s) const override {
+    return 1.0 + 0.1 * s.sequences + 0.01 * static_cast<double>(s.prefill_tokens);
+  }
+};
+
+StepShape decode(int32_t n) {
+  StepShape s;
+  s.sequences = n;
+  s.decode_sequences = n;
+  return s;
+}
+
+StepShape prefill(int64_t tokens) {
+  StepShape s;
+  s.sequences = 1;
+  s.prefill_tokens = tokens;
+  return s;
+}
+
+// schedule 0.5 + 0.1 x seqs (hidden under overlap), sample 0.2 a step (never hidden).
+HostTime host(bool overlap) {
+  HostTime h;
+  h.parts[static_cast<size_t>(HostPart::Schedule)] = {0.5, 0.1};
+  h.parts[static_cast<size_t>(HostPart::Sample)] = {0.2, 0.0};
+  h.hidden[static_cast<size_t>(HostPart::Schedule)] = true;
+  h.overlap = overlap;
+  return h;
+}
+
+CudaGraphs graphs(bool pad, bool mixed) {
+  CudaGraphs g;
+  g.enabled = true;
+  g.capture_sizes = {1, 2, 4, 8};
+  g.pad = pad;
+  g.graph_mixed_steps = mixed;
+  g.eager_launch_ms = 5.0;
+  return g;
+}
+
+}  // namespace
+
+TEST_CASE("host_time: exposed host time adds to the step, hidden host time overlaps it",
+          "[models][host_time]") {
+  const auto serial = with_host_time(std::make_unique<Stub>(), host(false), CudaGraphs{}, false);
+  // gpu 1 + 0.4 = 1.4; host 0.5 + 0.4 + 0.2 = 1.1, all exposed: 2.5
+  CHECK(serial->step_ms(decode(4)) == Approx(2.5));
+  const auto overlapped = with_host_time(std::make_unique<Stub>(), host(true), CudaGraphs{}, false);
+  // hidden 0.9 under gpu 1.4, exposed 0.2: 1.6
+  CHECK(overlapped->step_ms(decode(4)) == Approx(1.6));
+  // 40 seats: gpu 5, hidden 0.5 + 4 = 4.5 < 5: 5.2
+  CHECK(overlapped->step_ms(decode(40)) == Approx(5.2));
+  HostTime heavy = host(true);
+  heavy.parts[0].per_seq_ms = 0.3;
+  const auto cpu_bound = with_host_time(std::make_unique<Stub>(), heavy, CudaGraphs{}, false);
+  // 10 seats: gpu 2, hidden 0.5 + 3 = 3.5 > 2 (the CPU sets the pace): 3.5 + 0.2 = 3.7
+  CHECK(cpu_bound->step_ms(decode(10)) == Approx(3.7));
+  // Sampling run by another process: off the path even without overlap: max(1.4, 0.2) + 0.9.
+  HostTime side = host(false);
+  side.off_path[static_cast<size_t>(HostPart::Sample)] = true;
+  const auto off_path = with_host_time(std::make_unique<Stub>(), side, CudaGraphs{}, false);
+  CHECK(off_path->step_ms(decode(4)) == Approx(2.3));
+}
+
+TEST_CASE("host_time: CUDA graphs pad small decode steps; the rest run eager",
+          "[models][host_time]") {
+  const HostTime none;
+  const auto padded = with_host_time(std::make_unique<Stub>(), none, graphs(true, false), true);
+  CHECK(padded->step_ms(decode(3)) == Approx(1.4));   // replays the graph of 4 seats
+  CHECK(padded->step_ms(decode(8)) == Approx(1.8));   // exactly captured
+  CHECK(padded->step_ms(decode(9)) == Approx(5.0));   // eager: max(1.9, 5 launch)
+  CHECK(padded->step_ms(decode(60)) == Approx(7.0));  // eager, kernels longer than launches
+  CHECK(padded->step_ms(prefill(4)) == Approx(5.0));  // decode graphs only: eager
+  const auto piecewise = with_host_time(std::make_unique<Stub>(), none, graphs(true, true), true);
+  CHECK(piecewise->step_ms(prefill(4)) == Approx(1.14));   // 4 tokens <= 8: graphed, unpadded
+  CHECK(piecewise->step_ms(prefill(100)) == Approx(5.0));  // 100 tokens > 8: eager
+  const auto exact = with_host_time(std::make_unique<Stub>(), none, graphs(false, false), true);
+  CHECK(exact->step_ms(decode(3)) == Approx(5.0));  // no graph of 3 and no padding: eager
+  CHECK(exact->step_ms(decode(4)) == Approx(1.4));
+  CudaGraphs off = graphs(true, false);
+  off.enabled = false;
+  const auto eager = with_host_time(std::make_unique<Stub>(), none, off, true);
+  CHECK(eager->step_ms(decode(1)) == Approx(5.0));
+}
+
+namespace {
+
+// step_ms = 2 + 1 x sequences + 0.5 x prefill tokens (cuda_graphs gives 10 layers).
+const std::string k_linear = "{kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}";
+const std::string k_kv = "{policy: paged, capacity_tokens: 1024, block_size: 16}";
+// Host time of 1 ms a step in scheduling alone (hidden under overlap), 0.5 ms sampling.
+const std::string k_host =
+    "host_time: {schedule: {per_step_ms: 1, per_seq_ms: 0}, prepare_inputs: {per_step_ms: 0, "
+    "per_seq_ms: 0}, sample: {per_step_ms: 0.5, per_seq_ms: 0}, process_outputs: {per_step_ms: "
+    "0, per_seq_ms: 0}}";
+
+}  // namespace
+
+TEST_CASE("host_time: a vllm run with host time and CUDA graphs, timed by hand",
+          "[models][host_time]") {
+  // One request: prompt 4, 3 tokens, at 0. Graphs of 2 seats; eager launch 10 layers x 100 us
+  // = 1 ms. vLLM V1: a mixed step of <= 2 tokens is graphed, else eager.
+  // Synchronous (no overlap): exposed host 1 + 0.5 = 1.5 ms a step.
+  // t=0    prefill 4: gpu 2 + 1 + 2 = 5 (eager, 4 tokens > 2; launches 1 < 5) + 1.5 -> 6.5
+  // t=6.5  decode 1 seat, padded to 2: gpu 2 + 2 = 4, + 1.5                       -> 12
+  // t=12   decode: 4 + 1.5                                                       -> 17.5
+  const std::string trace = "0,4,3\n";
+  const std::string graphs =
+      ", cuda_graphs: {capture_sizes: [2], layers: 10, eager_launch_us_per_layer: 100}";
+  const std::string sched = "{kind: vllm, enable_prefix_caching: false, " + k_host + graphs;
+  auto sync = run_requests(trace_scenario(trace, k_linear, sched + "}", k_kv));
+  CHECK(sync[0].first_token.count_ns() == ms(6.5));
+  CHECK(sync[0].finish.count_ns() == ms(17.5));
+  // async_scheduling: scheduling (1 ms) hides under the GPU, sampling (0.5) does not:
+  // 5.5, then 4.5, 4.5 -> 5.5, 10, 14.5
+  auto async =
+      run_requests(trace_scenario(trace, k_linear, sched + ", async_scheduling: true}", k_kv));
+  CHECK(async[0].first_token.count_ns() == ms(5.5));
+  CHECK(async[0].finish.count_ns() == ms(14.5));
+}
+
+TEST_CASE("host_time: sglang's overlap scheduler and trtllm's exact-size graphs, timed by hand",
+          "[models][host_time]") {
+  const std::string trace = "0,4,2\n";
+  // sglang, overlap on (its default): prefill 4: eager max(5, 1) + 0.5 = 5.5; decode 1 seat,
+  // graph of 1: 3 + 0.5 = 3.5 -> 5.5, 9.
+  const std::string sg =
+      "{kind: sglang, " + k_host +
+      ", cuda_graphs: {capture_sizes: [1, 2], layers: 10, eager_launch_us_per_layer: 100}";
+  auto on = run_requests(trace_scenario(trace, k_linear, sg + "}", k_kv));
+  CHECK(on[0].first_token.count_ns() == ms(5.5));
+  CHECK(on[0].finish.count_ns() == ms(9));
+  // enable_overlap_schedule: false: + 1 ms a step -> 6.5, 11
+  auto off =
+      run_requests(trace_scenario(trace, k_linear, sg + ", enable_overlap_schedule: false}", k_kv));
+  CHECK(off[0].first_token.count_ns() == ms(6.5));
+  CHECK(off[0].finish.count_ns() == ms(11));
+  // trtllm: no padding, the graph of 2 does not serve 1 seat: the decode runs eager,
+  // max(3, 1 launch) = 3, + 0.5 -> 5.5, 9. With a launch cost of 10 ms a step (1 ms a layer):
+  // prefill max(5, 10) + 0.5 = 10.5, decode max(3, 10) + 0.5 = 10.5 -> 10.5, 21.
+  const std::string trt =
+      "{kind: trtllm, " + k_host + ", cuda_graphs: {capture_sizes: [2], layers: 10, ";
+  auto trt_small =
+      run_requests(trace_scenario(trace, k_linear, trt + "eager_launch_us_per_layer: 100}}", k_kv));
+  CHECK(trt_small[0].finish.count_ns() == ms(9));
+  auto trt_big = run_requests(
+      trace_scenario(trace, k_linear, trt + "eager_launch_us_per_layer: 1000}}", k_kv));
+  CHECK(trt_big[0].first_token.count_ns() == ms(10.5));
+  CHECK(trt_big[0].finish.count_ns() == ms(21));
+}
+
+TEST_CASE("host_time: off unless asked, and bad settings are refused with the key",
+          "[models][host_time]") {
+  const std::string trace = "0,4,2\n";
+  // Off (no host_time, no cuda_graphs): the linear model alone: 5 + 3 = 8.
+  auto plain = run_requests(
+      trace_scenario(trace, k_linear, "{kind: vllm, enable_prefix_caching: false}", k_kv));
+  CHECK(plain[0].finish.count_ns() == ms(8));
+  CHECK_THAT(input_error_of(trace_scenario(
+                 trace, k_linear,
+                 "{kind: vllm, enable_prefix_caching: false, cuda_graphs: {capture_sizes: [4, 2]}}",
+                 k_kv)),
+             Catch::Contains("capture_sizes") && Catch::Contains("ascending"));
+  CHECK_THAT(input_error_of(
+                 trace_scenario(trace, k_linear,
+                                "{kind: vllm, enable_prefix_caching: false, version: \"0.6.3\", "
+                                "async_scheduling: true, host_time: true}",
+                                k_kv)),
+             Catch::Contains("async_scheduling") && Catch::Contains("V0"));
+  CHECK_THAT(
+      input_error_of(trace_scenario(
+          trace, k_linear,
+          "{kind: vllm, enable_prefix_caching: false, version: six, host_time: true}", k_kv)),
+      Catch::Contains("version") && Catch::Contains("MAJOR.MINOR"));
+  // A model without a layer count cannot price eager launches.
+  CHECK_THAT(input_error_of(trace_scenario(
+                 trace, "{kind: linear, base_ms: 2}",
+                 "{kind: vllm, enable_prefix_caching: false, host_time: true}", k_kv)),
+             Catch::Contains("cuda_graphs") && Catch::Contains("layers"));
+  // Not an engine preset: the keys are unknown.
+  CHECK_THAT(input_error_of(trace_scenario(
+                 trace, k_linear, "{kind: continuous, max_num_seqs: 4, host_time: true}", k_kv)),
+             Catch::Contains("host_time"));
+}
