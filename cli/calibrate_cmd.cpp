@@ -148,7 +148,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   // CommandLine::int_option checked the ranges.
-  const int folds = static_cast<int>(vm["folds"].as<int64_t>());
+  const int folds_asked = static_cast<int>(vm["folds"].as<int64_t>());
   const int worst = static_cast<int>(vm["worst"].as<int64_t>());
   const std::string form = vm["form"].as<std::string>();
   const std::vector<std::string> forms{"auto", "hinge", "linear", "roofline", "table"};
@@ -173,13 +173,15 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
     return 0;
   }
 
-  // Cross-validation holds out one fold at a time: with fewer measurements than folds some
-  // fold is empty, and one measurement would report a 0% error it never measured.
-  if (set.samples.size() < static_cast<size_t>(folds))
+  // Cross-validation holds out one fold at a time, each of at least one measurement: with
+  // fewer measurements than --folds it uses one fold per measurement (and says so), and one
+  // measurement cannot be cross-validated at all (main reported a 0% error it never measured).
+  if (set.samples.size() < 2)
     throw InputError(fmt::format(
-        "calibrate: {} measurement{} left to fit, fewer than the {} cross-validation folds (each "
-        "fold holds out at least one); give more measurements or lower --folds (at least 2)",
-        set.samples.size(), set.samples.size() == 1 ? "" : "s", folds));
+        "calibrate: {} measurement left to fit; cross-validation needs at least 2 (one fitted, "
+        "one held out); give more measurements",
+        set.samples.size()));
+  const int folds = std::min(folds_asked, static_cast<int>(set.samples.size()));
   std::vector<Candidate> candidates;
   if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});
   if (form == "auto" || form == "hinge") candidates.push_back({"hinge", &fit_hinge});
