@@ -5,6 +5,7 @@
 #include <array>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <filesystem>
 #include <ostream>
 
 #include "cli/cli_options.h"
@@ -80,6 +81,41 @@ void check_model(const std::string& path, const MeasurementSet& set, std::ostrea
                          pct(sums[k].signed_err / sums[k].n));
 }
 
+/// Measurements are read whole into memory: a file (or each CSV table of a profile folder) must
+/// be a regular file of at most this size. Published profiles are a few megabytes.
+constexpr uintmax_t k_max_measurement_bytes = uintmax_t{256} << 20;
+
+void check_measurement_file(const std::filesystem::path& p) {
+  std::error_code ec;
+  const auto st = std::filesystem::status(p, ec);
+  if (!std::filesystem::exists(st))
+    throw InputError(fmt::format("{}: cannot open measurements (no such file or folder)",
+                                 printable(p.string(), 1024)));
+  if (!std::filesystem::is_regular_file(st))
+    throw InputError(
+        fmt::format("{}: not a regular file (measurements are read whole: give a "
+                    "CSV file or a profile folder)",
+                    printable(p.string(), 1024)));
+  const uintmax_t size = std::filesystem::file_size(p, ec);
+  if (ec || size > k_max_measurement_bytes)
+    throw InputError(fmt::format("{}: larger than {} MiB; not a measurement table",
+                                 printable(p.string(), 1024), k_max_measurement_bytes >> 20));
+}
+
+/// A measurement file, or a profile folder whose CSV tables (and its tp1/ neighbour's, which
+/// layer profiles fall back on) are each checked like a file.
+void check_measurements_path(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!fs::is_directory(path, ec)) return check_measurement_file(path);
+  const fs::path dir(path);
+  for (const fs::path& d : {dir, dir.parent_path() / "tp1"}) {
+    if (!fs::is_directory(d, ec)) continue;
+    for (const fs::directory_entry& e : fs::directory_iterator(d, ec))
+      if (e.path().extension() == ".csv") check_measurement_file(e.path());
+  }
+}
+
 }  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
@@ -112,7 +148,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
   // CommandLine::int_option checked the ranges.
-  const int folds = static_cast<int>(vm["folds"].as<int64_t>());
+  const int folds_asked = static_cast<int>(vm["folds"].as<int64_t>());
   const int worst = static_cast<int>(vm["worst"].as<int64_t>());
   const std::string form = vm["form"].as<std::string>();
   const std::vector<std::string> forms{"auto", "hinge", "linear", "roofline", "table"};
@@ -128,6 +164,7 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
   if (vm.count("layers")) filter.layers = static_cast<int>(vm["layers"].as<int64_t>());
   if (vm.count("max-kv-per-seq")) filter.max_kv_per_seq = vm["max-kv-per-seq"].as<int64_t>();
   const std::string path = vm["measurements"].as<std::string>();
+  check_measurements_path(path);
   const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
   out << "read " << set.description << "\n\n";
   report_overhead(set, out);
@@ -136,6 +173,15 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
     return 0;
   }
 
+  // Cross-validation holds out one fold at a time, each of at least one measurement: with
+  // fewer measurements than --folds it uses one fold per measurement (and says so), and one
+  // measurement cannot be cross-validated at all (main reported a 0% error it never measured).
+  if (set.samples.size() < 2)
+    throw InputError(fmt::format(
+        "calibrate: {} measurement left to fit; cross-validation needs at least 2 (one fitted, "
+        "one held out); give more measurements",
+        set.samples.size()));
+  const int folds = std::min(folds_asked, static_cast<int>(set.samples.size()));
   std::vector<Candidate> candidates;
   if (form == "auto" || form == "linear") candidates.push_back({"linear", &fit_linear});
   if (form == "auto" || form == "hinge") candidates.push_back({"hinge", &fit_hinge});

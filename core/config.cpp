@@ -32,6 +32,55 @@ std::optional<std::string> key_text(const YAML::Node& key) {
 
 constexpr size_t k_max_config_bytes = size_t{16} << 20;
 
+std::string line_col(const YAML::Mark& m) { return fmt::format("{}:{}", m.line + 1, m.column + 1); }
+
+/// The one document in `text`; `where` names the text in messages ("c.yaml", "--set a=b").
+/// A second document (after `---`) is refused: yaml-cpp's Load would drop it silently.
+YAML::Node load_one_document(const std::string& text, const std::string& where) {
+  std::vector<YAML::Node> docs = YAML::LoadAll(text);
+  if (docs.size() > 1) {
+    const YAML::Mark m = docs[1].Mark();
+    throw InputError(
+        fmt::format("{}{}: a second YAML document (after ---); a config is one document", where,
+                    m.is_null() ? std::string() : ":" + line_col(m)));
+  }
+  return docs.empty() ? YAML::Node() : docs.front();
+}
+
+/// Throws when a map under `root` names a key twice: yaml-cpp keeps both and reads the first,
+/// while summary.json's resolved config would record the last. `file` and `path` start the
+/// message. Walks without recursion, and each aliased node once (a YAML bomb is not expanded).
+void check_duplicate_keys(const YAML::Node& root, const std::string& file,
+                          const std::string& path) {
+  std::vector<std::pair<YAML::Node, std::string>> todo{{root, path}};
+  std::set<std::pair<int, int>> seen;  // the marks of the collections walked
+  while (!todo.empty()) {
+    const auto [node, at] = todo.back();
+    todo.pop_back();
+    if (!node.IsMap() && !node.IsSequence()) continue;
+    const YAML::Mark mark = node.Mark();
+    if (!mark.is_null() && !seen.emplace(mark.line, mark.column).second) continue;
+    if (node.IsSequence()) {
+      for (size_t i = 0; i < node.size(); ++i)
+        todo.emplace_back(node[i], fmt::format("{}[{}]", at, i));
+      continue;
+    }
+    std::map<std::string, YAML::Mark> keys;
+    for (const auto& kv : node) {
+      if (!kv.first.IsScalar()) continue;  // Document::check_node names a list or map as a key
+      const std::string& key = kv.first.Scalar();
+      const std::string full = join_path(at, printable(key));
+      const auto [first, fresh] = keys.emplace(key, kv.first.Mark());
+      if (!fresh)
+        throw InputError(
+            fmt::format("{} at {}:{}: the key is given twice in one map (first at "
+                        "line {}); give each key once",
+                        full, file, line_col(kv.first.Mark()), line_col(first->second)));
+      todo.emplace_back(kv.second, full);
+    }
+  }
+}
+
 }  // namespace
 
 size_t edit_distance(std::string_view a, std::string_view b) {
@@ -75,11 +124,12 @@ std::string did_you_mean(const std::string& given, const std::vector<std::string
 
 Document::Document(const std::string& text, std::string file) : m_file(std::move(file)) {
   try {
-    m_root = YAML::Load(text);
+    m_root = load_one_document(text, m_file);
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", m_file, e.mark.line + 1,
                                  e.mark.column + 1, printable(e.msg, 200)));
   }
+  check_duplicate_keys(m_root, m_file, "");
   if (m_root.IsNull()) m_root = YAML::Node(YAML::NodeType::Map);
   if (!m_root.IsMap())
     throw InputError(
@@ -120,11 +170,14 @@ void Document::apply_override(const std::string& assignment) {
   std::string path = assignment.substr(0, eq);
   YAML::Node value;
   try {
-    value = YAML::Load(assignment.substr(eq + 1));
+    value = load_one_document(assignment.substr(eq + 1),
+                              fmt::format("--set {}", printable(assignment, 100)));
   } catch (const YAML::Exception& e) {
     throw InputError(fmt::format("--set {}: value is not valid YAML: {}",
                                  printable(assignment, 100), printable(e.msg, 200)));
   }
+  check_duplicate_keys(value, fmt::format("--set {}", printable(assignment, 100)),
+                       printable(path, 100));
   std::vector<std::string> parts;
   std::stringstream ss(path);
   for (std::string part; std::getline(ss, part, '.');) {
@@ -154,6 +207,11 @@ void Document::apply_override(const std::string& assignment) {
 
 void Document::note_queried(const std::string& map_path, const std::string& key) {
   m_queried[map_path].insert(key);
+}
+
+bool Document::was_queried(const std::string& map_path, const std::string& key) const {
+  auto it = m_queried.find(map_path);
+  return it != m_queried.end() && it->second.count(key) > 0;
 }
 
 std::string Document::where(const YAML::Node& node, const std::string& key_path) const {
@@ -258,19 +316,22 @@ void Cfg::fail(const std::string& key, const std::string& allowed) const {
 YAML::Node Cfg::require(const std::string& key, const char* what) const {
   YAML::Node n = lookup(key);
   if (!n.IsDefined() || n.IsNull()) {
-    // A missing section is most often a misspelt one: name a map-valued key that is close.
-    std::string hint;
-    if (std::string_view(what) == "a map")
+    // A missing key is most often a misspelt one: point at a close key that nothing has read
+    // (so not a valid key of its own), within a quarter of the name's letters (so "max" is
+    // never taken for "min").
+    if (m_node.IsMap())
       for (const auto& kv : m_node) {
         const std::optional<std::string> k = key_text(kv.first);
-        if (k && kv.second.IsMap() && !did_you_mean(*k, {key}).empty()) {
-          hint = fmt::format(": found {} (did you mean {}?)", printable(*k), key);
-          break;
-        }
+        if (!k || *k == key || m_doc->was_queried(m_path, *k)) continue;
+        if (edit_distance(*k, key) > std::max<size_t>(1, key.size() / 4)) continue;
+        const std::string full = key_path(printable(*k));
+        throw InputError(
+            fmt::format("{} at {}: unknown key (did you mean {}?); {} ({}) is required", full,
+                        m_doc->where(kv.first, full), key, key_path(key), what));
       }
-    throw InputError(fmt::format("{}: required key missing in {} at {} ({}){}", key_path(key),
+    throw InputError(fmt::format("{}: required key missing in {} at {} ({})", key_path(key),
                                  m_path.empty() ? "the top level" : m_path,
-                                 m_doc->where(m_node, m_path), what, hint));
+                                 m_doc->where(m_node, m_path), what));
   }
   return n;
 }

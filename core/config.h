@@ -54,6 +54,7 @@ class Document {
 
   // Used by Cfg.
   void note_queried(const std::string& map_path, const std::string& key);
+  [[nodiscard]] bool was_queried(const std::string& map_path, const std::string& key) const;
   /// "file:line:col" of `node`, or "file (from --set a.b)" when `key_path` or a map above it
   /// was replaced by an override.
   [[nodiscard]] std::string where(const YAML::Node& node, const std::string& key_path = "") const;

@@ -98,7 +98,8 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
   while (csv.next_row()) {
     const std::string model(csv.field(0)), hw(csv.field(1));
     const auto tp = static_cast<int>(csv.integer(2, 1, 1024));
-    groups.insert(fmt::format("--model {} --hardware {} --tp {}", model, hw, tp));
+    groups.insert(
+        fmt::format("--model {} --hardware {} --tp {}", printable(model), printable(hw), tp));
     if ((f.model && *f.model != model) || (f.hardware && *f.hardware != hw) ||
         (f.tp && *f.tp != tp))
       continue;
@@ -121,12 +122,15 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
     set.samples.push_back(std::move(dec));
   }
   if (set.samples.empty() || (!f.model && !f.hardware && !f.tp && groups.size() > 1)) {
+    // One line, at most 10 groups named: the file's own text must not flood the terminal.
     std::vector<std::string> g(groups.begin(), groups.end());
-    throw InputError(fmt::format("{}: {}; choose one group with:\n  {}", path,
-                                 set.samples.empty()
-                                     ? "no rows match the selection"
-                                     : "the file holds several model/hardware/tp groups",
-                                 fmt::join(g, "\n  ")));
+    const size_t more = g.size() > 10 ? g.size() - 10 : 0;
+    g.resize(g.size() - more);
+    throw InputError(fmt::format(
+        "{}: {}; choose one group with: {}{}", printable(path, 1024),
+        set.samples.empty() ? "no rows match the selection"
+                            : "the file holds several model/hardware/tp groups",
+        fmt::join(g, "; "), more ? fmt::format("; ... ({} more)", more) : std::string()));
   }
   set.description = fmt::format("{} steps ({} prefill, {} decode) from {}", set.samples.size(),
                                 set.samples.size() / 2, set.samples.size() / 2, path);

@@ -6,7 +6,9 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <string_view>
 
 #include "core/csv_columns.h"
 #include "core/errors.h"
@@ -26,13 +28,114 @@ constexpr size_t k_cdf_points = 500;
 
 std::string shown(const fs::path& p) { return printable(p.string(), 1024); }
 
+// Limits on what a result directory may hold: summary.json is a few kilobytes and a dozen
+// levels deep, points.csv a row per sweep point. Past them the input is not servesim's output,
+// and must not exhaust memory or the stack (nlohmann::json copies and dumps recursively).
+constexpr uintmax_t k_max_summary_bytes = uintmax_t{64} << 20;
+constexpr uintmax_t k_max_points_bytes = uintmax_t{256} << 20;
+constexpr int k_max_json_depth = 64;
+
+// `path` must be a regular file (not a device, FIFO or folder) of at most `max_bytes`.
+void check_input_file(const fs::path& path, uintmax_t max_bytes) {
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (!fs::exists(st)) throw InputError(fmt::format("{}: cannot open file", shown(path)));
+  if (!fs::is_regular_file(st))
+    throw InputError(fmt::format("{}: not a regular file", shown(path)));
+  const uintmax_t size = fs::file_size(path, ec);
+  if (ec || size > max_bytes)
+    throw InputError(
+        fmt::format("{}: larger than {} MiB; not servesim's output", shown(path), max_bytes >> 20));
+}
+
 json read_json_file(const fs::path& path) {
+  check_input_file(path, k_max_summary_bytes);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open file", shown(path)));
+  const auto shallow = [&](int depth, json::parse_event_t, json&) {
+    if (depth > k_max_json_depth)
+      throw InputError(fmt::format("{}: nested deeper than {} levels; not servesim's output",
+                                   shown(path), k_max_json_depth));
+    return true;
+  };
   try {
-    return json::parse(in);
+    return json::parse(in, shallow);
   } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: not valid JSON: {}", shown(path), e.what()));
+    throw InputError(fmt::format("{}: not valid JSON: {}", shown(path), printable(e.what(), 200)));
+  }
+}
+
+// What the page reads from a summary and the JSON type it needs; null is always allowed
+// (servesim writes it for a figure without data).
+enum class Want { Number, Object, String };
+struct Expected {
+  const char* path;
+  Want want;
+};
+constexpr Expected k_run_summary[] = {{"kind", Want::String},
+                                      {"finished", Want::Number},
+                                      {"rejected", Want::Number},
+                                      {"unfinished", Want::Number},
+                                      {"preemptions", Want::Number},
+                                      {"output_tokens_per_s", Want::Number},
+                                      {"requests_per_s", Want::Number},
+                                      {"duration_s", Want::Number},
+                                      {"ttft_s", Want::Object},
+                                      {"ttft_s.p50", Want::Number},
+                                      {"ttft_s.p99", Want::Number},
+                                      {"tpot_s", Want::Object},
+                                      {"tpot_s.p50", Want::Number},
+                                      {"tpot_s.p99", Want::Number},
+                                      {"e2e_s", Want::Object},
+                                      {"e2e_s.p50", Want::Number},
+                                      {"e2e_s.p99", Want::Number},
+                                      {"queue_s", Want::Object},
+                                      {"queue_s.p50", Want::Number},
+                                      {"queue_s.p99", Want::Number},
+                                      {"steps", Want::Number},
+                                      {"mean_batch_sequences", Want::Number},
+                                      {"busy_share", Want::Number},
+                                      {"kv_peak_used_tokens", Want::Number},
+                                      {"kv_capacity_tokens", Want::Number},
+                                      {"mbu", Want::Number},
+                                      {"mfu", Want::Number},
+                                      {"slo", Want::Object},
+                                      {"slo.attainment", Want::Number},
+                                      {"slo.goodput_per_s", Want::Number},
+                                      {"config", Want::Object},
+                                      {"config.scheduler", Want::Object},
+                                      {"config.scheduler.kind", Want::String}};
+constexpr Expected k_sweep_summary[] = {{"kind", Want::String},
+                                        {"slo", Want::Object},
+                                        {"slo.ttft_ms", Want::Number},
+                                        {"slo.tpot_ms", Want::Number},
+                                        {"slo.percentile", Want::Number}};
+
+// Refuses a summary whose keys the page reads have the wrong type, naming the key; a parent
+// is checked before its children, so a child's parent is an object or absent.
+template <size_t N>
+void check_types(const json& summary, const Expected (&expected)[N], const fs::path& file) {
+  for (const Expected& e : expected) {
+    const json* v = &summary;
+    for (std::string_view rest = e.path; v;) {
+      const size_t dot = rest.find('.');
+      const std::string part(rest.substr(0, dot));
+      v = v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
+      if (dot == std::string_view::npos) break;
+      rest.remove_prefix(dot + 1);
+    }
+    if (!v || v->is_null()) continue;
+    const bool ok = e.want == Want::Number   ? v->is_number()
+                    : e.want == Want::Object ? v->is_object()
+                                             : v->is_string();
+    if (!ok)
+      throw InputError(fmt::format(
+          "{}: key \"{}\" = {}: must be {} (or null)", shown(file), e.path,
+          v->is_string() ? quote_input(v->get_ref<const std::string&>())
+                         : printable(v->dump(-1, ' ', false, json::error_handler_t::replace)),
+          e.want == Want::Number   ? "a number"
+          : e.want == Want::Object ? "an object"
+                                   : "a string"));
   }
 }
 
@@ -47,6 +150,7 @@ std::string name_of(const std::string& dir) {
 // requests.csv's latency columns over finished requests, as CDFs in milliseconds.
 json request_cdfs(const fs::path& path) {
   enum { Ttft, Tpot, E2e, Queue, Status };
+  check_input_file(path, std::numeric_limits<uintmax_t>::max());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open file", shown(path)));
   CsvColumns csv(in, path.string(), {"ttft_s", "tpot_s", "e2e_s", "queue_s", "status"});
@@ -82,6 +186,7 @@ json read_run(const fs::path& dir, const json& summary) {
             {"roofline", nullptr}};
   if (fs::exists(dir / "requests.csv")) r["cdf"] = request_cdfs(dir / "requests.csv");
   if (fs::exists(dir / "steps.csv")) {
+    check_input_file(dir / "steps.csv", std::numeric_limits<uintmax_t>::max());
     const StepSeries s = StepSeries::read_file((dir / "steps.csv").string());
     r["series"] = s.series_json();
     r["roofline"] = s.roofline_json();
@@ -90,6 +195,7 @@ json read_run(const fs::path& dir, const json& summary) {
 }
 
 json read_sweep(const fs::path& dir, const json& summary) {
+  check_input_file(dir / "points.csv", k_max_points_bytes);
   json slo = summary.contains("slo") ? summary["slo"] : json(nullptr);
   return {
       {"kind", "sweep"}, {"slo", slo}, {"points", read_points_csv((dir / "points.csv").string())}};
@@ -132,6 +238,10 @@ json read_result_dir(const std::string& dir) {
   if (!summary.is_object())
     throw InputError(fmt::format("{}: not a JSON object", shown(d / "summary.json")));
   const bool sweep = summary.contains("kind") && summary["kind"] == "sweep";
+  if (sweep)
+    check_types(summary, k_sweep_summary, d / "summary.json");
+  else
+    check_types(summary, k_run_summary, d / "summary.json");
   json r = sweep ? read_sweep(d, summary) : read_run(d, summary);
   r["name"] = name_of(dir);
   r["path"] = dir;

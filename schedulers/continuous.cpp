@@ -218,6 +218,13 @@ SwapSettings read_swap_settings(const Cfg& c) {
   const double space_gb = c.get_real("swap_space_gb", 4.0, k_non_negative);
   w.bandwidth_bytes_per_s = c.get_real("swap_bandwidth_gb_s", k_positive) * 1e9;
   w.space_bytes = space_gb * 1e9;
+  // A step moves at most the swap space each way: bounding that time here keeps every step's
+  // transfer time far below the simulated clock's headroom (core/time.h).
+  if (w.space_bytes / w.bandwidth_bytes_per_s > 1e6)
+    c.fail("swap_bandwidth_gb_s",
+           fmt::format("moving the whole swap space ({:.4g} GB) at this rate takes {:.4g} s, more "
+                       "than the limit of 1e6 s",
+                       space_gb, w.space_bytes / w.bandwidth_bytes_per_s));
   const YAML::Node root = c.doc().root();  // const: looking up must not add keys
   const YAML::Node kv = root["kv"];
   const YAML::Node memory = kv.IsDefined() && kv.IsMap() ? kv["memory"] : YAML::Node();

@@ -5,7 +5,7 @@
 # per-input timeout, a leak or an out-of-memory; the input is saved under the build folder.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: csv_trace config vllm_jsonl trace_formats
-#                                             (default: all)
+#                                             calibrate report (default: all)
 #   SERVESIM_FUZZ_BUILD=dir                   build folder (default build-fuzz)
 #   SERVESIM_FUZZ_JOBS=n                      ninja jobs (default: ninja's own)
 set -euo pipefail
@@ -13,7 +13,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-60}
 shift || true
 targets=("$@")
-((${#targets[@]})) || targets=(csv_trace config vllm_jsonl trace_formats)
+((${#targets[@]})) || targets=(csv_trace config vllm_jsonl trace_formats calibrate report)
 build=${SERVESIM_FUZZ_BUILD:-build-fuzz}
 source scripts/ccache.sh
 

@@ -330,8 +330,20 @@ void Simulation::try_start_step(uint32_t rep_index) {
   // A step always takes time, so simulated time always advances between steps.
   const std::optional<StepCost> cost = rep.step_time->cost(shape);
   const double step_ms = cost ? cost->step_ms : rep.step_time->step_ms(shape);
-  // Plus any KV transfer the scheduler added to this step (swap preemption).
-  const Time duration = std::max(Time::from_ms(step_ms), Time::ns(1)) + state.take_step_overhead();
+  // Plus any KV transfer the scheduler added to this step (swap preemption), bounded when the
+  // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
+  const std::optional<Time> step = Time::checked_ms(step_ms);
+  const Time overhead = state.take_step_overhead();
+  const std::optional<Time> end =
+      step ? m_now.plus_within(std::max(*step, Time::ns(1)) + overhead) : step;
+  if (!end)
+    throw InputError(fmt::format(
+        "step_time: a step of {:.4g} ms (replica {}, {} sequences, {} prefill tokens) starting at "
+        "{:.4g} s of simulated time would end past the simulator's limit of {:.2g} s; the "
+        "step-time model or its inputs give steps too long for this workload's arrival times",
+        step_ms, rep_index, shape.sequences, shape.prefill_tokens, m_now.seconds(),
+        Time::limit_seconds()));
+  const Time duration = *end - m_now;
   m_stats.prefill_tokens += shape.prefill_tokens;
   ReplicaStats& rs = m_stats.replicas[rep_index];  // summed into the totals after the run
   ++rs.steps;
@@ -347,7 +359,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     m_stats.peak_flops_per_s = cost->peak_flops_per_s;
   }
   rep.busy = true;
-  post(m_now + duration, Kind::StepEnd, rep_index);
+  post(*end, Kind::StepEnd, rep_index);
   if (!m_step_observers.empty()) {
     StepRecord& s = m_step_record;
     s.start = m_now;

@@ -223,6 +223,26 @@ SweepSlo read_sweep_slo(const Cfg& root) {
   return s;
 }
 
+// The base scenario with the sweep's `set` must build, as `capacity` requires of its scenario,
+// unless the error is in a section an axis sets (a value may cure it: weights that fit on a
+// larger chip). A broken base is then refused with status 2 before anything runs, rather than
+// reported as every point infeasible.
+void check_base(const SweepSpec& spec) {
+  auto doc = std::make_shared<Document>(spec.base_text, spec.base_file);
+  try {
+    for (const auto& s : spec.sets) doc->apply_override(s);
+    (void)build_scenario(doc);
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    const std::string section = msg.substr(0, msg.find_first_of(" .:=["));
+    for (const SweepAxis& a : spec.axes)
+      for (const auto& expansion : a.expansions)
+        for (const auto& o : expansion)
+          if (o.substr(0, o.find_first_of(".=")) == section) return;
+    throw;
+  }
+}
+
 }  // namespace
 
 std::string SweepSlo::override_text() const {
@@ -348,6 +368,7 @@ SweepSpec parse_sweep(const std::string& text, const std::string& file,
   r.remove("set");  // free-form maps, read above
   r.remove("axes");
   doc->check_all_read();
+  check_base(spec);
   return spec;
 }
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "core/errors.h"
+#include "traces/trace_rows.h"
 
 namespace servesim::servegen {
 namespace {
@@ -121,7 +122,9 @@ std::vector<Period> read_dataset(const std::string& path) {
   const std::string text = buf.str();
   nlohmann::json root;
   try {
-    root = nlohmann::json::parse(text);
+    std::vector<std::string> keys;
+    std::vector<size_t> key_starts;
+    root = parse_json_unique_keys(text, name, keys, key_starts);
   } catch (const nlohmann::json::parse_error& e) {
     const size_t byte = std::min<size_t>(e.byte, text.size());
     throw InputError(fmt::format(

@@ -91,6 +91,32 @@ void check_byte_order_mark(std::string& first_line, const std::string& name) {
   if (s.substr(0, 3) == "\xEF\xBB\xBF") first_line.erase(0, 3);
 }
 
+nlohmann::json parse_json_unique_keys(std::string_view text, const std::string& where,
+                                      std::vector<std::string>& keys,
+                                      std::vector<size_t>& key_starts) {
+  keys.clear();
+  key_starts.clear();
+  const auto no_duplicates = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using E = nlohmann::json::parse_event_t;
+    if (event == E::object_start) key_starts.push_back(keys.size());
+    if (event == E::object_end && !key_starts.empty()) {
+      keys.resize(key_starts.back());
+      key_starts.pop_back();
+    }
+    if (event != E::key || key_starts.empty()) return true;
+    const std::string& key = parsed.get_ref<const std::string&>();
+    for (size_t i = key_starts.back(); i < keys.size(); ++i)
+      if (keys[i] == key)
+        throw InputError(
+            fmt::format("{}: field {} is given twice in one object; give each "
+                        "field once",
+                        where, quote_input(key)));
+    keys.push_back(key);
+    return true;
+  };
+  return nlohmann::json::parse(text, no_duplicates);
+}
+
 JsonLines::JsonLines(std::istream& in, const std::string& name)
     : m_in(&in), m_name(printable(name, 1024)) {}
 
@@ -101,7 +127,8 @@ bool JsonLines::next(nlohmann::json& row) {
     if (m_line_no == 1) check_byte_order_mark(m_line, m_name);
     if (m_line.find_first_not_of(" \t\r") == std::string::npos) continue;
     try {
-      row = nlohmann::json::parse(m_line);
+      row = parse_json_unique_keys(m_line, fmt::format("{}:{}", m_name, m_line_no), m_keys,
+                                   m_key_starts);
     } catch (const nlohmann::json::parse_error& e) {
       throw InputError(
           fmt::format("{}:{}: not a JSON object (column {})", m_name, m_line_no, e.byte));

@@ -132,8 +132,17 @@ void fill_csv_row(TraceRow& row, const CsvColumns& csv, size_t arrival_k, size_t
                   size_t output_k, const std::vector<std::string>& columns,
                   const TraceOptions& options);
 
+/// nlohmann::json::parse(text), refusing a key given twice in one object (nlohmann keeps the
+/// last silently): InputError "<where>: field "k" is given twice in one object; ...". `keys` and
+/// `key_starts` are scratch space, kept by the caller to reuse their memory. Parse errors
+/// propagate as nlohmann::json exceptions.
+[[nodiscard]] nlohmann::json parse_json_unique_keys(std::string_view text, const std::string& where,
+                                                    std::vector<std::string>& keys,
+                                                    std::vector<size_t>& key_starts);
+
 /// Reads a JSON Lines file one object at a time (blank lines skipped, a UTF-8 byte-order mark
-/// ignored, lines capped at CsvColumns::k_max_line_bytes), with messages naming file:line.
+/// ignored, lines capped at CsvColumns::k_max_line_bytes, a key given twice in one object
+/// refused), with messages naming file:line.
 class JsonLines {
  public:
   /// `name` as given; messages carry printable(name).
@@ -157,6 +166,10 @@ class JsonLines {
   std::string m_name;
   std::string m_line;
   size_t m_line_no = 0;
+  // The keys of the objects being parsed, innermost last, to refuse a key given twice
+  // (nlohmann::json keeps the last silently); kept between lines to reuse their memory.
+  std::vector<std::string> m_keys;
+  std::vector<size_t> m_key_starts;
 };
 
 /// Throws the message for a UTF-16 byte-order mark at the start of `first_line`, if there is one;

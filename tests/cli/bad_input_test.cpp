@@ -178,8 +178,8 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[cli]
             "(valid here: chunked_prefill, kind, kv_bytes_per_token, max_num_batched_tokens, "
             "max_num_seqs, preemption_mode, swap_bandwidth_gb_s, swap_space_gb)"));
   CHECK(config_error("scheduler:", "schedular:") ==
-        err("scheduler: required key missing in the top level at c.yaml:1:1 (a map): found "
-            "schedular (did you mean scheduler?)"));
+        err("schedular at c.yaml:8:1: unknown key (did you mean scheduler?); scheduler (a map) "
+            "is required"));
   CHECK(config_error("synthetic:", "synthetc:") ==
         err("workload at c.yaml:2:3: needs exactly one of closed_loop, servegen, synthetic, trace: "
             "found synthetc (did "
