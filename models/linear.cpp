@@ -10,7 +10,7 @@
 // must make every step take time.
 #include <algorithm>
 
-#include "models/step_time_model.h"
+#include "models/factories.h"
 
 namespace servesim {
 namespace {

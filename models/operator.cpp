@@ -29,7 +29,7 @@
 #include "models/operator_source.h"
 #include "models/operator_tables.h"
 #include "models/shape_roofline.h"
-#include "models/step_time_model.h"
+#include "models/factories.h"
 #include "models/step_work.h"
 #include "core/registry.h"
 

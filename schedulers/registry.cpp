@@ -1,5 +1,5 @@
 #include "core/registry.h"
-#include "schedulers/scheduler.h"
+#include "schedulers/factories.h"
 
 namespace servesim {
 namespace {

@@ -19,7 +19,7 @@
 #include "core/random.h"
 #include "traces/arrival_process.h"
 #include "traces/length_dist.h"
-#include "traces/workload_source.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {

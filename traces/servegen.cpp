@@ -34,7 +34,7 @@
 #include "core/random.h"
 #include "traces/arrival_process.h"
 #include "traces/servegen_dataset.h"
-#include "traces/workload_source.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {
