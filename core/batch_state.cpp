@@ -5,7 +5,7 @@
 
 namespace servesim {
 
-BatchState::BatchState(std::unique_ptr<KvManager> kv) : m_kv(std::move(kv)) {
+SchedulerView::SchedulerView(std::unique_ptr<KvManager> kv) : m_kv(std::move(kv)) {
   m_running.reserve(1024);
   m_plan.reserve(1024);
   m_departed.reserve(1024);
@@ -59,9 +59,9 @@ void BatchState::reject(uint32_t slot, std::string reason) {
   r.release = m_now;
 }
 
-void BatchState::admit_front(int64_t cached_tokens) { admit_at(0, cached_tokens); }
+void SchedulerView::admit_front(int64_t cached_tokens) { admit_at(0, cached_tokens); }
 
-void BatchState::admit_at(size_t index, int64_t cached_tokens) {
+void SchedulerView::admit_at(size_t index, int64_t cached_tokens) {
   assert(index < m_waiting.size());
   const uint32_t slot = m_waiting[index];
   assert(!m_swapped[slot]);
@@ -75,7 +75,7 @@ void BatchState::admit_at(size_t index, int64_t cached_tokens) {
   m_running.push_back(slot);
 }
 
-void BatchState::preempt(uint32_t slot) {
+void SchedulerView::preempt(uint32_t slot) {
   Request& r = m_requests[slot];
   assert(r.state == RequestState::Running);
   m_kv->release(r);
@@ -89,7 +89,7 @@ void BatchState::preempt(uint32_t slot) {
   m_waiting.push_front(slot);
 }
 
-void BatchState::preempt_swap(uint32_t slot) {
+void SchedulerView::preempt_swap(uint32_t slot) {
   Request& r = m_requests[slot];
   assert(r.state == RequestState::Running);
   m_kv->release(r);
@@ -104,7 +104,7 @@ void BatchState::preempt_swap(uint32_t slot) {
   m_waiting.push_front(slot);
 }
 
-void BatchState::swap_in_at(size_t index) {
+void SchedulerView::swap_in_at(size_t index) {
   assert(index < m_waiting.size());
   const uint32_t slot = m_waiting[index];
   assert(m_swapped[slot]);
@@ -116,7 +116,7 @@ void BatchState::swap_in_at(size_t index) {
   m_running.push_back(slot);
 }
 
-void BatchState::release(uint32_t slot) {
+void SchedulerView::release(uint32_t slot) {
   Request& r = m_requests[slot];
   assert(r.state == RequestState::Finished);
   if (!m_hold_kv_on_release) m_kv->release(r);
@@ -126,7 +126,7 @@ void BatchState::release(uint32_t slot) {
   m_departed.push_back(slot);
 }
 
-void BatchState::wake_at(Time t) { m_wake = std::min(m_wake, t); }
+void SchedulerView::wake_at(Time t) { m_wake = std::min(m_wake, t); }
 
 void BatchState::admit_prefilled(uint32_t slot) {
   Request& r = m_requests[slot];

@@ -1,9 +1,13 @@
 #pragma once
-// What a scheduler sees and may change: the requests, the waiting queue, the running batch, the
-// KV memory and the step being planned. All changes of a request's state go through the
-// operations here, so the engine's invariants hold whatever the scheduler does.
+// One replica's requests, waiting queue, running batch, KV memory and the step being planned.
+// SchedulerView is what a scheduler sees and may change; BatchState adds what only the engine
+// may do (take requests in, recycle slots, move time, hand KV between replicas). The engine owns
+// a BatchState and gives its scheduler the view, so a scheduler cannot reach the engine's
+// operations. All changes of a request's state go through the operations here, so the engine's
+// invariants hold whatever the scheduler does.
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <vector>
 
 #include "core/kv/kv_manager.h"
@@ -24,9 +28,11 @@ struct StepEntry {
   int32_t prefill_tokens = 0;
 };
 
-class BatchState {
+/// A scheduler's side of a replica's batch (schedulers/scheduler.h).
+class SchedulerView {
  public:
-  explicit BatchState(std::unique_ptr<KvManager> kv);
+  SchedulerView(const SchedulerView&) = delete;
+  SchedulerView& operator=(const SchedulerView&) = delete;
 
   [[nodiscard]] Time now() const { return m_now; }
   [[nodiscard]] Request& req(uint32_t slot) { return m_requests[slot]; }
@@ -73,17 +79,49 @@ class BatchState {
   /// Time added to the step being planned (a KV transfer to or from host memory). It
   /// accumulates until the engine takes it for the next step it starts.
   void add_step_overhead(Time t) { m_step_overhead = m_step_overhead + t; }
-  /// Engine side: the overhead accumulated for the step being started, reset to zero.
+  /// Releases a finished request: its reply leaves now and its KV is freed. The slot stays
+  /// valid until the engine recycles it after the step (see BatchState::departed).
+  void release(uint32_t slot);
+  /// Asks to be scheduled again at `t` if nothing else happens first.
+  void wake_at(Time t);
+
+ protected:
+  explicit SchedulerView(std::unique_ptr<KvManager> kv);
+  SchedulerView(SchedulerView&&) noexcept = default;  // the engine keeps replicas in a vector
+  SchedulerView& operator=(SchedulerView&&) noexcept = default;
+  ~SchedulerView() = default;
+
+  std::vector<Request> m_requests;
+  std::vector<uint32_t> m_free;
+  std::vector<uint8_t> m_swapped;  // by slot: 1 while queued after preempt_swap
+  std::vector<uint32_t> m_departed;
+  std::deque<uint32_t> m_waiting;
+  std::vector<uint32_t> m_running;
+  std::vector<StepEntry> m_plan;
+  std::unique_ptr<KvManager> m_kv;
+  Time m_now;
+  Time m_wake = Time::max();
+  Time m_step_overhead = Time::ns(0);
+  uint32_t m_admissions = 0;
+  int64_t m_preemptions = 0;
+  int64_t m_swap_preemptions = 0;
+  int32_t m_finished_this_step = 0;
+  bool m_arrivals_done = false;
+  bool m_hold_kv_on_release = false;
+};
+
+/// The engine's side: a SchedulerView plus taking requests in and out, time, and what the
+/// engine takes back from a planned step. Only sim/ calls these.
+class BatchState : public SchedulerView {
+ public:
+  explicit BatchState(std::unique_ptr<KvManager> kv) : SchedulerView(std::move(kv)) {}
+
+  /// The overhead accumulated for the step being started, reset to zero.
   [[nodiscard]] Time take_step_overhead() {
     const Time t = m_step_overhead;
     m_step_overhead = Time::ns(0);
     return t;
   }
-  /// Releases a finished request: its reply leaves now and its KV is freed. The slot stays
-  /// valid until the engine recycles it after the step (see take_departed).
-  void release(uint32_t slot);
-  /// Asks to be scheduled again at `t` if nothing else happens first.
-  void wake_at(Time t);
 
   // Prefill/decode disaggregation (engine side, docs/cluster.md).
   /// A prefill replica keeps a released request's KV held until free_held_kv(), so that its
@@ -119,25 +157,6 @@ class BatchState {
   /// Every slot; free ones hold a request in state Pending.
   [[nodiscard]] const std::vector<Request>& slots() const { return m_requests; }
   [[nodiscard]] std::vector<Request>& mutable_slots() { return m_requests; }
-
- private:
-  std::vector<Request> m_requests;
-  std::vector<uint32_t> m_free;
-  std::vector<uint8_t> m_swapped;  // by slot: 1 while queued after preempt_swap
-  std::vector<uint32_t> m_departed;
-  std::deque<uint32_t> m_waiting;
-  std::vector<uint32_t> m_running;
-  std::vector<StepEntry> m_plan;
-  std::unique_ptr<KvManager> m_kv;
-  Time m_now;
-  Time m_wake = Time::max();
-  Time m_step_overhead = Time::ns(0);
-  uint32_t m_admissions = 0;
-  int64_t m_preemptions = 0;
-  int64_t m_swap_preemptions = 0;
-  int32_t m_finished_this_step = 0;
-  bool m_arrivals_done = false;
-  bool m_hold_kv_on_release = false;
 };
 
 }  // namespace servesim

@@ -12,7 +12,7 @@
 #include "core/config.h"
 #include "core/csv_columns.h"
 #include "core/errors.h"
-#include "models/step_time_model.h"
+#include "models/factories.h"
 
 namespace servesim {
 namespace fs = std::filesystem;

@@ -10,7 +10,7 @@
 // every token. Unset coefficients are 0; the coefficients must make every step take time.
 #include <algorithm>
 
-#include "models/step_time_model.h"
+#include "models/factories.h"
 
 namespace servesim {
 namespace {

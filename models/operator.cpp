@@ -26,11 +26,11 @@
 #include "core/registry.h"
 #include "models/binned_grid.h"
 #include "models/catalog.h"
+#include "models/factories.h"
 #include "models/log_interp.h"
 #include "models/operator_source.h"
 #include "models/operator_tables.h"
 #include "models/shape_roofline.h"
-#include "models/step_time_model.h"
 #include "models/step_work.h"
 
 namespace servesim {

@@ -1,6 +1,6 @@
 #include "core/registry.h"
 
-#include "models/step_time_model.h"
+#include "models/factories.h"
 
 namespace servesim {
 namespace {

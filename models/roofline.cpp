@@ -21,7 +21,7 @@
 #include <algorithm>
 
 #include "models/catalog.h"
-#include "models/step_time_model.h"
+#include "models/factories.h"
 #include "models/step_work.h"
 
 namespace servesim {

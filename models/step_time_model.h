@@ -58,9 +58,9 @@ class StepTimeModel {
   }
 };
 
-using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time);
-
-/// Reads `step_time.kind` and builds that model from the rest of the section.
+/// The one way to build a step-time model (models/registry.cpp): reads `step_time.kind` and
+/// builds that model from the rest of the section. Each model's own factory is declared in
+/// models/factories.h, for the registry only.
 [[nodiscard]] std::unique_ptr<StepTimeModel> make_step_time_model(const Cfg& step_time);
 [[nodiscard]] std::vector<std::string> step_time_model_names();
 
@@ -83,11 +83,5 @@ struct CpuOverhead {
 /// Reads the optional `cpu_overhead` map of a step_time section and, when present, wraps `inner`.
 [[nodiscard]] std::unique_ptr<StepTimeModel> apply_cpu_overhead(
     const Cfg& step_time, std::unique_ptr<StepTimeModel> inner);
-
-std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c);
-std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
-std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
-std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c);
-std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c);
 
 }  // namespace servesim

@@ -9,7 +9,7 @@
 #include <filesystem>
 
 #include "core/csv_columns.h"
-#include "models/step_time_model.h"
+#include "models/factories.h"
 
 namespace servesim {
 namespace {

@@ -41,7 +41,7 @@ class ContinuousScheduler final : public Scheduler {
 
   [[nodiscard]] int64_t max_running() const override { return m_max_seqs; }
 
-  void plan_step(BatchState& s) override {
+  void plan_step(SchedulerView& s) override {
     if (m_swap.from_kv) {  // the first step: the KV pool is known now
       m_swap.bind(s.kv().bytes_per_token());
       m_swap.from_kv = false;
@@ -114,7 +114,7 @@ class ContinuousScheduler final : public Scheduler {
     }
   }
 
-  void after_step(BatchState& s) override { release_finished(s); }
+  void after_step(SchedulerView& s) override { release_finished(s); }
 
   std::string never_schedulable(const Request& r) const override {
     if (!m_chunked && r.spec.prompt_tokens > m_max_tokens)
@@ -128,7 +128,7 @@ class ContinuousScheduler final : public Scheduler {
  private:
   // Grows `slot` to hold `tokens` KV tokens, preempting the newest running requests until it
   // fits. Returns false if `slot` itself had to be preempted.
-  bool make_room(BatchState& s, uint32_t slot, int64_t tokens) {
+  bool make_room(SchedulerView& s, uint32_t slot, int64_t tokens) {
     while (!s.kv().grow(s.req(slot), tokens)) {
       const uint32_t victim = s.running().back();
       preempt(s, victim);
@@ -141,7 +141,7 @@ class ContinuousScheduler final : public Scheduler {
 
   // Swaps the victim out when swapping is on, it has context to keep and host memory has room;
   // otherwise preempts it by recompute.
-  void preempt(BatchState& s, uint32_t victim) {
+  void preempt(SchedulerView& s, uint32_t victim) {
     const int64_t context = s.req(victim).context_tokens;
     if (!m_swap.enabled || context == 0 || m_swap_used + context > m_swap.capacity_tokens) {
       s.preempt(victim);
@@ -154,7 +154,7 @@ class ContinuousScheduler final : public Scheduler {
 
   // Resumes the swapped request at the front of the queue into this step: its next chunk (or
   // decode) under the budget, with its context copied back. False when it cannot join now.
-  bool swap_in_front(BatchState& s) {
+  bool swap_in_front(SchedulerView& s) {
     const uint32_t slot = s.waiting().front();
     Request& r = s.req(slot);
     int64_t n = r.prefilling() ? r.prefill_target - r.context_tokens : 1;
@@ -173,7 +173,7 @@ class ContinuousScheduler final : public Scheduler {
   }
 
   // A preempted request may already have been planned in this step: recount the budget.
-  void refund(const BatchState& s) {
+  void refund(const SchedulerView& s) {
     if (m_max_tokens == k_unlimited_tokens) return;
     m_budget = m_max_tokens - planned_tokens(s);
   }

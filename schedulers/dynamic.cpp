@@ -12,7 +12,7 @@ class DynamicScheduler final : public RequestLevelScheduler {
       : RequestLevelScheduler(max_batch), m_max_delay(max_delay) {}
 
  protected:
-  bool should_dispatch(BatchState& s) override {
+  bool should_dispatch(SchedulerView& s) override {
     if (static_cast<int64_t>(s.waiting().size()) >= max_batch_size() || s.arrivals_done())
       return true;
     const Time deadline = s.req(s.waiting().front()).spec.arrival + m_max_delay;

@@ -2,7 +2,7 @@
 
 namespace servesim {
 
-void release_finished(BatchState& s) {
+void release_finished(SchedulerView& s) {
   if (s.finished_this_step() == 0) return;
   for (size_t i = 0; i < s.running().size();) {
     const uint32_t slot = s.running()[i];
@@ -14,7 +14,7 @@ void release_finished(BatchState& s) {
   }
 }
 
-int64_t planned_tokens(const BatchState& s) {
+int64_t planned_tokens(const SchedulerView& s) {
   int64_t used = 0;
   for (const StepEntry& e : s.plan()) used += e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
   return used;

@@ -6,6 +6,7 @@
 #include <limits>
 #include <memory>
 
+#include "schedulers/factories.h"  // the policies built over it define theirs
 #include "schedulers/scheduler.h"
 
 namespace servesim {
@@ -14,10 +15,10 @@ namespace servesim {
 inline constexpr int64_t k_unlimited_tokens = std::numeric_limits<int64_t>::max();
 
 /// Releases every running request that has produced its last token, keeping the others' order.
-void release_finished(BatchState& s);
+void release_finished(SchedulerView& s);
 
 /// Tokens computed by the step being planned: a prefill entry its chunk, any other entry 1.
-[[nodiscard]] int64_t planned_tokens(const BatchState& s);
+[[nodiscard]] int64_t planned_tokens(const SchedulerView& s);
 
 /// Preemption by swapping (vLLM V0's preemption_mode: swap): a victim's KV goes to host memory
 /// over a link and comes back when it resumes, instead of being recomputed.

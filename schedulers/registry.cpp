@@ -1,6 +1,6 @@
 #include "core/registry.h"
 
-#include "schedulers/scheduler.h"
+#include "schedulers/factories.h"
 
 namespace servesim {
 namespace {

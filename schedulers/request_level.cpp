@@ -4,7 +4,7 @@
 
 namespace servesim {
 
-void RequestLevelScheduler::plan_step(BatchState& s) {
+void RequestLevelScheduler::plan_step(SchedulerView& s) {
   auto& plan = s.plan();
   if (!s.running().empty()) {  // the batch goes on: one decode step for every seat
     for (uint32_t slot : s.running()) {
@@ -36,7 +36,7 @@ void RequestLevelScheduler::plan_step(BatchState& s) {
   }
 }
 
-void RequestLevelScheduler::after_step(BatchState& s) {
+void RequestLevelScheduler::after_step(SchedulerView& s) {
   for (uint32_t slot : s.running())
     if (!s.req(slot).done()) return;
   while (!s.running().empty()) s.release(s.running().back());

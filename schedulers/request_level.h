@@ -7,6 +7,7 @@
 // Batch formation takes requests from the front of the queue, first come first served, up to
 // max_batch_size, while the KV manager has room for each one's whole footprint (so a batch can
 // never run out of memory and nothing is preempted).
+#include "schedulers/factories.h"  // the policies built over it define theirs
 #include "schedulers/scheduler.h"
 
 namespace servesim {
@@ -14,12 +15,12 @@ namespace servesim {
 class RequestLevelScheduler : public Scheduler {
  public:
   explicit RequestLevelScheduler(int64_t max_batch_size) : m_max_batch(max_batch_size) {}
-  void plan_step(BatchState& state) final;
-  void after_step(BatchState& state) final;
+  void plan_step(SchedulerView& state) final;
+  void after_step(SchedulerView& state) final;
 
  protected:
   /// REQUIRES: no batch is running and the queue is not empty. May call state.wake_at().
-  [[nodiscard]] virtual bool should_dispatch(BatchState& state) = 0;
+  [[nodiscard]] virtual bool should_dispatch(SchedulerView& state) = 0;
   [[nodiscard]] int64_t max_batch_size() const { return m_max_batch; }
   [[nodiscard]] int64_t max_running() const override { return m_max_batch; }
 

@@ -31,8 +31,8 @@ class Router {
                                        std::span<const ReplicaLoad> loads) = 0;
 };
 
-/// Reads cluster.router's `kind` and that kind's keys.
-using RouterFactory = std::unique_ptr<Router> (*)(const Cfg& router, uint64_t seed);
+/// The one way to build a router (the router table in schedulers/routers.cpp, where each
+/// router's own factory lives): reads cluster.router's `kind` and that kind's keys.
 [[nodiscard]] std::unique_ptr<Router> make_router(const Cfg& router, uint64_t seed);
 [[nodiscard]] std::vector<std::string> router_names();
 

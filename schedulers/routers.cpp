@@ -113,6 +113,8 @@ std::unique_ptr<Router> make_prefix_affinity(const Cfg& c, uint64_t) {
   return std::make_unique<PrefixAffinity>(c.get_int("max_imbalance", 16, {0, 1'000'000'000}));
 }
 
+using RouterFactory = std::unique_ptr<Router> (*)(const Cfg& router, uint64_t seed);
+
 // Sorted by name. A new router is one class and one line here.
 constexpr Registry<RouterFactory, 5> k_routers{{{
     {"least_kv", &make_least_kv},

@@ -5,7 +5,7 @@
 // instant has been applied, so a request that arrives exactly when a step ends is visible. The
 // scheduler fills state.plan() with the next step (leaving it empty keeps the engine idle; it
 // may then call state.wake_at() to be asked again later). It changes requests only through
-// BatchState (admit_front, preempt, release) and KV only through state.kv(). Every step it plans
+// SchedulerView (admit_front, preempt, release) and KV only through state.kv(). Every step it plans
 // must make progress (a prefill chunk of at least one token, or a decode). After the step the
 // engine credits the tokens and calls after_step(), which must eventually release every finished
 // request. A scheduler holds no random state: the same inputs give the same plans.
@@ -22,8 +22,8 @@ namespace servesim {
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
-  virtual void plan_step(BatchState& state) = 0;
-  virtual void after_step(BatchState& state) = 0;
+  virtual void plan_step(SchedulerView& state) = 0;
+  virtual void after_step(SchedulerView& state) = 0;
   /// Why this policy can never serve the request whatever the load (empty when it can).
   [[nodiscard]] virtual std::string never_schedulable(const Request& /*r*/) const { return {}; }
   /// The most requests this policy runs at once (its seats: max_num_seqs and the like). A
@@ -31,19 +31,10 @@ class Scheduler {
   [[nodiscard]] virtual int64_t max_running() const { return INT64_MAX; }
 };
 
-using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const Cfg& scheduler);
-
-/// Reads `scheduler.kind` and builds that policy from the rest of the section.
+/// The one way to build a scheduler (schedulers/registry.cpp): reads `scheduler.kind` and
+/// builds that policy from the rest of the section. Each policy's own factory is declared in
+/// schedulers/factories.h, for the registry only.
 [[nodiscard]] std::unique_ptr<Scheduler> make_scheduler(const Cfg& scheduler);
 [[nodiscard]] std::vector<std::string> scheduler_names();
-
-std::unique_ptr<Scheduler> make_continuous(const Cfg& c);
-std::unique_ptr<Scheduler> make_dynamic(const Cfg& c);
-std::unique_ptr<Scheduler> make_orca(const Cfg& c);
-std::unique_ptr<Scheduler> make_sarathi(const Cfg& c);
-std::unique_ptr<Scheduler> make_sglang(const Cfg& c);
-std::unique_ptr<Scheduler> make_static(const Cfg& c);
-std::unique_ptr<Scheduler> make_trtllm(const Cfg& c);
-std::unique_ptr<Scheduler> make_vllm(const Cfg& c);
 
 }  // namespace servesim

@@ -63,7 +63,7 @@ class SglangScheduler final : public Scheduler {
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_running_requests; }
 
-  void plan_step(BatchState& s) override {
+  void plan_step(SchedulerView& s) override {
     if (s.running().empty()) m_ratio = m_s.init_ratio;
     m_retracted = false;
     if (m_s.mixed_chunk) {
@@ -76,7 +76,7 @@ class SglangScheduler final : public Scheduler {
     if (plan_decodes(s) > 0) update_ratio(s);
   }
 
-  void after_step(BatchState& s) override { release_finished(s); }
+  void after_step(SchedulerView& s) override { release_finished(s); }
 
  private:
   [[nodiscard]] static int64_t max_new(const Request& r) {
@@ -85,7 +85,7 @@ class SglangScheduler final : public Scheduler {
 
   // Adds a prefill batch to the plan; `decodes` running requests decode beside it (mixed chunk).
   // Returns whether it added any prefill.
-  bool plan_prefill(BatchState& s, int64_t decodes) {
+  bool plan_prefill(SchedulerView& s, int64_t decodes) {
     int64_t input_budget = m_s.max_prefill_tokens - decodes;
     int64_t chunk_budget = m_s.chunked_prefill_size == k_unlimited_tokens
                                ? k_unlimited_tokens
@@ -138,7 +138,7 @@ class SglangScheduler final : public Scheduler {
 
   // Plans a decode for every running request past its prefill, retracting on KV exhaustion.
   // Returns how many it planned.
-  int64_t plan_decodes(BatchState& s) {
+  int64_t plan_decodes(SchedulerView& s) {
     for (size_t i = 0; i < s.running().size(); ++i) {
       const uint32_t slot = s.running()[i];
       if (s.req(slot).prefilling()) continue;
@@ -157,7 +157,7 @@ class SglangScheduler final : public Scheduler {
 
   // Grows `slot` for a prefill chunk, retracting others if KV runs out (the admission estimate
   // makes this rare). False if `slot` itself had to go.
-  bool grow_or_retract(BatchState& s, uint32_t slot, int64_t tokens) {
+  bool grow_or_retract(SchedulerView& s, uint32_t slot, int64_t tokens) {
     while (!s.kv().grow(s.req(slot), tokens)) {
       const uint32_t victim = s.running()[victim_index(s)];
       retract(s, victim);
@@ -168,7 +168,7 @@ class SglangScheduler final : public Scheduler {
 
   // ScheduleBatch.retract_decode: at least one, then while free KV is short of
   // retract_decode_steps per remaining request; then the ratio is re-estimated.
-  void retract_for_decode(BatchState& s) {
+  void retract_for_decode(SchedulerView& s) {
     do {
       retract(s, s.running()[victim_index(s)]);
     } while (s.running().size() > 1 &&
@@ -186,17 +186,17 @@ class SglangScheduler final : public Scheduler {
     m_ratio = std::min(1.0, estimate);
   }
 
-  void retract(BatchState& s, uint32_t slot) {
+  void retract(SchedulerView& s, uint32_t slot) {
     s.preempt(slot);
     m_retracted = true;
   }
 
-  void update_ratio(const BatchState& /*s*/) {
+  void update_ratio(const SchedulerView& /*s*/) {
     if (!m_retracted) m_ratio = std::max(m_ratio - m_s.ratio_decay, m_s.min_ratio);
   }
 
   // The running request to retract first: fewest output tokens, then longest prompt, then newest.
-  [[nodiscard]] static size_t victim_index(const BatchState& s) {
+  [[nodiscard]] static size_t victim_index(const SchedulerView& s) {
     const std::vector<uint32_t>& run = s.running();
     const auto first = [&](uint32_t a, uint32_t b) {
       const Request& x = s.req(a);
@@ -213,7 +213,7 @@ class SglangScheduler final : public Scheduler {
   }
 
   // The waiting request to consider next: the front (fcfs), or the longest cached prefix (lpm).
-  [[nodiscard]] size_t pick(BatchState& s) const {
+  [[nodiscard]] size_t pick(SchedulerView& s) const {
     const auto& q = s.waiting();
     if (!m_s.lpm || q.size() > k_lpm_queue_limit) return 0;
     size_t best = 0;

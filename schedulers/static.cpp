@@ -10,7 +10,7 @@ class StaticScheduler final : public RequestLevelScheduler {
   using RequestLevelScheduler::RequestLevelScheduler;
 
  protected:
-  bool should_dispatch(BatchState& s) override {
+  bool should_dispatch(SchedulerView& s) override {
     return static_cast<int64_t>(s.waiting().size()) >= max_batch_size() || s.arrivals_done();
   }
 };

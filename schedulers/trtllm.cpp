@@ -45,7 +45,7 @@ class TrtllmScheduler final : public Scheduler {
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_batch_size; }
 
-  void plan_step(BatchState& s) override {
+  void plan_step(SchedulerView& s) override {
     m_budget = m_s.max_num_tokens;
     m_paused = false;
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 1. generation
@@ -81,7 +81,7 @@ class TrtllmScheduler final : public Scheduler {
     }
   }
 
-  void after_step(BatchState& s) override { release_finished(s); }
+  void after_step(SchedulerView& s) override { release_finished(s); }
 
   std::string never_schedulable(const Request& r) const override {
     if (!m_s.chunked && r.spec.prompt_tokens > m_s.max_num_tokens)
@@ -103,7 +103,7 @@ class TrtllmScheduler final : public Scheduler {
   }
 
   // KV the running requests will still take to reach their full footprint.
-  [[nodiscard]] static int64_t still_needed(const BatchState& s) {
+  [[nodiscard]] static int64_t still_needed(const SchedulerView& s) {
     int64_t need = 0;
     for (const uint32_t slot : s.running()) {
       const Request& r = s.req(slot);
@@ -114,7 +114,7 @@ class TrtllmScheduler final : public Scheduler {
 
   // Grows `slot` to `tokens`, pausing the newest running requests until it fits. False if
   // `slot` itself was paused.
-  bool make_room(BatchState& s, uint32_t slot, int64_t tokens) {
+  bool make_room(SchedulerView& s, uint32_t slot, int64_t tokens) {
     while (!s.kv().grow(s.req(slot), tokens)) {
       const uint32_t victim = s.running().back();
       s.preempt(victim);

@@ -51,7 +51,7 @@ class VllmScheduler final : public Scheduler {
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_num_seqs; }
 
-  void plan_step(BatchState& s) override {
+  void plan_step(SchedulerView& s) override {
     // Planned while the previous step ran (async_scheduling): what arrived since that step
     // started is not seen yet, and the requests it finished still hold their seats.
     const bool overlapped = m_s.async_scheduling && m_ran_before && m_prev_end == s.now();
@@ -87,7 +87,7 @@ class VllmScheduler final : public Scheduler {
     if (!s.plan().empty()) m_prev_start = s.now();  // the step starts now
   }
 
-  void after_step(BatchState& s) override {
+  void after_step(SchedulerView& s) override {
     m_finished_prev = s.finished_this_step();
     m_prev_end = s.now();
     m_ran_before = true;
@@ -97,7 +97,7 @@ class VllmScheduler final : public Scheduler {
  private:
   // The waiting pass: from the queue's front, requests that arrived by `seen` while fewer than
   // max_num_seqs - `held_seats` run and budget is left.
-  void admit(BatchState& s, int64_t budget, Time seen, int64_t held_seats) {
+  void admit(SchedulerView& s, int64_t budget, Time seen, int64_t held_seats) {
     while (!s.waiting().empty() && budget > 0 &&
            static_cast<int64_t>(s.running().size()) + held_seats < m_s.max_num_seqs) {
       const uint32_t slot = s.waiting().front();
@@ -121,7 +121,7 @@ class VllmScheduler final : public Scheduler {
   // fcfs: the newest admission (the back of running). priority: the highest (priority,
   // arrival); every request has priority 0, so the latest arrival, equal arrivals ordered as in
   // the trace (vLLM's arrival times are clock readings, never equal).
-  [[nodiscard]] size_t victim_index(const BatchState& s) const {
+  [[nodiscard]] size_t victim_index(const SchedulerView& s) const {
     const std::vector<uint32_t>& running = s.running();
     if (!m_s.priority) return running.size() - 1;
     const auto later = [&](uint32_t a, uint32_t b) {
@@ -135,7 +135,7 @@ class VllmScheduler final : public Scheduler {
     return best;
   }
 
-  [[nodiscard]] static int64_t tokens_planned_for(const BatchState& s, uint32_t slot) {
+  [[nodiscard]] static int64_t tokens_planned_for(const SchedulerView& s, uint32_t slot) {
     for (const StepEntry& e : s.plan())
       if (e.slot == slot) return e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
     return 0;
@@ -149,17 +149,6 @@ class VllmScheduler final : public Scheduler {
   bool m_ran_before = false;
 };
 
-// A key of the kv section as written ("" when absent; nullopt without a kv section).
-// make_kv_manager, which runs first, reads and checks the section; this only looks, to refuse a
-// kv section that vllm cannot stand for.
-std::optional<std::string> kv_setting(const Cfg& c, const char* key) {
-  const YAML::Node root = c.doc().root();
-  const YAML::Node kv = root["kv"];
-  if (!kv.IsMap()) return std::nullopt;
-  const YAML::Node v = kv[key];
-  return v.IsDefined() && v.IsScalar() ? v.Scalar() : std::string{};
-}
-
 }  // namespace
 
 std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
@@ -172,22 +161,12 @@ std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
   s.priority = c.get_choice("scheduling_policy", "fcfs", {"fcfs", "priority"}) == "priority";
   s.reserve_full_isl = c.get_bool("scheduler_reserve_full_isl", true);
   s.async_scheduling = c.get_bool("async_scheduling", false);
-  const bool prefix_caching = c.get_bool("enable_prefix_caching", true);
+  // Prefix caching is the KV's (kv.prefix_caching); the scenario checks that the two agree and
+  // that kv.policy is paged (sim/scenario_rules.cpp).
+  (void)c.get_bool("enable_prefix_caching", true);
   if (s.max_num_batched_tokens < s.max_num_seqs)
     c.fail("max_num_batched_tokens",
            fmt::format("must be at least max_num_seqs ({}), as vLLM requires", s.max_num_seqs));
-  const std::optional<std::string> policy = kv_setting(c, "policy");
-  if (!policy) return std::make_unique<VllmScheduler>(s);  // no kv section to agree with
-  if (*policy != "paged")
-    c.fail("kind",
-           fmt::format("vllm needs kv.policy: paged (vLLM's KV cache is paged), not {}", *policy));
-  if (prefix_caching != (kv_setting(c, "prefix_caching") == "true"))
-    c.fail("enable_prefix_caching",
-           prefix_caching
-               ? "is true (vLLM's default) but kv.prefix_caching is not: set kv.prefix_caching: "
-                 "true, or enable_prefix_caching: false for a server run with "
-                 "--no-enable-prefix-caching"
-               : "is false but kv.prefix_caching is true: the two must agree");
   return std::make_unique<VllmScheduler>(s);
 }
 

@@ -9,6 +9,7 @@
 #include "models/catalog.h"
 #include "models/kv_memory.h"
 #include "schedulers/scheduler.h"
+#include "sim/scenario_rules.h"
 #include "sim/topology.h"
 
 namespace servesim {
@@ -73,25 +74,11 @@ AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Co
   const Cfg sched_owner = section_of(root, pool, "scheduler", spec.name);
   StepTimeSection st = read_step_time(st_owner, sched_owner);
   std::shared_ptr<const StepTimeModel> model = std::move(st.model);
-  if (spec.role != PoolRole::Mixed) {
-    const std::string kind = sched_owner.child("scheduler").get_string("kind");
-    if (kind == "static" || kind == "dynamic")
-      sched_owner.child("scheduler")
-          .fail("kind", fmt::format("pool \"{}\" ({}) needs an iteration-level scheduler "
-                                    "(continuous, orca, sarathi, vllm), not {}",
-                                    spec.name,
-                                    spec.role == PoolRole::Prefill ? "prefill" : "decode", kind));
-  }
+  check_pool_role(sched_owner.child("scheduler"), spec.role, spec.name);
   for (uint32_t i = 0; i < spec.replicas; ++i) {
-    ReplicaParts parts{model, make_scheduler(sched_owner.child("scheduler")),
-                       make_kv_manager(kv_owner.child("kv"), &read_kv_memory)};
-    if (!c.step_time) {  // replica 0
-      c.step_time = std::move(parts.step_time);
-      c.scheduler = std::move(parts.scheduler);
-      c.kv = std::move(parts.kv);
-    } else {
-      c.more_replicas.push_back(std::move(parts));
-    }
+    c.replicas.push_back({model, make_scheduler(sched_owner.child("scheduler")),
+                          make_kv_manager(kv_owner.child("kv"), &read_kv_memory)});
+    if (i == 0) check_scheduler_and_kv(sched_owner.child("scheduler"), kv_owner.child("kv"));
   }
   return {st.section, kv_owner.child("kv"), spec.replicas};
 }
@@ -123,8 +110,8 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
     const int64_t replicas = cluster->get_int("replicas", {1, 4096});
     read_router(*cluster, seed, c);
     for (int64_t i = 1; i < replicas; ++i)
-      c.more_replicas.push_back({c.step_time, make_scheduler(root.child("scheduler")),
-                                 make_kv_manager(root.child("kv"), &read_kv_memory)});
+      c.replicas.push_back({c.replicas.front().step_time, make_scheduler(root.child("scheduler")),
+                            make_kv_manager(root.child("kv"), &read_kv_memory)});
     return {{*top_step_time, root.child("kv"), replicas}};
   }
   read_router(*cluster, seed, c);

@@ -10,6 +10,7 @@
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
 #include "sim/cluster.h"
+#include "sim/scenario_rules.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -80,11 +81,14 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   // With cluster.pools, the pools build every replica (the top-level sections are defaults).
   std::optional<Cfg> top_step_time;
   if (!has_pools(root)) {
-    s.components.kv = make_kv_manager(root.child("kv"), &read_kv_memory);
+    ReplicaParts parts;
+    parts.kv = make_kv_manager(root.child("kv"), &read_kv_memory);
     StepTimeSection step_time = read_step_time(root, root);
-    s.components.step_time = std::move(step_time.model);
+    parts.step_time = std::move(step_time.model);
     top_step_time = step_time.section;
-    s.components.scheduler = make_scheduler(root.child("scheduler"));
+    parts.scheduler = make_scheduler(root.child("scheduler"));
+    check_scheduler_and_kv(root.child("scheduler"), root.child("kv"));
+    s.components.replicas.push_back(std::move(parts));
   }
   s.components.source = make_workload(root.child("workload"), s.seed);
   std::vector<AcceleratorGroup> groups =

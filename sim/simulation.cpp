@@ -10,11 +10,10 @@ namespace servesim {
 
 Simulation::Simulation(Components c, bool check, RunLimits limits)
     : m_c(std::move(c)), m_check(check), m_limits(limits) {
-  m_reps.reserve(1 + m_c.more_replicas.size());
-  m_reps.emplace_back(
-      ReplicaParts{std::move(m_c.step_time), std::move(m_c.scheduler), std::move(m_c.kv)});
-  for (ReplicaParts& p : m_c.more_replicas) m_reps.emplace_back(std::move(p));
-  m_c.more_replicas.clear();
+  if (m_c.replicas.empty()) throw std::logic_error("an engine needs at least one replica");
+  m_reps.reserve(m_c.replicas.size());
+  for (ReplicaParts& p : m_c.replicas) m_reps.emplace_back(std::move(p));
+  m_c.replicas.clear();
   if (m_reps.size() > 1 && !m_c.router)
     throw std::logic_error("a cluster of several replicas needs a router");
   m_stats.replicas.resize(m_reps.size());
@@ -25,19 +24,13 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   m_loads.resize(m_reps.size());
   if (!m_c.pools.empty()) setup_pools();
   m_reactive = m_c.source->reactive();
-  std::vector<Event> storage;
-  storage.reserve(16 * m_reps.size());
-  m_events = decltype(m_events)(std::greater<>(), std::move(storage));
-}
-
-void Simulation::post(Time t, Kind k, uint32_t replica) {
-  m_events.push(Event{t, m_seq++, replica, k});
+  m_events.reserve(16 * m_reps.size());
 }
 
 void Simulation::schedule(uint32_t rep) {
   // The Schedule event only exists to come after every other event at this instant. When no
   // other is queued for now, planning at once is the same (and saves a queue round trip a step).
-  if (!m_reps[rep].schedule_posted && (m_events.empty() || m_events.top().t > m_now)) {
+  if (!m_reps[rep].schedule_posted && (m_events.empty() || m_events.top().time() > m_now)) {
     try_start_step(rep);
     return;
   }
@@ -47,7 +40,7 @@ void Simulation::schedule(uint32_t rep) {
 void Simulation::post_schedule(uint32_t rep) {
   if (m_reps[rep].schedule_posted) return;
   m_reps[rep].schedule_posted = true;
-  post(m_now, Kind::Schedule, rep);
+  post(Event::schedule(m_now, rep));
 }
 
 namespace {
@@ -64,7 +57,7 @@ void Simulation::pull_next_arrival() {
   if (m_next_posted) {
     if (m_next.arrival < m_now)
       throw std::logic_error("workload source yielded arrivals out of order");
-    post(m_next.arrival, Kind::Arrival, k_router);
+    post(Event::arrival(m_next.arrival));
   }
   update_arrivals_done();
 }
@@ -113,6 +106,7 @@ void Simulation::run() {
     m_stats.seat_steps += r.seat_steps;
     m_stats.peak_kv_used_tokens += r.peak_kv_used_tokens;
   }
+  if (m_transfers) m_stats.kv_transfer = m_transfers->stats();
   m_stats.workload_counters = m_c.source->counters();
 }
 
@@ -121,52 +115,51 @@ void Simulation::run_events() {
   uint64_t events = 0;
   while (!m_events.empty()) {
     const Event e = m_events.top();
-    if (const char* why = stop_reason(e.t, ++events)) {
+    if (const char* why = stop_reason(e.time(), ++events)) {
       m_stats.stopped_by = why;
       record_unfinished();  // partial: what is in flight stays unfinished
       return;
     }
     m_events.pop();
-    if (m_check && e.t < m_now)
+    if (m_check && e.time() < m_now)
       throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
-                                       e.t.count_ns(), m_now.count_ns()));
-    m_now = e.t;
-    m_stats.end = e.t;
-    if (e.kind == Kind::Transfer) {
-      on_transfer_event(e.replica);
-      continue;
-    }
-    if (e.kind == Kind::Arrival) {
-      if (e.replica == k_router) {
-        on_arrival();
-      } else {  // k_routed: the request at the front reaches the router now
-        const RequestSpec spec = std::move(m_routing.front());
-        m_routing.pop_front();
-        const uint32_t rep = route(spec);
-        admit(rep, spec);
-        update_arrivals_done();
-        if (!m_reps[rep].busy) schedule(rep);
+                                       e.time().count_ns(), m_now.count_ns()));
+    m_now = e.time();
+    m_stats.end = e.time();
+    switch (e.kind()) {
+      case EventKind::StepEnd: {
+        const uint32_t rep = e.replica();
+        m_reps[rep].state.set_now(m_now);
+        finish_step(rep);
+        schedule(rep);
+        break;
       }
-      continue;
-    }
-    Replica& rep = m_reps[e.replica];
-    rep.state.set_now(e.t);
-    switch (e.kind) {
-      case Kind::StepEnd:
-        finish_step(e.replica);
-        schedule(e.replica);
+      case EventKind::LinkTick:
+        m_transfers->on_link_tick(m_now, m_events);
         break;
-      case Kind::Timer:
-        if (e.t == rep.timer_at) rep.timer_at = Time::max();
-        if (!rep.busy) post_schedule(e.replica);
+      case EventKind::Delivered:
+        on_delivered(e.transfer());
         break;
-      case Kind::Schedule:
+      case EventKind::Arrival:
+        on_arrival();
+        break;
+      case EventKind::Routed:
+        on_routed();
+        break;
+      case EventKind::Timer: {
+        Replica& rep = m_reps[e.replica()];
+        rep.state.set_now(m_now);
+        if (m_now == rep.timer_at) rep.timer_at = Time::max();
+        if (!rep.busy) post_schedule(e.replica());
+        break;
+      }
+      case EventKind::Schedule: {
+        Replica& rep = m_reps[e.replica()];
+        rep.state.set_now(m_now);
         rep.schedule_posted = false;
-        if (!rep.busy) try_start_step(e.replica);
+        if (!rep.busy) try_start_step(e.replica());
         break;
-      case Kind::Arrival:
-      case Kind::Transfer:
-        break;
+      }
     }
   }
   check_all_served();
@@ -175,13 +168,13 @@ void Simulation::run_events() {
 void Simulation::on_arrival() {
   RequestSpec& spec = due_arrival();
   const bool from_source = &spec == &m_next;
-  uint32_t rep = k_router;
+  std::optional<uint32_t> rep;  // the replica it joined, when routed at once
   if (m_c.router_delay > Time::ns(0)) {
     m_routing.push_back(std::move(spec));
-    post(m_now + m_c.router_delay, Kind::Arrival, k_routed);
+    post(Event::routed(m_now + m_c.router_delay));
   } else {
     rep = route(spec);
-    admit(rep, spec);
+    admit(*rep, spec);
   }
   if (!from_source) m_ready.pop_back();
   // The next arrival is posted before planning, so that one at this same instant is seen first.
@@ -189,22 +182,31 @@ void Simulation::on_arrival() {
     pull_next_arrival();
   else
     update_arrivals_done();
-  if (rep != k_router && !m_reps[rep].busy) schedule(rep);
+  if (rep && !m_reps[*rep].busy) schedule(*rep);
+}
+
+void Simulation::on_routed() {
+  const RequestSpec spec = std::move(m_routing.front());
+  m_routing.pop_front();
+  const uint32_t rep = route(spec);
+  admit(rep, spec);
+  update_arrivals_done();
+  if (!m_reps[rep].busy) schedule(rep);
 }
 
 void Simulation::refresh_loads() {
   for (size_t i = 0; i < m_reps.size(); ++i) {
     const BatchState& st = m_reps[i].state;
-    m_loads[i] = {
-        static_cast<int64_t>(st.waiting().size() + st.running().size()) + m_reps[i].incoming,
-        st.kv().used_tokens(), st.kv().capacity_tokens()};
+    m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()) +
+                      (m_transfers ? m_transfers->incoming(static_cast<uint32_t>(i)) : 0),
+                  st.kv().used_tokens(), st.kv().capacity_tokens()};
   }
   m_loads_at = m_now;
 }
 
 uint32_t Simulation::route(const RequestSpec& spec) {
   if (m_reps.size() == 1) return 0;
-  return pick(*m_c.router, disaggregated() ? &m_entry : nullptr, spec);
+  return pick(*m_c.router, m_transfers ? &m_transfers->entry() : nullptr, spec);
 }
 
 uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>* members,
@@ -241,7 +243,7 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
   std::string why = rep.state.kv().never_fits(r);
   if (why.empty()) why = rep.scheduler->never_schedulable(r);
   if (why.empty() && rep.role == PoolRole::Prefill)
-    why = decode_never_fits(r.spec.prompt_tokens, rep.output_tokens[slot]);
+    why = m_transfers->decode_never_fits(r.spec.prompt_tokens, rep.output_tokens[slot]);
   if (why.empty()) {
     rep.state.enqueue(slot);
     int64_t live = 0;
@@ -263,7 +265,7 @@ void Simulation::depart(uint32_t rep, uint32_t slot) {
     for (RequestSpec& spec : m_newly_ready) {
       if (spec.arrival < m_now)
         throw std::logic_error("workload source made a request ready in the past");
-      post(spec.arrival, Kind::Arrival, k_router);
+      post(Event::arrival(spec.arrival));
       m_ready.push_back(std::move(spec));
       std::push_heap(m_ready.begin(), m_ready.end(), later);
     }
@@ -298,7 +300,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
   if (plan.empty()) {
     if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
       rep.timer_at = wake;
-      post(wake, Kind::Timer, rep_index);
+      post(Event::timer(wake, rep_index));
     }
     return;
   }
@@ -359,7 +361,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     m_stats.peak_flops_per_s = cost->peak_flops_per_s;
   }
   rep.busy = true;
-  post(*end, Kind::StepEnd, rep_index);
+  post(Event::step_end(*end, rep_index));
   if (!m_step_observers.empty()) {
     StepRecord& s = m_step_record;
     s.start = m_now;
@@ -427,7 +429,7 @@ void Simulation::finish_step(uint32_t rep_index) {
     }
   }
   state.departed().clear();
-  if (!rep.inbox.empty()) admit_delivered(rep_index);
+  if (m_transfers && !m_transfers->inbox(rep_index).empty()) admit_delivered(rep_index);
   state.plan().clear();
   rep.busy = false;
   if (m_check) check_invariants(rep_index, "after the step");

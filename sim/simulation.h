@@ -2,33 +2,29 @@
 // The discrete-event engine: one or more replicas (a cluster behind a router), each with one
 // batch in flight at a time.
 //
-// Events are ordered by (time, kind, sequence number given when scheduled). Kinds at one instant
-// run in this order:
-//   0 step end  - the step's tokens are credited and finished requests may be released;
-//   1 transfer  - disaggregation only: a KV transfer's link shares change, or its KV is
-//                 delivered to a decode replica (which admits it if its memory can hold it);
-//   2 arrival   - the request joins the queue (or is rejected if it can never be served);
-//   3 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
-//   4 schedule  - if the engine is idle, the scheduler plans the next step.
-// So the scheduling decision at an instant sees every arrival and completion at that instant,
-// and an idle engine starts a step the instant a request can be scheduled. Only what can happen
-// next is queued: each replica's in-flight step's end and timer, the next arrival.
+// Events (sim/event_queue.h) are ordered by (time, phase, order posted); at one instant step
+// ends come first, then KV transfers, arrivals, timers, and last the scheduling of idle
+// replicas. So the scheduling decision at an instant sees every arrival and completion at that
+// instant, and an idle engine starts a step the instant a request can be scheduled. Only what
+// can happen next is queued: each replica's in-flight step's end and timer, the next arrival.
 //
-// In a cluster an arriving request reaches the router (after cluster.router.delay_ms, an event
-// of kind 2 too), which picks a replica from the replicas' loads; each replica has its own
-// scheduler, KV memory and step-time model, and steps on its own.
+// Replicas are a list (Components::replicas), one for a single engine. In a cluster an
+// arriving request reaches the router (after cluster.router.delay_ms, an event of the arrival
+// phase too), which picks a replica from the replicas' loads; each replica has its own
+// scheduler, KV memory and step-time model, and steps on its own. The scheduler sees its
+// replica's batch through SchedulerView (core/batch_state.h), without the engine's operations.
 //
 // With prefill/decode pools (docs/cluster.md#disaggregation) a prefill replica's released
-// request keeps its KV while the transfer runs (sim/disagg_engine.cpp); transfer events come
-// before arrivals so a decode replica plans knowing every KV delivered at its instant. Runs
-// without disaggregation post no transfer event, so their order is as it always was.
+// request keeps its KV while the transfer runs: KvTransfers (sim/transfers.h) keeps the
+// transfers' books and sim/disagg_engine.cpp the engine's side. Transfer events come before
+// arrivals so a decode replica plans knowing every KV delivered at its instant. Runs without
+// disaggregation post no transfer event, so their order is as it always was.
 #include <chrono>
 #include <csignal>
 #include <cstdint>
 #include <deque>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -38,9 +34,11 @@
 #include "models/step_time_model.h"
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
-#include "sim/disagg_links.h"
+#include "sim/event_queue.h"
+#include "sim/pool.h"
 #include "sim/recorder.h"
 #include "sim/step_observer.h"
+#include "sim/transfers.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -53,29 +51,13 @@ struct ReplicaParts {
   std::unique_ptr<KvManager> kv;
 };
 
-enum class PoolRole : uint8_t { Mixed, Prefill, Decode };
-
-/// One pool of a heterogeneous or disaggregated cluster (cluster.pools): replicas
-/// [first_replica, first_replica + replicas) of the engine.
-struct PoolSpec {
-  std::string name;
-  PoolRole role = PoolRole::Mixed;
-  uint32_t first_replica = 0;
-  uint32_t replicas = 0;
-  int64_t accelerators_per_replica = 1;  ///< tensor x data parallel (slo.accelerators)
-  double kv_bytes_per_token = 0;         ///< KV moved per prompt token (prefill pools)
-};
-
 class Topology;  // sim/topology.h
 
 struct Components {
   std::unique_ptr<WorkloadSource> source;
-  // The only replica; or, in a cluster, replica 0 (the rest are in `more_replicas`).
-  std::shared_ptr<const StepTimeModel> step_time;
-  std::unique_ptr<Scheduler> scheduler;
-  std::unique_ptr<KvManager> kv;
-  std::vector<ReplicaParts> more_replicas;
-  std::unique_ptr<Router> router;  ///< required when more_replicas is not empty
+  /// Every replica, in order: one for a single engine, or a cluster's.
+  std::vector<ReplicaParts> replicas;
+  std::unique_ptr<Router> router;  ///< required with more than one replica
   Time router_delay;               ///< from arrival to the router's decision
   Time load_refresh;               ///< 0: the router sees live loads; else a snapshot this old
   /// cluster.pools, in replica order; empty for a single engine or `cluster.replicas`.
@@ -96,15 +78,6 @@ struct ReplicaStats {
   uint32_t pool = 0;       ///< index in Components::pools (0 without pools)
   int64_t handed_off = 0;  ///< prefill pools: requests whose KV left for a decode replica
   int64_t received = 0;    ///< decode pools: transferred requests admitted here
-};
-
-/// KV transfers of a disaggregated run (RunStats::kv_transfer).
-struct KvTransferStats {
-  int64_t transfers = 0;
-  double bytes = 0;
-  /// Per transfer, seconds from the end of the prefill to the KV's delivery, and from the
-  /// delivery to the decode replica's admission (back-pressure).
-  QuantileSketch transfer_s, admit_wait_s;
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.
@@ -177,24 +150,6 @@ class Simulation {
   [[nodiscard]] const RunStats& stats() const { return m_stats; }
 
  private:
-  enum class Kind : uint8_t { StepEnd = 0, Transfer = 1, Arrival = 2, Timer = 3, Schedule = 4 };
-  struct Event {  // 24 bytes: the queue moves these on every push and pop
-    Time t;
-    uint64_t seq;
-    // StepEnd, Timer, Schedule: the replica; Arrival: k_router or k_routed; Transfer:
-    // k_link_tick (a transfer may have finished sending) or the transfer delivered
-    uint32_t replica;
-    Kind kind;
-    bool operator>(const Event& o) const {
-      if (t != o.t) return t > o.t;
-      if (kind != o.kind) return kind > o.kind;
-      return seq > o.seq;
-    }
-  };
-  static constexpr uint32_t k_router = UINT32_MAX;      // a request is due from the workload
-  static constexpr uint32_t k_routed = UINT32_MAX - 1;  // one reaches the router after its delay
-  static constexpr uint32_t k_link_tick = UINT32_MAX;
-
   struct Replica {
     explicit Replica(ReplicaParts p)
         : state(std::move(p.kv)),
@@ -211,18 +166,10 @@ class Simulation {
     PoolRole role = PoolRole::Mixed;
     uint32_t pool = 0;
     std::vector<int32_t> output_tokens;
-    std::deque<uint32_t> inbox;  // decode: transfers delivered, waiting for KV (FIFO)
-    int64_t incoming = 0;        // decode: transfers on their way here or in the inbox
-  };
-  // A request's KV on its way from a prefill replica (its slot still holds the KV) to a decode
-  // replica. Records are reused (m_free_transfers).
-  struct Transfer {
-    uint32_t from = 0, slot = 0, to = 0;
-    Time started, delivered;
   };
 
   void run_events();
-  void post(Time t, Kind k, uint32_t replica);
+  void post(Event e) { m_events.post(e); }
   void post_schedule(uint32_t rep);
   /// Plans the next step now if nothing else can happen at this instant, else posts Schedule.
   void schedule(uint32_t rep);
@@ -234,7 +181,10 @@ class Simulation {
   [[nodiscard]] RequestSpec& due_arrival();
   /// A request reaches the router (or, with a router delay, leaves for it).
   void on_arrival();
-  /// The router's choice for the request at the front of m_routing.
+  /// The request at the front of m_routing reaches the router after its delay.
+  void on_routed();
+  /// The router's choice for `spec`: the one replica, the router's among all, or with
+  /// disaggregation among the prefill replicas.
   [[nodiscard]] uint32_t route(const RequestSpec& spec);
   /// The request joins replica `rep`'s queue (or is rejected there).
   void admit(uint32_t rep, const RequestSpec& spec);
@@ -243,9 +193,7 @@ class Simulation {
   void check_all_served() const;
   // Disaggregation (sim/disagg_engine.cpp).
   void setup_pools();
-  [[nodiscard]] bool disaggregated() const { return !m_decode.empty(); }
-  /// Why no decode replica can ever hold the request (empty when one can).
-  [[nodiscard]] std::string decode_never_fits(int32_t prompt_tokens, int32_t output_tokens);
+  [[nodiscard]] bool disaggregated() const { return m_transfers.has_value(); }
   /// The one routing function: `router`'s pick among `members` (all replicas when null), on
   /// the load snapshot, taken anew when it is older than cluster.router.load_refresh_ms; a
   /// stale snapshot counts the pick as one more outstanding request there.
@@ -253,8 +201,8 @@ class Simulation {
                               const RequestSpec& spec);
   /// The prefill replica `rep` finished prefilling `slot`: its KV leaves for a decode replica.
   void hand_off(uint32_t rep, uint32_t slot);
-  void on_transfer_event(uint32_t what);
-  void post_deliveries();
+  /// The KV of transfer `id` reached its decode replica.
+  void on_delivered(uint32_t id);
   /// Admits the transfers delivered to decode replica `rep`, first come first served, while
   /// its KV can hold them.
   void admit_delivered(uint32_t rep);
@@ -273,8 +221,7 @@ class Simulation {
   Components m_c;
   std::vector<Replica> m_reps;
   RunStats m_stats;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> m_events;
-  uint64_t m_seq = 0;
+  EventQueue m_events;
   Time m_now;
   RequestSpec m_next;          // the arrival already posted
   bool m_next_posted = false;  // m_next holds a posted arrival
@@ -286,17 +233,10 @@ class Simulation {
   bool m_stopping = false;  // a bounded run is recording what is left
   // Requests on their way to the router (router delay), in arrival order.
   std::deque<RequestSpec> m_routing;
-  std::vector<ReplicaLoad> m_loads;  // what the router sees
-  // Disaggregation: the replicas requests arrive at (prefill) and the decode ones; the links.
-  std::vector<uint32_t> m_entry, m_decode;
-  std::vector<ReplicaLoad> m_pick_loads;
-  std::optional<LinkSharing> m_links;
-  std::vector<LinkSharing::Delivery> m_deliveries;  // scratch
-  Time m_link_tick_at = Time::max();                // the earliest link tick posted
-  std::vector<Transfer> m_transfers;
-  std::vector<uint32_t> m_free_transfers;
-  Request m_probe;  // a request's sizes, to ask a KV manager without copying its vectors
-  Time m_loads_at = Time::max();  // when m_loads was taken (stale signals)
+  std::vector<ReplicaLoad> m_loads;        // what the router sees
+  std::vector<ReplicaLoad> m_pick_loads;   // m_loads of a router's members (scratch)
+  Time m_loads_at = Time::max();           // when m_loads was taken (stale signals)
+  std::optional<KvTransfers> m_transfers;  // with prefill and decode pools
   bool m_check = false;
   RunLimits m_limits;
   std::chrono::steady_clock::time_point m_wall_start;

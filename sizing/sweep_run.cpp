@@ -148,7 +148,7 @@ Probe run_probe(const std::string& text, const std::string& file,
     return p;
   }
   p.built = true;
-  p.replicas = 1 + static_cast<int64_t>(sc->components.more_replicas.size());
+  p.replicas = static_cast<int64_t>(sc->components.replicas.size());
   p.accelerators = sc->slo ? sc->slo->accelerators : p.replicas;
   const uint64_t seed = sc->seed;
   const std::optional<SloTargets> slo = sc->slo;

@@ -10,7 +10,7 @@
 #include <chrono>
 
 #include "core/errors.h"
-#include "traces/trace_rows.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "traces/trace_rows.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {

@@ -18,8 +18,8 @@
 
 #include "core/random.h"
 #include "traces/arrival_process.h"
+#include "traces/factories.h"
 #include "traces/length_dist.h"
-#include "traces/workload_source.h"
 
 namespace servesim {
 namespace {

@@ -15,7 +15,7 @@
 #include <fstream>
 
 #include "core/errors.h"
-#include "traces/trace_rows.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {

@@ -25,7 +25,7 @@
 #include <unordered_map>
 
 #include "core/errors.h"
-#include "traces/trace_rows.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {

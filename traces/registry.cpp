@@ -1,6 +1,6 @@
 #include "core/registry.h"
 
-#include "traces/workload_source.h"
+#include "traces/factories.h"
 
 namespace servesim {
 

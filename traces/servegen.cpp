@@ -33,8 +33,8 @@
 #include "core/errors.h"
 #include "core/random.h"
 #include "traces/arrival_process.h"
+#include "traces/factories.h"
 #include "traces/servegen_dataset.h"
-#include "traces/workload_source.h"
 
 namespace servesim {
 namespace {

@@ -66,16 +66,7 @@ class TraceRowReader {
 using RowReaderFactory = std::unique_ptr<TraceRowReader> (*)(std::istream& in,
                                                              const std::string& name,
                                                              const TraceOptions& options);
-std::unique_ptr<TraceRowReader> make_servesim_csv_rows(std::istream&, const std::string&,
-                                                       const TraceOptions&);
-std::unique_ptr<TraceRowReader> make_vllm_jsonl_rows(std::istream&, const std::string&,
-                                                     const TraceOptions&);
-std::unique_ptr<TraceRowReader> make_azure_rows(std::istream&, const std::string&,
-                                                const TraceOptions&);
-std::unique_ptr<TraceRowReader> make_mooncake_rows(std::istream&, const std::string&,
-                                                   const TraceOptions&);
-std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::string&,
-                                                   const TraceOptions&);
+// Each format's reader factory is declared in traces/factories.h, for the format table only.
 
 /// One trace format, everything about it in one row of one table (traces/trace_format.cpp): the
 /// config's `workload.trace.format`, detection from a first line, `trace stats` and `trace gen`
@@ -94,12 +85,6 @@ struct TraceFormatSpec {
 /// Every format, in detection-message order.
 [[nodiscard]] const std::vector<TraceFormatSpec>& trace_format_specs();
 [[nodiscard]] const TraceFormatSpec& trace_format_spec(TraceFormat f);
-
-/// A trace whose rows depend on others (TraceRowReader::has_dependencies), loaded whole.
-/// `name` is printable. Throws InputError for a missing parent, a repeated request_id, or a
-/// cycle, naming the lines.
-std::unique_ptr<WorkloadSource> make_dependent_trace(TraceRowReader& rows, const std::string& name,
-                                                     const TraceOptions& options);
 
 /// Seconds (finite, 0 to 9.2e9) to nanoseconds, exact to the double's own value: the whole
 /// seconds and the fraction are converted apart, so an epoch timestamp loses nothing more.

@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "core/random.h"
-#include "traces/workload_source.h"
+#include "traces/factories.h"
 
 namespace servesim {
 namespace {

@@ -13,7 +13,6 @@
 // throwing InputError naming the file and line; it never skips a row silently: a row dropped on
 // purpose (an option asked for it) is counted in counters().
 #include <cstdint>
-#include <functional>
 #include <istream>
 #include <memory>
 #include <string>
@@ -47,28 +46,11 @@ class WorkloadSource {
   [[nodiscard]] virtual size_t waiting() const { return 0; }
 };
 
-/// `section` is workload.<kind>; relative paths resolve against the config file's folder
-/// (Cfg::existing_file).
-using WorkloadFactory = std::unique_ptr<WorkloadSource> (*)(const Cfg& section, uint64_t seed);
-
-/// Reads the `workload` map, which holds exactly one source (trace or synthetic) and optionally
-/// `transform`.
+/// The one way to build a workload (traces/registry.cpp): reads the `workload` map, which holds
+/// exactly one source (trace or synthetic) and optionally `transform`. Each source's own
+/// factory is declared in traces/factories.h, for the registry only.
 [[nodiscard]] std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed);
 [[nodiscard]] std::vector<std::string> workload_source_names();
-
-/// workload.trace: any trace format (traces/trace_reader.h).
-std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t seed);
-std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed);
-/// workload.closed_loop: users who each send a request a think time after the last reply.
-std::unique_ptr<WorkloadSource> make_closed_loop(const Cfg& c, uint64_t seed);
-/// workload.servegen: ServeGen's per-window client traces (traces/servegen.cpp).
-std::unique_ptr<WorkloadSource> make_servegen(const Cfg& c, uint64_t seed);
-
-/// workload.transform around a source. `make_inner` makes a fresh copy of the source each time
-/// it is called (target_rate_per_s reads one copy through first, to measure the rate).
-using WorkloadMaker = std::function<std::unique_ptr<WorkloadSource>()>;
-std::unique_ptr<WorkloadSource> make_transform(const Cfg& transform,
-                                               const WorkloadMaker& make_inner, uint64_t seed);
 
 /// Reads a whole vLLM benchmark / LLMServingSim requests.jsonl (input_toks, output_toks,
 /// arrival_time) into requests sorted by arrival, arrivals relative to the earliest.

@@ -83,8 +83,6 @@ class KvManager {
   double m_bytes_per_token = 0;
 };
 
-using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity_tokens);
-
 /// What a `kv.memory` map works out for one tensor-parallel group.
 struct KvMemory {
   int64_t capacity_tokens = 0;  ///< KV tokens the whole group holds
@@ -94,18 +92,12 @@ struct KvMemory {
 /// resolves model and hardware names from the catalogue; this library cannot see it.
 using KvMemoryReader = KvMemory (*)(const Cfg& memory);
 
-/// Reads `kv` (policy, capacity_tokens or memory, block_size, ...). `read_memory` sizes the pool
+/// The one way to build a KV manager (core/kv/kv_registry.cpp): reads `kv` (policy,
+/// capacity_tokens or memory, block_size, ...); each policy's own factory is declared in
+/// core/kv/factories.h, for the registry only. `read_memory` sizes the pool
 /// when the section gives `memory` (and must then be given); the manager then reports the
 /// per-token bytes it found (KvManager::bytes_per_token).
 [[nodiscard]] std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv, KvMemoryReader read_memory);
 [[nodiscard]] std::vector<std::string> kv_policy_names();
-
-/// Reads kv.block_size (default 16), which must not exceed the capacity.
-[[nodiscard]] int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens);
-
-std::unique_ptr<KvManager> make_reserve_kv(const Cfg& kv, int64_t capacity_tokens);
-std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens);
-/// Paged with vLLM's automatic prefix caching (kv.prefix_caching: true).
-std::unique_ptr<KvManager> make_prefix_cached_kv(int64_t capacity_tokens, int64_t block_size);
 
 }  // namespace servesim

@@ -3,7 +3,7 @@
 // needs a block and none is free, the scheduler preempts by recompute.
 #include <fmt/format.h>
 
-#include "core/kv/kv_manager.h"
+#include "core/kv/factories.h"
 
 namespace servesim {
 namespace {

@@ -23,7 +23,7 @@
 #include <algorithm>
 #include <cassert>
 
-#include "core/kv/kv_manager.h"
+#include "core/kv/factories.h"
 
 namespace servesim {
 namespace {

@@ -1,6 +1,6 @@
 #include <fmt/format.h>
 
-#include "core/kv/kv_manager.h"
+#include "core/kv/factories.h"
 #include "core/registry.h"
 
 namespace servesim {

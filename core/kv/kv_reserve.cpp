@@ -4,7 +4,7 @@
 // in TensorRT-LLM's paged cache.
 #include <fmt/format.h>
 
-#include "core/kv/kv_manager.h"
+#include "core/kv/factories.h"
 
 namespace servesim {
 namespace {

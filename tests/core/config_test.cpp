@@ -144,7 +144,8 @@ TEST_CASE("config: KV capacity from accelerator memory", "[core][config][kv]") {
                             " layers: 40, kv_heads: 40, head_dim: 128}"));
   Scenario sc = build_scenario(doc);
   const double usable = 80.0 * 1073741824.0 * 0.9 - 26.0e9;
-  CHECK(sc.components.kv->capacity_tokens() == static_cast<int64_t>(usable / 819200.0) / 16 * 16);
+  CHECK(sc.components.replicas[0].kv->capacity_tokens() ==
+        static_cast<int64_t>(usable / 819200.0) / 16 * 16);
   CHECK_THAT(error_of(replace(k_good, "capacity_tokens: 1000",
                               "memory: {accelerator_gib: 16, parameters: 13.0e9, layers: 40, "
                               "kv_heads: 40, head_dim: 128}")),

@@ -122,8 +122,8 @@ TEST_CASE("kv_memory: a scenario sized from names runs, and swap takes its bytes
   const Scenario sc = build_scenario(
       doc_of(trace_scenario("0,100,4\n", step, "{kind: continuous, max_num_seqs: 4}", kv)));
   // 448,308 tokens, rounded down to whole 16-token blocks: 28,019 x 16 = 448,304.
-  CHECK(sc.components.kv->capacity_tokens() == 448304);
-  CHECK(sc.components.kv->bytes_per_token() == 131072.0);
+  CHECK(sc.components.replicas[0].kv->capacity_tokens() == 448304);
+  CHECK(sc.components.replicas[0].kv->bytes_per_token() == 131072.0);
 }
 
 }  // namespace servesim

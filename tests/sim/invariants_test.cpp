@@ -13,7 +13,7 @@ namespace {
 // the running requests hold.
 class CheatingScheduler final : public Scheduler {
  public:
-  void plan_step(BatchState& s) override {
+  void plan_step(SchedulerView& s) override {
     if (s.running().empty() && !s.waiting().empty()) {
       const uint32_t slot = s.waiting().front();
       s.req(slot).kv_held_tokens = 16;  // claims memory it never allocated
@@ -25,7 +25,7 @@ class CheatingScheduler final : public Scheduler {
                           r.prefilling() ? r.prefill_target - r.context_tokens : 0});
     }
   }
-  void after_step(BatchState& s) override {
+  void after_step(SchedulerView& s) override {
     while (!s.running().empty() && s.req(s.running().back()).done()) s.release(s.running().back());
   }
 };
@@ -36,7 +36,7 @@ Components components() {
       "  prompt_tokens: {kind: fixed, value: 8}, output_tokens: {kind: fixed, value: 2}}}\n"
       "step_time: {kind: linear, base_ms: 1}\nscheduler: {kind: continuous, max_num_seqs: 1}\n"
       "kv: {policy: paged, capacity_tokens: 64, block_size: 16}\n"));
-  sc.components.scheduler = std::make_unique<CheatingScheduler>();
+  sc.components.replicas[0].scheduler = std::make_unique<CheatingScheduler>();
   return std::move(sc.components);
 }
 

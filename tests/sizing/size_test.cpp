@@ -314,7 +314,8 @@ std::pair<double, double> steps_of(const std::string& base,
   prefill.sequences = 1;
   prefill.prefill_tokens = 2048;
   prefill.prefill_tokens_sq = 2048.0 * 2048.0;
-  return {sc.components.step_time->step_ms(decode), sc.components.step_time->step_ms(prefill)};
+  return {sc.components.replicas[0].step_time->step_ms(decode),
+          sc.components.replicas[0].step_time->step_ms(prefill)};
 }
 
 }  // namespace

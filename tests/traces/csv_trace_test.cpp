@@ -2,6 +2,7 @@
 
 #include "core/errors.h"
 #include "tests/support.h"
+#include "traces/factories.h"  // make_synthetic
 #include "traces/workload_source.h"
 
 using namespace servesim;

@@ -1,0 +1,20 @@
+#pragma once
+// Each step-time model's factory, for the registry (models/registry.cpp), the models' own files
+// and tests only. Everyone else builds a model with make_step_time_model
+// (models/step_time_model.h).
+#include <memory>
+
+#include "core/config.h"
+#include "models/step_time_model.h"
+
+namespace servesim {
+
+using StepTimeFactory = std::unique_ptr<StepTimeModel> (*)(const Cfg& step_time);
+
+std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c);
+std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c);
+
+}  // namespace servesim

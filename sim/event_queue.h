@@ -1,0 +1,115 @@
+#pragma once
+// The engine's events: what each is (a tagged payload) and the order they run in.
+//
+// Events are ordered by (time, phase, sequence number given when posted). Phases at one instant
+// run in this order:
+//   0 step end  - the step's tokens are credited and finished requests may be released;
+//   1 transfer  - disaggregation only: a KV transfer's link shares change (link tick), or its
+//                 KV is delivered to a decode replica (which admits it if its memory can hold it);
+//   2 arrival   - a request is due from the workload, or reaches the router after its delay;
+//   3 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
+//   4 schedule  - if the engine is idle, the scheduler plans the next step.
+// Two events of one phase at one instant run in the order they were posted, so a run is
+// deterministic whatever the heap does with ties.
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <vector>
+
+#include "core/time.h"
+
+namespace servesim {
+
+/// What an event is, and so what its payload names.
+enum class EventKind : uint8_t {
+  StepEnd,    ///< replica: its step in flight ends
+  LinkTick,   ///< (none): a KV transfer may have finished sending
+  Delivered,  ///< transfer: its KV reached the decode replica
+  Arrival,    ///< (none): the request due from the workload (or made ready by a departure)
+  Routed,     ///< (none): the request at the front of the router's queue reaches the router
+  Timer,      ///< replica: the wake-up its scheduler asked for
+  Schedule,   ///< replica: plan its next step if idle
+};
+
+/// The phase an event kind runs in at its instant (see above).
+[[nodiscard]] constexpr uint8_t phase_of(EventKind k) {
+  switch (k) {
+    case EventKind::StepEnd:
+      return 0;
+    case EventKind::LinkTick:
+    case EventKind::Delivered:
+      return 1;
+    case EventKind::Arrival:
+    case EventKind::Routed:
+      return 2;
+    case EventKind::Timer:
+      return 3;
+    case EventKind::Schedule:
+      return 4;
+  }
+  return 5;
+}
+
+/// One event: its time, kind and the kind's payload. 24 bytes: the queue moves these on every
+/// push and pop. Build one with the named constructors; read the payload through the accessor
+/// its kind names.
+class Event {
+ public:
+  static Event step_end(Time t, uint32_t replica) { return {t, EventKind::StepEnd, replica}; }
+  static Event timer(Time t, uint32_t replica) { return {t, EventKind::Timer, replica}; }
+  static Event schedule(Time t, uint32_t replica) { return {t, EventKind::Schedule, replica}; }
+  static Event arrival(Time t) { return {t, EventKind::Arrival, 0}; }
+  static Event routed(Time t) { return {t, EventKind::Routed, 0}; }
+  static Event link_tick(Time t) { return {t, EventKind::LinkTick, 0}; }
+  static Event delivered(Time t, uint32_t transfer) { return {t, EventKind::Delivered, transfer}; }
+
+  [[nodiscard]] Time time() const { return m_t; }
+  [[nodiscard]] EventKind kind() const { return m_kind; }
+  /// StepEnd, Timer, Schedule: the replica.
+  [[nodiscard]] uint32_t replica() const { return m_payload; }
+  /// Delivered: the transfer (KvTransfers' id).
+  [[nodiscard]] uint32_t transfer() const { return m_payload; }
+
+  /// Later in the run: by time, then phase, then the order posted.
+  [[nodiscard]] bool operator>(const Event& o) const {
+    if (m_t != o.m_t) return m_t > o.m_t;
+    if (m_phase != o.m_phase) return m_phase > o.m_phase;
+    return m_seq > o.m_seq;
+  }
+
+ private:
+  friend class EventQueue;
+  Event(Time t, EventKind k, uint32_t payload)
+      : m_t(t), m_payload(payload), m_kind(k), m_phase(phase_of(k)) {}
+
+  Time m_t;
+  uint64_t m_seq = 0;  // given by EventQueue::post
+  uint32_t m_payload;
+  EventKind m_kind;
+  uint8_t m_phase;
+};
+static_assert(sizeof(Event) == 24);
+
+/// The future events of one run, earliest first.
+class EventQueue {
+ public:
+  /// Room for `n` events before the first reallocation.
+  void reserve(size_t n) {
+    std::vector<Event> storage;
+    storage.reserve(n);
+    m_heap = decltype(m_heap)(std::greater<>(), std::move(storage));
+  }
+  void post(Event e) {
+    e.m_seq = m_seq++;
+    m_heap.push(e);
+  }
+  [[nodiscard]] bool empty() const { return m_heap.empty(); }
+  [[nodiscard]] const Event& top() const { return m_heap.top(); }
+  void pop() { m_heap.pop(); }
+
+ private:
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> m_heap;
+  uint64_t m_seq = 0;
+};
+
+}  // namespace servesim

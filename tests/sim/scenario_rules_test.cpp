@@ -1,0 +1,69 @@
+// Rules between sections, checked when the scenario is built (sim/scenario_rules.cpp), and the
+// scheduler's limited view of a batch (core/batch_state.h).
+#include <catch2/catch.hpp>
+
+#include "core/batch_state.h"
+#include "core/errors.h"
+#include "sim/scenario.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+// A scheduler is handed a SchedulerView: the engine's operations are not there.
+template <typename T>
+concept EngineSide = requires(T& s, const RequestSpec& spec) {
+  s.add_request(spec);
+  s.recycle(0u);
+  s.set_now(Time::ns(0));
+  s.take_wake();
+};
+static_assert(EngineSide<BatchState>);
+static_assert(!EngineSide<SchedulerView>);
+
+const std::string k_workload =
+    "workload: {synthetic: {requests: 2, arrival: {kind: fixed, rate_per_s: 10},\n"
+    "  prompt_tokens: {kind: fixed, value: 8}, output_tokens: {kind: fixed, value: 2}}}\n"
+    "step_time: {kind: linear, base_ms: 1}\n";
+
+std::string build_error(const std::string& yaml) {
+  try {
+    (void)build_scenario(doc_of(yaml));
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "no error";
+}
+
+}  // namespace
+
+TEST_CASE("scenario_rules: a prefill or decode pool needs an iteration-level scheduler",
+          "[sim][rules]") {
+  const std::string yaml = k_workload +
+                           "scheduler: {kind: static, max_batch_size: 4}\n"
+                           "kv: {policy: paged, capacity_tokens: 4096}\n"
+                           "cluster:\n  router: {kind: round_robin}\n"
+                           "  decode_router: {kind: round_robin}\n"
+                           "  pools:\n    - {name: p, role: prefill, replicas: 1}\n"
+                           "    - {name: d, role: decode, replicas: 1}\n"
+                           "  kv_transfer: {bandwidth_gb_s: 1, kv_bytes_per_token: 1000}\n";
+  CHECK_THAT(build_error(yaml),
+             Catch::Contains("pool \"p\" (prefill) needs an iteration-level scheduler "
+                             "(continuous, orca, sarathi, vllm), not static"));
+}
+
+TEST_CASE("scenario_rules: vllm is checked against its own pool's kv section", "[sim][rules]") {
+  // The top-level kv is paged with prefix caching, as vllm wants; pool b's own kv is reserve.
+  const std::string yaml = k_workload +
+                           "scheduler: {kind: vllm, max_num_seqs: 4}\n"
+                           "kv: {policy: paged, capacity_tokens: 4096, prefix_caching: true}\n"
+                           "cluster:\n  router: {kind: round_robin}\n"
+                           "  pools:\n    - {name: a, replicas: 1}\n"
+                           "    - {name: b, replicas: 1, kv: {policy: reserve, "
+                           "capacity_tokens: 4096}}\n";
+  CHECK_THAT(
+      build_error(yaml),
+      Catch::Contains("vllm needs kv.policy: paged (vLLM's KV cache is paged), not reserve"));
+}
