@@ -94,7 +94,9 @@ void for_each_request_field(const T& r, F& f) {
   f(Field("requests"), r.requests);
   f(Field("preemptions"), r.preemptions);
   f(Field("swap_preemptions"), r.swap_preemptions);
-  f(Field("ttft_s").col("TTFT p50 ms", 12, Stat::p50, 1e3, 1).col("TTFT p99 ms", 12, Stat::p99, 1e3, 1),
+  f(Field("ttft_s")
+        .col("TTFT p50 ms", 12, Stat::p50, 1e3, 1)
+        .col("TTFT p99 ms", 12, Stat::p99, 1e3, 1),
     r.ttft_s);
   f(Field("tpot_s").col("TPOT p99 ms", 12, Stat::p99, 1e3, 2), r.tpot_s);
   f(Field("e2e_s"), r.e2e_s);

@@ -10,6 +10,7 @@
 #include <array>
 #include <concepts>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,17 +18,15 @@
 #include <utility>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 namespace servesim {
 
 /// Where a field goes and how (bits of Field::outputs).
 enum FieldOutput : unsigned {
-  k_json = 1u << 0,   ///< a key of summary.json (a sweep: of its rows)
-  k_short = 1u << 1,  ///< part of a nested struct's short form (Field::as_short)
-  k_csv = 1u << 2,    ///< a column of points.csv
-  k_wire = 1u << 3,   ///< sent between MPI ranks (sweep rows)
-  k_lead = 1u << 4,   ///< sweep rows: before the label, axis and step_source columns
+  k_json = 1u << 0,        ///< a key of summary.json (a sweep: of its rows)
+  k_short = 1u << 1,       ///< part of a nested struct's short form (Field::as_short)
+  k_csv = 1u << 2,         ///< a column of points.csv
+  k_wire = 1u << 3,        ///< sent between MPI ranks (sweep rows)
+  k_lead = 1u << 4,        ///< sweep rows: before the label, axis and step_source columns
   k_measured = 1u << 5,    ///< sweep rows: empty (CSV) / null (JSON) when the point is infeasible
   k_omit_empty = 1u << 6,  ///< JSON: no key at all when empty or none (otherwise null)
   k_as_short = 1u << 7,    ///< JSON: a nested struct in its short form (its k_short fields)
@@ -52,8 +51,8 @@ struct Field {
 
   constexpr explicit Field(std::string_view n, unsigned out = k_json) : name(n), outputs(out) {}
   /// Printed as a column of the replica and pool tables.
-  constexpr Field col(std::string_view header, int width, Stat stat = Stat::none,
-                      double scale = 1, int digits = 0) {
+  constexpr Field col(std::string_view header, int width, Stat stat = Stat::none, double scale = 1,
+                      int digits = 0) {
     add(Shown{header, width, stat, scale, digits, {}});
     return *this;
   }
@@ -83,7 +82,9 @@ struct Field {
 
 /// A struct with a field list.
 template <class T>
-concept HasFields = requires(const T& t) { for_each_field(t, [](const Field&, const auto&) {}); };
+concept HasFields = requires(const T& t) {
+  for_each_field(t, [](const Field&, const auto&) {});
+};
 
 /// Whether a value counts as empty for k_omit_empty.
 template <class T>

@@ -1,10 +1,10 @@
 // summary.json and the printed summary, both written by walking the summaries' field lists
 // (metrics/summary_fields.h, the lists beside the structs in metrics/metrics.h).
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <iterator>
 #include <string>
-
-#include <fmt/format.h>
 
 #include "metrics/output.h"
 #include "metrics/summary_fields.h"
@@ -14,12 +14,18 @@ namespace {
 
 double stat_of(const Distribution& d, Stat s) {
   switch (s) {
-    case Stat::mean: return d.mean;
-    case Stat::p50: return d.p50;
-    case Stat::p90: return d.p90;
-    case Stat::p99: return d.p99;
-    case Stat::max: return d.max;
-    case Stat::none: break;
+    case Stat::mean:
+      return d.mean;
+    case Stat::p50:
+      return d.p50;
+    case Stat::p90:
+      return d.p90;
+    case Stat::p99:
+      return d.p99;
+    case Stat::max:
+      return d.max;
+    case Stat::none:
+      break;
   }
   return 0;
 }
@@ -149,30 +155,34 @@ std::string summary_table(const Summary& s) {
                  s.swap_preemptions ? fmt::format(", {} by swapping", s.swap_preemptions) : "");
   fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
                  s.output_tokens_per_s, s.requests_per_s, s.duration_s);
-  fmt::format_to(it, "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
-                     "KV peak {} of {} tokens\n",
+  fmt::format_to(it,
+                 "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
+                 "KV peak {} of {} tokens\n",
                  s.steps, s.mean_batch_sequences, 100.0 * s.busy_share, s.kv_peak_used_tokens,
                  s.kv_capacity_tokens);
   if (!s.replicas.empty()) {
-    const auto [lo, hi] = std::minmax_element(
-        s.replicas.begin(), s.replicas.end(),
-        [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.busy_share < b.busy_share; });
-    fmt::format_to(it, "cluster    {} replicas, busy {:.1f}% to {:.1f}%, routed {} to {} requests each\n",
-                   s.replicas.size(), 100.0 * lo->busy_share, 100.0 * hi->busy_share,
-                   std::min_element(s.replicas.begin(), s.replicas.end(),
-                                    [](const ReplicaSummary& a, const ReplicaSummary& b) {
-                                      return a.routed < b.routed;
-                                    })->routed,
-                   std::max_element(s.replicas.begin(), s.replicas.end(),
-                                    [](const ReplicaSummary& a, const ReplicaSummary& b) {
-                                      return a.routed < b.routed;
-                                    })->routed);
+    const auto [lo, hi] = std::minmax_element(s.replicas.begin(), s.replicas.end(),
+                                              [](const ReplicaSummary& a, const ReplicaSummary& b) {
+                                                return a.busy_share < b.busy_share;
+                                              });
+    fmt::format_to(
+        it, "cluster    {} replicas, busy {:.1f}% to {:.1f}%, routed {} to {} requests each\n",
+        s.replicas.size(), 100.0 * lo->busy_share, 100.0 * hi->busy_share,
+        std::min_element(
+            s.replicas.begin(), s.replicas.end(),
+            [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.routed < b.routed; })
+            ->routed,
+        std::max_element(
+            s.replicas.begin(), s.replicas.end(),
+            [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.routed < b.routed; })
+            ->routed);
   }
   for (const PoolSummary& p : s.pools) {
     fmt::format_to(it, "pool       {} ({}, {} replicas, {} accelerators): busy {:.1f}%, ", p.name,
                    p.role, p.replicas, p.accelerators, 100.0 * p.busy_share);
     if (p.role == "prefill")
-      fmt::format_to(it, "routed {}, handed off {}, finished {}", p.routed, p.handed_off, p.finished);
+      fmt::format_to(it, "routed {}, handed off {}, finished {}", p.routed, p.handed_off,
+                     p.finished);
     else if (p.role == "decode")
       fmt::format_to(it, "received {}, finished {}", p.received, p.finished);
     else
@@ -186,20 +196,23 @@ std::string summary_table(const Summary& s) {
     fmt::format_to(it, "\n");
   }
   if (s.kv_transfer)
-    fmt::format_to(it, "kv move    {} transfers, {:.3f} GB; transfer mean {:.3f} ms, p99 {:.3f} ms; "
-                       "wait for decode KV mean {:.3f} ms, p99 {:.3f} ms\n",
+    fmt::format_to(it,
+                   "kv move    {} transfers, {:.3f} GB; transfer mean {:.3f} ms, p99 {:.3f} ms; "
+                   "wait for decode KV mean {:.3f} ms, p99 {:.3f} ms\n",
                    s.kv_transfer->transfers, s.kv_transfer->bytes / 1e9,
                    s.kv_transfer->transfer_s.mean * 1e3, s.kv_transfer->transfer_s.p99 * 1e3,
                    s.kv_transfer->admit_wait_s.mean * 1e3, s.kv_transfer->admit_wait_s.p99 * 1e3);
   if (s.mbu && s.mfu && s.bandwidth_bound_step_share)
-    fmt::format_to(it, "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
-                       "bandwidth-bound\n",
+    fmt::format_to(it,
+                   "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
+                   "bandwidth-bound\n",
                    100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
   for (const auto& [name, n] : s.workload_counters)
     if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
   if (s.prefix)
-    fmt::format_to(it, "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
-                       "blocks evicted\n",
+    fmt::format_to(it,
+                   "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
+                   "blocks evicted\n",
                    s.prefix->queried_tokens ? 100.0 * static_cast<double>(s.prefix->hit_tokens) /
                                                   static_cast<double>(s.prefix->queried_tokens)
                                             : 0.0,
@@ -209,8 +222,9 @@ std::string summary_table(const Summary& s) {
     std::string checks;
     if (slo.ttft) checks += slo_check_text("TTFT", slo.percentile, *slo.ttft) + "; ";
     if (slo.tpot) checks += slo_check_text("TPOT", slo.percentile, *slo.tpot) + "; ";
-    fmt::format_to(it, "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
-                       "accelerator of {})\n",
+    fmt::format_to(it,
+                   "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
+                   "accelerator of {})\n",
                    checks, 100.0 * slo.attainment, slo.ttft && slo.tpot ? "both" : "it",
                    slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
   }

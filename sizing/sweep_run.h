@@ -2,8 +2,8 @@
 // Running sweep points and capacity probes: one scenario built from text plus overrides, run
 // without requests.csv, summarised. Everything here is safe to call from several threads at once:
 // each call builds its own Document, components and random generator, and shares nothing.
-#include <cstddef>
 #include <concepts>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -61,7 +61,7 @@ struct PointResult {
 /// and step_source columns; k_measured: empty when infeasible), and what MPI ranks send rank 0
 /// (k_wire; `pareto` is marked after the gather). R: PointResult, const to write, not to read.
 template <class R, class F>
-  requires std::same_as<std::remove_const_t<R>, PointResult>
+requires std::same_as<std::remove_const_t<R>, PointResult>
 void for_each_field(R& r, F&& f) {
   constexpr unsigned row = k_csv | k_json | k_wire;
   constexpr unsigned metric = row | k_measured;

@@ -1,12 +1,10 @@
 // The summaries' field lists (metrics/summary_fields.h, beside the structs in metrics/metrics.h)
 // drive summary.json and the printed tables: every listed field is written, nothing else is.
 #include <catch2/catch.hpp>
-
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "metrics/output.h"
 

@@ -1,7 +1,6 @@
 // A sweep point's field list (PointResult's for_each_field, sizing/sweep_run.h) drives points.csv,
 // the rows of the sweep's summary.json and what MPI ranks send rank 0.
 #include <catch2/catch.hpp>
-
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
