@@ -14,8 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "core/kv/kv_manager.h"
 #include "core/quantiles.h"
 #include "core/request.h"
+#include "metrics/summary_fields.h"
 #include "sim/recorder.h"
 #include "sim/simulation.h"
 #include "sim/slo.h"
@@ -30,6 +32,19 @@ struct Distribution {
   bool exact = true;
 };
 
+// Each summary's fields, in output order (metrics/summary_fields.h): its summary.json keys,
+// printed columns and rows. A field added to a struct gets its line here too.
+template <class F>
+void for_each_field(const Distribution& d, F&& f) {
+  f(Field("count", k_json | k_short), d.count);
+  f(Field("mean", k_json | k_short), d.mean);
+  f(Field("p50", k_json | k_short), d.p50);
+  f(Field("p90"), d.p90);
+  f(Field("p99", k_json | k_short), d.p99);
+  f(Field("max", k_json | k_short), d.max);
+  f(Field("exact"), d.exact);
+}
+
 /// One latency target and how the run did against it.
 struct SloCheck {
   double target_ms = 0;
@@ -41,6 +56,15 @@ struct SloCheck {
   double attainment = 0;     ///< requests_met / requests
 };
 
+template <class F>
+void for_each_field(const SloCheck& c, F&& f) {
+  f(Field("target_ms"), c.target_ms);
+  f(Field("percentile_ms"), c.percentile_ms);
+  f(Field("met"), c.met);
+  f(Field("requests_met"), c.requests_met);
+  f(Field("attainment"), c.attainment);
+}
+
 struct SloSummary {
   double percentile = 99;
   std::optional<SloCheck> ttft, tpot;  ///< those with a target
@@ -50,6 +74,34 @@ struct SloSummary {
   int64_t accelerators = 1;
   double goodput_per_s_per_accelerator = 0;
 };
+
+template <class F>
+void for_each_field(const SloSummary& s, F&& f) {
+  f(Field("percentile"), s.percentile);
+  f(Field("ttft"), s.ttft);
+  f(Field("tpot"), s.tpot);
+  f(Field("requests_met"), s.requests_met);
+  f(Field("attainment"), s.attainment);
+  f(Field("goodput_requests_per_s"), s.goodput_per_s);
+  f(Field("accelerators"), s.accelerators);
+  f(Field("goodput_requests_per_s_per_accelerator"), s.goodput_per_s_per_accelerator);
+}
+
+/// The fields a replica and a pool share: their requests, latencies and SLO attainment. The
+/// replica and pool tables print the same columns: the run's SLO checks pick the slo columns.
+template <class T, class F>
+void for_each_request_field(const T& r, F& f) {
+  f(Field("requests"), r.requests);
+  f(Field("preemptions"), r.preemptions);
+  f(Field("swap_preemptions"), r.swap_preemptions);
+  f(Field("ttft_s")
+        .col("TTFT p50 ms", 12, Stat::p50, 1e3, 1)
+        .col("TTFT p99 ms", 12, Stat::p99, 1e3, 1),
+    r.ttft_s);
+  f(Field("tpot_s").col("TPOT p99 ms", 12, Stat::p99, 1e3, 2), r.tpot_s);
+  f(Field("e2e_s"), r.e2e_s);
+  f(Field("slo").col("TTFT met", 10).col("TPOT met", 10).col("all met", 10), r.slo);
+}
 
 /// One replica of a cluster (Summary::replicas). A request's TTFT belongs to the replica the
 /// router sent it to (its prefill replica when disaggregated), the rest of it to the replica it
@@ -74,6 +126,26 @@ struct ReplicaSummary {
   int64_t received = 0;           ///< decode: transferred requests admitted
 };
 
+template <class F>
+void for_each_field(const ReplicaSummary& r, F&& f) {
+  f(Field("routed").col("routed", 8), r.routed);
+  f(Field("finished").col("finished", 10), r.finished);
+  f(Field("steps"), r.steps);
+  f(Field("busy_share"), r.busy_share);
+  f(Field("mean_batch_sequences"), r.mean_batch_sequences);
+  f(Field("kv_capacity_tokens"), r.kv_capacity_tokens);
+  f(Field("kv_peak_used_tokens"), r.kv_peak_used_tokens);
+  f(Field("ttft_mean_s"), r.ttft_mean_s);
+  f(Field("tpot_mean_s"), r.tpot_mean_s);
+  f(Field("e2e_mean_s"), r.e2e_mean_s);
+  for_each_request_field(r, f);
+  if (!r.pool.empty()) {  // cluster.pools only: keeps `cluster.replicas` output as it was
+    f(Field("pool"), r.pool);
+    f(Field("handed_off"), r.handed_off);
+    f(Field("received"), r.received);
+  }
+}
+
 /// One pool of cluster.pools (Summary::pools): its replicas' totals.
 struct PoolSummary {
   std::string name, role;
@@ -90,6 +162,26 @@ struct PoolSummary {
   std::optional<SloSummary> slo;
 };
 
+template <class F>
+void for_each_field(const PoolSummary& p, F&& f) {
+  f(Field("pool"), p.name);
+  f(Field("role"), p.role);
+  f(Field("replicas"), p.replicas);
+  f(Field("accelerators"), p.accelerators);
+  f(Field("routed").col("routed", 8), p.routed);
+  f(Field("handed_off"), p.handed_off);
+  f(Field("received"), p.received);
+  f(Field("finished").col("finished", 10), p.finished);
+  f(Field("steps"), p.steps);
+  f(Field("busy_share"), p.busy_share);
+  f(Field("kv_capacity_tokens"), p.kv_capacity_tokens);
+  f(Field("kv_peak_used_tokens"), p.kv_peak_used_tokens);
+  f(Field("ttft_mean_s"), p.ttft_mean_s);
+  f(Field("tpot_mean_s"), p.tpot_mean_s);
+  f(Field("e2e_mean_s"), p.e2e_mean_s);
+  for_each_request_field(p, f);
+}
+
 /// KV transfers of a disaggregated run (Summary::kv_transfer).
 struct KvTransferSummary {
   int64_t transfers = 0;
@@ -97,6 +189,29 @@ struct KvTransferSummary {
   Distribution transfer_s;    ///< end of prefill to delivery at the decode replica
   Distribution admit_wait_s;  ///< delivery to admission there (back-pressure)
 };
+
+template <class F>
+void for_each_field(const KvTransferSummary& k, F&& f) {
+  f(Field("transfers"), k.transfers);
+  f(Field("bytes"), k.bytes);
+  f(Field("transfer_s", k_json | k_as_short), k.transfer_s);
+  f(Field("admit_wait_s", k_json | k_as_short), k.admit_wait_s);
+}
+
+/// summary.json's prefix_cache block (kv.prefix_caching).
+template <class F>
+void for_each_field(const KvManager::PrefixStats& p, F&& f) {
+  const auto share = [](int64_t part, int64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  f(Field("hit_rate"), share(p.hit_tokens, p.queried_tokens));
+  f(Field("hit_tokens"), p.hit_tokens);
+  f(Field("queried_tokens"), p.queried_tokens);
+  f(Field("block_hit_rate"), share(p.hit_blocks, p.queried_blocks));
+  f(Field("hit_blocks"), p.hit_blocks);
+  f(Field("queried_blocks"), p.queried_blocks);
+  f(Field("evicted_blocks"), p.evicted_blocks);
+}
 
 struct Summary {
   int64_t requests = 0;
@@ -134,6 +249,48 @@ struct Summary {
   std::vector<PoolSummary> pools;                ///< with cluster.pools
   std::optional<KvTransferSummary> kv_transfer;  ///< with prefill/decode pools
 };
+
+/// summary.json's keys after the version and seed (metrics/summary_output.cpp), and the rows of
+/// the printed latency table. The sentences above that table are written by summary_table.
+template <class F>
+void for_each_field(const Summary& s, F&& f) {
+  f(Field("requests"), s.requests);
+  f(Field("finished"), s.finished);
+  f(Field("rejected"), s.rejected);
+  f(Field("unfinished"), s.unfinished);
+  f(Field("partial"), !s.stopped_by.empty());
+  f(Field("stopped_by", k_json | k_omit_empty), s.stopped_by);
+  f(Field("prompt_tokens"), s.prompt_tokens);
+  f(Field("output_tokens"), s.output_tokens);
+  f(Field("first_arrival_s"), s.first_arrival_s);
+  f(Field("last_release_s"), s.last_release_s);
+  f(Field("duration_s"), s.duration_s);
+  f(Field("output_tokens_per_s"), s.output_tokens_per_s);
+  f(Field("requests_per_s"), s.requests_per_s);
+  f(Field("ttft_s").row("TTFT", 1e3, "ms"), s.ttft_s);
+  f(Field("tpot_s").row("TPOT", 1e3, "ms"), s.tpot_s);
+  f(Field("e2e_s").row("E2E", 1.0, "s"), s.e2e_s);
+  f(Field("queue_s").row("queue", 1e3, "ms"), s.queue_s);
+  f(Field("preemptions"), s.preemptions);
+  f(Field("swap_preemptions"), s.swap_preemptions);
+  f(Field("preempted_requests"), s.preempted_requests);
+  f(Field("steps"), s.steps);
+  f(Field("mean_batch_sequences"), s.mean_batch_sequences);
+  f(Field("busy_share"), s.busy_share);
+  f(Field("prefill_tokens_computed"), s.prefill_tokens_computed);
+  f(Field("kv_capacity_tokens"), s.kv_capacity_tokens);
+  f(Field("kv_peak_used_tokens"), s.kv_peak_used_tokens);
+  f(Field("peak_in_flight_requests"), s.peak_in_flight);
+  f(Field("prefix_cache"), s.prefix);
+  f(Field("workload_counters"), s.workload_counters);
+  f(Field("mbu"), s.mbu);
+  f(Field("mfu"), s.mfu);
+  f(Field("bandwidth_bound_step_share"), s.bandwidth_bound_step_share);
+  f(Field("slo"), s.slo);
+  f(Field("replicas", k_json | k_omit_empty).index("replica"), s.replicas);
+  f(Field("pools", k_json | k_omit_empty), s.pools);
+  f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
+}
 
 /// REQUIRES: sorted values. p in [0, 100].
 [[nodiscard]] double percentile(const std::vector<double>& sorted, double p);

@@ -14,26 +14,18 @@
 namespace servesim {
 namespace {
 
-// The fixed columns after the axis columns. An axis whose key is one of these (replicas) has no
+// The columns after the axis columns: the sweep point's fields (PointResult's field list in
+// sizing/sweep_run.h) that are not k_lead. An axis whose key is one of these (replicas) has no
 // column of its own: this one holds the same value.
 const std::vector<std::string>& metric_columns() {
-  static const std::vector<std::string> c{"feasible",
-                                          "reason",
-                                          "meets_slo",
-                                          "pareto",
-                                          "replicas",
-                                          "accelerators",
-                                          "cost_per_hour_usd",
-                                          "requests_per_s",
-                                          "output_tokens_per_s",
-                                          "tokens_per_usd",
-                                          "ttft_p50_ms",
-                                          "ttft_p99_ms",
-                                          "tpot_p50_ms",
-                                          "tpot_p99_ms",
-                                          "e2e_p99_ms",
-                                          "goodput_req_per_s",
-                                          "slo_attainment"};
+  static const std::vector<std::string> c = [] {
+    std::vector<std::string> names;
+    const PointResult none;
+    for_each_field(none, [&](const Field& f, const auto&) {
+      if ((f.outputs & k_csv) && !(f.outputs & k_lead)) names.emplace_back(f.name);
+    });
+    return names;
+  }();
   return c;
 }
 
@@ -49,29 +41,28 @@ std::string csv_field(const std::string& s) {
   return out + "\"";
 }
 
-std::string opt_num(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : ""; }
+// A field of a row as points.csv writes it ("" where not measured), not yet quoted.
+template <class T>
+std::string field_text(const Field& f, const T& v, bool feasible) {
+  if ((f.outputs & k_measured) && !feasible) return "";
+  if constexpr (std::is_same_v<T, bool>)
+    return v ? "true" : "false";
+  else if constexpr (std::is_same_v<T, std::string>)
+    return v;
+  else if constexpr (requires { v.has_value(); })
+    return v ? fmt::format("{}", *v) : "";
+  else
+    return fmt::format("{}", v);
+}
 
-// The metric columns of a row, as text in metric_columns() order ("" where not measured).
-std::vector<std::string> metric_fields(const PointResult& r) {
-  auto b = [](bool v) { return std::string(v ? "true" : "false"); };
-  auto n = [&](double v) { return r.feasible ? fmt::format("{}", v) : std::string(); };
-  return {b(r.feasible),
-          r.reason,
-          b(r.meets_slo),
-          b(r.pareto),
-          r.feasible ? fmt::format("{}", r.replicas) : "",
-          r.feasible ? fmt::format("{}", r.accelerators) : "",
-          r.feasible ? opt_num(r.cost_per_hour_usd) : "",
-          n(r.requests_per_s),
-          n(r.output_tokens_per_s),
-          r.feasible ? opt_num(r.tokens_per_usd) : "",
-          n(r.ttft_p50_ms),
-          n(r.ttft_p99_ms),
-          n(r.tpot_p50_ms),
-          n(r.tpot_p99_ms),
-          n(r.e2e_p99_ms),
-          n(r.goodput_req_per_s),
-          n(r.slo_attainment)};
+// Calls out(field, text) for the fields of `r` that go to `output`: the lead ones (k_lead)
+// or the rest.
+template <class Out>
+void row_fields(const PointResult& r, unsigned output, bool lead, Out&& out) {
+  for_each_field(r, [&](const Field& f, const auto& v) {
+    if ((f.outputs & output) && static_cast<bool>(f.outputs & k_lead) == lead)
+      out(f, v, field_text(f, v, r.feasible));
+  });
 }
 
 // step_source per point, parsing the base once per distinct set of step_time overrides.
@@ -92,25 +83,25 @@ class StepSources {
   std::map<std::string, std::string> m_memo;
 };
 
+// A row of the sweep's summary.json: the fields in points.csv's order, numbers with the same
+// digits as points.csv, null where points.csv is empty.
 nlohmann::ordered_json row_json(const SweepSpec& spec, const PointResult& r) {
-  nlohmann::ordered_json j;
-  j["point"] = r.point;
+  using J = nlohmann::ordered_json;
+  J j;
+  const auto add = [&](const Field& f, const auto& v, const std::string& text) {
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::string>)
+      j[std::string(f.name)] = v;
+    else
+      j[std::string(f.name)] = text.empty() ? J(nullptr) : J::parse(text);
+  };
+  row_fields(r, k_json, true, add);
   j["label"] = spec.label(r.point);
   const std::vector<size_t> c = spec.coordinates(r.point);
   for (size_t k = 0; k < spec.axes.size(); ++k)
     if (has_own_column(spec.axes[k])) j[spec.axes[k].key] = spec.axes[k].values[c[k]];
   j["step_source"] = spec.step_source(r.point);
-  const std::vector<std::string> f = metric_fields(r);
-  const auto& names = metric_columns();
-  for (size_t k = 0; k < names.size(); ++k) {
-    if (k < 4) {
-      j[names[k]] = k == 1 ? nlohmann::ordered_json(f[k]) : nlohmann::ordered_json(f[k] == "true");
-    } else if (f[k].empty()) {
-      j[names[k]] = nullptr;
-    } else {
-      j[names[k]] = nlohmann::ordered_json::parse(f[k]);  // the same digits as points.csv
-    }
-  }
+  row_fields(r, k_json, false, add);
   return j;
 }
 
@@ -159,22 +150,35 @@ std::optional<size_t> cheapest(const std::vector<PointResult>& rows) {
 }
 
 std::string points_csv(const SweepSpec& spec, const std::vector<PointResult>& rows) {
-  std::string out = "point,label";
+  std::string out;
+  auto it = std::back_inserter(out);
+  const char* sep = "";
+  const auto column = [&](const std::string& name) {
+    fmt::format_to(it, "{}{}", sep, csv_field(name));
+    sep = ",";
+  };
+  const auto name_of = [&](const Field& f, const auto&, const std::string&) {
+    column(std::string(f.name));
+  };
+  const PointResult none;
+  row_fields(none, k_csv, true, name_of);
+  column("label");
   for (const auto& a : spec.axes)
-    if (has_own_column(a)) fmt::format_to(std::back_inserter(out), ",{}", csv_field(a.key));
-  out += ",step_source";
-  for (const auto& c : metric_columns()) fmt::format_to(std::back_inserter(out), ",{}", c);
+    if (has_own_column(a)) column(a.key);
+  column("step_source");
+  row_fields(none, k_csv, false, name_of);
   out += "\n";
   StepSources source(spec);
   for (const PointResult& r : rows) {
-    out += fmt::format("{},{}", r.point, csv_field(spec.label(r.point)));
+    sep = "";
+    const auto text_of = [&](const Field&, const auto&, const std::string& text) { column(text); };
+    row_fields(r, k_csv, true, text_of);
+    column(spec.label(r.point));
     const std::vector<size_t> c = spec.coordinates(r.point);
     for (size_t k = 0; k < spec.axes.size(); ++k)
-      if (has_own_column(spec.axes[k]))
-        fmt::format_to(std::back_inserter(out), ",{}", csv_field(spec.axes[k].values[c[k]]));
-    fmt::format_to(std::back_inserter(out), ",{}", csv_field(source(r.point)));
-    for (const auto& f : metric_fields(r))
-      fmt::format_to(std::back_inserter(out), ",{}", csv_field(f));
+      if (has_own_column(spec.axes[k])) column(spec.axes[k].values[c[k]]);
+    column(source(r.point));
+    row_fields(r, k_csv, false, text_of);
     out += "\n";
   }
   return out;

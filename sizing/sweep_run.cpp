@@ -178,35 +178,30 @@ PointResult evaluate_point(const SweepSpec& spec, size_t i, const RunLimits& lim
 
 nlohmann::json point_to_json(const PointResult& r) {
   nlohmann::json j;
-  j["point"] = r.point;
-  j["feasible"] = r.feasible;
-  j["reason"] = r.reason;
-  j["meets_slo"] = r.meets_slo;
-  j["replicas"] = r.replicas;
-  j["accelerators"] = r.accelerators;
-  j["cost"] = r.cost_per_hour_usd ? nlohmann::json(*r.cost_per_hour_usd) : nlohmann::json();
-  j["tpu"] = r.tokens_per_usd ? nlohmann::json(*r.tokens_per_usd) : nlohmann::json();
-  j["m"] = {r.requests_per_s, r.output_tokens_per_s, r.ttft_p50_ms,
-            r.ttft_p99_ms,    r.tpot_p50_ms,         r.tpot_p99_ms,
-            r.e2e_p99_ms,     r.goodput_req_per_s,   r.slo_attainment};
+  for_each_field(r, [&](const Field& f, const auto& v) {
+    if (!(f.outputs & k_wire)) return;
+    if constexpr (requires { v.has_value(); })
+      j[std::string(f.name)] = v ? nlohmann::json(*v) : nlohmann::json();
+    else
+      j[std::string(f.name)] = v;
+  });
   return j;
 }
 
 PointResult point_from_json(const nlohmann::json& j) {
   PointResult r;
-  r.point = j.at("point").get<size_t>();
-  r.feasible = j.at("feasible").get<bool>();
-  r.reason = j.at("reason").get<std::string>();
-  r.meets_slo = j.at("meets_slo").get<bool>();
-  r.replicas = j.at("replicas").get<int64_t>();
-  r.accelerators = j.at("accelerators").get<int64_t>();
-  if (!j.at("cost").is_null()) r.cost_per_hour_usd = j.at("cost").get<double>();
-  if (!j.at("tpu").is_null()) r.tokens_per_usd = j.at("tpu").get<double>();
-  const auto& m = j.at("m");
-  double* fields[] = {&r.requests_per_s, &r.output_tokens_per_s, &r.ttft_p50_ms,
-                      &r.ttft_p99_ms,    &r.tpot_p50_ms,         &r.tpot_p99_ms,
-                      &r.e2e_p99_ms,     &r.goodput_req_per_s,   &r.slo_attainment};
-  for (size_t k = 0; k < std::size(fields); ++k) *fields[k] = m.at(k).get<double>();
+  for_each_field(r, [&](const Field& f, auto& v) {
+    if (!(f.outputs & k_wire)) return;
+    const nlohmann::json& e = j.at(std::string(f.name));
+    if constexpr (requires { v.reset(); }) {
+      if (e.is_null())
+        v.reset();
+      else
+        v = e.get<typename std::decay_t<decltype(v)>::value_type>();
+    } else {
+      v = e.get<std::decay_t<decltype(v)>>();
+    }
+  });
   return r;
 }
 

@@ -2,12 +2,14 @@
 // Running sweep points and capacity probes: one scenario built from text plus overrides, run
 // without requests.csv, summarised. Everything here is safe to call from several threads at once:
 // each call builds its own Document, components and random generator, and shares nothing.
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/config.h"
@@ -57,6 +59,35 @@ struct PointResult {
   double goodput_req_per_s = 0, slo_attainment = 0;
 };
 
+/// A sweep point's fields (metrics/summary_fields.h), in points.csv's column order: the columns
+/// of points.csv and the keys of the sweep's summary.json rows (k_lead: before the label, axis
+/// and step_source columns; k_measured: empty when infeasible), and what MPI ranks send rank 0
+/// (k_wire; `pareto` is marked after the gather). R: PointResult, const to write, not to read.
+template <class R, class F>
+requires std::same_as<std::remove_const_t<R>, PointResult>
+void for_each_field(R& r, F&& f) {
+  constexpr unsigned row = k_csv | k_json | k_wire;
+  constexpr unsigned metric = row | k_measured;
+  f(Field("point", row | k_lead), r.point);
+  f(Field("feasible", row), r.feasible);
+  f(Field("reason", row), r.reason);
+  f(Field("meets_slo", row), r.meets_slo);
+  f(Field("pareto", k_csv | k_json), r.pareto);
+  f(Field("replicas", metric), r.replicas);
+  f(Field("accelerators", metric), r.accelerators);
+  f(Field("cost_per_hour_usd", metric), r.cost_per_hour_usd);
+  f(Field("requests_per_s", metric), r.requests_per_s);
+  f(Field("output_tokens_per_s", metric), r.output_tokens_per_s);
+  f(Field("tokens_per_usd", metric), r.tokens_per_usd);
+  f(Field("ttft_p50_ms", metric), r.ttft_p50_ms);
+  f(Field("ttft_p99_ms", metric), r.ttft_p99_ms);
+  f(Field("tpot_p50_ms", metric), r.tpot_p50_ms);
+  f(Field("tpot_p99_ms", metric), r.tpot_p99_ms);
+  f(Field("e2e_p99_ms", metric), r.e2e_p99_ms);
+  f(Field("goodput_req_per_s", metric), r.goodput_req_per_s);
+  f(Field("slo_attainment", metric), r.slo_attainment);
+}
+
 /// Simulates point `i` of `spec`: once (mode fixed), or at the fewest replicas from 1 to
 /// spec.max_replicas that meet the SLOs (mode min_replicas: doubling, then bisection, which
 /// assumes more replicas never do worse).
@@ -64,7 +95,7 @@ struct PointResult {
 [[nodiscard]] PointResult evaluate_point(const SweepSpec& spec, size_t i,
                                          const RunLimits& limits = {});
 
-/// Rows as JSON and back, exactly (MPI ranks send rows to rank 0 this way).
+/// Rows as JSON and back, exactly: the k_wire fields (MPI ranks send rows to rank 0 this way).
 [[nodiscard]] nlohmann::json point_to_json(const PointResult& r);
 [[nodiscard]] PointResult point_from_json(const nlohmann::json& j);
 

@@ -1,0 +1,236 @@
+// summary.json and the printed summary, both written by walking the summaries' field lists
+// (metrics/summary_fields.h, the lists beside the structs in metrics/metrics.h).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iterator>
+#include <string>
+
+#include "metrics/output.h"
+#include "metrics/summary_fields.h"
+
+namespace servesim {
+namespace {
+
+double stat_of(const Distribution& d, Stat s) {
+  switch (s) {
+    case Stat::mean:
+      return d.mean;
+    case Stat::p50:
+      return d.p50;
+    case Stat::p90:
+      return d.p90;
+    case Stat::p99:
+      return d.p99;
+    case Stat::max:
+      return d.max;
+    case Stat::none:
+      break;
+  }
+  return 0;
+}
+
+/// Whether the k-th printed column of a value of type T shows in a run with `run_slo`: a
+/// replica's or pool's SLO columns (TTFT met, TPOT met, all met) follow the run's checks.
+template <class T>
+bool column_shown(size_t k, const SloSummary* run_slo) {
+  if constexpr (std::is_same_v<T, std::optional<SloSummary>>) {
+    if (!run_slo) return false;
+    if (k == 0) return run_slo->ttft.has_value();
+    if (k == 1) return run_slo->tpot.has_value();
+    return run_slo->ttft && run_slo->tpot;
+  } else {
+    return true;
+  }
+}
+
+/// The text of the k-th printed column of a value; "-" where a replica has no such value (a
+/// decode replica has no TTFT of its own: docs/metrics.md).
+template <class T>
+std::string cell(const Shown& c, size_t k, const T& v, int64_t requests) {
+  if constexpr (std::is_same_v<T, Distribution>) {
+    return v.count ? fmt::format("{:.{}f}", stat_of(v, c.stat) * c.scale, c.digits)
+                   : std::string("-");
+  } else if constexpr (std::is_same_v<T, std::optional<SloSummary>>) {
+    const auto share = [](const std::optional<SloCheck>& check) {
+      return check ? fmt::format("{:.1f}%", 100.0 * check->attainment) : std::string("-");
+    };
+    if (!v) return "-";
+    if (k == 0) return share(v->ttft);
+    if (k == 1) return share(v->tpot);
+    return requests ? fmt::format("{:.1f}%", 100.0 * v->attainment) : std::string("-");
+  } else {
+    return fmt::format("{}", v);
+  }
+}
+
+/// The printed per-replica (and per-pool) table: a name, then the columns of the fields with
+/// Field::col, in field order.
+std::string replica_table(const Summary& s) {
+  constexpr size_t k_max_rows = 32;  // beyond that summary.json has them
+  std::string out;
+  auto it = std::back_inserter(out);
+  const SloSummary* slo = s.slo ? &*s.slo : nullptr;
+  fmt::format_to(it, "\n{:<16}", "replica");
+  for_each_field(ReplicaSummary{}, [&](const Field& f, const auto& v) {
+    for (size_t k = 0; k < f.shown_count; ++k)
+      if (column_shown<std::decay_t<decltype(v)>>(k, slo))
+        fmt::format_to(it, "{:>{}}", f.shown[k].header, f.shown[k].width);
+  });
+  fmt::format_to(it, "\n");
+  const auto row = [&](const std::string& name, const auto& r) {
+    fmt::format_to(it, "{:<16}", name);
+    for_each_field(r, [&](const Field& f, const auto& v) {
+      for (size_t k = 0; k < f.shown_count; ++k)
+        if (column_shown<std::decay_t<decltype(v)>>(k, slo))
+          fmt::format_to(it, "{:>{}}", cell(f.shown[k], k, v, r.requests), f.shown[k].width);
+    });
+    fmt::format_to(it, "\n");
+  };
+  // Replicas are named as in cluster.links: pool[i], i counted within the pool.
+  for (size_t i = 0; i < s.replicas.size() && i < k_max_rows; ++i) {
+    const ReplicaSummary& r = s.replicas[i];
+    if (r.pool.empty()) {
+      row(std::to_string(i), r);
+      continue;
+    }
+    size_t k = i;
+    while (k > 0 && s.replicas[k - 1].pool == r.pool) --k;
+    row(fmt::format("{}[{}]", r.pool, i - k), r);
+  }
+  if (s.replicas.size() > k_max_rows)
+    fmt::format_to(it, "... {} more replicas (summary.json lists every one)\n",
+                   s.replicas.size() - k_max_rows);
+  for (const PoolSummary& p : s.pools) row("pool " + p.name, p);
+  return out;
+}
+
+/// The run's latency table: a row per Distribution field with Field::row.
+std::string latency_table(const Summary& s) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
+                 "p99", "max");
+  for_each_field(s, [&](const Field& f, const auto& v) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Distribution>) {
+      for (size_t k = 0; k < f.shown_count; ++k) {
+        const Shown& r = f.shown[k];
+        fmt::format_to(it, "{:<12}", r.header);
+        for (Stat st : {Stat::mean, Stat::p50, Stat::p90, Stat::p99, Stat::max})
+          fmt::format_to(it, "{:>12.{}f}", stat_of(v, st) * r.scale, r.digits);
+        fmt::format_to(it, "  {}\n", r.unit);
+      }
+    }
+  });
+  return out;
+}
+
+/// "TTFT p99 812.3 ms <= 2000 ms met"
+std::string slo_check_text(const char* name, double percentile, const SloCheck& c) {
+  const std::string p = fmt::format("{} p{:g}", name, percentile);
+  if (!c.percentile_ms) return fmt::format("{} none ({})", p, c.met ? "met" : "missed");
+  return fmt::format("{} {:.1f} ms {} {:g} ms {}", p, *c.percentile_ms, c.met ? "<=" : ">",
+                     c.target_ms, c.met ? "met" : "missed");
+}
+
+}  // namespace
+
+nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config, uint64_t seed) {
+  nlohmann::ordered_json j;
+  j["servesim_version"] = SERVESIM_VERSION;
+  j["seed"] = seed;
+  add_fields_json(j, s);
+  j["config"] = yaml_to_json(config);
+  return j;
+}
+
+std::string summary_table(const Summary& s) {
+  std::string out;
+  auto it = std::back_inserter(out);
+  if (!s.stopped_by.empty())
+    fmt::format_to(it, "PARTIAL    stopped early ({}): {} requests arrived and were not served\n",
+                   s.stopped_by, s.unfinished);
+  fmt::format_to(it, "requests   {} finished, {} rejected, {} preempted ({} preemptions{})\n",
+                 s.finished, s.rejected, s.preempted_requests, s.preemptions,
+                 s.swap_preemptions ? fmt::format(", {} by swapping", s.swap_preemptions) : "");
+  fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
+                 s.output_tokens_per_s, s.requests_per_s, s.duration_s);
+  fmt::format_to(it,
+                 "engine     {} steps, {:.2f} sequences/step, busy {:.1f}% of the time, "
+                 "KV peak {} of {} tokens\n",
+                 s.steps, s.mean_batch_sequences, 100.0 * s.busy_share, s.kv_peak_used_tokens,
+                 s.kv_capacity_tokens);
+  if (!s.replicas.empty()) {
+    const auto [lo, hi] = std::minmax_element(s.replicas.begin(), s.replicas.end(),
+                                              [](const ReplicaSummary& a, const ReplicaSummary& b) {
+                                                return a.busy_share < b.busy_share;
+                                              });
+    fmt::format_to(
+        it, "cluster    {} replicas, busy {:.1f}% to {:.1f}%, routed {} to {} requests each\n",
+        s.replicas.size(), 100.0 * lo->busy_share, 100.0 * hi->busy_share,
+        std::min_element(
+            s.replicas.begin(), s.replicas.end(),
+            [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.routed < b.routed; })
+            ->routed,
+        std::max_element(
+            s.replicas.begin(), s.replicas.end(),
+            [](const ReplicaSummary& a, const ReplicaSummary& b) { return a.routed < b.routed; })
+            ->routed);
+  }
+  for (const PoolSummary& p : s.pools) {
+    fmt::format_to(it, "pool       {} ({}, {} replicas, {} accelerators): busy {:.1f}%, ", p.name,
+                   p.role, p.replicas, p.accelerators, 100.0 * p.busy_share);
+    if (p.role == "prefill")
+      fmt::format_to(it, "routed {}, handed off {}, finished {}", p.routed, p.handed_off,
+                     p.finished);
+    else if (p.role == "decode")
+      fmt::format_to(it, "received {}, finished {}", p.received, p.finished);
+    else
+      fmt::format_to(it, "routed {}, finished {}", p.routed, p.finished);
+    // TTFT of the requests routed here, TPOT of those that left from here (a prefill pool has
+    // the first, a decode pool the second).
+    if (p.ttft_s.count > 0) fmt::format_to(it, "; TTFT mean {:.1f} ms", p.ttft_mean_s * 1e3);
+    if (p.tpot_s.count > 0)
+      fmt::format_to(it, "{} TPOT mean {:.2f} ms", p.ttft_s.count > 0 ? "," : ";",
+                     p.tpot_mean_s * 1e3);
+    fmt::format_to(it, "\n");
+  }
+  if (s.kv_transfer)
+    fmt::format_to(it,
+                   "kv move    {} transfers, {:.3f} GB; transfer mean {:.3f} ms, p99 {:.3f} ms; "
+                   "wait for decode KV mean {:.3f} ms, p99 {:.3f} ms\n",
+                   s.kv_transfer->transfers, s.kv_transfer->bytes / 1e9,
+                   s.kv_transfer->transfer_s.mean * 1e3, s.kv_transfer->transfer_s.p99 * 1e3,
+                   s.kv_transfer->admit_wait_s.mean * 1e3, s.kv_transfer->admit_wait_s.p99 * 1e3);
+  if (s.mbu && s.mfu && s.bandwidth_bound_step_share)
+    fmt::format_to(it,
+                   "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
+                   "bandwidth-bound\n",
+                   100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
+  for (const auto& [name, n] : s.workload_counters)
+    if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
+  if (s.prefix)
+    fmt::format_to(it,
+                   "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "
+                   "blocks evicted\n",
+                   s.prefix->queried_tokens ? 100.0 * static_cast<double>(s.prefix->hit_tokens) /
+                                                  static_cast<double>(s.prefix->queried_tokens)
+                                            : 0.0,
+                   s.prefix->hit_tokens, s.prefix->queried_tokens, s.prefix->evicted_blocks);
+  if (s.slo) {
+    const SloSummary& slo = *s.slo;
+    std::string checks;
+    if (slo.ttft) checks += slo_check_text("TTFT", slo.percentile, *slo.ttft) + "; ";
+    if (slo.tpot) checks += slo_check_text("TPOT", slo.percentile, *slo.tpot) + "; ";
+    fmt::format_to(it,
+                   "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
+                   "accelerator of {})\n",
+                   checks, 100.0 * slo.attainment, slo.ttft && slo.tpot ? "both" : "it",
+                   slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
+  }
+  out += latency_table(s);
+  if (!s.replicas.empty()) out += replica_table(s);
+  return out;
+}
+
+}  // namespace servesim
