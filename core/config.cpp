@@ -1,6 +1,7 @@
 #include "core/config.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 
 #include <algorithm>
 #include <charconv>
@@ -34,17 +35,65 @@ constexpr size_t k_max_config_bytes = size_t{16} << 20;
 
 std::string line_col(const YAML::Mark& m) { return fmt::format("{}:{}", m.line + 1, m.column + 1); }
 
+/// Counts the documents a parse reports, where each starts and where its first node is,
+/// without building nodes.
+class DocumentCounter : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts, first_nodes;
+  void OnDocumentStart(const YAML::Mark& m) override { starts.push_back(m); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnAlias(const YAML::Mark& m, YAML::anchor_t) override { node(m); }
+  void OnScalar(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                const std::string&) override {
+    node(m);
+  }
+  void OnSequenceStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark& m, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {
+    node(m);
+  }
+  void OnMapEnd() override {}
+
+ private:
+  void node(const YAML::Mark& m) {
+    if (first_nodes.size() < starts.size()) first_nodes.push_back(m);
+  }
+};
+
 /// The one document in `text`; `where` names the text in messages ("c.yaml", "--set a=b").
-/// A second document (after `---`) is refused: yaml-cpp's Load would drop it silently.
+/// A second document (after `---`) is refused: yaml-cpp's Load would drop it silently. The
+/// documents are counted with a parser asked for two at most, never with YAML::LoadAll: on a
+/// token that cannot start a value (a `,` at block level) yaml-cpp reports an empty document
+/// without consuming it, again and again, and LoadAll never returns. A second document that
+/// starts where the first did is that case, and is refused as the stray token it is.
 YAML::Node load_one_document(const std::string& text, const std::string& where) {
-  std::vector<YAML::Node> docs = YAML::LoadAll(text);
-  if (docs.size() > 1) {
-    const YAML::Mark m = docs[1].Mark();
+  YAML::Node first = YAML::Load(text);
+  std::istringstream in(text);
+  YAML::Parser parser(in);
+  DocumentCounter counter;
+  for (int i = 0; i < 2 && parser.HandleNextDocument(counter);) ++i;
+  if (counter.starts.size() > 1) {
+    const YAML::Mark& a = counter.starts[0];
+    const YAML::Mark& b = counter.starts[1];
+    if (b.pos <= a.pos) {
+      const size_t at = b.pos < 0 ? 0 : size_t(b.pos);
+      const std::string token = at < text.size() ? text.substr(at, 1) : std::string();
+      throw InputError(
+          fmt::format("{}:{}: {} cannot start a YAML value here "
+                      "(quote the text if it is meant as a string)",
+                      where, line_col(b), quote_input(token)));
+    }
+    const YAML::Mark m = counter.first_nodes.size() > 1 ? counter.first_nodes[1] : b;
     throw InputError(
         fmt::format("{}{}: a second YAML document (after ---); a config is one document", where,
                     m.is_null() ? std::string() : ":" + line_col(m)));
   }
-  return docs.empty() ? YAML::Node() : docs.front();
+  return first;
 }
 
 /// Throws when a map under `root` names a key twice: yaml-cpp keeps both and reads the first,

@@ -80,6 +80,23 @@ TEST_CASE("input promise: a second YAML document is refused, in a file and in --
         "2}:1:16: the key is given twice in one map (first at line 1:2); give each key once");
 }
 
+TEST_CASE("input promise: a token that cannot start a value is refused, not parsed forever",
+          "[core][config][hostile]") {
+  // yaml-cpp reports an empty document at a block-level ',' without consuming it; counting
+  // documents with LoadAll never returned (a fuzzer timeout).
+  CHECK(error_of(", max_b\n") ==
+        "test.yaml:1:1: \",\" cannot start a YAML value here (quote the text if it is meant as "
+        "a string)");
+  CHECK(error_of("# comment\n,\n") ==
+        "test.yaml:2:1: \",\" cannot start a YAML value here (quote the text if it is meant as "
+        "a string)");
+  CHECK(error_of(k_good, {"scheduler.max_num_seqs=, 4"}) ==
+        "--set scheduler.max_num_seqs=, 4:1:1: \",\" cannot start a YAML value here (quote the "
+        "text if it is meant as a string)");
+  // A ',' after a value is yaml-cpp's own error, as before.
+  CHECK_THAT(error_of(k_good + ",\n"), Catch::Contains("test.yaml"));
+}
+
 TEST_CASE("input promise: aliases are walked once, so a YAML bomb is not expanded",
           "[core][config][hostile]") {
   // Ten levels of ten aliases: 10^10 leaves if expanded.
