@@ -175,6 +175,7 @@ void print_run(std::ostream& out, const RunRequest& q, const RunOutput& r,
         "queue      more than {} requests were held at once: the workload arrives "
         "faster than the server serves it (--max-queued sets the limit)\n",
         q.options.limits.max_queued);
+  out << r.benchmark_table;
   // A rejected request is a result, not an error (a server turns such requests away too),
   // but one that can never fit is usually a config mistake: say why the first one was.
   if (!r.first_rejection.empty())

@@ -34,6 +34,9 @@ struct RequestSpec {
   uint64_t content_stream = 0;
   /// Non-zero: the conversation (session) this request is a turn of, for statistics; 0: none.
   uint64_t session = 0;
+  /// Non-zero: the most output the request may ask for (its max_tokens, a trace column), which
+  /// a KV policy with kv.max_output_tokens reserves instead of that default; 0: not given.
+  int32_t max_output_tokens = 0;
 };
 
 struct Request {

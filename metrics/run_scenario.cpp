@@ -3,6 +3,7 @@
 #include <optional>
 #include <sstream>
 
+#include "metrics/benchmark_scenarios.h"
 #include "metrics/metrics.h"
 #include "metrics/output.h"
 #include "metrics/steps_csv.h"
@@ -19,6 +20,8 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   MetricsRecorder metrics(sc.slo);
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   sim.add_recorder(metrics);
+  std::optional<BenchmarkRecorder> bench;
+  if (sc.benchmark) sim.add_recorder(bench.emplace(*sc.benchmark));
   std::ostringstream text;
   std::optional<RequestsCsvWriter> csv;
   if (!options.no_requests_csv) {
@@ -38,7 +41,16 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   RunOutput out;
   out.summary = metrics.summary(sim.stats());
   if (!options.requests_csv) out.requests_csv = text.str();
-  out.summary_json = summary_json(out.summary, doc->root(), sc.seed).dump(2) + "\n";
+  nlohmann::ordered_json j = summary_json(out.summary, doc->root(), sc.seed);
+  if (bench) {  // the `benchmark` section's figures, before the resolved config
+    const BenchmarkSummary b = bench->summary();
+    nlohmann::ordered_json config = std::move(j["config"]);
+    j.erase("config");
+    j["benchmark"] = benchmark_json(b);
+    j["config"] = std::move(config);
+    out.benchmark_table = benchmark_table(b);
+  }
+  out.summary_json = j.dump(2) + "\n";
   out.first_rejection = metrics.first_rejection();
   return out;
 }

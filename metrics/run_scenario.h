@@ -34,6 +34,8 @@ struct RunOutput {
   Summary summary;
   std::string requests_csv;  ///< empty when streamed or skipped (RunOptions)
   std::string summary_json;
+  /// The `benchmark` section's figures as printed lines; empty without one.
+  std::string benchmark_table;
   /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
   std::string first_rejection;
 };

@@ -17,8 +17,11 @@ constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;  // as kv.capacity_t
 
 /// The figures the arithmetic needs, all per accelerator of the group.
 struct KvMemoryFigures {
-  double device_bytes = 0;        ///< memory the device reports
-  double utilization = 0.9;       ///< the share of it the server may use, (0, 1]
+  double device_bytes = 0;   ///< memory the device reports
+  double utilization = 0.9;  ///< the share of it the server may use, (0, 1]
+  /// TensorRT-LLM's free_gpu_memory_fraction: the KV pool is this share of what the weights and
+  /// the reserve leave (utilization is then 1). Unset: utilization applies.
+  std::optional<double> free_fraction;
   double weight_bytes = 0;        ///< weights on one accelerator (all of them / tensor_parallel)
   double reserved_bytes = 0;      ///< activations, CUDA graphs, workspace: taken before the KV pool
   double kv_bytes_per_token = 0;  ///< one token's K and V on one accelerator
@@ -88,7 +91,17 @@ KvMemory read_kv_memory(const Cfg& m) {
   const Shape shape = read_shape(m);
   KvMemoryFigures f;
   f.device_bytes = device_bytes;
-  f.utilization = m.get_real("utilization", 0.9, {0.0, 1.0, true});
+  if (m.has("free_gpu_memory_fraction")) {
+    if (m.has("utilization"))
+      m.fail("free_gpu_memory_fraction",
+             "give utilization (vLLM's gpu_memory_utilization, SGLang's mem_fraction_static: a "
+             "share of the whole memory) or free_gpu_memory_fraction (TensorRT-LLM's: a share of "
+             "the memory left after the weights and the reserve), not both");
+    f.free_fraction = m.get_real("free_gpu_memory_fraction", {0.0, 1.0, true});
+    f.utilization = 1.0;
+  } else {
+    f.utilization = m.get_real("utilization", 0.9, {0.0, 1.0, true});
+  }
   const double wbytes = read_dtype_bytes(m, "weight_dtype");
   const double kvbytes = read_dtype_bytes(m, "kv_dtype");
   const int64_t tp = m.get_int("tensor_parallel", 1, {1, 1024});
@@ -116,8 +129,9 @@ KvMemory read_kv_memory(const Cfg& m) {
                        "KV in {:.2f} GiB usable accelerator memory ({} x utilization {})",
                        f.reserved_bytes / k_gib, f.weight_bytes / k_gib, usable / k_gib,
                        device_name, f.utilization));
-  const double tokens =
-      std::floor((usable - f.weight_bytes - f.reserved_bytes) / f.kv_bytes_per_token);
+  const double pool_bytes =
+      (usable - f.weight_bytes - f.reserved_bytes) * f.free_fraction.value_or(1.0);
+  const double tokens = std::floor(pool_bytes / f.kv_bytes_per_token);
   if (tokens < 1) m.fail(shape.key, "no memory left for the KV cache after the weights");
   // The same bound as capacity_tokens; also keeps an absurd accelerator_gib (1e300, whose
   // usable memory overflows to infinity) from reaching the integer conversion.

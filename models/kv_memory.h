@@ -20,11 +20,13 @@ namespace servesim {
 
 /// Reads a `kv.memory` map: `hardware` (catalogue name or path) or `accelerator_gib`; `model`
 /// (catalogue name or path) or `parameters`, `layers`, `kv_heads` and `head_dim`; and
-/// `tensor_parallel`, `weight_dtype`, `kv_dtype`, `utilization`, `reserved_gib`. Capacity =
-/// floor((device bytes x utilization - weights / tp - reserved) / KV bytes per token per
-/// accelerator). Throws InputError at the key for a name and a figure given for the same thing,
-/// an unknown name, a tp the KV heads cannot be split over, or weights and reserve that leave
-/// no room.
+/// `tensor_parallel`, `weight_dtype`, `kv_dtype`, `utilization` or `free_gpu_memory_fraction`,
+/// `reserved_gib`. Capacity = floor((device bytes x utilization - weights / tp - reserved) / KV
+/// bytes per token per accelerator) (vLLM's gpu_memory_utilization, SGLang's
+/// mem_fraction_static), or with free_gpu_memory_fraction f (TensorRT-LLM's) floor((device bytes
+/// - weights / tp - reserved) x f / KV bytes per token per accelerator). Throws InputError at the
+/// key for a name and a figure given for the same thing, an unknown name, a tp the KV heads cannot
+/// be split over, or weights and reserve that leave no room.
 [[nodiscard]] KvMemory read_kv_memory(const Cfg& memory);
 
 }  // namespace servesim

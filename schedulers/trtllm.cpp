@@ -20,11 +20,17 @@
 //        MAX_UTILIZATION: the KV manager must hold what this step computes (pass 1 pauses later).
 //      Otherwise admission stops there (head-of-line blocking).
 // Without enable_chunked_context a prompt longer than max_num_tokens is rejected at arrival.
-// A request's maximum output is its output length in the trace. docs/schedulers.md compares this
-// with `continuous`.
+// A request's maximum output is kv.max_output_tokens when given, else its output length in the
+// trace (kv footprint). With trtllm_bench_tuning, max_batch_size and max_num_tokens not given are
+// chosen at the first step as trtllm-bench does (schedulers/trtllm.h), from the requests of the
+// mean lengths that the KV pool holds. docs/schedulers.md compares this with `continuous`.
+#include "schedulers/trtllm.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <optional>
 
 #include "schedulers/iteration_level.h"
 
@@ -37,6 +43,14 @@ struct TrtllmSettings {
   int64_t max_num_tokens = 8192;
   bool chunked = false;  ///< enable_chunked_context
   int64_t block = 16;    ///< chunk unit: kv.block_size
+  /// trtllm_bench_tuning: the dataset's mean lengths and pipeline stages; each of
+  /// max_batch_size and max_num_tokens that was not given is tuned at the first step.
+  struct Tuning {
+    double input_tokens = 0, output_tokens = 0;
+    int64_t pipeline_parallel = 1;
+    bool batch = false, tokens = false;  ///< which limits to tune
+  };
+  std::optional<Tuning> tuning;
 };
 
 class TrtllmScheduler final : public Scheduler {
@@ -46,6 +60,7 @@ class TrtllmScheduler final : public Scheduler {
   [[nodiscard]] int64_t max_running() const override { return m_s.max_batch_size; }
 
   void plan_step(SchedulerView& s) override {
+    if (m_s.tuning) tune(s.kv().capacity_tokens());
     m_budget = m_s.max_num_tokens;
     m_paused = false;
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 1. generation
@@ -125,15 +140,66 @@ class TrtllmScheduler final : public Scheduler {
     return true;
   }
 
+  // trtllm-bench sizes its KV estimate as the whole memory left by the weights; here the KV pool
+  // the run was given stands for it (the same figure with free_gpu_memory_fraction 0.95 and no
+  // reserve). Once only: the pool does not change.
+  void tune(int64_t kv_capacity_tokens) {
+    const TrtllmSettings::Tuning t = *m_s.tuning;
+    m_s.tuning.reset();
+    const double requests =
+        static_cast<double>(kv_capacity_tokens) / (t.input_tokens + t.output_tokens);
+    if (requests < 1)
+      throw InputError(fmt::format(
+          "scheduler.trtllm_bench_tuning: the KV pool of {} tokens holds no request of the mean "
+          "lengths ({} + {} tokens); trtllm-bench refuses such a model and mapping",
+          kv_capacity_tokens, t.input_tokens, t.output_tokens));
+    const auto [batch, tokens] =
+        trtllm_bench_settings(requests, t.input_tokens, t.output_tokens, t.pipeline_parallel);
+    if (t.batch) m_s.max_batch_size = batch;
+    if (t.tokens) m_s.max_num_tokens = tokens;
+  }
+
   TrtllmSettings m_s;
   int64_t m_budget = 0;
   bool m_paused = false;
 };
 
+int64_t round_up(double x, int64_t step) {
+  return step * static_cast<int64_t>(std::ceil(x / static_cast<double>(step)));
+}
+
 }  // namespace
+
+std::pair<int64_t, int64_t> trtllm_bench_settings(double kv_max_requests, double mean_input_tokens,
+                                                  double mean_output_tokens,
+                                                  int64_t pipeline_parallel) {
+  // Caps that keep the decoder and activation buffers bounded, then rounding up to coarse steps.
+  const double r = std::min(kv_max_requests, 4096.0) / static_cast<double>(pipeline_parallel);
+  const double t = std::min(r * (1.0 + mean_input_tokens / mean_output_tokens), 32768.0);
+  const int64_t batch = r < 256    ? std::max<int64_t>(64, round_up(r, 32))
+                        : r < 1024 ? round_up(r, 128)
+                                   : round_up(r, 256);
+  const int64_t tokens = t < 4096   ? std::max<int64_t>(2048, round_up(t, 256))
+                         : t < 8192 ? round_up(t, 512)
+                                    : round_up(t, 1024);
+  return {batch, tokens};
+}
 
 std::unique_ptr<Scheduler> make_trtllm(const Cfg& c) {
   TrtllmSettings s;
+  if (const std::optional<Cfg> t = c.optional_child("trtllm_bench_tuning")) {
+    TrtllmSettings::Tuning tuning;
+    tuning.input_tokens = t->get_real("mean_input_tokens", {0.0, 1e9, true});
+    tuning.output_tokens = t->get_real("mean_output_tokens", {0.0, 1e9, true});
+    tuning.pipeline_parallel = t->get_int("pipeline_parallel", 1, {1, 1024});
+    tuning.batch = !c.has("max_batch_size");
+    tuning.tokens = !c.has("max_num_tokens");
+    if (!tuning.batch && !tuning.tokens)
+      t->fail("",
+              "max_batch_size and max_num_tokens are both given: nothing is left to tune "
+              "(trtllm-bench tunes only the limits not given)");
+    s.tuning = tuning;
+  }
   s.no_evict = c.get_choice("capacity_scheduler_policy", "GUARANTEED_NO_EVICT",
                             {"GUARANTEED_NO_EVICT", "MAX_UTILIZATION"}) == "GUARANTEED_NO_EVICT";
   s.max_batch_size = c.get_int("max_batch_size", s.max_batch_size, {1, 1 << 20});

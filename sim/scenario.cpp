@@ -95,6 +95,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
       read_cluster(root, s.seed, s.components, top_step_time ? &*top_step_time : nullptr);
   if (groups.empty()) groups.push_back({*top_step_time, root.child("kv"), 1});
   s.slo = read_slo(root);
+  s.benchmark = read_benchmark(root);
   doc->check_all_read();
   // Every replica has its own accelerators (read only now that every key has been checked).
   int64_t accelerators = 0;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "sim/benchmark_spec.h"
 #include "sim/simulation.h"
 #include "sim/slo.h"
 
@@ -19,7 +20,8 @@ struct Scenario {
   std::shared_ptr<Document> doc;
   uint64_t seed = 1;
   Components components;
-  std::optional<SloTargets> slo;  ///< the `slo` section, if any
+  std::optional<SloTargets> slo;           ///< the `slo` section, if any
+  std::optional<BenchmarkSpec> benchmark;  ///< the `benchmark` section, if any
   /// Each replica's accelerators (its step model's tensor x data parallel, else
   /// kv.memory.tensor_parallel, else 1), in replica order: per-replica goodput per accelerator.
   std::vector<int64_t> replica_accelerators;

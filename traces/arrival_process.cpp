@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 #include <numeric>
 
@@ -45,6 +46,17 @@ class FixedArrivals final : public ArrivalProcess {
  private:
   double m_rate_per_s;
   int64_t m_made = 0;
+};
+
+/// Every arrival at one instant, `at_s` after start: a benchmark's offline load (every request
+/// queued at once). Draws nothing.
+class BurstArrivals final : public ArrivalProcess {
+ public:
+  explicit BurstArrivals(double at_s) : m_at_s(at_s) {}
+  double next_s(Rng&) override { return m_at_s; }
+
+ private:
+  double m_at_s;
 };
 
 /// A renewal process with Gamma(shape, scale) gaps; the first arrival one gap after start.
@@ -150,12 +162,25 @@ ArrivalConfig read_poisson(const Cfg& c, double) {
   return {std::make_unique<PoissonArrivals>(rate), rate};
 }
 
+/// All at once: its mean rate is infinite, so the span check sees every arrival at `at_s`.
+ArrivalConfig burst_at(double at_s, std::string rate_key) {
+  return {std::make_unique<BurstArrivals>(at_s), std::numeric_limits<double>::infinity(), true,
+          std::move(rate_key)};
+}
+
+ArrivalConfig read_burst(const Cfg& c, double) {
+  return burst_at(c.get_real("at_s", 0.0, {0.0, 1e9, false}), "at_s");
+}
+
 ArrivalConfig read_fixed(const Cfg& c, double) {
   double rate = 0;
   const bool by_interval = c.has("interval_s");
   if (by_interval) {
     if (c.has("rate_per_s")) c.fail("interval_s", "give rate_per_s or interval_s, not both");
-    rate = 1.0 / c.get_real("interval_s", {0.0, 1e6, true});
+    const double interval_s = c.get_real("interval_s", {0.0, 1e6, false});
+    // No gap between arrivals is a burst at start (as kind: burst, which says so directly).
+    if (interval_s == 0) return burst_at(0.0, "interval_s");
+    rate = 1.0 / interval_s;
   } else {
     rate = c.get_real("rate_per_s", k_rate_per_s);
   }
@@ -231,7 +256,8 @@ ArrivalConfig read_daily(const Cfg& c, double start_s) {
 using ArrivalReader = ArrivalConfig (*)(const Cfg&, double);
 
 // Sorted by name. A new kind is one class, one reader and one line here.
-constexpr Registry<ArrivalReader, 5> k_kinds{{{
+constexpr Registry<ArrivalReader, 6> k_kinds{{{
+    {"burst", &read_burst},
     {"daily", &read_daily},
     {"fixed", &read_fixed},
     {"gamma", &read_gamma},

@@ -36,12 +36,11 @@ struct ClosedLoopSpec {
 
 class ClosedLoop final : public WorkloadSource {
  public:
-  ClosedLoop(const ClosedLoopSpec& spec, uint64_t seed, std::unique_ptr<LengthDist> prompt,
-             std::unique_ptr<LengthDist> output, std::string where)
+  ClosedLoop(const ClosedLoopSpec& spec, uint64_t seed, std::unique_ptr<LengthPairs> lengths,
+             std::string where)
       : m_spec(spec),
         m_rng(seed),
-        m_prompt(std::move(prompt)),
-        m_output(std::move(output)),
+        m_lengths(std::move(lengths)),
         m_where(std::move(where)),
         m_users(static_cast<size_t>(std::min(spec.users, spec.requests))) {
     m_owner.reserve(m_users.size());
@@ -102,11 +101,11 @@ class ClosedLoop final : public WorkloadSource {
 
   void make(size_t u, uint64_t id, Time at, RequestSpec& out) {
     User& user = m_users[u];
-    const int64_t fresh = m_prompt->draw_tokens(m_rng);
+    const auto [fresh, output] = m_lengths->draw_pair(m_rng);  // the prompt drawn first
     out = RequestSpec{};
     out.id = id;
     out.arrival = at;
-    out.output_tokens = m_output->draw_tokens(m_rng);
+    out.output_tokens = output;
     if (m_spec.turns > 1) {
       if (user.turn == 0) {
         user.stream = ++m_conversations;
@@ -116,14 +115,14 @@ class ClosedLoop final : public WorkloadSource {
       out.session = user.stream;
     }
     // A context beyond any engine's limit is still a request (the engine rejects it).
-    out.prompt_tokens = static_cast<int32_t>(
-        std::min<int64_t>(user.context_tokens * (m_spec.turns > 1) + fresh, 1'000'000'000));
+    out.prompt_tokens = static_cast<int32_t>(std::min<int64_t>(
+        user.context_tokens * (m_spec.turns > 1) + int64_t{fresh}, 1'000'000'000));
     m_owner.emplace(out.id, u);
   }
 
   ClosedLoopSpec m_spec;
   Rng m_rng;
-  std::unique_ptr<LengthDist> m_prompt, m_output;
+  std::unique_ptr<LengthPairs> m_lengths;
   std::string m_where;
   std::vector<User> m_users;
   std::unordered_map<uint64_t, size_t> m_owner;  // request id -> its user, while in flight
@@ -136,16 +135,32 @@ class ClosedLoop final : public WorkloadSource {
 
 std::unique_ptr<WorkloadSource> make_closed_loop(const Cfg& c, uint64_t seed) {
   ClosedLoopSpec s;
-  s.users = c.get_int("users", {1, 1'000'000});
+  // max_concurrency: a benchmark's clients (vllm bench serve --max-concurrency, trtllm-bench),
+  // each sending its next request as soon as its last reply is back: users with no think time.
+  const bool clients = c.one_of({"max_concurrency", "users"}) == "max_concurrency";
+  s.users = c.get_int(clients ? "max_concurrency" : "users", {1, 1'000'000});
   s.requests = c.get_int("requests", {1, int64_t{1} << 40});
-  s.think_mean_s = c.get_real("think_s", {0.0, 1e6, false});
+  s.think_mean_s = clients ? c.get_real("think_s", 0.0, {0.0, 1e6, false})
+                           : c.get_real("think_s", {0.0, 1e6, false});
   s.think_exponential =
       c.get_choice("think", "exponential", {"exponential", "fixed"}) == "exponential";
   s.ramp_s = c.get_real("ramp_s", 0.0, {0.0, 1e6, false});
   s.start_s = c.get_real("start_s", 0.0, {0.0, 1e9, false});
   s.turns = c.get_int("turns", 1, {1, 1'000'000});
-  return std::make_unique<ClosedLoop>(s, seed, read_length_dist(c.child("prompt_tokens")),
-                                      read_length_dist(c.child("output_tokens")),
+  std::unique_ptr<LengthPairs> lengths;
+  if (c.has("lengths_from")) {
+    // A dataset's rows, as a benchmark tool draws its prompts (synthetic.cpp reads it the same).
+    for (const char* key : {"prompt_tokens", "output_tokens"})
+      if (c.has(key))
+        c.fail(key,
+               "lengths_from gives both lengths: give it, or prompt_tokens and "
+               "output_tokens, not both");
+    lengths = read_length_pairs(c.child("lengths_from"), s.requests);
+  } else {
+    lengths = independent_lengths(read_length_dist(c.child("prompt_tokens")),
+                                  read_length_dist(c.child("output_tokens")));
+  }
+  return std::make_unique<ClosedLoop>(s, seed, std::move(lengths),
                                       fmt::format("{} in {}", c.path(), c.doc().file()));
 }
 

@@ -8,7 +8,9 @@
 //   session_id   any text: the rows of one session are the turns of one conversation, in file
 //                order; each turn's prompt_tokens are its new tokens;
 //   parent_id    request_id values (';' or space separated) this request waits for;
-//   think_s      seconds between the last parent's reply and this request.
+//   think_s      seconds between the last parent's reply and this request;
+//   max_output_tokens  the request's max_tokens (>= output_tokens), reserved by a KV policy
+//                with kv.max_output_tokens instead of that default.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -21,9 +23,19 @@ namespace servesim {
 namespace {
 
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
-const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id", "parent_id",
-                                          "think_s"};
-enum : size_t { k_arrival, k_prompt, k_output, k_prefix, k_request, k_session, k_parent, k_think };
+const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id",
+                                          "parent_id",   "think_s",    "max_output_tokens"};
+enum : size_t {
+  k_arrival,
+  k_prompt,
+  k_output,
+  k_prefix,
+  k_request,
+  k_session,
+  k_parent,
+  k_think,
+  k_max_output
+};
 
 /// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
 uint64_t session_hash(std::string_view text) {
@@ -64,6 +76,15 @@ class ServesimCsvRows final : public TraceRowReader {
     if (!m_csv.field(k_parent).empty()) integer_list(k_parent, row.parents);
     row.think_ns =
         m_csv.field(k_think).empty() ? 0 : seconds_to_ns(m_csv.real(k_think, 0.0, 9.0e9));
+    row.max_output_tokens = 0;
+    if (m_csv.has(k_max_output) && !m_csv.field(k_max_output).empty()) {
+      row.max_output_tokens = m_csv.integer(k_max_output, 1, k_max_tokens);
+      if (row.skip == nullptr && row.max_output_tokens < row.output_tokens)
+        throw InputError(fmt::format(
+            "{}:{}: column max_output_tokens = {} is less than output_tokens = {}: a request "
+            "never asks for more than its maximum",
+            printable(m_csv.path(), 1024), m_csv.line(), row.max_output_tokens, row.output_tokens));
+    }
     return true;
   }
   bool absolute_time() const override { return true; }

@@ -121,6 +121,7 @@ class DependentTrace final : public WorkloadSource {
       n.spec.block_hashes = row.block_hashes;
       n.spec.hash_block_tokens = row.block_hashes.empty() ? 0 : row.hash_block_tokens;
       n.spec.session = row.session;
+      n.spec.max_output_tokens = static_cast<int32_t>(row.max_output_tokens);
       n.spec.content_stream = row.session;
       n.earliest_ns = row.arrival_ns;
       n.think_ns = row.think_ns;

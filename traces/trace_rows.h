@@ -41,6 +41,7 @@ struct TraceRow {
   uint64_t session = 0;           ///< hash of session_id (never 0), 0 when empty or absent
   std::vector<uint64_t> parents;  ///< parent_id: request_id values (row numbers without it)
   int64_t think_ns = 0;           ///< think_s: delay after the parents' replies
+  int64_t max_output_tokens = 0;  ///< max_output_tokens column (servesim CSV); 0: absent
 };
 
 class TraceRowReader {

@@ -45,6 +45,7 @@ RequestSpec to_request(TraceRow& row, uint64_t id, int64_t arrival_ns) {
   r.block_hashes = std::exchange(row.block_hashes, {});  // the row is reused, empty
   r.hash_block_tokens = r.block_hashes.empty() ? 0 : row.hash_block_tokens;
   r.session = row.session;
+  r.max_output_tokens = static_cast<int32_t>(row.max_output_tokens);
   return r;
 }
 

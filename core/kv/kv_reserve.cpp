@@ -18,13 +18,16 @@ class ReserveKv final : public KvManager {
   int64_t used_tokens() const override { return m_used; }
 
   int64_t footprint_tokens(const Request& r) const override {
-    const int64_t tokens =
-        int64_t{r.spec.prompt_tokens} + m_max_output.value_or(r.spec.output_tokens);
+    // A request's own maximum (a trace column) overrides kv.max_output_tokens.
+    const int64_t max_output = r.spec.max_output_tokens > 0
+                                   ? r.spec.max_output_tokens
+                                   : m_max_output.value_or(r.spec.output_tokens);
+    const int64_t tokens = int64_t{r.spec.prompt_tokens} + max_output;
     return (tokens + m_block - 1) / m_block * m_block;
   }
 
   std::string never_fits(const Request& r) const override {
-    if (m_max_output && r.spec.output_tokens > *m_max_output)
+    if (m_max_output && r.spec.max_output_tokens == 0 && r.spec.output_tokens > *m_max_output)
       return fmt::format("its {} output tokens exceed kv.max_output_tokens = {}",
                          r.spec.output_tokens, *m_max_output);
     return KvManager::never_fits(r);

@@ -329,7 +329,7 @@ TEST_CASE("synthetic: bad arrival keys name the key and what is allowed", "[trac
   CHECK(error_of("{kind: gama, rate_per_s: 1}") ==
         arrival +
             "kind = \"gama\" at test.yaml:4:21: unknown \"gama\" (did you mean gamma?) (valid: "
-            "daily, fixed, gamma, onoff, poisson)");
+            "burst, daily, fixed, gamma, onoff, poisson)");
   CHECK(error_of("{kind: gamma, rate_per_s: 1, cv: 0}") ==
         arrival + "cv = \"0\" at test.yaml:4:47: must be >= 0.001 and <= 10");
   CHECK(error_of("{kind: gamma, rate_per_s: 1, cv: 1, shape: 2}") ==
