@@ -150,7 +150,7 @@
     ['MFU %', pct('mfu'), 1],
     ['SLO'],
     ['attainment %', pct('slo.attainment'), 1],
-    ['goodput (req/s)', key('slo.goodput_per_s'), 3]
+    ['goodput (req/s)', key('slo.goodput_requests_per_s'), 3]
   ];
 
   function summaryTable(runs) {

@@ -101,7 +101,7 @@ constexpr Expected k_run_summary[] = {{"kind", Want::String},
                                       {"mfu", Want::Number},
                                       {"slo", Want::Object},
                                       {"slo.attainment", Want::Number},
-                                      {"slo.goodput_per_s", Want::Number},
+                                      {"slo.goodput_requests_per_s", Want::Number},
                                       {"config", Want::Object},
                                       {"config.scheduler", Want::Object},
                                       {"config.scheduler.kind", Want::String}};

@@ -3,6 +3,7 @@
 #include "report/report.h"
 
 #include <catch2/catch.hpp>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 
@@ -249,4 +250,40 @@ TEST_CASE("report: servesim run --report and servesim report write the page", "[
   CHECK_THAT(err2.str(), Catch::Contains("--out /proc/no/such/r.html: cannot create the folder"));
   CHECK(run_cli({"report"}, text, err) == 2);
   CHECK_THAT(err.str(), Catch::Contains("give at least one result directory"));
+}
+
+TEST_CASE("report: every summary key the page reads exists in a run's summary", "[report]") {
+  // The page's summary table reads keys by path (key/ms/pct('a.b') in report/report.js); a path
+  // the summary lacks shows an empty row, as the goodput row once did (the page read
+  // slo.goodput_per_s, the summary writes slo.goodput_requests_per_s). A run with an SLO, so
+  // that the slo block is written, must hold every path the page names.
+  const auto dir = temp_dir() / "slo";
+  const std::string config =
+      write_temp("slo.yaml", k_small_run + "slo: {ttft_ms: 100, tpot_ms: 50, percentile: 99}\n");
+  REQUIRE(run_cli_quiet({"run", config, "--out", dir.string(), "--quiet"}) == 0);
+  const json summary = read_result_dir(dir.string())["summary"];
+  const std::string js = read_text(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
+  std::vector<std::string> paths;
+  for (const char* reader : {"key('", "ms('", "pct('"})
+    for (size_t at = js.find(reader); at != std::string::npos; at = js.find(reader, at + 1)) {
+      if (at > 0 && (std::isalnum(static_cast<unsigned char>(js[at - 1])) || js[at - 1] == '_'))
+        continue;  // another function whose name ends the same way
+      const size_t from = at + std::string(reader).size();
+      const size_t to = js.find('\'', from);
+      const std::string path = js.substr(from, to - from);
+      if (path != "path") paths.push_back(path);  // the helper's own definition
+    }
+  REQUIRE(paths.size() >= 20);  // the table's rows, found
+  for (const std::string& path : paths) {
+    INFO(path);
+    const json* v = &summary;
+    for (size_t from = 0; v;) {
+      const size_t dot = path.find('.', from);
+      const std::string part = path.substr(from, dot == std::string::npos ? dot : dot - from);
+      v = v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
+      if (dot == std::string::npos) break;
+      from = dot + 1;
+    }
+    CHECK(v != nullptr);
+  }
 }
