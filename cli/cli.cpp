@@ -194,6 +194,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   // requests.csv streams to a temporary file as requests finish; both files take their names
   // only once the run is complete (or stopped and marked partial).
   Scenario scenario = build_scenario(q->doc);  // a bad config stops here, before any output
+  for (const std::string& note : q->doc->notes()) std::cerr << "servesim: note: " << note << "\n";
   ResultFiles files(q->dir);
   if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
   if (q->steps) options.steps_csv = &files.open("steps.csv");

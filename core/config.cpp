@@ -250,7 +250,26 @@ void Document::apply_override(const std::string& assignment) {
     }
     chain.push_back(next);
   }
-  chain.back()[parts.back()] = value;
+  YAML::Node target = chain.back();
+  const std::string map_path =
+      parts.size() == 1 ? std::string() : path.substr(0, path.size() - parts.back().size() - 1);
+  if (parts.back() == "kind" && target.IsMap() && target["kind"].IsScalar() && value.IsScalar() &&
+      target["kind"].Scalar() != value.Scalar()) {
+    // The map's other keys were written for the old kind; those the new kind does not read are
+    // dropped by check_all_read (a later --set of one of them keeps it).
+    KindSwitch ks{printable(assignment, 100), target["kind"].Scalar(), {}};
+    for (const auto& kv : target)
+      if (kv.first.IsScalar() && kv.first.Scalar() != "kind")
+        ks.inherited.insert(kv.first.Scalar());
+    m_kind_switches[map_path] = std::move(ks);
+  } else if (auto it = m_kind_switches.find(map_path); it != m_kind_switches.end()) {
+    it->second.inherited.erase(parts.back());
+  }
+  // A map replaced whole (or a map above it) holds nothing inherited any more.
+  for (auto it = m_kind_switches.begin(); it != m_kind_switches.end();)
+    it = it->first == path || it->first.rfind(path + ".", 0) == 0 ? m_kind_switches.erase(it)
+                                                                  : std::next(it);
+  target[parts.back()] = value;
   m_overridden.insert(path);
 }
 
@@ -284,6 +303,7 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
   }
   if (!node.IsMap()) return;
   auto it = m_queried.find(path);
+  std::vector<std::string> dropped;  // keys of an old kind (m_kind_switches), removed below
   for (const auto& kv : node) {
     const std::optional<std::string> text = key_text(kv.first);
     if (!text)
@@ -293,6 +313,11 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
     const std::string& key = *text;
     const std::string full = join_path(path, printable(key));
     if (it == m_queried.end() || !it->second.count(key)) {
+      const auto ks = m_kind_switches.find(path);
+      if (ks != m_kind_switches.end() && ks->second.inherited.count(key)) {
+        dropped.push_back(key);
+        continue;
+      }
       std::vector<std::string> valid;
       if (it != m_queried.end()) valid.assign(it->second.begin(), it->second.end());
       const std::string where_s = where(kv.first, full);
@@ -301,6 +326,18 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
                                    valid.empty() ? "none" : join_names(valid)));
     }
     check_node(kv.second, full);
+  }
+  if (dropped.empty()) return;
+  const KindSwitch& ks = m_kind_switches.at(path);
+  YAML::Node map = node;  // a handle: removing through it changes the document
+  for (const std::string& key : dropped) {
+    map.remove(key);
+    std::string note =
+        fmt::format("--set {}: dropped {}, a key of kind {} that kind {} does not have",
+                    ks.assignment, join_path(path, printable(key)), printable(ks.old_kind, 40),
+                    printable(map["kind"].IsScalar() ? map["kind"].Scalar() : std::string(), 40));
+    if (std::find(m_notes.begin(), m_notes.end(), note) == m_notes.end())
+      m_notes.push_back(std::move(note));
   }
 }
 

@@ -44,8 +44,14 @@ class Document {
   /// Applies "a.b.c=value" (value parsed as YAML) before anything is read.
   void apply_override(const std::string& assignment);
 
-  /// REQUIRES: every component has read its section. Throws on the first unread key.
+  /// REQUIRES: every component has read its section. Throws on the first unread key, except a
+  /// key left from before an override switched its map's `kind` (`--set scheduler.kind=static`
+  /// over a file's continuous scheduler): such a key, when the new kind did not read it, is
+  /// removed from the document and named in notes().
   void check_all_read() const;
+  /// What check_all_read() dropped, one sentence each ("--set scheduler.kind=static: dropped
+  /// scheduler.max_num_seqs, a key of kind continuous that kind static does not have").
+  [[nodiscard]] const std::vector<std::string>& notes() const { return m_notes; }
 
   [[nodiscard]] const std::string& file() const { return m_file; }
   [[nodiscard]] YAML::Node root() const { return m_root; }
@@ -66,6 +72,13 @@ class Document {
   YAML::Node m_root;
   std::map<std::string, std::set<std::string>> m_queried;  // map path -> keys asked for
   std::set<std::string> m_overridden;                      // key paths set by --set
+  /// Map path -> {the --set that switched its kind, the old kind, the keys it held then}.
+  struct KindSwitch {
+    std::string assignment, old_kind;
+    std::set<std::string> inherited;
+  };
+  std::map<std::string, KindSwitch> m_kind_switches;
+  mutable std::vector<std::string> m_notes;
 };
 
 class Cfg {

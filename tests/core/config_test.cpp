@@ -156,3 +156,45 @@ TEST_CASE("config: malformed YAML names the line", "[core][config]") {
   CHECK_THAT(error_of("scheduler: {kind: static\n"), Catch::Contains("test.yaml:"));
   CHECK_THAT(error_of("- 1\n- 2\n"), Catch::Contains("the top level must be a map"));
 }
+
+TEST_CASE("config: --set of a section's kind drops the old kind's keys and says so",
+          "[core][config]") {
+  const auto built = [](const std::vector<std::string>& sets) {
+    auto doc =
+        doc_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  chunked_prefill: false"));
+    for (const auto& s : sets) doc->apply_override(s);
+    (void)build_scenario(doc);
+    return doc;
+  };
+  // continuous -> static: static reads max_batch_size only; both continuous keys go.
+  auto doc = built({"scheduler.kind=static", "scheduler.max_batch_size=4"});
+  CHECK(doc->notes() ==
+        std::vector<std::string>{
+            "--set scheduler.kind=static: dropped scheduler.max_num_seqs, a key of kind "
+            "continuous that kind static does not have",
+            "--set scheduler.kind=static: dropped scheduler.chunked_prefill, a key of kind "
+            "continuous that kind static does not have"});
+  // The document (summary.json's resolved config) no longer holds them.
+  const YAML::Node scheduler = doc->root()["scheduler"];
+  CHECK(scheduler.size() == 2);
+  CHECK(scheduler["kind"].Scalar() == "static");
+  CHECK(scheduler["max_batch_size"].Scalar() == "4");
+  // continuous -> vllm: vllm reads max_num_seqs, so it stays; chunked_prefill is not vllm's.
+  doc = built({"scheduler.kind=vllm", "kv.prefix_caching=true"});
+  CHECK(doc->notes().size() == 1);
+  CHECK(doc->root()["scheduler"]["max_num_seqs"].Scalar() == "8");
+  CHECK_FALSE(doc->root()["scheduler"]["chunked_prefill"].IsDefined());
+  // The same kind again, or no kind change: nothing dropped, an unknown key is still an error.
+  CHECK(built({"scheduler.kind=continuous"})->notes().empty());
+  CHECK_THAT(error_of(k_good, {"scheduler.kind=static"}),
+             Catch::Contains("scheduler.max_batch_size: required key missing"));
+  // A key given by --set after the switch is the user's own: an unknown one is refused.
+  CHECK_THAT(error_of(k_good, {"scheduler.kind=static", "scheduler.max_batch_size=4",
+                               "scheduler.max_num_seqs=8"}),
+             Catch::Contains("scheduler.max_num_seqs at test.yaml (from --set "
+                             "scheduler.max_num_seqs): unknown key"));
+  // A key of the file that the new kind does not have either is dropped only when the switch
+  // came from --set: in the file itself it stays an error.
+  CHECK_THAT(error_of(replace(k_good, "kind: continuous", "kind: static\n  max_batch_size: 4")),
+             Catch::Contains("scheduler.max_num_seqs at test.yaml:13:3: unknown key"));
+}
