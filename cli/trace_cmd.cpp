@@ -14,6 +14,7 @@
 
 #include "cli/cli_options.h"
 #include "core/config.h"
+#include "core/csv_columns.h"
 #include "core/errors.h"
 #include "core/interrupt.h"
 #include "core/output_file.h"
@@ -127,13 +128,8 @@ bool has_dependency_columns(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::string header;
   if (!std::getline(in, header)) return false;
-  std::string cell;
-  std::istringstream cells(header);
-  while (std::getline(cells, cell, ',')) {
-    while (!cell.empty() && (cell.back() == '\r' || cell.back() == ' ')) cell.pop_back();
-    while (!cell.empty() && cell.front() == ' ') cell.erase(cell.begin());
+  for (const std::string& cell : csv_fields(header, path, 1))
     if (cell == "parent_id" || cell == "session_id") return true;
-  }
   return false;
 }
 

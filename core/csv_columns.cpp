@@ -20,17 +20,18 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Calls f(index, field) for each trimmed field of `line`; returns how many there are. Nothing
-/// is stored per field, so a line of a million commas costs no more memory than the line.
-template <typename F>
-size_t for_each_field(std::string_view line, F&& f) {
-  size_t start = 0;
-  for (size_t i = 0;; ++i) {
-    const size_t comma = line.find(',', start);
-    f(i, trim(line.substr(start, comma == line.npos ? line.npos : comma - start)));
-    if (comma == line.npos) return i + 1;
-    start = comma + 1;
-  }
+[[noreturn]] void after_closing_quote(const std::string& name, size_t line_no, size_t field) {
+  throw InputError(
+      fmt::format("{}:{}: field {}: text after the closing quote; a quoted field ends at its "
+                  "closing quote (write a '\"' inside one as '\"\"')",
+                  name, line_no, field));
+}
+
+[[noreturn]] void open_quote(const std::string& name, size_t line_no, size_t field) {
+  throw InputError(
+      fmt::format("{}:{}: field {}: a quoted field is never closed (a '\"' opens it "
+                  "and the file ends before its closing '\"')",
+                  name, line_no, field));
 }
 
 bool starts_with(std::string_view s, std::string_view prefix) {
@@ -86,6 +87,40 @@ CsvColumns::CsvColumns(std::istream& in, std::string name, std::vector<std::stri
       m_required(m_columns.size()) {
   m_columns.insert(m_columns.end(), optional.begin(), optional.end());
   read_header();
+}
+
+std::vector<std::string> csv_fields(std::string_view line, const std::string& name,
+                                    size_t line_no) {
+  std::vector<std::string> out;
+  size_t r = 0;
+  for (;;) {
+    while (r < line.size() && (line[r] == ' ' || line[r] == '\t')) ++r;
+    std::string field;
+    if (r < line.size() && line[r] == '"') {
+      for (++r;; ++r) {
+        if (r == line.size()) open_quote(printable(name, 1024), line_no, out.size() + 1);
+        if (line[r] != '"') {
+          field.push_back(line[r]);
+        } else if (r + 1 < line.size() && line[r + 1] == '"') {
+          field.push_back('"');
+          ++r;
+        } else {
+          break;
+        }
+      }
+      ++r;
+      while (r < line.size() && (line[r] == ' ' || line[r] == '\t' || line[r] == '\r')) ++r;
+      if (r < line.size() && line[r] != ',')
+        after_closing_quote(printable(name, 1024), line_no, out.size() + 1);
+    } else {
+      const size_t comma = std::min(line.find(',', r), line.size());
+      field = std::string(trim(line.substr(r, comma - r)));
+      r = comma;
+    }
+    out.push_back(std::move(field));
+    if (r >= line.size()) return out;
+    ++r;  // the comma
+  }
 }
 
 bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes,
@@ -148,15 +183,18 @@ void CsvColumns::read_header() {
     throw InputError(fmt::format("{}: empty file (expected a header with {})", m_name, wanted));
   m_index.assign(m_columns.size(), k_npos);
   m_fields.assign(m_columns.size(), {});
-  m_header_fields = for_each_field(m_line, [&](size_t i, std::string_view name) {
+  const std::vector<std::string> names = csv_fields(m_line, m_path, m_line_no);
+  m_header_fields = names.size();
+  for (size_t i = 0; i < names.size(); ++i) {
     for (size_t k = 0; k < m_columns.size(); ++k) {
-      if (name != m_columns[k]) continue;
+      if (names[i] != m_columns[k]) continue;
       if (m_index[k] != k_npos)
         throw InputError(fmt::format("{}:{}: the header names column {} twice (fields {} and {})",
                                      m_name, m_line_no, m_columns[k], m_index[k] + 1, i + 1));
       m_index[k] = i;
     }
-  });
+  }
+  m_spans.reserve(m_header_fields);
   m_column_of.assign(m_header_fields, k_npos);
   for (size_t k = 0; k < m_columns.size(); ++k) {
     if (m_index[k] == k_npos) continue;
@@ -178,6 +216,21 @@ bool CsvColumns::next_row_starting(std::string_view prefix) {
   while (read_line()) {
     const std::string_view line(m_line);
     if (!starts_with(line, prefix) || trim(line).empty()) continue;
+    m_row_line = m_line_no;
+    if (std::memchr(line.data(), '"', line.size()) != nullptr) {
+      const size_t n = split_quoted();
+      if (n != m_header_fields)
+        throw InputError(fmt::format("{}:{}: {} fields, but the header has {} columns", m_name,
+                                     m_row_line, n, m_header_fields));
+      const std::string_view record(m_line);
+      for (size_t i = 0; i < n; ++i) {
+        if (m_column_of[i] == k_npos) continue;
+        const std::string_view f = record.substr(m_spans[i].offset, m_spans[i].size);
+        m_fields[m_column_of[i]] = m_spans[i].quoted ? f : trim(f);
+      }
+      for (const auto& [k, j] : m_repeats) m_fields[k] = m_fields[j];
+      return true;
+    }
     // One pass over the line; only the requested fields are trimmed.
     size_t n = 0;
     const char* const data = line.data();
@@ -193,16 +246,62 @@ bool CsvColumns::next_row_starting(std::string_view prefix) {
     ++n;
     if (n != m_header_fields)
       throw InputError(fmt::format("{}:{}: {} fields, but the header has {} columns", m_name,
-                                   m_line_no, n, m_header_fields));
+                                   m_row_line, n, m_header_fields));
     for (const auto& [k, j] : m_repeats) m_fields[k] = m_fields[j];
     return true;
   }
   return false;
 }
 
+size_t CsvColumns::split_quoted() {
+  m_spans.clear();
+  size_t r = 0, w = 0;  // where m_line is read and where the undone quoting is written (w <= r)
+  for (;;) {
+    while (r < m_line.size() && (m_line[r] == ' ' || m_line[r] == '\t')) ++r;
+    const size_t start = w;
+    if (r < m_line.size() && m_line[r] == '"') {
+      for (++r;;) {
+        if (r == m_line.size()) {  // the field runs over the line end: the '\n' is its own
+          if (!read_bounded_line(*m_in, m_more, k_max_line_bytes, m_name, m_line_no + 1, "CSV row"))
+            open_quote(m_name, m_row_line, m_spans.size() + 1);
+          ++m_line_no;
+          if (m_more.size() + 1 > k_max_line_bytes - std::min(k_max_line_bytes, m_line.size()))
+            throw InputError(
+                fmt::format("{}:{}: a row longer than {} bytes (a quoted field "
+                            "runs over {} lines): not a CSV row",
+                            m_name, m_row_line, k_max_line_bytes, m_line_no - m_row_line + 1));
+          m_line.push_back('\n');
+          m_line += m_more;
+          continue;
+        }
+        const char c = m_line[r];
+        if (c != '"') {
+          m_line[w++] = c;
+          ++r;
+        } else if (r + 1 < m_line.size() && m_line[r + 1] == '"') {
+          m_line[w++] = '"';
+          r += 2;
+        } else {
+          ++r;
+          break;
+        }
+      }
+      m_spans.push_back({start, w - start, true});
+      while (r < m_line.size() && (m_line[r] == ' ' || m_line[r] == '\t' || m_line[r] == '\r')) ++r;
+      if (r < m_line.size() && m_line[r] != ',')
+        after_closing_quote(m_name, m_row_line, m_spans.size());
+    } else {
+      while (r < m_line.size() && m_line[r] != ',') m_line[w++] = m_line[r++];
+      m_spans.push_back({start, w - start, false});
+    }
+    if (r >= m_line.size()) return m_spans.size();
+    ++r;  // the comma
+  }
+}
+
 void CsvColumns::bad(size_t k, const std::string& allowed) const {
-  throw InputError(fmt::format("{}:{}: column {} = {}: must be {}", m_name, m_line_no, m_columns[k],
-                               quote_input(field(k)), allowed));
+  throw InputError(fmt::format("{}:{}: column {} = {}: must be {}", m_name, m_row_line,
+                               m_columns[k], quote_input(field(k)), allowed));
 }
 
 int64_t CsvColumns::integer(size_t k, int64_t min, int64_t max) const {

@@ -1,7 +1,10 @@
 #pragma once
 // Reads named columns of a CSV file, row by row, with messages that name the file, the line,
-// the column and the value. Plain CSV: comma-separated, no quoting; spaces around fields and
-// CRLF line ends are tolerated, blank lines skipped, a UTF-8 byte-order mark ignored. Memory
+// the column and the value. CSV as RFC 4180 writes it: comma-separated; a field may be quoted
+// ("10", "a, b", "say ""hi"""), a doubled quote inside quotes standing for one, and a quoted
+// field may run over line ends (the row is then named by its first line). Spaces around fields
+// and CRLF line ends are tolerated, blank lines skipped, a UTF-8 byte-order mark ignored; a '"'
+// inside an unquoted field is kept as it is. Memory
 // does not grow with the file: the reader holds one line (at most k_max_line_bytes) and one
 // view per requested column. Values from the file are echoed into messages through printable().
 #include <cstdint>
@@ -19,6 +22,12 @@ namespace servesim {
 /// line is longer than `max_bytes`. For every line-based reader (CSV, JSONL).
 [[nodiscard]] bool read_bounded_line(std::istream& in, std::string& line, size_t max_bytes,
                                      const std::string& name, size_t line_no, const char* what);
+
+/// The fields of one CSV line (a header, a short table row), RFC 4180 quoting undone and
+/// unquoted fields trimmed of spaces, tabs and a trailing '\r'. Throws InputError naming
+/// `name`:`line_no` on a quote left open or text after a closing quote.
+[[nodiscard]] std::vector<std::string> csv_fields(std::string_view line, const std::string& name,
+                                                  size_t line_no);
 
 class CsvColumns {
  public:
@@ -46,7 +55,8 @@ class CsvColumns {
   [[nodiscard]] bool next_row_starting(std::string_view prefix);
   /// Where requested column `k` is in the header (0 = first), npos if absent.
   [[nodiscard]] size_t position(size_t k) const { return m_index[k]; }
-  [[nodiscard]] size_t line() const { return m_line_no; }
+  /// The line the current row starts on (a quoted field may carry it over further lines).
+  [[nodiscard]] size_t line() const { return m_row_line; }
   [[nodiscard]] const std::string& path() const { return m_path; }
 
   /// The k-th requested column of the current row.
@@ -65,6 +75,13 @@ class CsvColumns {
   void read_header();
   /// Reads the next line (without its '\n') into m_line; false at the end of the input.
   bool read_line();
+  /// Splits m_line, which holds a '"', as RFC 4180 says, into m_spans, undoing the quoting in
+  /// place and reading further lines while a quoted field is open; returns the field count.
+  size_t split_quoted();
+  struct Span {
+    size_t offset, size;
+    bool quoted;
+  };
 
   std::string m_path;
   std::string m_name;  // m_path made printable, for messages
@@ -77,8 +94,11 @@ class CsvColumns {
   std::vector<size_t> m_column_of;  // for each header field, the requested column it is (or npos)
   std::vector<std::pair<size_t, size_t>> m_repeats;  // (k, j): column k repeats column j < k
   size_t m_header_fields = 0;
-  size_t m_required = 0;  // the first m_required of m_columns must be in the header
-  size_t m_line_no = 0;
+  size_t m_required = 0;      // the first m_required of m_columns must be in the header
+  size_t m_line_no = 0;       // the last line read
+  size_t m_row_line = 0;      // the line the current row starts on
+  std::vector<Span> m_spans;  // split_quoted's fields (kept: no allocation per row)
+  std::string m_more;         // split_quoted's next line of a field that runs over a line end
 };
 
 }  // namespace servesim

@@ -35,15 +35,8 @@ std::vector<std::string> variants_of(const fs::path& file) {
   if (!read_bounded_line(in, line, CsvColumns::k_max_line_bytes, file.string(), 1, "CSV header"))
     return {};
   std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= line.size()) {
-    size_t comma = line.find(',', start);
-    if (comma == std::string::npos) comma = line.size();
-    std::string f = line.substr(start, comma - start);
-    while (!f.empty() && (f.back() == '\r' || f.back() == ' ')) f.pop_back();
+  for (const std::string& f : csv_fields(line, file.string(), 1))
     if (f.rfind("latency_ms_", 0) == 0) out.push_back(f.substr(11));
-    start = comma + 1;
-  }
   return out;
 }
 

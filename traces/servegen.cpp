@@ -78,13 +78,8 @@ class TraceRows {
       ++m_line;
       if (line.find_first_not_of(" \t\r") != std::string::npos) break;
     }
-    std::vector<std::string_view> f;
-    for (size_t start = 0;;) {
-      const size_t comma = line.find(',', start);
-      f.push_back(trim(std::string_view(line).substr(start, comma - start)));
-      if (comma == std::string::npos) break;
-      start = comma + 1;
-    }
+    const std::vector<std::string> fields = csv_fields(line, m_name, m_line);
+    const std::vector<std::string_view> f(fields.begin(), fields.end());
     if (f.size() != 6)
       throw InputError(
           fmt::format("{}:{}: {} fields, expected 6 (window_start_s, rate_per_s, cv, "

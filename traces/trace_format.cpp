@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/config.h"
+#include "core/csv_columns.h"
 #include "core/errors.h"
 #include "traces/factories.h"
 
@@ -37,6 +38,12 @@ std::vector<std::string> names_on(std::string_view line, bool& json) {
     if (obj.is_object())
       for (const auto& item : obj.items()) names.push_back(item.key());
     return names;
+  }
+  // Quoted names ("arrival_s") as RFC 4180 writes them; a header whose quoting is broken is
+  // split at its commas, and the reader then names the fault with the file and line.
+  try {
+    return csv_fields(line, "", 1);
+  } catch (const InputError&) {
   }
   for (size_t start = 0;;) {
     const size_t comma = line.find(',', start);
