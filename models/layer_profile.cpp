@@ -264,17 +264,18 @@ double LayerProfile::attention_us(double pc, double kvp, double n, double kvd) c
 }
 
 std::vector<SkewRow> SkewFit::read(const std::string& path) {
-  CsvColumns csv(path, {"n", "nb", "kvs", "kv_big", "t_mean_us", "t_max_us", "t_skew_us"});
+  CsvColumns csv(path, {"pc", "n", "nb", "kvs", "kv_big", "t_mean_us", "t_max_us", "t_skew_us"});
   std::vector<SkewRow> rows;
   while (csv.next_row()) {
     SkewRow r{};
-    r.n = static_cast<double>(csv.integer(0, 1, 1 << 24));
-    r.nb = static_cast<double>(csv.integer(1, 1, static_cast<int64_t>(r.n)));
-    const auto kvs = csv.integer(2, 0, int64_t{1} << 40);
-    r.kv_big = static_cast<double>(csv.integer(3, kvs + 1, int64_t{1} << 40));
-    r.t_mean_us = csv.real(4, 0.0, 1e12);
-    r.t_max_us = csv.real(5, 0.0, 1e12);
-    r.t_skew_us = csv.real(6, 0.0, 1e12);
+    r.prefill_chunk = static_cast<double>(csv.integer(0, 0, 1 << 24));
+    r.n = static_cast<double>(csv.integer(1, 1, 1 << 24));
+    r.nb = static_cast<double>(csv.integer(2, 1, static_cast<int64_t>(r.n)));
+    const auto kvs = csv.integer(3, 0, int64_t{1} << 40);
+    r.kv_big = static_cast<double>(csv.integer(4, kvs + 1, int64_t{1} << 40));
+    r.t_mean_us = csv.real(5, 0.0, 1e12);
+    r.t_max_us = csv.real(6, 0.0, 1e12);
+    r.t_skew_us = csv.real(7, 0.0, 1e12);
     r.line = csv.line();
     rows.push_back(r);
   }
@@ -282,58 +283,77 @@ std::vector<SkewRow> SkewFit::read(const std::string& path) {
   return rows;
 }
 
+namespace {
+
+std::array<double, 4> skew_point(const SkewRow& r) {
+  return {r.prefill_chunk, r.n, r.nb / r.n, r.kv_big};
+}
+
+}  // namespace
+
 SkewFit::SkewFit(const std::vector<SkewRow>& rows) {
-  const auto point = [](const SkewRow& r) {
-    return std::array<double, 3>{r.n, r.nb / r.n, r.kv_big};
-  };
   for (const SkewRow& r : rows)
-    for (int d = 0; d < 3; ++d) m_axes[d].push_back(point(r)[d]);
+    for (int d = 0; d < 4; ++d) m_axes[d].push_back(skew_point(r)[d]);
   for (auto& a : m_axes) {
     std::sort(a.begin(), a.end());
     a.erase(std::unique(a.begin(), a.end()), a.end());
   }
-  std::map<std::array<uint32_t, 3>, std::pair<double, double>> sums;  // sum(g e), sum(g^2)
+  std::map<std::array<uint32_t, 4>, std::pair<double, double>> sums;  // sum(g e), sum(g^2)
+  std::vector<std::pair<double, double>> by_chunk(m_axes[0].size());
   double ge = 0, gg = 0;
   for (const SkewRow& r : rows) {
-    const auto v = point(r);
-    std::array<uint32_t, 3> key{};
-    for (int d = 0; d < 3; ++d)
+    const auto v = skew_point(r);
+    std::array<uint32_t, 4> key{};
+    for (int d = 0; d < 4; ++d)
       key[d] = static_cast<uint32_t>(std::lower_bound(m_axes[d].begin(), m_axes[d].end(), v[d]) -
                                      m_axes[d].begin());
     const double g = r.t_max_us - r.t_mean_us, e = r.t_skew_us - r.t_mean_us;
     sums[key].first += g * e;
     sums[key].second += g * g;
+    by_chunk[key[0]].first += g * e;
+    by_chunk[key[0]].second += g * g;
     ge += g * e;
     gg += g * g;
   }
-  for (const auto& [key, s] : sums)
-    if (s.second > 0) m_alpha[key] = s.first / s.second;
+  for (const auto& [key, sum] : sums)
+    if (sum.second > 0) m_alpha[key] = sum.first / sum.second;
+  m_by_chunk.assign(by_chunk.size(), std::numeric_limits<double>::quiet_NaN());
+  for (size_t i = 0; i < by_chunk.size(); ++i)
+    if (by_chunk[i].second > 0) m_by_chunk[i] = by_chunk[i].first / by_chunk[i].second;
   m_pooled = gg > 0 ? std::max(0.0, ge / gg) : 0.0;
 }
 
-double SkewFit::alpha(double n, double share, double kv_big) const {
-  const double q[3] = {n, share, kv_big};
-  const bool log_axis[3] = {true, false, true};
-  std::array<uint32_t, 3> lo{}, hi{};
-  std::array<double, 3> frac{};
-  for (int d = 0; d < 3; ++d) {
+double SkewFit::alpha(double prefill_chunk, double n, double share, double kv_big) const {
+  const double q[4] = {prefill_chunk, n, share, kv_big};
+  const bool log_axis[4] = {true, true, false, true};
+  std::array<uint32_t, 4> lo{}, hi{};
+  std::array<double, 4> frac{};
+  for (int d = 0; d < 4; ++d) {
     const auto& a = m_axes[d];
-    if (q[d] <= a.front()) {
-      lo[d] = hi[d] = 0;
+    // The prefill chunk's 0 (a pure decode batch) is a point of its own: a chunk is interpolated
+    // among the profiled chunks above 0 only.
+    size_t first = 0;
+    if (d == 0 && a.front() == 0.0) {
+      if (q[d] <= 0 || a.size() == 1) continue;  // lo = hi = 0
+      first = 1;
+    }
+    const auto begin = a.begin() + static_cast<std::ptrdiff_t>(first);
+    if (q[d] <= *begin) {
+      lo[d] = hi[d] = static_cast<uint32_t>(first);
     } else if (q[d] >= a.back()) {
       lo[d] = hi[d] = static_cast<uint32_t>(a.size() - 1);
     } else {
-      hi[d] = static_cast<uint32_t>(std::lower_bound(a.begin(), a.end(), q[d]) - a.begin());
+      hi[d] = static_cast<uint32_t>(std::lower_bound(begin, a.end(), q[d]) - a.begin());
       lo[d] = hi[d] - 1;
       const auto f = [&](double x) { return log_axis[d] ? std::log(x) : x; };
       frac[d] = (f(q[d]) - f(a[lo[d]])) / (f(a[hi[d]]) - f(a[lo[d]]));
     }
   }
   double sum = 0, weight = 0;
-  for (uint32_t corner = 0; corner < 8; ++corner) {
-    std::array<uint32_t, 3> key{};
+  for (uint32_t corner = 0; corner < 16; ++corner) {
+    std::array<uint32_t, 4> key{};
     double w = 1;
-    for (int d = 0; d < 3 && w > 0; ++d) {
+    for (int d = 0; d < 4 && w > 0; ++d) {
       const bool up = corner & (1u << d);
       if (lo[d] == hi[d] && up) w = 0;
       key[d] = up ? hi[d] : lo[d];
@@ -344,6 +364,17 @@ double SkewFit::alpha(double n, double share, double kv_big) const {
     if (it == m_alpha.end()) continue;
     sum += w * it->second;
     weight += w;
+  }
+  // No profiled corner: the pooled alpha of the bracketing chunks, else of every row.
+  if (weight <= 1e-9) {
+    const auto add = [&](uint32_t i, double w) {
+      if (w > 0 && !std::isnan(m_by_chunk[i])) {
+        sum += w * m_by_chunk[i];
+        weight += w;
+      }
+    };
+    add(lo[0], lo[0] == hi[0] ? 1.0 : 1.0 - frac[0]);
+    if (lo[0] != hi[0]) add(hi[0], frac[0]);
   }
   return std::max(0.0, weight > 1e-9 ? sum / weight : m_pooled);
 }
@@ -395,9 +426,10 @@ class LayerProfileModel final : public StepTimeModel {
     if ((m_skew_alpha > 0 || m_skew_fit) && n > 1 && kv_max > kvd) {
       const double longest = m_p.attention_us(rank_prefill, rank_kvp, share(n), kv_max);
       const auto kv_min = static_cast<double>(s.decode_context_min);
-      const double alpha =
-          m_skew_fit ? m_skew_fit->alpha(share(n), (kvd - kv_min) / (kv_max - kv_min), kv_max)
-                     : m_skew_alpha;
+      const double alpha = m_skew_fit
+                               ? m_skew_fit->alpha(rank_prefill, share(n),
+                                                   (kvd - kv_min) / (kv_max - kv_min), kv_max)
+                               : m_skew_alpha;
       if (longest > attn) attn += alpha * (longest - attn);
     }
     const double layer = attn + m_p.layer_dense_us(rank_tokens) + m_p.moe_us(tokens, m_routing);

@@ -305,9 +305,10 @@ TEST_CASE("measurements: a mixture of experts composes into whole steps", "[mode
 namespace {
 
 // A tiny skew table (columns as the profiler writes them, with some it has that servesim does not
-// read), hand-worked below. Cell (n 2, share 1/2, kv_big 1024): two rows, g = t_max - t_mean of 10
-// and 20, e = t_skew - t_mean of 2 and 6: alpha = (10 x 2 + 20 x 6) / (10^2 + 20^2) = 0.28.
-// Cell (n 4, share 1/4, kv_big 1024): g 10, e 5: alpha 0.5. Pooled: (20 + 120 + 50) / 600.
+// read), hand-worked below; g = t_max - t_mean, e = t_skew - t_mean, a cell's alpha sum(g e) /
+// sum(g^2). Pure decode (pc 0): cell (n 2, share 1/2, kv_big 1024) g 10, e 2: 0.2; cell (n 4,
+// share 1/4, kv_big 1024) g 10, e 5: 0.5. Beside a 16-token chunk: (n 2, 1/2, 1024) g 20, e 6:
+// 0.3. Pooled per chunk: pc 0 (20 + 50) / 200 = 0.35, pc 16 0.3; over all rows 190 / 600.
 const char* k_skew_csv =
     "regime,n,nb,ratio,skew,pc,kp,kvs,kv_big,kv_mean,t_mean_us,t_max_us,t_skew_us,alpha\n"
     "pure,2,1,0.5,4.0,0,0,256,1024,640,100,110,102,0.2\n"
@@ -328,22 +329,27 @@ TEST_CASE("layer_profile: the skew fit is least squares per cell, multilinear be
           "[models]") {
   const std::string dir = folder_with_skew(k_skew_csv);
   const SkewFit fit(SkewFit::read(dir + "/skew.csv"));
-  CHECK(fit.cells() == 2);
-  CHECK(fit.alpha(2, 0.5, 1024) == Approx(0.28).epsilon(1e-12));
-  CHECK(fit.alpha(4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
+  CHECK(fit.cells() == 3);
+  CHECK(fit.alpha(0, 2, 0.5, 1024) == Approx(0.2).epsilon(1e-12));
+  CHECK(fit.alpha(0, 4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
+  CHECK(fit.alpha(16, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
   CHECK(fit.pooled() == Approx(190.0 / 600).epsilon(1e-12));
   // Halfway in log n (2 sqrt 2) and in share (3/8): of the four corners only (2, 1/2) and
   // (4, 1/4) were profiled, weighing 1/4 each: renormalised, their mean.
-  CHECK(fit.alpha(2 * std::sqrt(2.0), 0.375, 1024) == Approx((0.28 + 0.5) / 2).epsilon(1e-12));
+  CHECK(fit.alpha(0, 2 * std::sqrt(2.0), 0.375, 1024) == Approx((0.2 + 0.5) / 2).epsilon(1e-12));
+  // A chunk is never interpolated towards pure decode: 8 tokens clamp to the 16-token chunk.
+  CHECK(fit.alpha(8, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
+  CHECK(fit.alpha(4096, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
   // Beyond the grid: clamped to its edges (n 4, share 1/4, kv_big 1024).
-  CHECK(fit.alpha(100, 0.01, 1e6) == Approx(0.5).epsilon(1e-12));
-  // No profiled corner: the pooled alpha.
-  CHECK(fit.alpha(4, 0.5, 1024) == Approx(190.0 / 600).epsilon(1e-12));
+  CHECK(fit.alpha(0, 100, 0.01, 1e6) == Approx(0.5).epsilon(1e-12));
+  // No profiled corner: the chunk's pooled alpha.
+  CHECK(fit.alpha(0, 4, 0.5, 1024) == Approx(0.35).epsilon(1e-12));
+  CHECK(fit.alpha(16, 4, 0.25, 1024) == Approx(0.3).epsilon(1e-12));
 }
 
 TEST_CASE("layer_profile: skew: fit charges a step's uneven decodes the fitted alpha", "[models]") {
-  // Two decodes at 16 and 1,024: mean 520, share at the longest (520 - 16) / (1024 - 16) = 1/2,
-  // n 2, longest 1,024: alpha 0.28 of the gap from the mean's attention to the longest's.
+  // Two decodes at 16 and 1,024, no prefill: mean 520, share at the longest (520 - 16) / (1024 -
+  // 16) = 1/2, n 2, longest 1,024: alpha 0.2 of the gap from the mean's attention to the longest's.
   const double mean = 12.5653 + 0.5 * (20.6177 - 12.5653);
   const double gap = 20.6177 - mean;
   const StepShape s = two_uneven_decodes();
@@ -354,7 +360,7 @@ TEST_CASE("layer_profile: skew: fit charges a step's uneven decodes the fitted a
   };
   const double base = at("")->step_ms(s);
   CHECK(at("skew: none\n")->step_ms(s) == Approx(base).epsilon(1e-12));
-  CHECK(at("skew: fit\n")->step_ms(s) == Approx(base + 2 * 0.28 * gap / 1000).epsilon(1e-12));
+  CHECK(at("skew: fit\n")->step_ms(s) == Approx(base + 2 * 0.2 * gap / 1000).epsilon(1e-12));
   StepShape even = s;
   even.decode_context_tokens = 2 * 520;
   even.decode_context_min = even.decode_context_max = 520;
@@ -367,20 +373,21 @@ TEST_CASE("layer_profile: skew: fit charges a step's uneven decodes the fitted a
 
 TEST_CASE("layer_profile: a malformed skew.csv is refused with its file, line and column",
           "[models]") {
-  const std::string header = "n,nb,kvs,kv_big,t_mean_us,t_max_us,t_skew_us\n";
-  const std::string ok = "2,1,256,1024,100,110,102\n";
+  const std::string header = "pc,n,nb,kvs,kv_big,t_mean_us,t_max_us,t_skew_us\n";
+  const std::string ok = "0,2,1,256,1024,100,110,102\n";
   const struct {
     std::string row, column;
-  } cases[] = {{"2,3,256,1024,100,110,102\n", "nb"},     // more long decodes than decodes
-               {"2,1,256,256,100,110,102\n", "kv_big"},  // not above kvs
-               {"2,1,256,1024,100,110,\n", "t_skew_us"},
-               {"2,1,256,1024,100,abc,102\n", "t_max_us"}};
+  } cases[] = {{"0,2,3,256,1024,100,110,102\n", "nb"},     // more long decodes than decodes
+               {"0,2,1,256,256,100,110,102\n", "kv_big"},  // not above kvs
+               {"0,2,1,256,1024,100,110,\n", "t_skew_us"},
+               {"0,2,1,256,1024,100,abc,102\n", "t_max_us"},
+               {"-16,2,1,256,1024,100,110,102\n", "pc"}};
   for (const auto& c : cases) {
     const std::string dir = folder_with_skew(header + ok + c.row);
     CHECK_THROWS_WITH(SkewFit::read(dir + "/skew.csv"),
                       Catch::Contains("skew.csv:3") && Catch::Contains("column " + c.column));
   }
   CHECK_THROWS_WITH(
-      SkewFit::read(folder_with_skew("n,nb,kvs,kv_big,t_mean_us,t_max_us\n") + "/skew.csv"),
+      SkewFit::read(folder_with_skew("pc,n,nb,kvs,kv_big,t_mean_us,t_max_us\n") + "/skew.csv"),
       Catch::Contains("t_skew_us"));
 }
