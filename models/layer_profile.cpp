@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <limits>
+#include <optional>
 
 #include "core/config.h"
 #include "core/csv_columns.h"
@@ -262,6 +263,122 @@ double LayerProfile::attention_us(double pc, double kvp, double n, double kvd) c
   return value;
 }
 
+std::vector<SkewRow> SkewFit::read(const std::string& path) {
+  CsvColumns csv(path, {"pc", "n", "nb", "kvs", "kv_big", "t_mean_us", "t_max_us", "t_skew_us"});
+  std::vector<SkewRow> rows;
+  while (csv.next_row()) {
+    SkewRow r{};
+    r.prefill_chunk = static_cast<double>(csv.integer(0, 0, 1 << 24));
+    r.n = static_cast<double>(csv.integer(1, 1, 1 << 24));
+    r.nb = static_cast<double>(csv.integer(2, 1, static_cast<int64_t>(r.n)));
+    const auto kvs = csv.integer(3, 0, int64_t{1} << 40);
+    r.kv_big = static_cast<double>(csv.integer(4, kvs + 1, int64_t{1} << 40));
+    r.t_mean_us = csv.real(5, 0.0, 1e12);
+    r.t_max_us = csv.real(6, 0.0, 1e12);
+    r.t_skew_us = csv.real(7, 0.0, 1e12);
+    r.line = csv.line();
+    rows.push_back(r);
+  }
+  if (rows.empty()) throw InputError(fmt::format("{}: no rows", path));
+  return rows;
+}
+
+namespace {
+
+std::array<double, 4> skew_point(const SkewRow& r) {
+  return {r.prefill_chunk, r.n, r.nb / r.n, r.kv_big};
+}
+
+}  // namespace
+
+SkewFit::SkewFit(const std::vector<SkewRow>& rows) {
+  for (const SkewRow& r : rows)
+    for (int d = 0; d < 4; ++d) m_axes[d].push_back(skew_point(r)[d]);
+  for (auto& a : m_axes) {
+    std::sort(a.begin(), a.end());
+    a.erase(std::unique(a.begin(), a.end()), a.end());
+  }
+  std::map<std::array<uint32_t, 4>, std::pair<double, double>> sums;  // sum(g e), sum(g^2)
+  std::vector<std::pair<double, double>> by_chunk(m_axes[0].size());
+  double ge = 0, gg = 0;
+  for (const SkewRow& r : rows) {
+    const auto v = skew_point(r);
+    std::array<uint32_t, 4> key{};
+    for (int d = 0; d < 4; ++d)
+      key[d] = static_cast<uint32_t>(std::lower_bound(m_axes[d].begin(), m_axes[d].end(), v[d]) -
+                                     m_axes[d].begin());
+    const double g = r.t_max_us - r.t_mean_us, e = r.t_skew_us - r.t_mean_us;
+    sums[key].first += g * e;
+    sums[key].second += g * g;
+    by_chunk[key[0]].first += g * e;
+    by_chunk[key[0]].second += g * g;
+    ge += g * e;
+    gg += g * g;
+  }
+  for (const auto& [key, sum] : sums)
+    if (sum.second > 0) m_alpha[key] = sum.first / sum.second;
+  m_by_chunk.assign(by_chunk.size(), std::numeric_limits<double>::quiet_NaN());
+  for (size_t i = 0; i < by_chunk.size(); ++i)
+    if (by_chunk[i].second > 0) m_by_chunk[i] = by_chunk[i].first / by_chunk[i].second;
+  m_pooled = gg > 0 ? std::max(0.0, ge / gg) : 0.0;
+}
+
+double SkewFit::alpha(double prefill_chunk, double n, double share, double kv_big) const {
+  const double q[4] = {prefill_chunk, n, share, kv_big};
+  const bool log_axis[4] = {true, true, false, true};
+  std::array<uint32_t, 4> lo{}, hi{};
+  std::array<double, 4> frac{};
+  for (int d = 0; d < 4; ++d) {
+    const auto& a = m_axes[d];
+    // The prefill chunk's 0 (a pure decode batch) is a point of its own: a chunk is interpolated
+    // among the profiled chunks above 0 only.
+    size_t first = 0;
+    if (d == 0 && a.front() == 0.0) {
+      if (q[d] <= 0 || a.size() == 1) continue;  // lo = hi = 0
+      first = 1;
+    }
+    const auto begin = a.begin() + static_cast<std::ptrdiff_t>(first);
+    if (q[d] <= *begin) {
+      lo[d] = hi[d] = static_cast<uint32_t>(first);
+    } else if (q[d] >= a.back()) {
+      lo[d] = hi[d] = static_cast<uint32_t>(a.size() - 1);
+    } else {
+      hi[d] = static_cast<uint32_t>(std::lower_bound(begin, a.end(), q[d]) - a.begin());
+      lo[d] = hi[d] - 1;
+      const auto f = [&](double x) { return log_axis[d] ? std::log(x) : x; };
+      frac[d] = (f(q[d]) - f(a[lo[d]])) / (f(a[hi[d]]) - f(a[lo[d]]));
+    }
+  }
+  double sum = 0, weight = 0;
+  for (uint32_t corner = 0; corner < 16; ++corner) {
+    std::array<uint32_t, 4> key{};
+    double w = 1;
+    for (int d = 0; d < 4 && w > 0; ++d) {
+      const bool up = corner & (1u << d);
+      if (lo[d] == hi[d] && up) w = 0;
+      key[d] = up ? hi[d] : lo[d];
+      if (lo[d] != hi[d]) w *= up ? frac[d] : 1.0 - frac[d];
+    }
+    if (w <= 0) continue;
+    auto it = m_alpha.find(key);
+    if (it == m_alpha.end()) continue;
+    sum += w * it->second;
+    weight += w;
+  }
+  // No profiled corner: the pooled alpha of the bracketing chunks, else of every row.
+  if (weight <= 1e-9) {
+    const auto add = [&](uint32_t i, double w) {
+      if (w > 0 && !std::isnan(m_by_chunk[i])) {
+        sum += w * m_by_chunk[i];
+        weight += w;
+      }
+    };
+    add(lo[0], lo[0] == hi[0] ? 1.0 : 1.0 - frac[0]);
+    if (lo[0] != hi[0]) add(hi[0], frac[0]);
+  }
+  return std::max(0.0, weight > 1e-9 ? sum / weight : m_pooled);
+}
+
 namespace {
 
 class LayerProfileModel final : public StepTimeModel {
@@ -275,12 +392,13 @@ class LayerProfileModel final : public StepTimeModel {
     double latency_ms = 0;    ///< per collective
   };
   LayerProfileModel(LayerProfile p, double overhead_ms, Parallel par, ExpertRouting routing,
-                    double skew_alpha)
+                    double skew_alpha, std::optional<SkewFit> skew_fit)
       : m_p(std::move(p)),
         m_overhead_ms(overhead_ms),
         m_par(par),
         m_routing(routing),
-        m_skew_alpha(skew_alpha) {}
+        m_skew_alpha(skew_alpha),
+        m_skew_fit(std::move(skew_fit)) {}
   double step_ms(const StepShape& s) const override {
     // dp ranks in lockstep: each computes attention and the dense layers for its share of the
     // step, rounded up (the busiest rank sets the pace); the experts see all the step's tokens.
@@ -301,12 +419,18 @@ class LayerProfileModel final : public StepTimeModel {
         dp > 1 && prefill > 0 ? std::ceil(kvp * rank_prefill / prefill) : share(kvp);
     double attn = m_p.attention_us(rank_prefill, rank_kvp, share(n), kvd);
     // Uneven decode lengths: FlashAttention's variable-length kernel is slower than the profiled
-    // uniform batch at the mean; the profiler's fit moves the time alpha of the way towards a
-    // uniform batch at the longest length.
-    if (m_skew_alpha > 0 && n > 1 && static_cast<double>(s.decode_context_max) > kvd) {
-      const double longest = m_p.attention_us(rank_prefill, rank_kvp, share(n),
-                                              static_cast<double>(s.decode_context_max));
-      if (longest > attn) attn += m_skew_alpha * (longest - attn);
+    // uniform batch at the mean; alpha moves the time that far towards a uniform batch at the
+    // longest length (a constant, or fitted to skew.csv at the step's decodes, share at the
+    // longest and longest length).
+    const auto kv_max = static_cast<double>(s.decode_context_max);
+    if ((m_skew_alpha > 0 || m_skew_fit) && n > 1 && kv_max > kvd) {
+      const double longest = m_p.attention_us(rank_prefill, rank_kvp, share(n), kv_max);
+      const auto kv_min = static_cast<double>(s.decode_context_min);
+      const double alpha = m_skew_fit
+                               ? m_skew_fit->alpha(rank_prefill, share(n),
+                                                   (kvd - kv_min) / (kv_max - kv_min), kv_max)
+                               : m_skew_alpha;
+      if (longest > attn) attn += alpha * (longest - attn);
     }
     const double layer = attn + m_p.layer_dense_us(rank_tokens) + m_p.moe_us(tokens, m_routing);
     return (m_p.layers() * layer + m_p.once_us(rank_tokens, share(s.sequences))) / 1000.0 +
@@ -335,6 +459,7 @@ class LayerProfileModel final : public StepTimeModel {
   Parallel m_par;
   ExpertRouting m_routing;
   double m_skew_alpha;
+  std::optional<SkewFit> m_skew_fit;
 };
 
 /// The routing a mixture-of-experts step model uses: the profile's unless configured.
@@ -433,10 +558,21 @@ std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
     par.activation_bytes = c.get_real("activation_bytes", 2.0, k_positive);
   }
   const double skew_alpha = read_skew_alpha(c, p.lexically_normal(), par.tp);
+  // `skew: fit`: alpha per step from the folder's skew.csv, fitted here (see SkewFit).
+  std::optional<SkewFit> skew_fit;
+  if (c.get_choice("skew", "none", {"none", "fit"}) == "fit") {
+    if (c.has("skew_alpha"))
+      c.fail("skew", "`fit` and skew_alpha are two ways to set the same alpha: give one");
+    const std::string file = (p.lexically_normal() / "skew.csv").string();
+    std::error_code ec2;
+    if (!std::filesystem::exists(file, ec2))
+      c.fail("skew", fmt::format("`fit` reads {}, which does not exist; use `none`", file));
+    skew_fit.emplace(SkewFit::read(file));
+  }
   LayerProfile profile(p.lexically_normal().string(), layers);
   const ExpertRouting routing = read_routing(c, profile, par);
   return std::make_unique<LayerProfileModel>(std::move(profile), overhead_ms, par, routing,
-                                             skew_alpha);
+                                             skew_alpha, std::move(skew_fit));
 }
 
 }  // namespace servesim

@@ -33,6 +33,15 @@
 // one request and so to one rank (estimated as sum(chunk^2) / sum(chunk): exact for a single
 // chunk, never above the largest); the experts see all the step's tokens, gathered before and
 // scattered after them over the link.
+//
+// Uneven decode lengths (`skew: fit`, SkewFit below): the profiler's skew.csv times decode
+// batches of n sequences where nb of them hold kv_big KV tokens and the rest kvs, alone or beside
+// a prefill chunk pc, and uniform batches at their mean (t_mean_us) and at kv_big (t_max_us).
+// servesim fits, when the model is built, alpha = how far the uneven batch's time (t_skew_us)
+// lies from t(mean) towards t(longest), by least squares in each (pc, n, nb / n, kv_big) cell of
+// the profiled grid; a step's alpha is interpolated in that cell grid with the step's (rank's)
+// prefill chunk, decodes, (mean - shortest) / (longest - shortest) as the share at the longest,
+// and its longest read.
 #include <array>
 #include <map>
 #include <string>
@@ -69,6 +78,41 @@ struct ExpertRouting {
   /// probability 1 - top_k / experts, by all of them with that to the power `tokens`):
   /// experts / expert_parallel x (1 - (1 - top_k / experts)^tokens).
   [[nodiscard]] double activated_per_gpu(double tokens) const;
+};
+
+/// One usable row of skew.csv: a decode batch of `n` sequences, `nb` of them at `kv_big` KV
+/// tokens and the others at fewer, beside a prefill chunk of `prefill_chunk` tokens (0: none),
+/// timed uneven (t_skew_us) and uniform at its mean (t_mean_us) and at kv_big (t_max_us).
+struct SkewRow {
+  double prefill_chunk, n, nb, kv_big, t_mean_us, t_max_us, t_skew_us;
+  size_t line;
+};
+
+/// alpha(prefill chunk, n, share at the longest, longest KV), fitted to skew.csv rows: in each
+/// cell of the grid the rows lie on, sum(g e) / sum(g^2) with g = t_max - t_mean and
+/// e = t_skew - t_mean (the least-squares alpha of t_skew = t_mean + alpha g, pooled over the
+/// chunks' prefixes); between cells, multilinear in (log chunk, log n, share, log kv_big), a
+/// chunk of 0 (pure decode: another kernel launch than a mixed batch, and a much smaller alpha)
+/// a point of its own, clamped to the grid's edges and missing cells left out with the rest
+/// renormalised; where no cell brackets the point, the least-squares alpha of the bracketing
+/// chunks' rows, else of all rows. Never below 0.
+class SkewFit {
+ public:
+  /// Reads `path` (columns pc, n, nb, kvs, kv_big, t_mean_us, t_max_us, t_skew_us; others
+  /// ignored). Throws InputError naming the file, line and column of a malformed value, and a
+  /// row whose nb is not in [1, n] or whose kv_big is not above kvs.
+  static std::vector<SkewRow> read(const std::string& path);
+  /// Fits the rows. REQUIRES: rows not empty.
+  explicit SkewFit(const std::vector<SkewRow>& rows);
+  [[nodiscard]] double alpha(double prefill_chunk, double n, double share, double kv_big) const;
+  [[nodiscard]] double pooled() const { return m_pooled; }
+  [[nodiscard]] size_t cells() const { return m_alpha.size(); }
+
+ private:
+  std::array<std::vector<double>, 4> m_axes;  // chunk, n, share, kv_big: sorted distinct values
+  std::map<std::array<uint32_t, 4>, double> m_alpha;
+  std::vector<double> m_by_chunk;  // per chunk: its rows' pooled alpha (NaN: none usable)
+  double m_pooled = 0;
 };
 
 class LayerProfile {

@@ -5,9 +5,11 @@ Replays each run as scripts/validate_vllm.py does (same options; its replay() bu
 scenario) with `servesim run --steps`, then compares, per run:
   - the error of the mean TTFT, TPOT and E2E, beside the peer simulator's published error
     (validation/summary.txt);
-  - per request, matched by id (`bench-N` is trace row N): the median and p90 of
-    |servesim - measured| / measured for TTFT and E2E, and Spearman's rank correlation of the
-    two (does servesim order the requests as vLLM did?);
+  - the error of the p50, p90 and p99 of TTFT, TPOT and E2E over the requests, beside the peer's
+    (validation/summary.txt's Median, P90 and P99 lines);
+  - per request, matched by id (`bench-N` is trace row N): the mean, median and p90 of
+    |servesim - measured| / measured for TTFT, TPOT and E2E, and Spearman's rank correlation of
+    the two for TTFT and E2E (does servesim order the requests as vLLM did?);
   - the engine's state over time: vLLM's stat logger samples running and waiting requests and
     KV usage once a second (vllm/timeseries.csv, `t` seconds after meta.json's started_at);
     servesim's steps.csv gives the state each step planned. At every measured tick, servesim's
@@ -88,12 +90,29 @@ def check_ids(run):
 
 def per_request(rows):
     out = {}
-    for key in ("ttft", "e2e"):
-        m = [r["m_" + key] for r in rows]
-        s = [r["s_" + key] for r in rows]
+    for key in ("ttft", "tpot", "e2e"):
+        m = [r["m_" + key] for r in rows if r["m_" + key] is not None]
+        s = [r["s_" + key] for r in rows if r["m_" + key] is not None]
         rel = [abs(b - a) / a for a, b in zip(m, s) if a > 0]
         out[key] = dict(median=vv.pct(rel, 50) * 100, p90=vv.pct(rel, 90) * 100,
-                        spearman=spearman(m, s))
+                        mean=sum(rel) / len(rel) * 100, spearman=spearman(m, s))
+    return out
+
+
+PEER_NAMES = {"ttft": "TTFT", "tpot": "TPOT", "e2e": "Latency"}
+PEER_PCTS = {50: "Median", 90: "P90", 99: "P99"}
+
+
+def percentile_errors(rows, peer):
+    """(servesim's, the peer's) error in % of each figure's p50, p90 and p99 over the requests
+    (servesim's: both sides by vv.pct; the peer's: as its validation/summary.txt prints it)."""
+    out = {}
+    for key in ("ttft", "tpot", "e2e"):
+        m = [r["m_" + key] for r in rows if r["m_" + key] is not None]
+        s = [r["s_" + key] for r in rows if r["m_" + key] is not None]
+        for p, name in PEER_PCTS.items():
+            out[(key, p)] = ((vv.pct(s, p) - vv.pct(m, p)) / vv.pct(m, p) * 100,
+                             peer.get((PEER_NAMES[key], name)))
     return out
 
 
@@ -182,7 +201,7 @@ def parity(a, gpu, model, work):
         write_series(os.path.join(a.series_dir, f"{gpu}_{model}.csv"), series)
     return dict(err=err, peer={k: peer.get((n, "Mean")) for k, n in
                                (("ttft", "TTFT"), ("tpot", "TPOT"), ("e2e", "Latency"))},
-                req=per_request(rows), mad=mad, mean=mean, kv_recorded=kv_recorded,
+                req=per_request(rows), pcts=percentile_errors(rows, peer), mad=mad, mean=mean, kv_recorded=kv_recorded,
                 preempted=run["summary"]["preempted_requests"])
 
 
@@ -267,6 +286,20 @@ def main():
     print("Bold: servesim's error of the mean is smaller than the peer's. Preempted by servesim: "
           + ", ".join(f"{LABELS.get((g, m), g + ' ' + m).split(',')[0]} {model_short(m)} "
                       f"{r['preempted']}" for g, m, r in results) + ".")
+    print()
+    print("| run | figure | mean | p50 | p90 | p99 (error %, servesim / peer) | per request: mean "
+          "abs. error % (median, p90) |")
+    print("|---|---|---|---|---|---|---|")
+    for gpu, model, r in results:
+        for key in ("ttft", "tpot", "e2e"):
+            q = r["req"][key]
+            print(f"| {LABELS.get((gpu, model), f'{gpu} {model}')} | {key.upper()} | "
+                  + fmt_pair(r["err"][key], r["peer"][key]) + " | "
+                  + " | ".join(fmt_pair(*r["pcts"][(key, p)]) for p in PEER_PCTS)
+                  + f" | {q['mean']:.1f} ({q['median']:.1f}, {q['p90']:.1f}) |")
+    print()
+    print("Bold: servesim's error is smaller than the peer's. The peer's per-request outputs are "
+          "not in the data (only validation/summary.txt), so its per-request errors are unknown.")
 
 
 def model_short(model):

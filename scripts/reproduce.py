@@ -9,6 +9,7 @@ benchmark.figures.duration_s.value) and SCALE multiplies servesim's value into t
 unit (1000 for seconds to milliseconds). Error = simulated / published - 1.
 
 usage: scripts/reproduce.py [--servesim build/servesim] [--only SUBSTRING] [--markdown]
+                            [--set KEY=VALUE ...]
 Needs python3, a built servesim and ../shared/data beside the repository (the configs' paths).
 """
 import argparse
@@ -50,6 +51,8 @@ def main():
     ap.add_argument("--servesim", default=os.path.join(ROOT, "build/servesim"))
     ap.add_argument("--only", default="", help="run only the configs whose name contains this")
     ap.add_argument("--markdown", action="store_true", help="print a Markdown table")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed on to servesim run as --set (repeatable), for experiments")
     a = ap.parse_args()
     configs = sorted(glob.glob(os.path.join(ROOT, "configs/reproductions/*.yaml")))
     rows = []
@@ -59,7 +62,8 @@ def main():
             continue
         with tempfile.TemporaryDirectory() as out:
             r = subprocess.run([a.servesim, "run", cfg, "--out", out, "--quiet",
-                                "--no-requests-csv"], capture_output=True, text=True)
+                                "--no-requests-csv"] + [x for kv in a.set for x in ("--set", kv)],
+                               capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit(f"{name}: servesim run failed:\n{r.stderr}")
             with open(os.path.join(out, "summary.json")) as f:

@@ -301,3 +301,93 @@ TEST_CASE("measurements: a mixture of experts composes into whole steps", "[mode
         Approx((2 * (7.69067 + k_moe_layer1 + 50.2297) + k_moe_once1) / 1000).epsilon(1e-12));
   CHECK_THAT(set.description, Catch::Contains("8 of 128 experts per token"));
 }
+
+namespace {
+
+// A tiny skew table (columns as the profiler writes them, with some it has that servesim does not
+// read), hand-worked below; g = t_max - t_mean, e = t_skew - t_mean, a cell's alpha sum(g e) /
+// sum(g^2). Pure decode (pc 0): cell (n 2, share 1/2, kv_big 1024) g 10, e 2: 0.2; cell (n 4,
+// share 1/4, kv_big 1024) g 10, e 5: 0.5. Beside a 16-token chunk: (n 2, 1/2, 1024) g 20, e 6:
+// 0.3. Pooled per chunk: pc 0 (20 + 50) / 200 = 0.35, pc 16 0.3; over all rows 190 / 600.
+const char* k_skew_csv =
+    "regime,n,nb,ratio,skew,pc,kp,kvs,kv_big,kv_mean,t_mean_us,t_max_us,t_skew_us,alpha\n"
+    "pure,2,1,0.5,4.0,0,0,256,1024,640,100,110,102,0.2\n"
+    "mixed,2,1,0.5,4.0,16,0,256,1024,640,200,220,206,0.3\n"
+    "pure,4,1,0.25,4.0,0,0,256,1024,448,50,60,55,\n";
+
+std::string folder_with_skew(const std::string& skew_csv) {
+  const auto root = temp_dir();
+  for (const char* f : {"attention.csv", "dense.csv", "per_sequence.csv"})
+    std::filesystem::copy_file(std::filesystem::path(k_dir) / f, root / f);
+  std::ofstream(root / "skew.csv") << skew_csv;
+  return root.string();
+}
+
+}  // namespace
+
+TEST_CASE("layer_profile: the skew fit is least squares per cell, multilinear between them",
+          "[models]") {
+  const std::string dir = folder_with_skew(k_skew_csv);
+  const SkewFit fit(SkewFit::read(dir + "/skew.csv"));
+  CHECK(fit.cells() == 3);
+  CHECK(fit.alpha(0, 2, 0.5, 1024) == Approx(0.2).epsilon(1e-12));
+  CHECK(fit.alpha(0, 4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
+  CHECK(fit.alpha(16, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
+  CHECK(fit.pooled() == Approx(190.0 / 600).epsilon(1e-12));
+  // Halfway in log n (2 sqrt 2) and in share (3/8): of the four corners only (2, 1/2) and
+  // (4, 1/4) were profiled, weighing 1/4 each: renormalised, their mean.
+  CHECK(fit.alpha(0, 2 * std::sqrt(2.0), 0.375, 1024) == Approx((0.2 + 0.5) / 2).epsilon(1e-12));
+  // A chunk is never interpolated towards pure decode: 8 tokens clamp to the 16-token chunk.
+  CHECK(fit.alpha(8, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
+  CHECK(fit.alpha(4096, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
+  // Beyond the grid: clamped to its edges (n 4, share 1/4, kv_big 1024).
+  CHECK(fit.alpha(0, 100, 0.01, 1e6) == Approx(0.5).epsilon(1e-12));
+  // No profiled corner: the chunk's pooled alpha.
+  CHECK(fit.alpha(0, 4, 0.5, 1024) == Approx(0.35).epsilon(1e-12));
+  CHECK(fit.alpha(16, 4, 0.25, 1024) == Approx(0.3).epsilon(1e-12));
+}
+
+TEST_CASE("layer_profile: skew: fit charges a step's uneven decodes the fitted alpha", "[models]") {
+  // Two decodes at 16 and 1,024, no prefill: mean 520, share at the longest (520 - 16) / (1024 -
+  // 16) = 1/2, n 2, longest 1,024: alpha 0.2 of the gap from the mean's attention to the longest's.
+  const double mean = 12.5653 + 0.5 * (20.6177 - 12.5653);
+  const double gap = 20.6177 - mean;
+  const StepShape s = two_uneven_decodes();
+  const std::string dir = folder_with_skew(k_skew_csv);
+  const auto at = [&](const std::string& extra) {
+    return make_step_time_model(
+        Cfg::root(doc_of("kind: layer_profile\npath: " + dir + "\nlayers: 2\n" + extra)));
+  };
+  const double base = at("")->step_ms(s);
+  CHECK(at("skew: none\n")->step_ms(s) == Approx(base).epsilon(1e-12));
+  CHECK(at("skew: fit\n")->step_ms(s) == Approx(base + 2 * 0.2 * gap / 1000).epsilon(1e-12));
+  StepShape even = s;
+  even.decode_context_tokens = 2 * 520;
+  even.decode_context_min = even.decode_context_max = 520;
+  CHECK(at("skew: fit\n")->step_ms(even) == Approx(at("")->step_ms(even)).epsilon(1e-12));
+  CHECK_THROWS_WITH(at("skew: fit\nskew_alpha: 0.1\n"), Catch::Contains("skew_alpha"));
+  CHECK_THROWS_WITH(at("skew: maybe\n"), Catch::Contains("skew") && Catch::Contains("fit"));
+  // A folder without skew.csv: refused, naming the file.
+  CHECK_THROWS_WITH(model("skew: fit\n"), Catch::Contains("skew.csv"));
+}
+
+TEST_CASE("layer_profile: a malformed skew.csv is refused with its file, line and column",
+          "[models]") {
+  const std::string header = "pc,n,nb,kvs,kv_big,t_mean_us,t_max_us,t_skew_us\n";
+  const std::string ok = "0,2,1,256,1024,100,110,102\n";
+  const struct {
+    std::string row, column;
+  } cases[] = {{"0,2,3,256,1024,100,110,102\n", "nb"},     // more long decodes than decodes
+               {"0,2,1,256,256,100,110,102\n", "kv_big"},  // not above kvs
+               {"0,2,1,256,1024,100,110,\n", "t_skew_us"},
+               {"0,2,1,256,1024,100,abc,102\n", "t_max_us"},
+               {"-16,2,1,256,1024,100,110,102\n", "pc"}};
+  for (const auto& c : cases) {
+    const std::string dir = folder_with_skew(header + ok + c.row);
+    CHECK_THROWS_WITH(SkewFit::read(dir + "/skew.csv"),
+                      Catch::Contains("skew.csv:3") && Catch::Contains("column " + c.column));
+  }
+  CHECK_THROWS_WITH(
+      SkewFit::read(folder_with_skew("pc,n,nb,kvs,kv_big,t_mean_us,t_max_us\n") + "/skew.csv"),
+      Catch::Contains("t_skew_us"));
+}
