@@ -72,7 +72,7 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
                                         : std::vector<std::string>{};
   if (given.size() > 1) throw UsageError("list takes at most one argument");
   if (!given.empty() && std::find(names.begin(), names.end(), given[0]) == names.end())
-    throw UsageError(fmt::format("list: unknown \"{}\"{} (valid: {})", given[0],
+    throw UsageError(fmt::format("list: unknown {}{} (valid: {})", quote_input(given[0]),
                                  did_you_mean(given[0], names), join_names(names)));
   for (const auto& [group, members] : groups) {
     if (!given.empty() && given[0] != group) continue;
@@ -289,7 +289,7 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     for (const Command& c : k_commands)
       if (args[0] == c.name) return c.run(rest, out, interrupt);
     const std::vector<std::string> commands = command_names();
-    throw UsageError(fmt::format("unknown command \"{}\"{} (valid: {})", args[0],
+    throw UsageError(fmt::format("unknown command {}{} (valid: {})", quote_input(args[0]),
                                  did_you_mean(args[0], commands), join_names(commands)));
   } catch (const UsageError& e) {
     err << "servesim: " << e.what() << "\n\n" << usage();

@@ -49,7 +49,7 @@ Dtype dtype_option(const po::variables_map& vm, const char* name, Dtype def) {
   if (!vm.count(name)) return def;
   const std::string v = vm[name].as<std::string>();
   if (const auto d = parse_dtype(v)) return *d;
-  throw InputError(fmt::format("--{} \"{}\": unknown dtype{} (valid: {})", name, v,
+  throw InputError(fmt::format("--{} {}: unknown dtype{} (valid: {})", name, quote_input(v),
                                did_you_mean(v, dtype_names()), join_names(dtype_names())));
 }
 

@@ -113,6 +113,10 @@ class Cfg {
   /// The single key present among `alternatives` (exactly one must be given).
   [[nodiscard]] std::string one_of(const std::vector<std::string>& alternatives) const;
 
+  /// The node at `key` (recorded as read), for a value Cfg has no reader for, such as a list of
+  /// numbers; undefined when absent. A handle into the document: read it, never assign to it.
+  [[nodiscard]] YAML::Node node(const std::string& key) const { return lookup(key); }
+
   /// Throws InputError about `key` of this map (or about the map itself when key is empty).
   [[noreturn]] void fail(const std::string& key, const std::string& allowed) const;
 

@@ -57,8 +57,8 @@ Located locate(const Catalogue& cat, const std::string& s, const std::string& ba
     const std::vector<std::string> names = names_of(cat);
     return {{},
             {},
-            fmt::format("unknown {} \"{}\"{} (valid: {}; or a path to a {} YAML file)", cat.what, s,
-                        did_you_mean(s, names), join_names(names), cat.what)};
+            fmt::format("unknown {} {}{} (valid: {}; or a path to a {} YAML file)", cat.what,
+                        quote_input(s), did_you_mean(s, names), join_names(names), cat.what)};
   }
   std::filesystem::path p(s);
   if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
@@ -191,8 +191,8 @@ const PriceQuote& HardwareSpec::require_price(const std::string& tier) const {
   if (const PriceQuote* q = price(tier)) return *q;
   std::vector<std::string> tiers;
   for (const PriceQuote& q : prices) tiers.push_back(q.tier);
-  throw InputError(fmt::format("hardware \"{}\" has no {} price (its tiers: {}; every tier: {})",
-                               name, tier, tiers.empty() ? "none" : join_names(tiers),
+  throw InputError(fmt::format("hardware {} has no {} price (its tiers: {}; every tier: {})",
+                               quote_input(name), tier, tiers.empty() ? "none" : join_names(tiers),
                                join_names(price_tier_names())));
 }
 

@@ -121,9 +121,9 @@ Version read_version(const Cfg& c, const std::string& def) {
     dot = 'x';
   }
   if (dot != '.' || v.major < 0 || v.minor < 0)
-    c.fail("version", fmt::format("\"{}\": give the engine version as MAJOR.MINOR[.PATCH], "
+    c.fail("version", fmt::format("{}: give the engine version as MAJOR.MINOR[.PATCH], "
                                   "e.g. \"{}\"",
-                                  text, def));
+                                  quote_input(text), def));
   return v;
 }
 
@@ -251,29 +251,6 @@ bool read_host(const Cfg& c, HostTime& h) {
   return true;
 }
 
-/// The node at `key` of `c`, walked down from the document's root along c's key path (map
-/// keys, each maybe followed by [index]); Cfg hands out scalars and maps, not lists of numbers.
-/// Const handles only: assigning to a yaml-cpp node would write into the document.
-YAML::Node node_at(const Cfg& c, const std::string& key) {
-  std::vector<YAML::Node> chain{c.doc().root()};
-  const std::string path = c.key_path(key);
-  for (size_t pos = 0; pos <= path.size();) {
-    size_t end = path.find('.', pos);
-    if (end == std::string::npos) end = path.size();
-    const std::string part = path.substr(pos, end - pos);
-    size_t bracket = part.find('[');
-    const YAML::Node map = chain.back();
-    chain.push_back(map[part.substr(0, bracket)]);
-    while (bracket != std::string::npos) {
-      const YAML::Node list = chain.back();
-      chain.push_back(list[std::strtoul(part.c_str() + bracket + 1, nullptr, 10)]);
-      bracket = part.find('[', bracket + 1);
-    }
-    pos = end + 1;
-  }
-  return chain.back();
-}
-
 // cuda_graphs: absent (engine default when host_time is on, else untouched) | true | false |
 // {enabled, capture_sizes: [..], enable_padding, eager_launch_us_per_layer, layers}.
 bool read_graphs(const Cfg& c, CudaGraphs& g, double& launch_us) {
@@ -287,7 +264,7 @@ bool read_graphs(const Cfg& c, CudaGraphs& g, double& launch_us) {
   launch_us = m.get_real("eager_launch_us_per_layer", launch_us, k_non_negative);
   g.pad = m.get_bool("enable_padding", g.pad);
   if (m.has("capture_sizes")) {
-    const YAML::Node list = node_at(m, "capture_sizes");
+    const YAML::Node list = m.node("capture_sizes");
     const auto bad = [&] {
       m.fail("capture_sizes",
              "must be a non-empty list of ascending batch sizes >= 1, e.g. "

@@ -50,8 +50,8 @@ const Curve& need(const std::map<std::string, Curve>& curves, const std::string&
                   const std::string& file, const char* why = "") {
   auto it = curves.find(name);
   if (it == curves.end())
-    throw InputError(
-        fmt::format("{}: no rows for layer \"{}\", which a step needs{}", file, name, why));
+    throw InputError(fmt::format("{}: no rows for layer {}, which a step needs{}", file,
+                                 quote_input(name), why));
   return it->second;
 }
 
@@ -115,15 +115,15 @@ LayerProfile::LayerProfile(const std::string& dir, int layers) : m_layers(layers
     if (it == dense_calls().end()) {
       std::vector<std::string> known;
       for (const auto& [k, n] : dense_calls()) known.push_back(k);
-      throw InputError(fmt::format("{}: layer \"{}\" is not one a step is composed of (known: {})",
-                                   dense_file, name, join_names(known)));
+      throw InputError(fmt::format("{}: layer {} is not one a step is composed of (known: {})",
+                                   dense_file, quote_input(name), join_names(known)));
     }
     const bool mlp = std::find(k_mlp.begin(), k_mlp.end(), name) != k_mlp.end();
     if (mlp && is_moe())
       throw InputError(
-          fmt::format("{}: has a dense MLP (\"{}\") beside moe.csv; models mixing "
+          fmt::format("{}: has a dense MLP ({}) beside moe.csv; models mixing "
                       "dense and mixture-of-experts layers are not composed",
-                      dense_file, name));
+                      dense_file, quote_input(name)));
     if (it->second > 0) per_layer.emplace_back(&curve, it->second);
   }
   const char* no_moe = " (a mixture of experts needs moe.csv here or in ../tp1)";

@@ -281,9 +281,10 @@ std::unique_ptr<OperatorSource> make_shape_roofline_source(const Cfg& operators,
           f.text, fmt::format("configs/shape-roofline/{}.yaml", f.name), hw);
   if (!looks_like_path(name)) {
     const std::vector<std::string> names = shape_roofline_fit_names();
-    operators.fail("fit", fmt::format("unknown fit \"{}\"{} (valid: {}; or a path to a fit YAML "
-                                      "file written by scripts/fit_shape_roofline.py)",
-                                      name, did_you_mean(name, names), join_names(names)));
+    operators.fail("fit",
+                   fmt::format("unknown fit {}{} (valid: {}; or a path to a fit YAML "
+                               "file written by scripts/fit_shape_roofline.py)",
+                               quote_input(name), did_you_mean(name, names), join_names(names)));
   }
   const std::string path = operators.existing_file("fit", "shape-roofline fit");
   std::ifstream in(path, std::ios::binary);

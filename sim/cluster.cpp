@@ -29,9 +29,9 @@ Cfg section_of(const Cfg& root, const Cfg& pool, const std::string& name,
                const std::string& pool_name) {
   if (pool.has(name)) return pool;
   if (!root.has(name))
-    pool.fail(name, fmt::format("pool \"{}\" gives no {} section and the scenario has none at "
+    pool.fail(name, fmt::format("pool {} gives no {} section and the scenario has none at "
                                 "the top level: give one here or there",
-                                pool_name, name));
+                                quote_input(pool_name), name));
   return root;
 }
 
@@ -127,7 +127,7 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
     if (spec.name.empty() || spec.name.find_first_of("[] ") != std::string::npos)
       pool.fail("name", "must be a non-empty name without spaces or brackets");
     if (!names.emplace(spec.name, c.pools.size()).second)
-      pool.fail("name", fmt::format("pool \"{}\" is named twice", spec.name));
+      pool.fail("name", fmt::format("pool {} is named twice", quote_input(spec.name)));
     spec.role = read_role(pool);
     spec.replicas = static_cast<uint32_t>(pool.get_int("replicas", {1, 4096}));
     spec.first_replica = next;

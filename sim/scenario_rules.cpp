@@ -25,10 +25,10 @@ void check_pool_role(const Cfg& scheduler, PoolRole role, const std::string& nam
   if (role == PoolRole::Mixed) return;
   const std::string kind = scheduler.get_string("kind");
   if (kind == "static" || kind == "dynamic")
-    scheduler.fail("kind",
-                   fmt::format("pool \"{}\" ({}) needs an iteration-level scheduler "
-                               "(continuous, orca, sarathi, vllm), not {}",
-                               name, role == PoolRole::Prefill ? "prefill" : "decode", kind));
+    scheduler.fail("kind", fmt::format("pool {} ({}) needs an iteration-level scheduler "
+                                       "(continuous, orca, sarathi, vllm), not {}",
+                                       quote_input(name),
+                                       role == PoolRole::Prefill ? "prefill" : "decode", kind));
 }
 
 }  // namespace servesim

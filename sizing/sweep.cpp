@@ -105,10 +105,10 @@ std::vector<std::string> expand_shorthand(const Cfg& axes, const std::string& ke
     }
     if (hw.price(b.price_tier) == nullptr)
       bad(
-          fmt::format("hardware \"{}\" has no {} price, the tier this sweep compares costs in "
+          fmt::format("hardware {} has no {} price, the tier this sweep compares costs in "
                       "(price_tier; docs/hardware.md#prices): drop it or choose a tier every "
                       "accelerator has",
-                      hw.name, b.price_tier));
+                      quote_input(hw.name), b.price_tier));
     if (b.step_time_map) out.push_back("step_time.hardware=" + text);
     // On the operator model a chip with AIConfigurator tables is timed from them (the base's
     // path, engine and all-reduce), any other from the shape-aware roofline, so that one sweep

@@ -258,30 +258,6 @@ class RowLengths final : public LengthPairs {
   size_t m_next = 0;
 };
 
-/// The node at `key` of `c`, walked down from the document's root along c's key path (map keys,
-/// each maybe followed by [index] for a list item); Cfg does not hand out its nodes. Walks with
-/// const nodes and fresh handles: assigning to a yaml-cpp node would write into the document.
-YAML::Node node_at(const Cfg& c, const std::string& key) {
-  std::vector<YAML::Node> chain{c.doc().root()};
-  const std::string path = c.key_path(key);
-  for (size_t pos = 0; pos <= path.size();) {
-    size_t end = path.find('.', pos);
-    if (end == std::string::npos) end = path.size();
-    const std::string part = path.substr(pos, end - pos);
-    size_t bracket = part.find('[');
-    const YAML::Node map = chain.back();
-    chain.push_back(map[part.substr(0, bracket)]);
-    while (bracket != std::string::npos) {
-      const size_t index = std::strtoul(part.c_str() + bracket + 1, nullptr, 10);
-      const YAML::Node list = chain.back();
-      chain.push_back(list[index]);
-      bracket = part.find('[', bracket + 1);
-    }
-    pos = end + 1;
-  }
-  return chain.back();
-}
-
 }  // namespace
 
 std::unique_ptr<LengthDist> read_length_dist(const Cfg& c) { return k_kinds.pick(c, "kind")(c); }
@@ -319,7 +295,7 @@ std::unique_ptr<LengthPairs> read_length_pairs(const Cfg& c, int64_t requests) {
 std::vector<double> get_number_list(const Cfg& c, const std::string& key, RealRange r,
                                     bool integers) {
   if (!c.has(key)) c.fail(key, "required key missing (a list of numbers)");
-  const YAML::Node list = node_at(c, key);
+  const YAML::Node list = c.node(key);
   if (!list.IsSequence() || list.size() == 0) c.fail(key, "must be a non-empty list of numbers");
   std::vector<double> out;
   for (size_t i = 0; i < list.size(); ++i) {

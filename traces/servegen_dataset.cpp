@@ -150,16 +150,16 @@ std::vector<Period> read_dataset(const std::string& path) {
                       name, line_of(text, key, ""), quote_input(key)));
     if (!fields.is_object())
       throw InputError(
-          fmt::format("{}:{}: period \"{}\" must be an object with \"input_tokens\" "
+          fmt::format("{}:{}: period {} must be an object with \"input_tokens\" "
                       "and \"output_tokens\"",
-                      name, line_of(text, key, ""), key));
+                      name, line_of(text, key, ""), quote_input(key)));
     Period period{start_s, {}, {}};
     bool empty = false;
     for (const char* field : {"input_tokens", "output_tokens"}) {
       const auto it = fields.find(field);
       if (it == fields.end() || !it->is_string())
-        throw InputError(fmt::format("{}:{}: period \"{}\": field \"{}\" {}", name,
-                                     line_of(text, key, ""), key, field,
+        throw InputError(fmt::format("{}:{}: period {}: field \"{}\" {}", name,
+                                     line_of(text, key, ""), quote_input(key), field,
                                      it == fields.end() ? "is missing"
                                                         : "must be a string holding a Python "
                                                           "dict {tokens: probability, ...}"));
@@ -167,8 +167,8 @@ std::vector<Period> read_dataset(const std::string& path) {
       try {
         pmf = parse_pmf(it->get_ref<const std::string&>());
       } catch (const InputError& e) {
-        throw InputError(fmt::format("{}:{}: period \"{}\", field \"{}\": {}", name,
-                                     line_of(text, key, field), key, field, e.what()));
+        throw InputError(fmt::format("{}:{}: period {}, field \"{}\": {}", name,
+                                     line_of(text, key, field), quote_input(key), field, e.what()));
       }
       if (!pmf)
         empty = true;

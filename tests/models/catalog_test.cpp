@@ -193,6 +193,10 @@ TEST_CASE("catalog: an unknown name gets the close one and the valid ones; a pat
                     Catch::Contains("unknown model \"llama-2-13\" (did you mean llama-2-13b?) "
                                     "(valid: gpt2-small, "));
   CHECK_THROWS_WITH(load_hardware("h100-sx"), Catch::Contains("(did you mean h100-sxm?)"));
+  // The name is echoed through quote_input: bytes that are not UTF-8 come out escaped (a
+  // fuzzer's find: the raw bytes went into the message).
+  CHECK_THROWS_WITH(load_hardware("uu\xC0\xC0"),
+                    Catch::StartsWith("unknown hardware \"uu\\xC0\\xC0\" (valid: "));
   CHECK_THROWS_WITH(load_model("/nonexistent/toy.yaml"),
                     Catch::Contains("cannot open model file /nonexistent/toy.yaml"));
   // A user's own file, by absolute path or relative to a base folder.
