@@ -39,8 +39,8 @@ namespace {
 using SourceFactory = std::unique_ptr<OperatorSource> (*)(const Cfg& operators,
                                                           const HardwareSpec& hw);
 
-std::unique_ptr<OperatorSource> make_tables(const Cfg& operators, const HardwareSpec&) {
-  return make_operator_tables(operators);
+std::unique_ptr<OperatorSource> make_tables(const Cfg& operators, const HardwareSpec& hw) {
+  return make_operator_tables(operators, hw);
 }
 
 // `operators.source`, sorted by name: the shape-aware roofline (a datasheet and fitted

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <filesystem>
@@ -208,7 +209,80 @@ class OperatorTables final : public OperatorSource {
   mutable Breakpoints m_breakpoints;
 };
 
+/// Bytes a weight element of a gemm/MoE dtype column takes.
+double weight_bytes(const std::string& dtype) {
+  if (dtype == "bfloat16") return 2;
+  if (dtype == "nvfp4" || dtype == "int4_wo" || dtype == "w4a16_mxfp4") return 0.5;
+  return 1;  // fp8, fp8_block, int8_wo, sq
+}
+
+class ScaledSource final : public OperatorSource {
+ public:
+  ScaledSource(std::unique_ptr<OperatorSource> src, Roofs from, Roofs to)
+      : m_src(std::move(src)), m_from(from), m_to(to) {}
+
+  std::string describe() const override {
+    return fmt::format("{} scaled to {:.0f} GB/s and {:.0f} TFLOP/s", m_src->describe(),
+                       m_to.bytes_per_s / 1e9, m_to.flops_per_s / 1e12);
+  }
+  double gemm_ms(double m, double n, double k, const std::string& dtype) const override {
+    const double bytes = 2 * m * k + weight_bytes(dtype) * k * n + 2 * m * n;
+    return m_src->gemm_ms(m, n, k, dtype) * ratio(bytes, 2 * m * n * k);
+  }
+  double context_attention_ms(double batch, double isl, const AttentionHeads& h,
+                              const std::string& attn, const std::string& kv) const override {
+    const double bytes = 2 * batch * isl * h.head_dim * (2 * h.heads + 2 * h.kv_heads);
+    const double flops = 2 * batch * h.heads * h.head_dim * isl * isl;  // causal: half of 4 s^2
+    return m_src->context_attention_ms(batch, isl, h, attn, kv) * ratio(bytes, flops);
+  }
+  double generation_attention_ms(double batch, double kv_tokens, const AttentionHeads& h,
+                                 const std::string& attn, const std::string& kv) const override {
+    const double bytes = batch * kv_tokens * 2 * h.kv_heads * h.head_dim * 2;
+    const double flops = 4 * batch * h.heads * h.head_dim * kv_tokens;
+    return m_src->generation_attention_ms(batch, kv_tokens, h, attn, kv) * ratio(bytes, flops);
+  }
+  double moe_ms(double tokens, const MoeShape& s, const std::string& dtype,
+                const std::string& distribution) const override {
+    const double per_expert = 3 * s.hidden_size * s.inter_size / s.moe_tp;
+    const double active = std::min(s.experts / s.moe_ep, tokens * s.top_k);
+    const double bytes = active * per_expert * weight_bytes(dtype) + 4 * tokens * s.hidden_size;
+    const double flops = 2 * tokens * s.top_k / s.moe_ep * per_expert;
+    return m_src->moe_ms(tokens, s, dtype, distribution) * ratio(bytes, flops);
+  }
+  double allreduce_ms(double elements, double gpus) const override {
+    return m_src->allreduce_ms(elements, gpus);
+  }
+  double elementwise_ms(double bytes) const override {
+    return m_src->elementwise_ms(bytes) * m_from.bytes_per_s / m_to.bytes_per_s;
+  }
+  std::vector<double> breakpoints(OperatorAxis axis) const override {
+    return m_src->breakpoints(axis);
+  }
+
+ private:
+  double ratio(double bytes, double flops) const {
+    return std::max(bytes / m_to.bytes_per_s, flops / m_to.flops_per_s) /
+           std::max(bytes / m_from.bytes_per_s, flops / m_from.flops_per_s);
+  }
+  std::unique_ptr<OperatorSource> m_src;
+  Roofs m_from, m_to;
+};
+
 }  // namespace
+
+std::unique_ptr<OperatorSource> scale_to_roofs(std::unique_ptr<OperatorSource> src, Roofs from,
+                                               Roofs to) {
+  return std::make_unique<ScaledSource>(std::move(src), from, to);
+}
+
+Roofs read_table_roofs(const std::string& path, const std::string& gpu) {
+  const fs::path sys = fs::path(path) / "systems" / (gpu + ".yaml");
+  std::error_code ec;
+  if (!fs::is_regular_file(sys, ec))
+    throw InputError(fmt::format("{}: no datasheet for {}", sys.string(), gpu));
+  const Cfg g = Cfg::root(Document::load_file(sys.string())).child("gpu");
+  return {g.get_real("mem_bw", k_positive), g.get_real("bfloat16_tc_flops", k_positive)};
+}
 
 std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions& o) {
   const fs::path root(o.path);
@@ -247,6 +321,24 @@ std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions
   const double latency_s = gpu.get_real("mem_empirical_constant_latency", 0.0, k_non_negative);
   return std::make_unique<OperatorTables>(o, gpu_dir, std::move(label), bw * factor / 1e3,
                                           latency_s * 1e3);
+}
+
+std::unique_ptr<OperatorSource> make_operator_tables(const Cfg& c, const HardwareSpec& hw) {
+  const bool scale = c.get_bool("scale_to_hardware", false);
+  std::unique_ptr<OperatorSource> src = make_operator_tables(c);
+  if (!scale) return src;
+  const auto flops = hw.peak_flops_per_s(Dtype::Bf16);
+  if (!flops)
+    c.fail("scale_to_hardware", fmt::format("{} has no bf16 peak to scale the tables to", hw.name));
+  fs::path p(c.get_string("path"));
+  if (p.is_relative()) p = fs::path(c.doc().base_dir()) / p;
+  Roofs from;
+  try {
+    from = read_table_roofs(p.lexically_normal().string(), c.get_string("gpu"));
+  } catch (const InputError& e) {
+    c.fail("scale_to_hardware", e.what());
+  }
+  return scale_to_roofs(std::move(src), from, {hw.bandwidth_bytes_per_s(), *flops});
 }
 
 std::unique_ptr<OperatorSource> make_operator_tables(const Cfg& c) {

@@ -213,3 +213,30 @@ TEST_CASE("operator: the roofline source plugs into the same composition", "[mod
   }
   CHECK_THAT(msg, Catch::Contains("nvfp4"));
 }
+
+TEST_CASE("operator: scale_to_hardware moves each operator by its roofline ratio", "[models]") {
+  // tiny_gpu's roofs: 1e15 B/s, 1e16 FLOP/s (ridge 10 FLOP/B); h100-sxm's: 3.35e12 B/s,
+  // 989.4e12 FLOP/s (ridge 295). Ratio = max(B / 3.35e12, F / 989.4e12) / max(B / 1e15, F / 1e16).
+  const auto src = scale_to_roofs(tiny_source(), {1e15, 1e16}, {3.35e12, 989.4e12});
+  // GEMM m = 8, n = k = 256 (0.01 ms on the table): B = 2 x 8 x 256 + 2 x 256 x 256 + 2 x 8 x 256
+  // = 139264, F = 2 x 8 x 256 x 256 = 1048576 (7.5 FLOP/B): memory-bound on both parts, so the
+  // bandwidth ratio 1e15 / 3.35e12 = 298.51.
+  CHECK(src->gemm_ms(8, 256, 256, "bfloat16") == near(0.01 * 1e15 / 3.35e12));
+  // GEMM m = n = k = 256 (0.16 ms): B = 3 x 2 x 256^2 = 393216, F = 2 x 256^3 = 33554432
+  // (85 FLOP/B): compute-bound on tiny_gpu (3.3554e-9 s), memory-bound on the H100
+  // (1.17378e-7 s): ratio 34.982.
+  CHECK(src->gemm_ms(256, 256, 256, "bfloat16") ==
+        near(0.16 * (393216 / 3.35e12) / (33554432 / 1e16)));
+  // Decode attention reads the KV: memory-bound, the bandwidth ratio.
+  CHECK(src->generation_attention_ms(8, 64, {4, 2, 64}, "bfloat16", "bfloat16") ==
+        near(0.000025 * 4 * 8 * 64 * 1e15 / 3.35e12));
+  // All-reduces are the interconnect's: unchanged; elementwise passes take the bandwidth ratio.
+  CHECK(src->allreduce_ms(4096, 2) == near(0.01));
+  CHECK(src->elementwise_ms(0) == near(0.002 * 1e15 / 3.35e12));
+  // Through the config: a decode step of 8 at KV 64 is memory-bound in every term (the GEMMs at
+  // m = 8 and the LM head at m = 8 are below both ridges), so the whole step scales by 298.51.
+  auto plain = build(config(""));
+  auto scaled =
+      build(config("", "tiny-dense.yaml", "gpu: tiny_gpu, engine: vllm, scale_to_hardware: true"));
+  CHECK(scaled->step_ms(decode(8, 64)) == near(plain->step_ms(decode(8, 64)) * 1e15 / 3.35e12));
+}
