@@ -294,17 +294,18 @@ std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions
     std::vector<std::string> gpus;
     for (const std::string& d : subfolders(root))
       if (d != "systems") gpus.push_back(d);
-    throw InputError(fmt::format("gpu \"{}\": no such folder in {}{} (GPUs there: {})", o.gpu,
-                                 root.string(), did_you_mean(o.gpu, gpus), join_names(gpus)));
+    throw InputError(fmt::format("gpu {}: no such folder in {}{} (GPUs there: {})",
+                                 quote_input(o.gpu), root.string(), did_you_mean(o.gpu, gpus),
+                                 join_names(gpus)));
   }
   std::vector<std::string> engines, all = subfolders(gpu_dir);
   for (const std::string& d : all)
     if (d == o.engine || d.rfind(o.engine + "-", 0) == 0) engines.push_back(d);
   if (o.engine.empty() || engines.empty())
     throw InputError(
-        fmt::format("engine \"{}\": no such folder in {} (folders: {}; give vllm, "
+        fmt::format("engine {}: no such folder in {} (folders: {}; give vllm, "
                     "trtllm or one folder's exact name)",
-                    o.engine, gpu_dir.string(), join_names(all)));
+                    quote_input(o.engine), gpu_dir.string(), join_names(all)));
   std::string label = engines.size() == 1
                           ? engines.front()
                           : *std::max_element(engines.begin(), engines.end(), version_less) +

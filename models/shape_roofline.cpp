@@ -126,8 +126,8 @@ const Curve& curve_for(const std::map<std::string, Curve>& curves, const std::st
   if (it != curves.end()) return it->second;
   std::vector<std::string> have;
   for (const auto& [name, c] : curves) have.push_back(name);
-  throw InputError(fmt::format("shape roofline: {} has no {} curve for \"{}\" (it has: {})", file,
-                               op, key, have.empty() ? "none" : join_names(have)));
+  throw InputError(fmt::format("shape roofline: {} has no {} curve for {} (it has: {})", file, op,
+                               quote_input(key), have.empty() ? "none" : join_names(have)));
 }
 
 class ShapeRoofline final : public OperatorSource {
@@ -185,9 +185,9 @@ class ShapeRoofline final : public OperatorSource {
                 const std::string& distribution) const override {
     if (distribution != "balanced")
       throw InputError(
-          fmt::format("shape roofline: MoE routing \"{}\" is not modelled (it has: "
+          fmt::format("shape roofline: MoE routing {} is not modelled (it has: "
                       "balanced)",
-                      distribution));
+                      quote_input(distribution)));
     const MoeCurve& c = curve_for(m_fit.moe, dtype, "moe", m_fit.file);
     const double local = s.experts / s.moe_ep;
     const double active = local * (1.0 - std::pow(1.0 - s.top_k / s.experts, tokens));
@@ -235,10 +235,10 @@ class ShapeRoofline final : public OperatorSource {
           dtype,
           dtype == "nvfp4" ? "the hardware catalogue has no fp4 figure" : "not a dtype it models"));
     if (const auto p = m_hw.peak_flops_per_s(d)) return *p;
-    throw InputError(
-        fmt::format("shape roofline: {} has no {} peak for dtype \"{}\" (its "
-                    "peak_tflops has: {})",
-                    m_hw.name, dtype_name(d), dtype, join_names(m_hw.supported_dtypes())));
+    throw InputError(fmt::format(
+        "shape roofline: {} has no {} peak for dtype {} (its "
+        "peak_tflops has: {})",
+        m_hw.name, dtype_name(d), quote_input(dtype), join_names(m_hw.supported_dtypes())));
   }
 
   /// Bytes per element of a table dtype (curve lookups have already refused unknown ones).
