@@ -26,7 +26,9 @@ ALLOWED = {
     "cli": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing", "report", "cli"},
 }
 SOURCE_SUFFIXES = (".h", ".cpp", ".cpp.in")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+# "FOLDER/x.h", and <FOLDER/x.h> for a library folder (so angle brackets cannot hide an include).
+INCLUDE = re.compile(
+    r'^\s*#\s*include\s+(?:"([^"]+)"|<((?:' + "|".join(ALLOWED) + r')/[^>]+)>)', re.MULTILINE)
 
 
 def library_folder(lib):
@@ -43,7 +45,7 @@ def check_includes(root):
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
             for m in INCLUDE.finditer(text):
-                target = m.group(1)
+                target = m.group(1) or m.group(2)
                 top = target.split("/", 1)[0] if "/" in target else ""
                 if top not in allowed:
                     line = text.count("\n", 0, m.start()) + 1
