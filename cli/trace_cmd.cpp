@@ -20,6 +20,7 @@
 #include "core/output_file.h"
 #include "metrics/trace_stats.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_rows.h"
 #include "traces/workload_source.h"
 
 namespace po = boost::program_options;
@@ -221,8 +222,11 @@ Written write_csv(WorkloadSource& source, std::ostream& csv,
   const bool any = source.next(r);
   const bool hashes = any && !r.block_hashes.empty();
   if (hashes) w.hash_block_tokens = r.hash_block_tokens;
-  csv << (hashes ? "arrival_s,prompt_tokens,output_tokens,prefix_hash\n"
-                 : "arrival_s,prompt_tokens,output_tokens\n");
+  // The header is servesim_csv's row of the format table: its columns, then its hash column.
+  const TraceFormatSpec& spec = trace_format_spec(TraceFormat::ServesimCsv);
+  csv << fmt::format("{}", fmt::join(spec.signature, ","));
+  if (hashes) csv << ',' << spec.hash_column;
+  csv << '\n';
   for (bool more = any; more; more = source.next(r), ++w.requests) {
     check_interrupt(interrupt);
     const int64_t t = r.arrival.count_ns();

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """One folder, one layer (docs/architecture.md#layers): fails when an #include or a CMake link
-goes the wrong way.
+goes the wrong way, or when tests/ stops mirroring the folders.
 
 Every source under a library folder may include only files of the folders ALLOWED lists for it,
 and each folder's CMake library (declared in the root CMakeLists.txt) may link only the libraries
@@ -26,7 +26,9 @@ ALLOWED = {
     "cli": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing", "report", "cli"},
 }
 SOURCE_SUFFIXES = (".h", ".cpp", ".cpp.in")
-INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+# "FOLDER/x.h", and <FOLDER/x.h> for a library folder (so angle brackets cannot hide an include).
+INCLUDE = re.compile(
+    r'^\s*#\s*include\s+(?:"([^"]+)"|<((?:' + "|".join(ALLOWED) + r')/[^>]+)>)', re.MULTILINE)
 
 
 def library_folder(lib):
@@ -43,7 +45,7 @@ def check_includes(root):
                 continue
             text = path.read_text(encoding="utf-8", errors="replace")
             for m in INCLUDE.finditer(text):
-                target = m.group(1)
+                target = m.group(1) or m.group(2)
                 top = target.split("/", 1)[0] if "/" in target else ""
                 if top not in allowed:
                     line = text.count("\n", 0, m.start()) + 1
@@ -94,15 +96,37 @@ def check_cmake(root):
     return errors
 
 
+def check_tests_mirror(root):
+    """tests/ mirrors the folders: each library folder, and each of its subfolders holding
+    sources (core/kv/), has its tests/ folder, and every tests/ folder holding tests is one of
+    those (tests/data/ holds inputs)."""
+    errors = []
+    sources = set()
+    for folder in ALLOWED:
+        sources.add(pathlib.Path(folder))
+        for path in (root / folder).rglob("*.cpp"):
+            sources.add(path.parent.relative_to(root))
+    for rel in sorted(sources):
+        if not (root / "tests" / rel).is_dir():
+            errors.append(f"tests/{rel}/: missing, so {rel}/ has no tests folder of its own")
+    tests = root / "tests"
+    for path in sorted(tests.rglob("*")):
+        rel = path.relative_to(tests)
+        if path.is_dir() and rel.parts[0] != "data" and rel not in sources:
+            errors.append(f"tests/{rel}/: no source folder {rel}/ to mirror")
+    return errors
+
+
 def main():
     root = pathlib.Path(sys.argv[1] if len(sys.argv) > 1 else pathlib.Path(__file__).parents[1])
-    errors = check_includes(root) + check_cmake(root)
+    errors = check_includes(root) + check_cmake(root) + check_tests_mirror(root)
     for e in errors:
         print(e)
     if errors:
         print(f"layering: {len(errors)} problem(s); the layers are in docs/architecture.md")
         return 1
-    print(f"layering: every include and link of {len(ALLOWED)} folders goes down")
+    print(f"layering: every include and link of {len(ALLOWED)} folders goes down; "
+          "tests/ mirrors them")
     return 0
 
 
