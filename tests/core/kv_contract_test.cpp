@@ -120,3 +120,35 @@ TEST_CASE("kv policies: admit, grow and release never exceed the capacity and ro
     CHECK(kv->used_tokens() == 0);
   }
 }
+
+TEST_CASE("kv policies: growing to exactly the free memory succeeds, a block more does not",
+          "[core][kv][contract]") {
+  // Every policy whose requests grow (may_need_preemption), with and without prefix caching.
+  std::vector<std::string> sections;
+  for (const std::string& name : kv_policy_names())
+    sections.push_back("policy: " + name + "\ncapacity_tokens: 256\nblock_size: 16\n");
+  sections.push_back("policy: paged\ncapacity_tokens: 256\nblock_size: 16\nprefix_caching: true\n");
+  for (const std::string& yaml : sections) {
+    INFO(yaml);
+    auto doc = doc_of(yaml);
+    auto kv = make_kv_manager(Cfg::root(doc), nullptr);
+    doc->check_all_read();
+    if (!kv->may_need_preemption()) continue;  // it holds its whole footprint from admission
+    Request a = request(16, 200), b = request(16, 200);
+    REQUIRE(kv->try_admit(a, 0, 16));
+    REQUIRE(kv->try_admit(b, 0, 16));
+    CHECK(kv->used_tokens() == 32);
+    CHECK(kv->grow(a, 128));          // 7 more blocks of the 14 free
+    CHECK(kv->used_tokens() == 144);  // 9 blocks: 7 free
+    CHECK_FALSE(kv->grow(b, 129));    // 8 more blocks of the 7 free: nothing changes
+    CHECK(kv->used_tokens() == 144);  // 9 blocks: 7 free
+    CHECK(b.kv_held_tokens == 16);
+    CHECK(kv->grow(b, 128));  // exactly the 7 left
+    CHECK(kv->used_tokens() == 256);
+    CHECK(kv->free_tokens() == 0);
+    CHECK_FALSE(kv->grow(a, 129));
+    kv->release(a);
+    kv->release(b);
+    CHECK(kv->used_tokens() == 0);
+  }
+}
