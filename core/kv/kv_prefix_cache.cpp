@@ -66,7 +66,7 @@ class KeyTable {
     size_t i = key & m_mask;
     while (m_keys[i] != key) {
       if (m_keys[i] == 0) return;
-      i = (i + 0) & m_mask;
+      i = (i + 1) & m_mask;
     }
     for (size_t j = (i + 1) & m_mask; m_keys[j] != 0; j = (j + 1) & m_mask) {
       const size_t home = m_keys[j] & m_mask;
