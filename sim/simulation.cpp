@@ -223,8 +223,10 @@ uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>* members,
   const uint32_t k = router.route(spec, loads);
   if (k >= loads.size()) throw std::logic_error("router picked a replica that does not exist");
   const uint32_t rep = members ? (*members)[k] : k;
-  // A stale snapshot still counts the router's own decisions, as a real router's does.
-  if (!refresh) ++m_loads[rep].outstanding;
+  // A snapshot still counts the router's own decisions, as a real router's does: this one too,
+  // so a refresh at this instant does not forget the request it is about to route (with live
+  // loads the next pick reads them afresh anyway).
+  ++m_loads[rep].outstanding;
   return rep;
 }
 

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Mutation testing for servesim: plant one small change at a time, rebuild, run the suite.
+
+A mutant is one textual change on one line of one source file: a relational operator swap
+(< <=, > >=, == !=), + and - swapped, an integer constant moved by one (0 <-> 1, n -> n+1),
+&& and || swapped, std::min and std::max swapped, a ++/-- deleted, or a break/continue
+deleted. Comments, string and character literals, #include and other preprocessor lines are
+never touched. Binary operators are recognised by the spaces clang-format puts around them,
+so template brackets (std::vector<int>) and references (T&&) are left alone.
+
+For each mutant the file is rewritten, the test binary is rebuilt incrementally in a build
+folder of its own (build-mut by default, so it never races the normal build), and the suite
+runs with a timeout. A compile failure makes the mutant invalid (not counted); a failing or
+timed-out suite kills it; a passing suite lets it survive. The file is restored after every
+mutant whatever happens (a backup is kept under the build folder, and a backup left by an
+interrupted run is restored before anything else). Run on demand; not part of CI.
+
+  python3 scripts/mutate.py --list                       # enumerate mutants, no build
+  python3 scripts/mutate.py --sample 60 --seed 1         # a deterministic sample
+  python3 scripts/mutate.py --only sim/simulation.cpp:214:37:lt_le
+  python3 scripts/mutate.py --files sim/cluster.cpp --sample 10
+
+Prints the score (killed / valid) and each survivor, and writes BUILD/mutation/result.json
+and result.csv. docs/testing.md records the latest run.
+"""
+
+import argparse
+import csv
+import glob
+import json
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEFAULT_GLOBS = ["sim/*.cpp", "schedulers/*.cpp", "models/*.cpp", "metrics/*.cpp", "core/kv/*.cpp"]
+
+# (kind, regex on the masked line, replacement function of the match text or None)
+# Binary operators need a space on both sides (clang-format style), which excludes templates,
+# shifts, -> and rvalue references.
+OPERATOR_SWAPS = [
+    ("lt_le", re.compile(r"(?<= )<(?= )"), "<="),
+    ("le_lt", re.compile(r"(?<= )<=(?= )"), "<"),
+    ("gt_ge", re.compile(r"(?<= )>(?= )"), ">="),
+    ("ge_gt", re.compile(r"(?<= )>=(?= )"), ">"),
+    ("eq_ne", re.compile(r"(?<= )==(?= )"), "!="),
+    ("ne_eq", re.compile(r"(?<= )!=(?= )"), "=="),
+    ("add_sub", re.compile(r"(?<= )\+(?= )"), "-"),
+    ("sub_add", re.compile(r"(?<= )-(?= )"), "+"),
+    ("addeq_subeq", re.compile(r"(?<= )\+=(?= )"), "-="),
+    ("subeq_addeq", re.compile(r"(?<= )-=(?= )"), "+="),
+    ("and_or", re.compile(r"(?<= )&&(?= )"), "||"),
+    ("or_and", re.compile(r"(?<= )\|\|(?= )"), "&&"),
+    ("min_max", re.compile(r"\bstd::min\b"), "std::max"),
+    ("max_min", re.compile(r"\bstd::max\b"), "std::min"),
+]
+INT_CONST = re.compile(r"(?<![\w.])(\d+)([uUlL]*)(?![\w.'])")
+INCDEC = re.compile(r"\+\+|--")
+BREAK = re.compile(r"\b(break|continue);")
+
+
+def mask_line(line, in_block):
+    """Returns (masked, in_block): comments and literals replaced by spaces, same length."""
+    out = []
+    i, n = 0, len(line)
+    while i < n:
+        if in_block:
+            end = line.find("*/", i)
+            if end < 0:
+                out.append(" " * (n - i))
+                i = n
+            else:
+                out.append(" " * (end + 2 - i))
+                i = end + 2
+                in_block = False
+            continue
+        c = line[i]
+        if line.startswith("//", i):
+            out.append(" " * (n - i))
+            break
+        if line.startswith("/*", i):
+            in_block = True
+            out.append("  ")
+            i += 2
+            continue
+        if c == 'R' and line.startswith('R"', i):  # raw string on one line: R"(...)"
+            m = re.match(r'R"([^(\s]*)\(', line[i:])
+            if m:
+                close = line.find(")" + m.group(1) + '"', i)
+                stop = n if close < 0 else close + len(m.group(1)) + 2
+                out.append(" " * (stop - i))
+                i = stop
+                continue
+        if c in "\"'":
+            if c == "'" and i > 0 and line[i - 1].isalnum():  # digit separator 1'000
+                out.append(" ")
+                i += 1
+                continue
+            j = i + 1
+            while j < n and line[j] != c:
+                j += 2 if line[j] == "\\" else 1
+            out.append(" " * (min(j + 1, n) - i))
+            i = j + 1
+            continue
+        out.append(c)
+        i += 1
+    return "".join(out), in_block
+
+
+def mutants_of(path):
+    rel = os.path.relpath(path, ROOT)
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    found = []
+    in_block = False
+    for ln, line in enumerate(lines, 1):
+        masked, in_block = mask_line(line, in_block)
+        if masked.lstrip().startswith("#"):
+            continue
+        if "static_assert" in masked or "throw " in masked and "InputError" in line:
+            pass  # still mutated: messages are masked, conditions are real code
+
+        def add(kind, col, old, new):
+            found.append({"id": f"{rel}:{ln}:{col + 1}:{kind}", "file": rel, "line": ln,
+                          "col": col + 1, "kind": kind, "old": old, "new": new,
+                          "orig_line": line.strip()})
+
+        for kind, rx, rep in OPERATOR_SWAPS:
+            for m in rx.finditer(masked):
+                add(kind, m.start(), m.group(0), rep)
+        for m in INT_CONST.finditer(masked):
+            v = int(m.group(1)) if not m.group(1).startswith("0") or m.group(1) == "0" else None
+            if v is None:
+                continue
+            nv = 1 if v == 0 else (0 if v == 1 else v + 1)
+            add("const", m.start(), m.group(0), f"{nv}{m.group(2)}")
+        if not re.match(r"\s*for\s*\(", masked):  # a for loop without its step only hangs
+            for m in INCDEC.finditer(masked):
+                add("del_incdec", m.start(), m.group(0), "")
+        for m in BREAK.finditer(masked):
+            add("del_" + m.group(1), m.start(), m.group(0), ";")
+    return found
+
+
+def apply(m):
+    path = os.path.join(ROOT, m["file"])
+    with open(path, encoding="utf-8") as f:
+        lines = f.read().split("\n")
+    line = lines[m["line"] - 1]
+    c = m["col"] - 1
+    if line[c:c + len(m["old"])] != m["old"]:
+        raise RuntimeError(f"{m['id']}: source changed since enumeration")
+    lines[m["line"] - 1] = line[:c] + m["new"] + line[c + len(m["old"]):]
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines))
+
+
+def backup_dir(build):
+    return os.path.join(build, "mutation", "backup")
+
+
+def restore_leftovers(build):
+    bdir = backup_dir(build)
+    if not os.path.isdir(bdir):
+        return
+    for dirpath, _, files in os.walk(bdir):
+        for name in files:
+            saved = os.path.join(dirpath, name)
+            rel = os.path.relpath(saved, bdir)
+            print(f"restoring {rel} from an interrupted run", file=sys.stderr)
+            shutil.copyfile(saved, os.path.join(ROOT, rel))
+            os.remove(saved)
+
+
+def run(cmd, timeout, log):
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           timeout=timeout)
+        rc = p.returncode
+        out = p.stdout.decode(errors="replace")
+    except subprocess.TimeoutExpired as e:
+        rc = None
+        out = (e.stdout or b"").decode(errors="replace")
+    with open(log, "a", encoding="utf-8") as f:
+        f.write(f"$ {' '.join(cmd)}\n{out[-4000:]}\n")
+    return rc, out, time.time() - t0
+
+
+def configure(build):
+    if os.path.exists(os.path.join(build, "build.ninja")):
+        return
+    cmd = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
+    if shutil.which("ccache") and not os.environ.get("SERVESIM_NO_CCACHE"):
+        os.environ.setdefault("CCACHE_BASEDIR", ROOT)
+        cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
+    subprocess.run(cmd, check=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--files", nargs="*", help="source files (default: " + " ".join(DEFAULT_GLOBS) + ")")
+    ap.add_argument("--sample", type=int, help="run a deterministic sample of this many mutants")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--list", action="store_true", help="print the mutants and stop")
+    ap.add_argument("--only", action="append", help="run only this mutant id (repeatable)")
+    ap.add_argument("--build", default=os.path.join(ROOT, "build-mut"))
+    ap.add_argument("--jobs", default="2")
+    ap.add_argument("--timeout", type=float, help="suite timeout in s (default 5x the baseline)")
+    ap.add_argument("--out", help="result folder (default BUILD/mutation)")
+    args = ap.parse_args()
+
+    build = os.path.abspath(args.build)
+    restore_leftovers(build)
+    files = args.files or sorted(f for g in DEFAULT_GLOBS for f in glob.glob(os.path.join(ROOT, g)))
+    muts = [m for f in files for m in mutants_of(os.path.join(ROOT, f) if not os.path.isabs(f) else f)]
+    if args.only:
+        want = set(args.only)
+        muts = [m for m in muts if m["id"] in want]
+        missing = want - {m["id"] for m in muts}
+        if missing:
+            sys.exit(f"no such mutant: {', '.join(sorted(missing))}")
+    elif args.sample is not None and args.sample < len(muts):
+        muts = random.Random(args.seed).sample(muts, args.sample)
+        muts.sort(key=lambda m: (m["file"], m["line"], m["col"], m["kind"]))
+    if args.list:
+        for m in muts:
+            print(f"{m['id']}\t{m['old']!r} -> {m['new']!r}\t{m['orig_line']}")
+        print(f"{len(muts)} mutants", file=sys.stderr)
+        return 0
+
+    out_dir = os.path.abspath(args.out or os.path.join(build, "mutation"))
+    os.makedirs(out_dir, exist_ok=True)
+    log = os.path.join(out_dir, "log.txt")
+    open(log, "w").close()
+    configure(build)
+    build_cmd = ["nice", "cmake", "--build", build, "-j", args.jobs, "--target", "servesim_tests"]
+    test_cmd = [os.path.join(build, "tests", "servesim_tests"), "--abort"]
+    rc, out, _ = run(build_cmd, None, log)
+    if rc != 0:
+        sys.exit("the unmutated sources do not build in " + build + "\n" + out[-2000:])
+    rc, out, base = run(test_cmd, None, log)
+    if rc != 0:
+        sys.exit("the unmutated suite fails; fix it before measuring mutants\n" + out[-2000:])
+    timeout = args.timeout or max(30.0, 5 * base)
+    print(f"baseline suite {base:.1f} s; timeout {timeout:.0f} s; {len(muts)} mutants", flush=True)
+
+    results = []
+    for i, m in enumerate(muts, 1):
+        src = os.path.join(ROOT, m["file"])
+        saved = os.path.join(backup_dir(build), m["file"])
+        os.makedirs(os.path.dirname(saved), exist_ok=True)
+        shutil.copyfile(src, saved)
+        try:
+            apply(m)
+            rc, _, bt = run(build_cmd, 1800, log)
+            if rc != 0:
+                status, tt = "invalid", 0.0
+            else:
+                rc, _, tt = run(test_cmd, timeout, log)
+                status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+        finally:
+            shutil.copyfile(saved, src)
+            os.remove(saved)
+        m = dict(m, status=status, build_s=round(bt, 1), test_s=round(tt, 1))
+        results.append(m)
+        print(f"[{i}/{len(muts)}] {status:8s} {m['id']}  {m['old']!r} -> {m['new']!r}", flush=True)
+
+    # Leave the build matching the restored sources.
+    run(build_cmd, None, log)
+    valid = [r for r in results if r["status"] != "invalid"]
+    killed = [r for r in valid if r["status"] in ("killed", "timeout")]
+    survivors = [r for r in valid if r["status"] == "survived"]
+    score = len(killed) / len(valid) if valid else 0.0
+    summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+               "command": " ".join(sys.argv), "mutants": len(results), "valid": len(valid),
+               "killed": len(killed), "survived": len(survivors),
+               "invalid": len(results) - len(valid), "score": round(score, 4), "results": results}
+    with open(os.path.join(out_dir, "result.json"), "w", encoding="utf-8") as f:
+        json.dump(summary, f, indent=1)
+    with open(os.path.join(out_dir, "result.csv"), "w", newline="", encoding="utf-8") as f:
+        w = csv.DictWriter(f, fieldnames=["id", "file", "line", "col", "kind", "old", "new",
+                                          "status", "build_s", "test_s", "orig_line"])
+        w.writeheader()
+        for r in results:
+            w.writerow(r)
+    print(f"\nscore {len(killed)}/{len(valid)} = {100 * score:.1f}% of valid mutants killed "
+          f"({len(results) - len(valid)} invalid)")
+    for r in survivors:
+        print(f"  survived {r['file']}:{r['line']}  {r['orig_line']}  ({r['old']} -> {r['new'] or 'deleted'})")
+    print(f"results: {out_dir}/result.json, result.csv")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
