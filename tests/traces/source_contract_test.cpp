@@ -11,6 +11,7 @@
 #include <map>
 
 #include "tests/traces/trace_test_support.h"
+#include "traces/trace_rows.h"
 
 using namespace servesim;
 using namespace servesim::test;
@@ -34,6 +35,20 @@ std::map<std::string, std::string> k_cases() {
        "  prompt_tokens: {kind: lognormal, median: 300, sigma: 0.8, max: 4096},\n"
        "  output_tokens: {kind: uniform, min: 1, max: 300}}\n"},
       {"trace", "trace: {path: " + csv + "}\n"},
+  };
+}
+
+/// One file (in tests/data/, or a path) for each trace format (traces/trace_format.cpp's table),
+/// read through the `trace` source with the format named: a format added to the table without a
+/// case here fails below.
+std::map<std::string, std::string> k_format_files() {
+  return {
+      {"azure", "azure_conv_2023_excerpt.csv"},
+      {"burstgpt", "burstgpt_excerpt.csv"},
+      {"mooncake", "mooncake_conversation_excerpt.jsonl"},
+      {"servesim_csv", write_temp("contract-servesim.csv",
+                                  "arrival_s,prompt_tokens,output_tokens\n0,10,5\n1.5,3,2\n")},
+      {"vllm_jsonl", "vllm_requests_excerpt.jsonl"},
   };
 }
 
@@ -63,9 +78,24 @@ TEST_CASE("workload sources: every registered source has a contract case", "[tra
   CHECK(cases.size() == workload_source_names().size());
 }
 
+TEST_CASE("workload sources: every trace format has a contract case", "[traces]") {
+  const auto files = k_format_files();
+  for (const TraceFormatSpec& spec : trace_format_specs()) {
+    INFO(spec.name);
+    CHECK(files.count(spec.name) == 1);
+  }
+  CHECK(files.size() == trace_format_specs().size());
+}
+
 TEST_CASE("workload sources: ids in order, arrivals never go back, lengths >= 1, same twice",
           "[traces]") {
-  for (const auto& [name, yaml] : k_cases()) {
+  auto cases = k_cases();
+  for (const auto& [format, file] : k_format_files())
+    cases["trace as " + format] =
+        fmt::format("trace: {{path: {}{}, format: {}{}}}\n",
+                    file.front() == '/' ? std::string() : k_test_data, file, format,
+                    format == "burstgpt" ? ", zero_tokens: skip" : "");  // its excerpt has 0s
+  for (const auto& [name, yaml] : cases) {
     INFO(name);
     auto a = workload_of(yaml, 7);
     auto b = workload_of(yaml, 7);
