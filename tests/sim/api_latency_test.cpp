@@ -44,16 +44,16 @@ TEST_CASE("api: a long prompt's tokenization lets a later short one reach the en
           "[sim]") {
   // 1 ms per 1k tokens. r0 (sent at 0, prompt 4000) reaches the engine at 4 ms; r1 (sent at
   // 1 ms, prompt 1000) at 2 ms, first.
-  // t=2   r1 prefills 1000: 2 + 1 + 500 = 503 ms           -> t=503: r1 done
-  // t=503 r0 prefills 4000: 2 + 1 + 2000 = 2003 ms         -> t=2506: r0 done (TTFT 2506 ms)
+  // t=2   r1 prefills 1000: 2 + 1 + 500 = 503 ms           -> t=505: r1 done
+  // t=505 r0 prefills 4000: 2 + 1 + 2000 = 2003 ms         -> t=2508: r0 done (TTFT 2508 ms)
   const std::string yaml = trace_scenario("0,4000,1\n0.001,1000,1\n", k_linear, k_vllm, k_kv) +
                            "api: {tokenize_ms_per_1k_tokens: 1}\n";
   auto r = run_requests(yaml);
   REQUIRE(r.size() == 2);
   CHECK(r[1].first_admitted.count_ns() == ms(2));
-  CHECK(r[1].first_token.count_ns() == ms(503));
-  CHECK(r[0].first_admitted.count_ns() == ms(503));
-  CHECK(r[0].first_token.count_ns() == ms(2506));
+  CHECK(r[1].first_token.count_ns() == ms(505));
+  CHECK(r[0].first_admitted.count_ns() == ms(505));
+  CHECK(r[0].first_token.count_ns() == ms(2508));
   CHECK(r[0].spec.arrival.count_ns() == 0);
 }
 
