@@ -37,6 +37,11 @@ struct RequestSpec {
   /// Non-zero: the most output the request may ask for (its max_tokens, a trace column), which
   /// a KV policy with kv.max_output_tokens reserves instead of that default; 0: not given.
   int32_t max_output_tokens = 0;
+  /// The `api` section (sim/api_latency.h): time from the client's send to the engine's arrival
+  /// (coalescing wait, server overhead, tokenization), and from a token's production to the
+  /// client (streaming). Both 0 without it; the engine's times are then the client's.
+  Time api_in;
+  Time api_out;
 };
 
 struct Request {

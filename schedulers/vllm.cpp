@@ -1,5 +1,5 @@
-// vllm: vLLM's V1 scheduler as vLLM 0.19 runs it (vllm/v1/core/sched/scheduler.py,
-// Scheduler.schedule), with vLLM's own knob names and defaults.
+// vllm: vLLM's V1 scheduler as vLLM 0.19 runs it (version 0.8 and later; V0 before, below)
+// (vllm/v1/core/sched/scheduler.py, Scheduler.schedule), with vLLM's own knob names and defaults.
 //
 // Each step has one budget of max_num_batched_tokens (a decode costs 1 token, a prefill chunk
 // its length) and is planned in two passes:
@@ -28,8 +28,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "schedulers/iteration_level.h"
 
@@ -149,9 +152,227 @@ class VllmScheduler final : public Scheduler {
   bool m_ran_before = false;
 };
 
+// ---- V0 (vLLM before 0.8) ----------------------------------------------------------------
+//
+// vLLM V0's Scheduler (vllm/core/scheduler.py, as in 0.6.6): `_schedule_default` without chunked
+// prefill, `_schedule_chunked_prefill` with it, and multi-step scheduling (num_scheduler_steps).
+//   default: the waiting requests first, each with its whole prompt, while fewer than
+//     max_num_seqs run, the prompts fit in max_num_batched_tokens and the KV manager can hold the
+//     whole prompt (head-of-line blocking); a step that admits any runs prefills only. Otherwise
+//     every running request decodes, preempting the newest admission by recompute while a
+//     decode cannot get KV.
+//   chunked: the running decodes first, then the running prefills' next chunks, then the
+//     waiting requests' first chunks, all within max_num_batched_tokens; a request is given KV
+//     for its whole prompt when it joins (V0's block manager allocates the prompt at once).
+//   multi-step (num_scheduler_steps N > 1, default policy only): a decode step starts a group of
+//     N steps planned at once, each sequence given KV for N tokens (vLLM's N - 1 lookahead
+//     slots); no request joins until the group ends, a sequence that finishes mid-group keeps its
+//     seat (padding) until then, and the group's tokens reach the client when it ends.
+struct VllmV0Settings {
+  int64_t max_num_seqs = 256;
+  int64_t max_num_batched_tokens = 2048;
+  bool chunked = false;         ///< enable_chunked_prefill
+  int32_t scheduler_steps = 1;  ///< num_scheduler_steps
+};
+
+class VllmV0Scheduler final : public Scheduler {
+ public:
+  explicit VllmV0Scheduler(const VllmV0Settings& s) : m_s(s) {}
+
+  [[nodiscard]] int64_t max_running() const override { return m_s.max_num_seqs; }
+
+  [[nodiscard]] std::string never_schedulable(const Request& r) const override {
+    if (m_s.chunked || r.spec.prompt_tokens <= m_s.max_num_batched_tokens) return {};
+    return fmt::format(
+        "prompt of {} tokens exceeds max_num_batched_tokens {} (vLLM V0 without "
+        "chunked prefill ignores such a prompt)",
+        r.spec.prompt_tokens, m_s.max_num_batched_tokens);
+  }
+
+  void plan_step(SchedulerView& s) override {
+    if (m_group_left > 0) {  // the group planned at its first step goes on
+      for (uint32_t slot : m_group)
+        s.plan().push_back({slot, s.req(slot).done() ? EntryKind::Padding : EntryKind::Decode, 0});
+      return;
+    }
+    if (m_s.chunked) {
+      plan_chunked(s);
+      return;
+    }
+    int64_t budget = m_s.max_num_batched_tokens;
+    admit(s, budget, false);
+    if (!s.plan().empty()) return;  // prefills only
+    bool preempted = false;
+    for (size_t i = 0; i < s.running().size();)
+      if (!plan_running(s, i, budget, preempted)) break;
+    if (m_s.scheduler_steps > 1 && !s.plan().empty()) {
+      m_group_left = m_s.scheduler_steps;
+      m_group.clear();
+      for (const StepEntry& e : s.plan()) m_group.push_back(e.slot);
+    }
+  }
+
+  void after_step(SchedulerView& s) override {
+    if (m_group_left > 0 && --m_group_left > 0) return;  // the group has steps to go
+    if (m_group.empty()) {
+      release_finished(s);
+      return;
+    }
+    // The group's tokens reach the client when it ends: a sequence that finished mid-group has
+    // its last token delivered and its seat freed now.
+    for (uint32_t slot : m_group)
+      if (s.req(slot).done()) s.req(slot).last_token = s.now();
+    m_group.clear();
+    for (size_t i = 0; i < s.running().size();) {
+      const uint32_t slot = s.running()[i];
+      if (s.req(slot).done())
+        s.release(slot);
+      else
+        ++i;
+    }
+  }
+
+ private:
+  // V0 chunked: decodes first, then the running prefills' chunks, then new requests.
+  void plan_chunked(SchedulerView& s) {
+    int64_t budget = m_s.max_num_batched_tokens;
+    bool preempted = false;
+    for (const bool prefills : {false, true})
+      for (size_t i = 0; i < s.running().size() && budget > 0;) {
+        if (s.req(s.running()[i]).prefilling() != prefills) {
+          ++i;
+          continue;
+        }
+        if (!plan_running(s, i, budget, preempted)) break;
+      }
+    admit(s, budget, true);  // V0 admits even in a step that preempted
+  }
+
+  // Plans running()[i]'s next token or chunk, preempting the newest admissions by recompute
+  // while it cannot get KV; advances i past it. False when it was itself preempted.
+  bool plan_running(SchedulerView& s, size_t& i, int64_t& budget, bool& preempted) {
+    const uint32_t slot = s.running()[i];
+    Request& r = s.req(slot);
+    const bool prefill = r.prefilling();
+    const int64_t n = prefill ? std::min<int64_t>(r.prefill_target - r.context_tokens, budget) : 1;
+    // Multi-step: KV for the group's tokens (the lookahead slots), up to the request's last
+    // token (vLLM, not knowing the reply's length, reserves all N).
+    const int64_t want =
+        prefill ? r.context_tokens + n
+                : std::max<int64_t>(r.context_tokens + 1,
+                                    std::min<int64_t>(r.context_tokens + m_s.scheduler_steps,
+                                                      r.peak_kv_tokens()));
+    while (!s.kv().grow(r, want)) {
+      const uint32_t victim = s.running().back();
+      budget += tokens_planned(s, victim);
+      s.preempt(victim);
+      preempted = true;
+      if (victim == slot) return false;
+    }
+    s.plan().push_back(prefill ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
+                               : StepEntry{slot, EntryKind::Decode, 0});
+    budget -= n;
+    ++i;
+    return true;
+  }
+
+  // The waiting requests from the queue's front: each needs a seat, KV for its whole prompt
+  // and (unchunked) its whole prompt within the budget, else admission stops there.
+  void admit(SchedulerView& s, int64_t& budget, bool chunk) {
+    while (!s.waiting().empty() && budget > 0 &&
+           static_cast<int64_t>(s.running().size()) < m_s.max_num_seqs) {
+      const uint32_t slot = s.waiting().front();
+      Request& r = s.req(slot);
+      const int64_t cached = s.kv().cached_prefix_tokens(r);
+      const int64_t whole = r.prefill_target - cached;
+      // A recompute longer than the budget (a preempted request's prompt plus its tokens) runs
+      // alone rather than never: vLLM would drop it as too long.
+      const bool alone = !chunk && whole > m_s.max_num_batched_tokens && s.plan().empty();
+      if (!chunk && whole > budget && !alone) break;
+      if (!s.kv().try_admit(r, cached, r.prefill_target)) break;
+      const int64_t n = chunk ? std::min(whole, budget) : whole;
+      s.admit_front(cached);
+      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
+      budget -= std::min(n, budget);
+      if (alone) break;
+    }
+  }
+
+  [[nodiscard]] static int64_t tokens_planned(const SchedulerView& s, uint32_t slot) {
+    for (const StepEntry& e : s.plan())
+      if (e.slot == slot) return e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
+    return 0;
+  }
+
+  VllmV0Settings m_s;
+  int32_t m_group_left = 0;       ///< steps of the multi-step group still to run (this one too)
+  std::vector<uint32_t> m_group;  ///< the group's sequences, in plan order
+};
+
+/// vLLM's version from `version` (MAJOR.MINOR[.PATCH]); models/host_time.cpp reads the same key
+/// for the engine's host time and reports a malformed one first.
+std::pair<int, int> read_vllm_version(const Cfg& c) {
+  const std::string text = c.get_string("version", "0.19.0");
+  int major = -1, minor = -1;
+  char dot = 0;
+  if (std::sscanf(text.c_str(), "%d%c%d", &major, &dot, &minor) != 3 || dot != '.' || major < 0 ||
+      minor < 0)
+    c.fail("version", fmt::format("\"{}\": give the engine version as MAJOR.MINOR[.PATCH], e.g. "
+                                  "\"0.6.6\"",
+                                  text));
+  return {major, minor};
+}
+
+std::unique_ptr<Scheduler> make_vllm_v0(const Cfg& c, std::pair<int, int> v) {
+  const std::string name = fmt::format("vLLM {}.{} (V0)", v.first, v.second);
+  for (const char* key :
+       {"long_prefill_token_threshold", "scheduler_reserve_full_isl", "async_scheduling"})
+    if (c.has(key))
+      c.fail(key, fmt::format("{} has no {}: servesim models it for V1 (version 0.8 and later)",
+                              name, key));
+  if (c.get_choice("scheduling_policy", "fcfs", {"fcfs", "priority"}) == "priority")
+    c.fail("scheduling_policy",
+           fmt::format("{}: only fcfs is modelled for V0 (priority is modelled for V1, version "
+                       "0.8 and later)",
+                       name));
+  VllmV0Settings s;
+  s.chunked = c.get_bool("enable_chunked_prefill", false);
+  if (c.has("num_scheduler_steps")) {
+    if (v.first == 0 && v.second < 6)
+      c.fail("num_scheduler_steps", fmt::format("{} has no multi-step scheduling: it came with "
+                                                "vLLM 0.6.0 (versions 0.6 and 0.7 have it)",
+                                                name));
+    s.scheduler_steps = static_cast<int32_t>(c.get_int("num_scheduler_steps", 1, {1, 1024}));
+    if (s.scheduler_steps > 1 && s.chunked)
+      c.fail("num_scheduler_steps",
+             "multi-step scheduling with enable_chunked_prefill is not modelled (vLLM 0.6.0 "
+             "refused the pair): give one of them");
+  }
+  s.max_num_seqs = c.get_int("max_num_seqs", s.max_num_seqs, {1, 1 << 20});
+  s.max_num_batched_tokens =
+      c.get_int("max_num_batched_tokens", s.max_num_batched_tokens, {1, int64_t{1} << 40});
+  (void)c.get_bool("enable_prefix_caching", false);  // checked against kv (scenario_rules.cpp)
+  if (s.max_num_batched_tokens < s.max_num_seqs)
+    c.fail("max_num_batched_tokens",
+           fmt::format("must be at least max_num_seqs ({}), as vLLM requires", s.max_num_seqs));
+  return std::make_unique<VllmV0Scheduler>(s);
+}
+
 }  // namespace
 
 std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
+  const std::pair<int, int> version = read_vllm_version(c);
+  if (version.first == 0 && version.second < 8) return make_vllm_v0(c, version);
+  if (c.has("num_scheduler_steps"))
+    c.fail("num_scheduler_steps",
+           fmt::format("vLLM {}.{} (V1) has no multi-step scheduling: it is V0's (versions 0.6 "
+                       "and 0.7; give version: \"0.6.6\")",
+                       version.first, version.second));
+  if (!c.get_bool("enable_chunked_prefill", true))
+    c.fail("enable_chunked_prefill",
+           fmt::format("vLLM {}.{} (V1) is modelled with chunked prefill only (its default); "
+                       "prefill-only steps are V0's (give a version before 0.8)",
+                       version.first, version.second));
   VllmSettings s;
   s.max_num_seqs = c.get_int("max_num_seqs", s.max_num_seqs, {1, 1 << 20});
   s.max_num_batched_tokens =

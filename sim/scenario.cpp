@@ -9,6 +9,7 @@
 #include "models/kv_memory.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
+#include "sim/api_latency.h"
 #include "sim/cluster.h"
 #include "sim/scenario_rules.h"
 #include "traces/workload_source.h"
@@ -91,6 +92,8 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     s.components.replicas.push_back(std::move(parts));
   }
   s.components.source = make_workload(root.child("workload"), s.seed);
+  if (const std::optional<ApiLatency> api = read_api_latency(root))
+    s.components.source = with_api_latency(std::move(s.components.source), *api);
   std::vector<AcceleratorGroup> groups =
       read_cluster(root, s.seed, s.components, top_step_time ? &*top_step_time : nullptr);
   if (groups.empty()) groups.push_back({*top_step_time, root.child("kv"), 1});

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdio>
+
 namespace servesim {
 
 void check_scheduler_and_kv(const Cfg& scheduler, const Cfg& kv) {
@@ -11,7 +13,11 @@ void check_scheduler_and_kv(const Cfg& scheduler, const Cfg& kv) {
     scheduler.fail(
         "kind",
         fmt::format("vllm needs kv.policy: paged (vLLM's KV cache is paged), not {}", policy));
-  const bool prefix_caching = scheduler.get_bool("enable_prefix_caching", true);
+  // vLLM V0 (before 0.8) left prefix caching off by default; V1 turns it on.
+  int major = 0, minor = 19;
+  (void)std::sscanf(scheduler.get_string("version", "0.19.0").c_str(), "%d.%d", &major, &minor);
+  const bool v0 = major == 0 && minor < 8;
+  const bool prefix_caching = scheduler.get_bool("enable_prefix_caching", !v0);
   if (prefix_caching != kv.get_bool("prefix_caching", false))
     scheduler.fail("enable_prefix_caching",
                    prefix_caching

@@ -6,6 +6,8 @@
 #include <chrono>
 #include <stdexcept>
 
+#include "sim/api_latency.h"
+
 namespace servesim {
 
 Simulation::Simulation(Components c, bool check, RunLimits limits)
@@ -261,6 +263,7 @@ void Simulation::depart(uint32_t rep, uint32_t slot) {
   BatchState& state = m_reps[rep].state;
   Request& r = state.req(slot);
   if (m_reps[rep].role == PoolRole::Prefill) r.spec.output_tokens = m_reps[rep].output_tokens[slot];
+  to_client_view(r);  // the api section's time outside the engine (sim/api_latency.h)
   for (RequestRecorder* rec : m_recorders) rec->record(r);
   if (m_reactive && !m_stopping) {
     m_c.source->on_depart(r, m_now, m_newly_ready);

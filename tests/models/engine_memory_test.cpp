@@ -58,6 +58,19 @@ TEST_CASE(
   }
 }
 
+TEST_CASE("engine memory: the reserve comes off before the KV pool under every rule", "[models]") {
+  // The same shape without the reserve (no engine default sets one: docs/schedulers.md).
+  const std::string none =
+      "accelerator_gib: 80, parameters: 8.0e9, layers: 32, kv_heads: 8, head_dim: 128";
+  // vLLM / SGLang: (77,309,411,328 - 16e9) / 131,072 = 467,753.4; the 2 GiB reserve takes
+  // 2,147,483,648 / 131,072 = 16,384 tokens off it (451,369 above).
+  CHECK(memory_of(none + ", utilization: 0.9").capacity_tokens == 467753);
+  CHECK(memory_of(none + ", reserved_gib: 0, utilization: 0.9").capacity_tokens == 467753);
+  // TensorRT-LLM: 69,899,345,920 x 0.9 / 131,072 = 479,960.2; the reserve takes 0.9 x 16,384 =
+  // 14,745.6 tokens off it (465,215 above): it is taken before the fraction.
+  CHECK(memory_of(none + ", free_gpu_memory_fraction: 0.9").capacity_tokens == 479960);
+}
+
 TEST_CASE("engine memory: GUARANTEED_NO_EVICT with paged KV reserves prompt + max_output_tokens",
           "[models][schedulers]") {
   // 64 tokens of KV in blocks of 16. Two requests at t = 0 of 10 prompt and 2 output tokens.

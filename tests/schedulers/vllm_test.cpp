@@ -242,3 +242,113 @@ TEST_CASE("vllm: async_scheduling plans a step while the previous one runs", "[s
   CHECK(async3[1].first_admitted.count_ns() == ms(8));
   CHECK(async3[1].first_token.count_ns() == ms(12));
 }
+
+// ---- V0 (version before 0.8) and multi-step scheduling ----------------------------------------
+
+TEST_CASE("vllm V0: a step that admits runs prefills only, the decodes wait",
+          "[schedulers][vllm]") {
+  // Budget 16. r0 (t=0, prompt 4, 3 tokens), r1 (t=1 ms, prompt 2, 1 token).
+  // t=0  r0 prefills its 4: 2 + 1 + 2 = 5 ms                -> t=5:  r0 token 1
+  // t=5  r1 waits: a prefill-only step of r1 (r0 does not decode): 2 + 1 + 1 = 4 ms
+  //                                                          -> t=9:  r1 done
+  // t=9  r0 decodes: 3 ms -> t=12 token 2; 3 ms             -> t=15: r0 done
+  // (V1 runs r0's decode beside r1's prefill at t=5 and has r1's token at 10 ms.)
+  const std::string sched =
+      vllm(", version: \"0.6.6\", max_num_seqs: 4, max_num_batched_tokens: 16");
+  auto r = run_requests(trace_scenario("0,4,3\n0.001,2,1\n", k_linear, sched,
+                                       "{policy: paged, capacity_tokens: 1024, block_size: 16}"));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].first_token.count_ns() == ms(5));
+  CHECK(r[1].first_admitted.count_ns() == ms(5));
+  CHECK(r[1].first_token.count_ns() == ms(9));
+  CHECK(r[1].release.count_ns() == ms(9));
+  CHECK(r[0].finish.count_ns() == ms(15));
+  CHECK(r[0].release.count_ns() == ms(15));
+}
+
+TEST_CASE("vllm V0: without chunked prefill a prompt longer than the budget is rejected",
+          "[schedulers][vllm]") {
+  const std::string sched =
+      vllm(", version: \"0.6.6\", max_num_seqs: 4, max_num_batched_tokens: 8");
+  auto r = run_requests(trace_scenario("0,9,1\n0,8,1\n", k_linear, sched,
+                                       "{policy: paged, capacity_tokens: 1024, block_size: 16}"));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].state == RequestState::Rejected);
+  CHECK_THAT(r[0].reject_reason, Catch::Contains("exceeds max_num_batched_tokens 8"));
+  // r1's 8 fit: 2 + 1 + 4 = 7 ms.
+  CHECK(r[1].first_token.count_ns() == ms(7));
+}
+
+TEST_CASE("vllm V0 chunked: decodes first, then prefill chunks; the whole prompt's KV at once",
+          "[schedulers][vllm]") {
+  // Budget 8, 4 blocks of 16. r0 (t=0, prompt 6, 3 tokens), r1 (t=0, prompt 20, 1 token),
+  // r2 (t=0, prompt 20, 1 token).
+  // t=0    r0 joins with 6 (1 block), r1 with a chunk of 2 but KV for its whole 20 (2 blocks);
+  //        r2 needs 2 blocks, 1 is free: it waits. 2 + 2 + 0.5*8 = 8 ms -> t=8: r0 token 1
+  // t=8    r0 decode first, then r1's chunk of 7: 2 + 2 + 3.5 = 7.5     -> t=15.5: r0 token 2
+  // t=15.5 the same                                                     -> t=23:   r0 done
+  // t=23   r1's last 4: 2 + 1 + 2 = 5 ms; r2 still waits (r0's block is free, r1 holds 2, so 2
+  //        are free: r2 joins with the 4 left of the budget): 2 + 2 + 0.5*8 = 8 -> t=31
+  //        r1 done; r2 holds 4
+  // t=31   r2's next 8: 2 + 1 + 4 = 7 -> t=38; its last 8: 7 ms          -> t=45: r2 done
+  const std::string sched = vllm(
+      ", version: \"0.6.6\", enable_chunked_prefill: true, max_num_seqs: 4, "
+      "max_num_batched_tokens: 8");
+  auto r = run_requests(trace_scenario("0,6,3\n0,20,1\n0,20,1\n", k_linear, sched, k_small_kv));
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].first_token.count_ns() == ms(8));
+  CHECK(r[0].finish.count_ns() == ms(23));
+  CHECK(r[1].first_token.count_ns() == ms(31));
+  CHECK(r[2].first_admitted.count_ns() == ms(23));
+  CHECK(r[2].first_token.count_ns() == ms(45));
+}
+
+TEST_CASE("vllm V0 multi-step: a decode group of num_scheduler_steps runs to its end",
+          "[schedulers][vllm]") {
+  // num_scheduler_steps 4, budget 16. r0 (t=0, prompt 4, 3 tokens), r1 (t=1 ms, prompt 2, 1),
+  // r2 (t=10 ms, prompt 2, 1).
+  // t=0  r0 prefills (one step; prefills are never grouped): 5 ms  -> t=5:  r0 token 1
+  // t=5  r1's prefill-only step: 4 ms                              -> t=9:  r1 done
+  // t=9  a group of 4 decode steps of r0, 3 ms each: tokens 2 and 3 at 12 and 15 (r0 is done),
+  //      then two steps with r0's seat padded: the group ends at 21, when r0's tokens reach
+  //      the client and it is released. r2, arrived at 10, waits for the group's end.
+  // t=21 r2 prefills: 2 + 1 + 1 = 4 ms                             -> t=25: r2 done
+  const std::string sched = vllm(
+      ", version: \"0.6.6\", num_scheduler_steps: 4, max_num_seqs: 4, max_num_batched_tokens: 16");
+  auto r = run_requests(trace_scenario("0,4,3\n0.001,2,1\n0.010,2,1\n", k_linear, sched,
+                                       "{policy: paged, capacity_tokens: 1024, block_size: 16}"));
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].first_token.count_ns() == ms(5));
+  CHECK(r[0].finish.count_ns() == ms(15));
+  CHECK(r[0].last_token.count_ns() == ms(21));
+  CHECK(r[0].release.count_ns() == ms(21));
+  CHECK(r[1].release.count_ns() == ms(9));
+  CHECK(r[2].first_admitted.count_ns() == ms(21));
+  CHECK(r[2].first_token.count_ns() == ms(25));
+}
+
+TEST_CASE("vllm: each version's keys are refused where the version lacks them",
+          "[schedulers][vllm]") {
+  const std::string kv = "{policy: paged, capacity_tokens: 64, block_size: 16}";
+  CHECK_THAT(config_error(vllm(", num_scheduler_steps: 8"), kv),
+             Catch::Contains("(V1) has no multi-step scheduling") &&
+                 Catch::Contains("versions 0.6 and 0.7"));
+  CHECK_THAT(config_error(vllm(", version: \"0.5.4\", num_scheduler_steps: 8"), kv),
+             Catch::Contains("came with vLLM 0.6.0"));
+  CHECK_THAT(config_error(vllm(", version: \"0.6.6\", num_scheduler_steps: 8, "
+                               "enable_chunked_prefill: true"),
+                          kv),
+             Catch::Contains("not modelled"));
+  CHECK_THAT(config_error(vllm(", version: \"0.6.6\", long_prefill_token_threshold: 8"), kv),
+             Catch::Contains("V1 (version 0.8 and later)"));
+  CHECK_THAT(config_error(vllm(", enable_chunked_prefill: false"), kv),
+             Catch::Contains("prefill-only steps are V0's"));
+  CHECK(config_error(vllm(", version: \"0.6.6\", num_scheduler_steps: 8"), kv) == "no error");
+}
+
+TEST_CASE("vllm V0: prefix caching is off by default, as in vLLM before 0.8",
+          "[schedulers][vllm]") {
+  const std::string kv = "{policy: paged, capacity_tokens: 64, block_size: 16}";
+  CHECK(config_error("{kind: vllm, version: \"0.6.6\"}", kv) == "no error");
+  CHECK_THAT(config_error("{kind: vllm}", kv), Catch::Contains("kv.prefix_caching"));
+}
