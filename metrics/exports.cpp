@@ -203,12 +203,24 @@ void write_vllm_bench_json(std::ostream& out, const Summary& s, TokenTimes& t,
   const std::vector<double>& itls = t.itls_s();
   nlohmann::ordered_json j;
   // The run's setup, as vLLM's main writes it before the results.
+  // vLLM's "date" (the wall clock) is left out: the same run writes the same file.
+  j["endpoint_type"] = "servesim";
   j["backend"] = "servesim";
-  j["label"] = nullptr;
-  j["model_id"] = nullptr;
-  j["tokenizer_id"] = nullptr;
+  j["label"] = "servesim";
+  j["model_id"] = "servesim";
+  j["tokenizer_id"] = "servesim";
   j["num_prompts"] = s.requests;
-  j["request_rate"] = nullptr;  // the workload's arrivals, not a client's rate
+  // The workload's offered rate: requests over the span of their arrivals ("inf" when they
+  // all arrive at once, as vLLM writes an unpaced run). No burstiness: a trace has none.
+  double first = 0, last = 0;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    first = i ? std::min(first, rs[i].arrival_s) : rs[i].arrival_s;
+    last = i ? std::max(last, rs[i].arrival_s) : rs[i].arrival_s;
+  }
+  if (last > first)
+    j["request_rate"] = static_cast<double>(rs.size()) / (last - first);
+  else
+    j["request_rate"] = "inf";
   j["burstiness"] = nullptr;
   j["max_concurrency"] = nullptr;
   const double d = s.duration_s;
