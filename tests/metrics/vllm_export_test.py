@@ -67,6 +67,7 @@ def is_type(value, types):
 
 def main():
     binary, work = sys.argv[1], sys.argv[2]
+    os.makedirs(work, exist_ok=True)
     out = os.path.join(work, "out")
     subprocess.run([binary, "run", "--out", out, "-q", "--no-progress", "--export", "vllm-bench",
                     "--percentiles", ",".join(PERCENTILES)], check=True)
