@@ -3,7 +3,9 @@
 //   [{"id": "a1", "conversations": [{"from": "human", "value": "Hi"},
 //                                   {"from": "gpt", "value": "Hello! How can I help?"}]}, ...]
 // As vLLM's ShareGPT sampler does, an entry's first turn is the prompt and its second the
-// output; entries with fewer than two turns are dropped. No tokenizer is at hand, so a text's
+// output. An entry with fewer than two turns has no output: like a 0-token row of any format it
+// is refused unless workload.trace.zero_tokens is skip, which drops and counts it (vLLM's
+// sampler drops such entries). No tokenizer is at hand, so a text's
 // token count is ceil(UTF-8 bytes / 4), at least 1: OpenAI's rule of thumb that a token is about
 // four characters of English text (docs/workloads.md#sharegpt). The dataset has no times:
 // every request arrives at 0 (an unpaced benchmark); workload.transform paces it.
@@ -12,6 +14,8 @@
 // longer than a short name by its byte count as it is parsed, so memory follows the entries,
 // not the text.
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "core/errors.h"
 #include "traces/factories.h"
@@ -27,7 +31,8 @@ int64_t tokens_of_bytes(uint64_t bytes) {
 
 class ShareGptRows final : public TraceRowReader {
  public:
-  ShareGptRows(std::istream& in, const std::string& name, const TraceOptions&) : m_name(name) {
+  ShareGptRows(std::istream& in, const std::string& name, const TraceOptions& options)
+      : m_name(name), m_skip_short(options.skip_zero_tokens) {
     const nlohmann::json::parser_callback_t shrink = [](int, nlohmann::json::parse_event_t event,
                                                         nlohmann::json& parsed) {
       if (event == nlohmann::json::parse_event_t::value && parsed.is_string() &&
@@ -56,12 +61,22 @@ class ShareGptRows final : public TraceRowReader {
         throw InputError(
             fmt::format("{}: entry {}: must be an object with a \"conversations\" array of turns",
                         printable(m_name, 1024), m_next));
-      if (turns->size() < 2) continue;  // dropped, as vLLM's sampler drops them
-      row.prompt_tokens = tokens_of((*turns)[0], 1);
-      row.output_tokens = tokens_of((*turns)[1], 2);
       row.arrival_ns = 0;
       row.arrival_text = "0";
       row.skip = nullptr;
+      if (turns->size() < 2) {
+        if (!m_skip_short)
+          throw InputError(fmt::format(
+              "{}: entry {}: {} turn(s): needs a prompt and a reply (workload.trace.zero_tokens: "
+              "skip drops such entries, and counts them)",
+              printable(m_name, 1024), m_next, turns->size()));
+        row.prompt_tokens = 1;
+        row.output_tokens = 0;
+        row.skip = k_skipped_zero_tokens;
+        return true;
+      }
+      row.prompt_tokens = tokens_of((*turns)[0], 1);
+      row.output_tokens = tokens_of((*turns)[1], 2);
       return true;
     }
     return false;
@@ -83,6 +98,7 @@ class ShareGptRows final : public TraceRowReader {
   }
 
   std::string m_name;
+  bool m_skip_short = false;
   nlohmann::json m_data;
   size_t m_next = 0;
 };
