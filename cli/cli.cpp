@@ -93,8 +93,8 @@ struct RunRequest {
   bool steps = false;  ///< steps.csv: --steps or --report
   RunOptions options;  ///< check, limits and no_requests_csv; the streams are opened later
   RunExtrasOptions extras;
-  std::vector<double> percentiles;  ///< --percentiles; empty: not given
-  bool export_vllm_bench = false;   ///< --export vllm-bench
+  std::vector<double> percentiles;           ///< --percentiles; empty: not given
+  std::vector<const ExportFormat*> exports;  ///< --export, each once
 };
 
 CommandLine run_command_line() {
@@ -112,7 +112,7 @@ CommandLine run_command_line() {
       ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
       ("no-progress", po::bool_switch(), "no progress on stderr")
       ("percentiles", po::value<std::string>(), "also print mean, median, std and these percentiles of TTFT, TPOT, ITL and E2E (as 50,90,99,99.9); the export's percentiles (default 99)")
-      ("export", po::value<std::vector<std::string>>()->composing(), "also write another tool's result layout: vllm-bench (vllm-bench.json, vllm bench serve's result JSON)");
+      ("export", po::value<std::vector<std::string>>()->composing(), "also write another tool's result layout: vllm-bench (vllm-bench.json: vllm bench serve's result JSON), vidur (request_metrics.csv: Vidur's per-request metrics)");
   // clang-format on
   cl.real_option("max-sim-time", 0, 9e9, "seconds",
                  "stop at this simulated time; results are partial", std::nullopt, true);
@@ -173,10 +173,9 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
     q.percentiles = parse_percentiles((*vm)["percentiles"].as<std::string>(), "--percentiles");
   if (vm->count("export"))
     for (const std::string& e : (*vm)["export"].as<std::vector<std::string>>()) {
-      if (e != "vllm-bench")
-        throw InputError(
-            fmt::format("--export {}: unknown format (valid: vllm-bench)", quote_input(e)));
-      q.export_vllm_bench = true;
+      const ExportFormat* f = &export_format(e, "--export");
+      if (std::find(q.exports.begin(), q.exports.end(), f) == q.exports.end())
+        q.exports.push_back(f);
     }
   return q;
 }
@@ -214,27 +213,29 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   if (q->steps) options.steps_csv = &files.open("steps.csv");
   RunExtras extras(q->extras, files, options, scenario.components.source->size_hint(), std::cerr);
   std::optional<TokenTimes> tokens;  // --percentiles, --export: per-token times (ITL)
-  if (!q->percentiles.empty() || q->export_vllm_bench) {
+  if (!q->percentiles.empty() || !q->exports.empty()) {
     options.step_observers.push_back(&tokens.emplace());
     options.request_recorders.push_back(&*tokens);
   }
   RunOutput r = run_scenario(std::move(scenario), options);
   extras.before_commit();
   files.open("summary.json") << r.summary_json;
-  if (q->export_vllm_bench)
-    write_vllm_bench_json(files.open("vllm-bench.json"), r.summary, *tokens,
-                          q->percentiles.empty() ? std::vector<double>{99} : q->percentiles);
+  std::string export_files;
+  for (const ExportFormat* f : q->exports) {
+    write_export(*f, files.open(f->file), r.summary, *tokens, q->percentiles);
+    export_files += fmt::format(", {}/{}", q->dir, f->file);
+  }
   files.commit();
   const std::string extra_files = extras.after_commit(q->dir);
   // A requests.csv left by an earlier run in the same directory would not match this summary.
   const std::filesystem::path dir(q->dir);
   if (options.no_requests_csv) std::filesystem::remove(dir / "requests.csv");
   if (!q->steps) std::filesystem::remove(dir / "steps.csv");
-  if (!q->export_vllm_bench) std::filesystem::remove(dir / "vllm-bench.json");
+  for (const ExportFormat& f : export_formats())
+    if (std::find(q->exports.begin(), q->exports.end(), &f) == q->exports.end())
+      std::filesystem::remove(dir / f.file);
   if (!q->quiet) {
-    print_run(
-        out, *q, r,
-        extra_files + (q->export_vllm_bench ? fmt::format(", {}/vllm-bench.json", q->dir) : ""));
+    print_run(out, *q, r, extra_files + export_files);
     if (tokens && !q->percentiles.empty())
       out << "
              " << latency_table(latency_report(*tokens, q->percentiles));

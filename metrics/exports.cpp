@@ -61,8 +61,20 @@ std::string percentile_word(double p) {
 }
 
 void TokenTimes::on_step(const StepRecord& s) {
-  if (s.replica >= m_step_ends_ns.size()) m_step_ends_ns.resize(s.replica + 1);
+  if (s.replica >= m_step_ends_ns.size()) {
+    m_step_ends_ns.resize(s.replica + 1);
+    m_step_durations_ns.resize(s.replica + 1);
+  }
   m_step_ends_ns[s.replica].push_back((s.start + s.duration).count_ns());
+  m_step_durations_ns[s.replica].push_back(s.duration.count_ns());
+}
+
+int64_t TokenTimes::step_duration_ns(uint32_t rep, int64_t end_ns) const {
+  if (rep >= m_step_ends_ns.size()) return 0;
+  const std::vector<int64_t>& ends = m_step_ends_ns[rep];
+  const auto it = std::lower_bound(ends.begin(), ends.end(), end_ns);
+  if (it == ends.end() || *it != end_ns) return 0;
+  return m_step_durations_ns[rep][static_cast<size_t>(it - ends.begin())];
 }
 
 void TokenTimes::record(const Request& r) {
@@ -70,6 +82,7 @@ void TokenTimes::record(const Request& r) {
   t.id = r.spec.id;
   t.prompt_tokens = r.spec.prompt_tokens;
   t.arrival_s = r.spec.arrival.seconds();
+  t.preemptions = r.preemptions;
   t.finished = r.state == RequestState::Released;
   t.itl_begin = t.itl_end = m_itls_s.size();
   if (!t.finished) {
@@ -83,9 +96,17 @@ void TokenTimes::record(const Request& r) {
   t.ttft_s = (r.first_token - r.spec.arrival).seconds();
   t.e2e_s = (r.release - r.spec.arrival).seconds();
   if (n > 1) t.tpot_s = (r.last_token - r.first_token).seconds() / (n - 1);
+  t.queue_s = (r.first_admitted - r.spec.arrival).seconds();
+  t.finish_s = r.finish.seconds();
+  // The step that produced the first token ran where the request was first admitted.
+  const uint32_t first_rep = r.prefill_replica != k_no_replica ? r.prefill_replica : r.replica;
+  int64_t execution_ns = step_duration_ns(first_rep, r.first_token.count_ns());
   if (n > 1) {
     const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
-    if (r.replica >= m_step_ends_ns.size()) m_step_ends_ns.resize(r.replica + 1);
+    if (r.replica >= m_step_ends_ns.size()) {
+      m_step_ends_ns.resize(r.replica + 1);
+      m_step_durations_ns.resize(r.replica + 1);
+    }
     const std::vector<int64_t>& ends = m_step_ends_ns[r.replica];
     const auto lo = std::upper_bound(ends.begin(), ends.end(), t0);
     const auto hi = std::upper_bound(lo, ends.end(), t1);
@@ -96,12 +117,14 @@ void TokenTimes::record(const Request& r) {
       for (auto it = hi - (n - 1); it != hi; ++it) {
         m_itls_s.push_back(static_cast<double>(*it - prev) * 1e-9);
         prev = *it;
+        execution_ns += m_step_durations_ns[r.replica][static_cast<size_t>(it - ends.begin())];
       }
     } else {  // cannot happen with the engine's token times; keep the sum regardless
       ++m_stall_placed;
       for (int32_t k = 1; k < n; ++k) m_itls_s.push_back(t.tpot_s);
     }
   }
+  t.execution_s = static_cast<double>(execution_ns) * 1e-9;
   t.itl_end = m_itls_s.size();
   m_sorted = m_sorted && (m_requests.empty() || m_requests.back().id < t.id);
   m_requests.push_back(std::move(t));
@@ -258,6 +281,70 @@ void write_vllm_bench_json(std::ostream& out, const Summary& s, TokenTimes& t,
   put_stats(j, "itl", lat.itl);
   put_stats(j, "e2el", lat.e2e);
   out << j.dump() << "\n";
+}
+
+void write_vidur_request_metrics(std::ostream& out, TokenTimes& t) {
+  out << "Request Id,request_e2e_time,request_e2e_time_normalized,request_execution_time,"
+         "request_execution_time_normalized,request_model_execution_time,"
+         "request_model_execution_time_normalized,request_preemption_time,"
+         "request_scheduling_delay,request_execution_plus_preemption_time,"
+         "request_execution_plus_preemption_time_normalized,prefill_e2e_time,"
+         "prefill_time_execution_plus_preemption,"
+         "prefill_time_execution_plus_preemption_normalized,"
+         "decode_time_execution_plus_preemption_normalized,request_inter_arrival_delay,"
+         "request_num_tokens,request_num_prefill_tokens,request_num_decode_tokens,"
+         "request_pd_ratio,request_num_restarts\n";
+  const std::vector<RequestTimes>& rs = t.requests();
+  std::string row;
+  for (size_t i = 0; i < rs.size(); ++i) {
+    const RequestTimes& r = rs[i];
+    const double decode = r.output_tokens, prefill = r.prompt_tokens;
+    row = fmt::format("{},", r.id);
+    if (r.finished) {
+      const double completed = r.finish_s, scheduled = r.arrival_s + r.queue_s;
+      const double prefill_done = r.arrival_s + r.ttft_s;
+      const double busy = completed - scheduled;  // executing or waiting once scheduled
+      fmt::format_to(std::back_inserter(row), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},", r.e2e_s,
+                     r.e2e_s / decode, r.execution_s, r.execution_s / decode, r.execution_s,
+                     r.execution_s / decode, busy - r.execution_s, r.queue_s, busy, busy / decode,
+                     r.ttft_s, prefill_done - scheduled, (prefill_done - scheduled) / prefill,
+                     (completed - prefill_done) / decode);
+    } else {
+      row += ",,,,,,,,,,,,,,";
+    }
+    if (i > 0) fmt::format_to(std::back_inserter(row), "{}", r.arrival_s - rs[i - 1].arrival_s);
+    fmt::format_to(std::back_inserter(row), ",{},{},{},{},{}\n", r.prompt_tokens + r.output_tokens,
+                   r.prompt_tokens, r.output_tokens,
+                   r.output_tokens ? fmt::format("{}", prefill / decode) : std::string(),
+                   r.preemptions);
+    out << row;
+  }
+}
+
+const std::vector<ExportFormat>& export_formats() {
+  static const std::vector<ExportFormat> k{
+      {"vidur", "request_metrics.csv", "Vidur's per-request metrics"},
+      {"vllm-bench", "vllm-bench.json", "vllm bench serve's result JSON"},
+  };
+  return k;
+}
+
+const ExportFormat& export_format(const std::string& name, const std::string& option) {
+  std::string valid;
+  for (const ExportFormat& f : export_formats()) {
+    if (name == f.name) return f;
+    valid += fmt::format("{}{}", valid.empty() ? "" : ", ", f.name);
+  }
+  throw InputError(
+      fmt::format("{} {}: unknown format (valid: {})", option, quote_input(name), valid));
+}
+
+void write_export(const ExportFormat& f, std::ostream& out, const Summary& s, TokenTimes& t,
+                  const std::vector<double>& percentiles) {
+  if (std::string_view(f.name) == "vidur")
+    write_vidur_request_metrics(out, t);
+  else  // vllm-bench; vLLM's --metric-percentiles defaults to 99
+    write_vllm_bench_json(out, s, t, percentiles.empty() ? std::vector<double>{99} : percentiles);
 }
 
 }  // namespace servesim

@@ -60,7 +60,11 @@ struct RequestTimes {
   bool finished = false;
   std::string error;  ///< why it was not served (rejected, or unfinished when a run stopped)
   double arrival_s = 0, ttft_s = 0, e2e_s = 0;
-  double tpot_s = 0;     ///< (last token - first token) / (tokens - 1); 0 for one token
+  double tpot_s = 0;       ///< (last token - first token) / (tokens - 1); 0 for one token
+  double queue_s = 0;      ///< first admission - arrival
+  double finish_s = 0;     ///< end of the step that produced the last token
+  double execution_s = 0;  ///< summed duration of the steps that produced its tokens
+  int32_t preemptions = 0;
   size_t itl_begin = 0;  ///< its gaps in TokenTimes::itls_s()
   size_t itl_end = 0;
 };
@@ -81,7 +85,11 @@ class TokenTimes final : public StepObserver, public RequestRecorder {
   [[nodiscard]] int64_t stall_placed_requests() const { return m_stall_placed; }
 
  private:
-  std::vector<std::vector<int64_t>> m_step_ends_ns;  // per replica, increasing
+  /// The duration of replica `rep`'s step that ended at `end_ns` (0 if none did).
+  [[nodiscard]] int64_t step_duration_ns(uint32_t rep, int64_t end_ns) const;
+
+  std::vector<std::vector<int64_t>> m_step_ends_ns;       // per replica, increasing
+  std::vector<std::vector<int64_t>> m_step_durations_ns;  // beside m_step_ends_ns
   std::vector<RequestTimes> m_requests;
   std::vector<double> m_itls_s;
   int64_t m_stall_placed = 0;
@@ -104,5 +112,24 @@ struct LatencyReport {
 /// `percentiles` as vLLM's --metric-percentiles (its default: {99}).
 void write_vllm_bench_json(std::ostream& out, const Summary& s, TokenTimes& t,
                            const std::vector<double>& percentiles);
+
+/// A layout of `servesim run --export NAME`, written to `file` in the --out folder.
+struct ExportFormat {
+  const char* name;
+  const char* file;
+  const char* what;
+};
+/// Every --export format, sorted by name.
+[[nodiscard]] const std::vector<ExportFormat>& export_formats();
+/// The format called `name`. Throws InputError naming `option` and the valid names.
+[[nodiscard]] const ExportFormat& export_format(const std::string& name, const std::string& option);
+/// Writes format `f` of the run. `percentiles` as --percentiles (empty: the tool's default).
+void write_export(const ExportFormat& f, std::ostream& out, const Summary& s, TokenTimes& t,
+                  const std::vector<double>& percentiles);
+
+/// Vidur's request_metrics.csv (its MetricsStore): "Request Id", its request time
+/// distributions and histograms in its column order, in seconds, one row per request in id
+/// order; a request that did not finish has its time columns empty (docs/metrics.md#exports).
+void write_vidur_request_metrics(std::ostream& out, TokenTimes& t);
 
 }  // namespace servesim

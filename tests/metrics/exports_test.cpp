@@ -207,6 +207,6 @@ TEST_CASE("exports: --percentiles and --export on servesim run", "[metrics][cli]
   const CliResult fmt_bad = cli(
       {"run", (dir / "c.yaml").string(), "--out", (dir / "b").string(), "-q", "--export", "genai"});
   CHECK(fmt_bad.code == 2);
-  CHECK(fmt_bad.err.find("--export \"genai\": unknown format (valid: vllm-bench)") !=
+  CHECK(fmt_bad.err.find("--export \"genai\": unknown format (valid: vidur, vllm-bench)") !=
         std::string::npos);
 }
