@@ -97,7 +97,6 @@ void TokenTimes::record(const Request& r) {
   t.e2e_s = (r.release - r.spec.arrival).seconds();
   if (n > 1) t.tpot_s = (r.last_token - r.first_token).seconds() / (n - 1);
   t.queue_s = (r.first_admitted - r.spec.arrival).seconds();
-  t.finish_s = r.finish.seconds();
   // The step that produced the first token ran where the request was first admitted.
   const uint32_t first_rep = r.prefill_replica != k_no_replica ? r.prefill_replica : r.replica;
   int64_t execution_ns = step_duration_ns(first_rep, r.first_token.count_ns());
@@ -125,6 +124,11 @@ void TokenTimes::record(const Request& r) {
     }
   }
   t.execution_s = static_cast<double>(execution_ns) * 1e-9;
+  t.scheduled_to_first_token_s = (r.first_token - r.first_admitted).seconds();
+  t.scheduled_to_finish_s = (r.finish - r.first_admitted).seconds();
+  t.first_token_to_finish_s = (r.finish - r.first_token).seconds();
+  t.preemption_s =
+      static_cast<double>((r.finish - r.first_admitted).count_ns() - execution_ns) * 1e-9;
   t.itl_end = m_itls_s.size();
   m_sorted = m_sorted && (m_requests.empty() || m_requests.back().id < t.id);
   m_requests.push_back(std::move(t));
@@ -301,14 +305,12 @@ void write_vidur_request_metrics(std::ostream& out, TokenTimes& t) {
     const double decode = r.output_tokens, prefill = r.prompt_tokens;
     row = fmt::format("{},", r.id);
     if (r.finished) {
-      const double completed = r.finish_s, scheduled = r.arrival_s + r.queue_s;
-      const double prefill_done = r.arrival_s + r.ttft_s;
-      const double busy = completed - scheduled;  // executing or waiting once scheduled
+      const double busy = r.scheduled_to_finish_s;  // executing or waiting once scheduled
       fmt::format_to(std::back_inserter(row), "{},{},{},{},{},{},{},{},{},{},{},{},{},{},", r.e2e_s,
                      r.e2e_s / decode, r.execution_s, r.execution_s / decode, r.execution_s,
-                     r.execution_s / decode, busy - r.execution_s, r.queue_s, busy, busy / decode,
-                     r.ttft_s, prefill_done - scheduled, (prefill_done - scheduled) / prefill,
-                     (completed - prefill_done) / decode);
+                     r.execution_s / decode, r.preemption_s, r.queue_s, busy, busy / decode,
+                     r.ttft_s, r.scheduled_to_first_token_s, r.scheduled_to_first_token_s / prefill,
+                     r.first_token_to_finish_s / decode);
     } else {
       row += ",,,,,,,,,,,,,,";
     }

@@ -62,8 +62,11 @@ struct RequestTimes {
   double arrival_s = 0, ttft_s = 0, e2e_s = 0;
   double tpot_s = 0;       ///< (last token - first token) / (tokens - 1); 0 for one token
   double queue_s = 0;      ///< first admission - arrival
-  double finish_s = 0;     ///< end of the step that produced the last token
   double execution_s = 0;  ///< summed duration of the steps that produced its tokens
+  double scheduled_to_first_token_s = 0;  ///< first token - first admission
+  double scheduled_to_finish_s = 0;       ///< end of its last step - first admission
+  double first_token_to_finish_s = 0;
+  double preemption_s = 0;  ///< scheduled_to_finish_s - execution_s: waiting once admitted
   int32_t preemptions = 0;
   size_t itl_begin = 0;  ///< its gaps in TokenTimes::itls_s()
   size_t itl_end = 0;
