@@ -210,3 +210,44 @@ TEST_CASE("exports: --percentiles and --export on servesim run", "[metrics][cli]
   CHECK(fmt_bad.err.find("--export \"genai\": unknown format (valid: vidur, vllm-bench)") !=
         std::string::npos);
 }
+
+TEST_CASE("exports: Vidur's request_metrics.csv columns and values", "[metrics]") {
+  // r2 (id 2): queued 0 -> 40 ms (no seat), prefilled in the 20 ms step 40 -> 60 ms, which
+  // gave its only token: e2e 60 ms, execution 20 ms, preemption 0, scheduling delay 40 ms,
+  // prefill e2e 60 ms, 20 ms from scheduling to its first token, 0 after it. r0: three steps
+  // of 20 ms from 0 to 60 ms: execution 60 ms, e2e 60 ms. r3 was rejected: lengths only.
+  Ran r;
+  run(r, scenario());
+  std::ostringstream text;
+  write_vidur_request_metrics(text, r.tokens);
+  std::istringstream in(text.str());
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream ls(line);
+    for (std::string f; std::getline(ls, f, ',');) fields.push_back(f);
+    if (!line.empty() && line.back() == ',') fields.emplace_back();
+    rows.push_back(fields);
+  }
+  REQUIRE(rows.size() == 6);
+  REQUIRE(rows[0].size() == 21);
+  CHECK(rows[0][0] == "Request Id");
+  CHECK(rows[0][1] == "request_e2e_time");
+  CHECK(rows[0][20] == "request_num_restarts");
+  const auto num = [](const std::string& s) { return std::stod(s); };
+  const std::vector<std::string>& r2 = rows[3];
+  REQUIRE(r2.size() == 21);
+  const std::vector<double> expected{2,    0.06, 0.06, 0.02, 0.02, 0.02, 0.02, 0, 0.04, 0.02, 0.02,
+                                     0.06, 0.02, 0.02, 0,    0,    2,    1,    1, 1,    0};
+  for (size_t k = 0; k < expected.size(); ++k) {
+    INFO("column " << rows[0][k]);
+    CHECK(num(r2[k]) == Approx(expected[k]).margin(1e-12));
+  }
+  CHECK(num(rows[1][3]) == Approx(0.06));  // r0's execution time
+  CHECK(rows[1][15].empty());              // no inter-arrival delay before the first request
+  const std::vector<std::string>& r3 = rows[4];
+  REQUIRE(r3.size() == 21);
+  CHECK(r3[1].empty());
+  CHECK(r3[17] == "1000");
+  CHECK(r3[19].empty());
+}
