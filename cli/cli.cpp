@@ -237,8 +237,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   if (!q->quiet) {
     print_run(out, *q, r, extra_files + export_files);
     if (tokens && !q->percentiles.empty())
-      out << "
-             " << latency_table(latency_report(*tokens, q->percentiles));
+      out << "\n" << latency_table(latency_report(*tokens, q->percentiles));
   }
   return 0;
 }
