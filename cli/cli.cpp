@@ -20,6 +20,7 @@
 #include "cli/trace_cmd.h"
 #include "core/interrupt.h"
 #include "core/registry.h"
+#include "metrics/exports.h"
 #include "metrics/output.h"
 #include "metrics/run_scenario.h"
 #include "models/catalog.h"
@@ -92,6 +93,8 @@ struct RunRequest {
   bool steps = false;  ///< steps.csv: --steps or --report
   RunOptions options;  ///< check, limits and no_requests_csv; the streams are opened later
   RunExtrasOptions extras;
+  std::vector<double> percentiles;           ///< --percentiles; empty: not given
+  std::vector<const ExportFormat*> exports;  ///< --export, each once
 };
 
 CommandLine run_command_line() {
@@ -107,7 +110,9 @@ CommandLine run_command_line() {
       ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
       ("timeline", po::bool_switch(), "also write timeline.json (Chrome trace: Perfetto, chrome://tracing)")
       ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
-      ("no-progress", po::bool_switch(), "no progress on stderr");
+      ("no-progress", po::bool_switch(), "no progress on stderr")
+      ("percentiles", po::value<std::string>(), "also print mean, median, std and these percentiles of TTFT, TPOT, ITL and E2E (as 50,90,99,99.9); the export's percentiles (default 99)")
+      ("export", po::value<std::vector<std::string>>()->composing(), "also write another tool's result layout: vllm-bench (vllm-bench.json: vllm bench serve's result JSON), vidur (request_metrics.csv: Vidur's per-request metrics)");
   // clang-format on
   cl.real_option("max-sim-time", 0, 9e9, "seconds",
                  "stop at this simulated time; results are partial", std::nullopt, true);
@@ -164,6 +169,14 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
   q.extras.timeline_requests = static_cast<uint64_t>((*vm)["timeline-requests"].as<int64_t>());
   q.extras.report = (*vm)["report"].as<bool>();
   q.extras.progress = !q.quiet && !(*vm)["no-progress"].as<bool>();
+  if (vm->count("percentiles"))
+    q.percentiles = parse_percentiles((*vm)["percentiles"].as<std::string>(), "--percentiles");
+  if (vm->count("export"))
+    for (const std::string& e : (*vm)["export"].as<std::vector<std::string>>()) {
+      const ExportFormat* f = &export_format(e, "--export");
+      if (std::find(q.exports.begin(), q.exports.end(), f) == q.exports.end())
+        q.exports.push_back(f);
+    }
   return q;
 }
 
@@ -199,16 +212,33 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
   if (q->steps) options.steps_csv = &files.open("steps.csv");
   RunExtras extras(q->extras, files, options, scenario.components.source->size_hint(), std::cerr);
+  std::optional<TokenTimes> tokens;  // --percentiles, --export: per-token times (ITL)
+  if (!q->percentiles.empty() || !q->exports.empty()) {
+    options.step_observers.push_back(&tokens.emplace());
+    options.request_recorders.push_back(&*tokens);
+  }
   RunOutput r = run_scenario(std::move(scenario), options);
   extras.before_commit();
   files.open("summary.json") << r.summary_json;
+  std::string export_files;
+  for (const ExportFormat* f : q->exports) {
+    write_export(*f, files.open(f->file), r.summary, *tokens, q->percentiles);
+    export_files += fmt::format(", {}/{}", q->dir, f->file);
+  }
   files.commit();
   const std::string extra_files = extras.after_commit(q->dir);
   // A requests.csv left by an earlier run in the same directory would not match this summary.
   const std::filesystem::path dir(q->dir);
   if (options.no_requests_csv) std::filesystem::remove(dir / "requests.csv");
   if (!q->steps) std::filesystem::remove(dir / "steps.csv");
-  if (!q->quiet) print_run(out, *q, r, extra_files);
+  for (const ExportFormat& f : export_formats())
+    if (std::find(q->exports.begin(), q->exports.end(), &f) == q->exports.end())
+      std::filesystem::remove(dir / f.file);
+  if (!q->quiet) {
+    print_run(out, *q, r, extra_files + export_files);
+    if (tokens && !q->percentiles.empty())
+      out << "\n" << latency_table(latency_report(*tokens, q->percentiles));
+  }
   return 0;
 }
 

@@ -43,6 +43,10 @@ std::unique_ptr<TraceRowReader> make_mooncake_rows(std::istream&, const std::str
                                                    const TraceOptions&);
 std::unique_ptr<TraceRowReader> make_burstgpt_rows(std::istream&, const std::string&,
                                                    const TraceOptions&);
+std::unique_ptr<TraceRowReader> make_sharegpt_rows(std::istream&, const std::string&,
+                                                   const TraceOptions&);
+std::unique_ptr<TraceRowReader> make_vidur_rows(std::istream&, const std::string&,
+                                                const TraceOptions&);
 
 /// A trace whose rows depend on others (TraceRowReader::has_dependencies), loaded whole.
 /// `name` is printable. Throws InputError for a missing parent, a repeated request_id, or a

@@ -114,6 +114,25 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "mooncake traces",
        "hash_ids",
        false},
+      // ShareGPT is one JSON array, not lines: never detected, named by format: sharegpt.
+      {TraceFormat::ShareGpt,
+       "sharegpt",
+       true,
+       {"conversations"},
+       "sharegpt (one JSON array of entries with conversations; format: sharegpt)",
+       &make_sharegpt_rows,
+       "sharegpt datasets",
+       nullptr,
+       false},
+      {TraceFormat::Vidur,
+       "vidur",
+       false,
+       {"arrived_at", "num_prefill_tokens", "num_decode_tokens"},
+       "vidur (CSV header arrived_at, num_prefill_tokens, num_decode_tokens)",
+       &make_vidur_rows,
+       "vidur traces",
+       nullptr,
+       false},
   };
   return k;
 }

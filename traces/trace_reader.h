@@ -22,7 +22,7 @@
 
 namespace servesim {
 
-enum class TraceFormat { Azure, BurstGpt, Mooncake, ServesimCsv, VllmJsonl };
+enum class TraceFormat { Azure, BurstGpt, Mooncake, ServesimCsv, ShareGpt, Vidur, VllmJsonl };
 
 struct TraceOptions {
   TraceFormat format = TraceFormat::ServesimCsv;

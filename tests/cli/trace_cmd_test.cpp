@@ -213,8 +213,9 @@ TEST_CASE("trace stats: bad arguments and bad traces exit 2 with a message", "[c
   CHECK_THAT(err_of({"trace", "stats", temp_dir().string()}),
              Catch::Contains(": is a directory, not a trace file"));
   CHECK_THAT(err_of({"trace", "stats", good, "--format", "azur"}),
-             Catch::Contains("--format \"azur\": unknown (did you mean azure?) (valid: auto, "
-                             "azure, burstgpt, csv, mooncake, servesim_csv, vllm_jsonl)"));
+             Catch::Contains(
+                 "--format \"azur\": unknown (did you mean azure?) (valid: auto, "
+                 "azure, burstgpt, csv, mooncake, servesim_csv, sharegpt, vidur, vllm_jsonl)"));
   CHECK_THAT(err_of({"trace", "stats", good, "--window-s", "0"}),
              Catch::Contains("--window-s 0: must be a number from 1e-9 to 9e9 (seconds)"));
   CHECK_THAT(err_of({"trace", "stats", good, "--hash-block-tokens", "16"}),

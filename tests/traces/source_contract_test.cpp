@@ -46,6 +46,15 @@ std::map<std::string, std::string> k_format_files() {
       {"azure", "azure_conv_2023_excerpt.csv"},
       {"burstgpt", "burstgpt_excerpt.csv"},
       {"mooncake", "mooncake_conversation_excerpt.jsonl"},
+      {"sharegpt",
+       write_temp("contract-sharegpt.json",
+                  "[{\"id\": \"a\", \"conversations\": [{\"from\": \"human\", \"value\": "
+                  "\"Hi there\"}, {\"from\": \"gpt\", \"value\": \"Hello!\"}]},\n"
+                  " {\"id\": \"b\", \"conversations\": [{\"from\": \"human\", \"value\": "
+                  "\"a longer question\"}, {\"from\": \"gpt\", \"value\": \"ok\"}]}]\n")},
+      {"vidur", write_temp("contract-vidur.csv",
+                           "arrived_at,num_prefill_tokens,num_decode_tokens\n0.5,100,7\n0.5,"
+                           "20,3\n2,8,1\n")},
       {"servesim_csv", write_temp("contract-servesim.csv",
                                   "arrival_s,prompt_tokens,output_tokens\n0,10,5\n1.5,3,2\n")},
       {"vllm_jsonl", "vllm_requests_excerpt.jsonl"},

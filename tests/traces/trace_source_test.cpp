@@ -115,7 +115,9 @@ TEST_CASE("trace: a first line no format matches lists the known formats", "[tra
       "(CSV header TIMESTAMP, ContextTokens, GeneratedTokens); burstgpt (CSV header Timestamp, "
       "Model, Request tokens, Response tokens, ...); vllm_jsonl (JSON lines with input_toks, "
       "output_toks, arrival_time); mooncake (JSON lines with timestamp, input_length, "
-      "output_length, hash_ids). Set workload.trace.format to name one";
+      "output_length, hash_ids); sharegpt (one JSON array of entries with conversations; format: "
+      "sharegpt); vidur (CSV header arrived_at, num_prefill_tokens, num_decode_tokens). Set "
+      "workload.trace.format to name one";
   CHECK(trace_error("u.csv", "\ntime,in,out\n1,2,3\n") ==
         "u.csv:2: cannot tell the trace format from this line (\"time,in,out\"); " + known);
   CHECK(trace_error("u.jsonl", "{\"t\": 1, \"in\": 2}\n") ==
@@ -138,9 +140,10 @@ TEST_CASE("trace: format names the reader; csv is servesim_csv", "[traces]") {
              Catch::StartsWith("azure_conv_2023_excerpt.csv:1: the header lacks column arrival_s"));
   CHECK_THAT(error_from([&] { (void)trace_of("path: " + path + "\nformat: servesim_csv\n"); }),
              Catch::StartsWith("azure_conv_2023_excerpt.csv:1: the header lacks column arrival_s"));
-  CHECK_THAT(error_from([&] { (void)trace_of("path: " + path + "\nformat: azur\n"); }),
-             Catch::Contains("unknown \"azur\" (did you mean azure?) (valid: auto, azure, "
-                             "burstgpt, csv, mooncake, servesim_csv, vllm_jsonl)"));
+  CHECK_THAT(
+      error_from([&] { (void)trace_of("path: " + path + "\nformat: azur\n"); }),
+      Catch::Contains("unknown \"azur\" (did you mean azure?) (valid: auto, azure, "
+                      "burstgpt, csv, mooncake, servesim_csv, sharegpt, vidur, vllm_jsonl)"));
   CHECK_THAT(error_from([&] { (void)trace_of("path: " + path + "\nzero_tokens: clamp\n"); }),
              Catch::Contains("(valid: error, skip)"));
 }
