@@ -147,19 +147,7 @@ std::unique_ptr<WorkloadSource> make_closed_loop(const Cfg& c, uint64_t seed) {
   s.ramp_s = c.get_real("ramp_s", 0.0, {0.0, 1e6, false});
   s.start_s = c.get_real("start_s", 0.0, {0.0, 1e9, false});
   s.turns = c.get_int("turns", 1, {1, 1'000'000});
-  std::unique_ptr<LengthPairs> lengths;
-  if (c.has("lengths_from")) {
-    // A dataset's rows, as a benchmark tool draws its prompts (synthetic.cpp reads it the same).
-    for (const char* key : {"prompt_tokens", "output_tokens"})
-      if (c.has(key))
-        c.fail(key,
-               "lengths_from gives both lengths: give it, or prompt_tokens and "
-               "output_tokens, not both");
-    lengths = read_length_pairs(c.child("lengths_from"), s.requests);
-  } else {
-    lengths = independent_lengths(read_length_dist(c.child("prompt_tokens")),
-                                  read_length_dist(c.child("output_tokens")));
-  }
+  std::unique_ptr<LengthPairs> lengths = read_request_lengths(c, s.requests);
   return std::make_unique<ClosedLoop>(s, seed, std::move(lengths),
                                       fmt::format("{} in {}", c.path(), c.doc().file()));
 }

@@ -329,4 +329,16 @@ std::vector<double> get_number_list(const Cfg& c, const std::string& key, RealRa
   return out;
 }
 
+std::unique_ptr<LengthPairs> read_request_lengths(const Cfg& c, int64_t requests) {
+  if (!c.has("lengths_from"))
+    return independent_lengths(read_length_dist(c.child("prompt_tokens")),
+                               read_length_dist(c.child("output_tokens")));
+  for (const char* key : {"prompt_tokens", "output_tokens"})
+    if (c.has(key))
+      c.fail(key,
+             "lengths_from gives both lengths: give it, or prompt_tokens and "
+             "output_tokens, not both");
+  return read_length_pairs(c.child("lengths_from"), requests);
+}
+
 }  // namespace servesim

@@ -43,6 +43,9 @@ class LengthPairs {
 /// prompt and output together (`path`, `prompt_column`, `output_column`, `order`). `requests`
 /// is how many requests will draw: the orders that use each row at most once need that many rows.
 [[nodiscard]] std::unique_ptr<LengthPairs> read_length_pairs(const Cfg& c, int64_t requests);
+/// A workload's request lengths: its `lengths_from` rows (read_length_pairs) or its independent
+/// `prompt_tokens` and `output_tokens`, never both (synthetic and closed-loop sources).
+[[nodiscard]] std::unique_ptr<LengthPairs> read_request_lengths(const Cfg& c, int64_t requests);
 
 /// Reads `key` of `c` as a non-empty YAML list of numbers, each in `r` and, when `integers`, a
 /// whole number (a config file is at most 16 MiB, which bounds the list). A bad item is named with

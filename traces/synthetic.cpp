@@ -69,18 +69,7 @@ std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed) {
                  fmt::format("{} requests from start_s {} {} arrive until {:.4g} s, past the "
                              "simulator's limit of {:.0e} s",
                              count, start_s, a.rate_words, start_s + span_s, k_max_arrival_s));
-  std::unique_ptr<LengthPairs> lengths;
-  if (c.has("lengths_from")) {
-    for (const char* key : {"prompt_tokens", "output_tokens"})
-      if (c.has(key))
-        c.fail(key,
-               "lengths_from gives both lengths: give it, or prompt_tokens and "
-               "output_tokens, not both");
-    lengths = read_length_pairs(c.child("lengths_from"), count);
-  } else {
-    lengths = independent_lengths(read_length_dist(c.child("prompt_tokens")),
-                                  read_length_dist(c.child("output_tokens")));
-  }
+  std::unique_ptr<LengthPairs> lengths = read_request_lengths(c, count);
   return std::make_unique<Synthetic>(seed, count, start_s, std::move(a.process), std::move(lengths),
                                      fmt::format("{} in {}", c.path(), c.doc().file()));
 }
