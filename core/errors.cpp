@@ -67,6 +67,28 @@ bool escape(std::string_view text, size_t max_chars, std::string& out) {
 
 }  // namespace
 
+std::string clean_message(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size();) {
+    const auto b = static_cast<unsigned char>(text[i]);
+    char32_t cp = 0;
+    const size_t n = b >= 0x80 ? utf8_length(text, i, cp) : 0;
+    if ((b >= 0x20 && b < 0x7F) || b == '\n' || b == '\t') {
+      out += static_cast<char>(b);
+    } else if (n > 0 && !invisible(cp)) {
+      out.append(text.substr(i, n));
+    } else {
+      for (size_t k = 0; k < (n > 0 ? n : 1); ++k)
+        out += fmt::format("\\x{:02X}", static_cast<unsigned char>(text[i + k]));
+    }
+    i += n > 0 ? n : 1;
+  }
+  return out;
+}
+
+InputError::InputError(const std::string& what) : std::runtime_error(clean_message(what)) {}
+
 std::string printable(std::string_view text, size_t max_chars) {
   std::string out;
   if (escape(text, max_chars, out)) out += "...";

@@ -69,7 +69,8 @@ Located locate(const Catalogue& cat, const std::string& s, const std::string& ba
     return {{},
             {},
             fmt::format("cannot open {} file {} (relative paths are resolved against {})", cat.what,
-                        path, base_dir == "." ? "the current folder" : base_dir)};
+                        printable(path, 1024),
+                        base_dir == "." ? "the current folder" : printable(base_dir, 1024))};
   std::stringstream ss;
   ss << in.rdbuf();
   return {ss.str(), path, {}};

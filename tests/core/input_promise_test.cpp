@@ -140,3 +140,21 @@ TEST_CASE("input promise: conversions into simulated time never wrap", "[core][h
   CHECK_FALSE(Time::from_seconds(9e9).plus_within(Time::from_seconds(2e8) + Time::ns(1)));
   CHECK_FALSE(Time::limit().plus_within(Time::limit()));
 }
+
+TEST_CASE("every InputError message is clean UTF-8 even where a call site forgot printable()",
+          "[input][errors]") {
+  // The CI fuzzer found a hardware path with \xC0 bytes echoed raw into "cannot open hardware
+  // file ..."; InputError's constructor is the backstop for every such site.
+  const InputError e(std::string("cannot open x\xC0\xC0/y \x01 \xE2\x80\xAE ok \xC3\xA9\n"));
+  CHECK(std::string(e.what()) == "cannot open x\\xC0\\xC0/y \\x01 \\xE2\\x80\\xAE ok \xC3\xA9\n");
+  CHECK(clean_message("plain \"text\" \\ stays") == "plain \"text\" \\ stays");
+  // The path in the catalogue's message goes through printable() as well.
+  std::string yaml = k_good;
+  yaml.replace(yaml.find("step_time: {kind: linear, base_ms: 1}"),
+               std::string("step_time: {kind: linear, base_ms: 1}").size(),
+               "step_time: {kind: roofline, model: llama-2-7b, hardware: ./no\xC0where/x.yaml}");
+  const std::string msg = error_of(yaml);
+  INFO(msg);
+  CHECK(msg.find("no\\xC0where") != std::string::npos);
+  CHECK(msg.find("no\xC0where") == std::string::npos);
+}
