@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer harnesses (clang, ASan + UBSan, SERVESIM_FUZZ=ON) and runs each for
+# Builds the libFuzzer harnesses in the sanitizer build (scripts/sanitize-build.sh: clang, ASan +
+# UBSan, SERVESIM_FUZZ=ON; the folder scripts/test.sh runs the sanitized suite in) and runs each for
 # SECONDS (default 60) on its seed corpus (fuzz/corpus/<target>/) with its dictionary. Fails on
 # any finding: a crash, a sanitizer report, an uncaught exception, an input slower than the
 # per-input timeout, a leak or an out-of-memory; the input is saved under the build folder.
 #
 #   scripts/fuzz.sh [SECONDS] [TARGET...]     targets: csv_trace config vllm_jsonl trace_formats
 #                                             calibrate report (default: all)
-#   SERVESIM_FUZZ_BUILD=dir                   build folder (default build-fuzz)
+#   SERVESIM_FUZZ_BUILD=dir                   build folder (default build-asan)
 #   SERVESIM_FUZZ_JOBS=n                      ninja jobs (default: ninja's own)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,11 +15,8 @@ secs=${1:-60}
 shift || true
 targets=("$@")
 ((${#targets[@]})) || targets=(csv_trace config vllm_jsonl trace_formats calibrate report)
-build=${SERVESIM_FUZZ_BUILD:-build-fuzz}
-source scripts/ccache.sh
-
-cmake -S . -B "$build" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DSERVESIM_FUZZ=ON -DSERVESIM_BUILD_TESTS=OFF "${SERVESIM_LAUNCHER[@]}" >/dev/null
+source scripts/sanitize-build.sh
+build=$SERVESIM_SAN_BUILD
 cmake --build "$build" ${SERVESIM_FUZZ_JOBS:+-j "$SERVESIM_FUZZ_JOBS"} \
   --target "${targets[@]/#/fuzz_}"
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Set up, check that every C++ file is clang-formatted (scripts/check_format.sh), build, and run
-# the whole test suite; then the same suite built with AddressSanitizer
-# and UBSan (build-asan), then each fuzzer for a short while (scripts/fuzz.sh; 30 s each, or
-# SERVESIM_FUZZ_SECONDS). Any sanitizer report or fuzzer finding fails the script.
+# the whole test suite; then the same suite built by clang with AddressSanitizer and UBSan
+# (build-asan, scripts/sanitize-build.sh), then each fuzzer, built in that same folder, for a short
+# while (scripts/fuzz.sh; 30 s each, or SERVESIM_FUZZ_SECONDS). Any sanitizer report or fuzzer
+# finding fails the script.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
@@ -11,7 +12,7 @@ source scripts/ccache.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release "${SERVESIM_LAUNCHER[@]}" >/dev/null
 cmake --build build
 ctest --test-dir build --output-on-failure -j2
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSERVESIM_SANITIZE=ON "${SERVESIM_LAUNCHER[@]}" >/dev/null
-cmake --build build-asan
-ctest --test-dir build-asan --output-on-failure -j2
+source scripts/sanitize-build.sh
+cmake --build "$SERVESIM_SAN_BUILD"
+ctest --test-dir "$SERVESIM_SAN_BUILD" --output-on-failure -j2
 bash scripts/fuzz.sh "${SERVESIM_FUZZ_SECONDS:-30}"

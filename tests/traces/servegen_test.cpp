@@ -84,7 +84,8 @@ TEST_CASE("servegen: a window at rate r holds ceil(r * 600) - 1 requests, inside
                                                        {35400, 1690}, {36000, 1305}, {36600, 1714},
                                                        {37200, 1903}};
   size_t total = 0;
-  for (const auto& [start_s, count] : busy) {
+  for (const auto& [start, count] : busy) {
+    const auto start_s = start;  // clang 14 cannot capture a structured binding
     const auto in_window = std::count_if(rs.begin(), rs.end(), [&](const RequestSpec& r) {
       return r.arrival.seconds() >= start_s && r.arrival.seconds() < start_s + 600;
     });
