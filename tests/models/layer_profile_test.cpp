@@ -236,6 +236,31 @@ TEST_CASE("layer_profile: data-parallel ranks split the step; the experts see al
             .epsilon(1e-12));
 }
 
+TEST_CASE("layer_profile: work split unevenly over data-parallel ranks goes at the busiest's pace",
+          "[models]") {
+  // Three decodes at 16 KV over 2 ranks: one rank computes 2 (ceil(3 / 2)), so attention, the
+  // dense layers and the once-a-step work are those of 2 sequences; the experts, shared by the 2
+  // GPUs (7.75... experts a GPU at 3 tokens), see all 3 tokens, and the link carries all 3.
+  const LayerProfile p(k_moe + "/tp1", 2);
+  StepShape s = one_decode(48);
+  s.sequences = s.decode_sequences = 3;
+  const auto dp = moe_model(
+      "data_parallel: 2\nhidden_size: 1000\nlink_gb_per_s: 1\n"
+      "link_latency_us: 10\n");
+  const ExpertRouting shared{128, 8, 2};
+  const double layer = p.attention_us(0, 0, 2, 16) + p.layer_dense_us(2) + p.moe_us(3, shared);
+  const double comm_ms = 2 * (0.02 + 6000.0 / 1e6);  // 2 layers x (2 latencies + 3 x 2,000 B)
+  CHECK(dp->step_ms(s) == Approx((2 * layer + p.once_us(2, 2)) / 1000 + comm_ms).epsilon(1e-12));
+  // The busiest rank's 2 sequences, not the 1.5 of an even split: one decode fewer on that
+  // rank (2 over 2 ranks) changes only the experts' tokens and the link.
+  StepShape two = one_decode(32);
+  two.sequences = two.decode_sequences = 2;
+  const double layer2 = p.attention_us(0, 0, 1, 16) + p.layer_dense_us(1) + p.moe_us(2, shared);
+  CHECK(dp->step_ms(two) ==
+        Approx((2 * layer2 + p.once_us(1, 1)) / 1000 + 2 * (0.02 + 4000.0 / 1e6)).epsilon(1e-12));
+  CHECK(p.attention_us(0, 0, 2, 16) > p.attention_us(0, 0, 1, 16));
+}
+
 TEST_CASE("layer_profile: a prefill chunk is not split between data-parallel ranks", "[models]") {
   // One request's 16-token chunk runs on its own rank while the other idles: the busiest rank
   // computes all 16 tokens (sum(chunk^2) / sum(chunk) = 256 / 16), not half of them. Per layer:

@@ -10,6 +10,8 @@
 // down (256 x 512) 0.02 g: 0.09 g, so 0.18 g(T) for both layers; 5 elementwise passes a layer
 // and 2 a step: 12 x 0.002 = 0.024 ms; LM head (1024 x 256) 0.04 g(sequences).
 #include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
 
 #include "core/errors.h"
 #include "models/catalog.h"
@@ -239,4 +241,44 @@ TEST_CASE("operator: scale_to_hardware moves each operator by its roofline ratio
   auto scaled =
       build(config("", "tiny-dense.yaml", "gpu: tiny_gpu, engine: vllm, scale_to_hardware: true"));
   CHECK(scaled->step_ms(decode(8, 64)) == near(plain->step_ms(decode(8, 64)) * 1e15 / 3.35e12));
+}
+
+TEST_CASE("operator: the newest version folder is found by comparing numbers as numbers",
+          "[models][operator]") {
+  // Folders vllm-0.1.0, vllm-0.19.0, vllm-0.9.0 and nccl-1.0.0, nccl-1.10.0, nccl-1.9.0 (listed
+  // in this text order): the newest is 0.19.0 and 1.10.0, which a text comparison (or one that
+  // skips a character) would not pick.
+  namespace fs = std::filesystem;
+  const fs::path root = temp_dir() / "aic-versions";
+  fs::remove_all(root);
+  fs::copy(k_dir, root, fs::copy_options::recursive);
+  const fs::path gpu = root / "tiny_gpu";
+  for (const char* v : {"vllm-0.19.0", "vllm-0.9.0"})
+    fs::copy(gpu / "vllm-0.1.0", gpu / v, fs::copy_options::recursive);
+  for (const char* v : {"nccl-1.10.0", "nccl-1.9.0"})
+    fs::copy(gpu / "nccl-1.0.0", gpu / v, fs::copy_options::recursive);
+  const auto src = open_operator_tables({root.string(), "tiny_gpu", "vllm", false});
+  CHECK_THAT(src->describe(), Catch::StartsWith("tiny_gpu vllm-0.19.0 (each table from the "
+                                                "newest vllm-* folder with it)"));
+  // The newest nccl folder is the one read: only nccl-1.10.0 is left readable, the others
+  // emptied, so any other pick fails to read its table.
+  for (const char* v : {"nccl-1.0.0", "nccl-1.9.0"}) {
+    std::ofstream(gpu / v / "nccl.csv", std::ios::trunc) << "";
+  }
+  const auto nccl = open_operator_tables({root.string(), "tiny_gpu", "vllm", true});
+  CHECK(nccl->allreduce_ms(4096, 2) == Approx(0.02));
+  fs::remove_all(root);
+}
+
+TEST_CASE("operator: a MoE shape not measured lists the shapes that are", "[models][operator]") {
+  // hidden 512 is not in moe.csv; no row has the model's shape, so the message lists every
+  // hidden/inter/experts/top-k there is, each field from its own column.
+  const auto src = tiny_source();
+  MoeShape shape;
+  shape.hidden_size = 512;
+  shape.inter_size = 128;
+  shape.experts = 4;
+  shape.top_k = 2;
+  CHECK_THROWS_WITH(src->moe_ms(16, shape, "bfloat16", "balanced"),
+                    Catch::Contains("hidden/inter/experts/top-k there: 256/128/4/2"));
 }

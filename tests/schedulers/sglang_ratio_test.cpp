@@ -43,3 +43,22 @@ TEST_CASE("sglang: new_token_ratio stops at its floor of 0.098", "[schedulers][s
   CHECK(r1.first_admitted.count_ns() == ms(807));
   CHECK(r1.finish.count_ns() == ms(808));
 }
+
+TEST_CASE("sglang: a chunked request's last chunk promises its whole max_new, not the ratio",
+          "[schedulers][sglang]") {
+  // chunked_prefill_size 8, paged KV of 120 tokens in blocks of 1, 1 ms a step. r0 (12 prompt
+  // tokens, 100 out) at t = 0; r1 (4, 10) at 0.5 ms.
+  //   0 ms: r0's first chunk of 8; still chunking, nothing else joins.
+  //   1 ms: r0's last chunk of 4 (12 allocated, 108 free); it promises its max_new, 100, in
+  //         full: r1 needs 4 + 10 = 14 >= 108 - 100 = 8, so it waits (SGLang's NO_TOKEN).
+  //   2 ms: r0 decodes and promises ratio x max_new = 0.7 x 99 = 69.3; 14 < 107 - 69.3, so r1
+  //         joins.
+  // Promising the last chunk at the ratio (70), or subtracting it, would admit r1 at 1 ms.
+  const auto r =
+      run_requests(trace_scenario("0,12,100\n0.0005,4,10\n", "{kind: linear, base_ms: 1}",
+                                  "{kind: sglang, chunked_prefill_size: 8}",
+                                  "{policy: paged, block_size: 1, capacity_tokens: 120}"));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].first_admitted.count_ns() == 0);
+  CHECK(r[1].first_admitted.count_ns() == ms(2));
+}
