@@ -225,25 +225,13 @@ SwapSettings read_swap_settings(const Cfg& c) {
            fmt::format("moving the whole swap space ({:.4g} GB) at this rate takes {:.4g} s, more "
                        "than the limit of 1e6 s",
                        space_gb, w.space_bytes / w.bandwidth_bytes_per_s));
-  const YAML::Node root = c.doc().root();  // const: looking up must not add keys
-  const YAML::Node kv = root["kv"];
-  const YAML::Node memory = kv.IsDefined() && kv.IsMap() ? kv["memory"] : YAML::Node();
-  if (memory.IsDefined() && memory.IsMap()) {
-    // kv.memory may name its model from the catalogue, which this library cannot read: the KV
-    // manager it builds knows the bytes, and the first step binds them.
-    w.from_kv = true;
-    if (c.has("kv_bytes_per_token"))
-      c.fail("kv_bytes_per_token",
-             "must not be given with kv.memory, which already says how "
-             "many bytes of KV a token takes");
-  } else {
-    if (!c.has("kv_bytes_per_token"))
-      c.fail("preemption_mode",
-             "swap needs the KV bytes of one token to time the transfers: give kv.memory "
-             "(a model, or layers, kv_heads, head_dim and kv_dtype) or "
-             "scheduler.kv_bytes_per_token");
+  // The KV bytes of a token: given here, or (sim/scenario_rules.cpp checks that exactly one is
+  // there) from the replica's kv.memory, which may name its model from the catalogue that this
+  // library cannot read: the KV manager it builds knows the bytes, and the first step binds them.
+  if (c.has("kv_bytes_per_token"))
     w.bind(c.get_real("kv_bytes_per_token", k_positive));
-  }
+  else
+    w.from_kv = true;
   return w;
 }
 

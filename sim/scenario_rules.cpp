@@ -7,6 +7,21 @@
 namespace servesim {
 
 void check_scheduler_and_kv(const Cfg& scheduler, const Cfg& kv) {
+  // Swap preemption times its transfers by the KV bytes of a token: from this replica's
+  // kv.memory, or given as scheduler.kv_bytes_per_token, never both.
+  if (scheduler.has("preemption_mode") && scheduler.is_scalar("preemption_mode") &&
+      scheduler.get_string("preemption_mode") == "swap") {
+    const bool memory = kv.has("memory") && !kv.is_scalar("memory");
+    if (memory && scheduler.has("kv_bytes_per_token"))
+      scheduler.fail("kv_bytes_per_token",
+                     "must not be given with kv.memory, which already says how many bytes of KV "
+                     "a token takes");
+    if (!memory && !scheduler.has("kv_bytes_per_token"))
+      scheduler.fail("preemption_mode",
+                     "swap needs the KV bytes of one token to time the transfers: give kv.memory "
+                     "(a model, or layers, kv_heads, head_dim and kv_dtype) or "
+                     "scheduler.kv_bytes_per_token");
+  }
   if (scheduler.get_string("kind") != "vllm") return;
   const std::string policy = kv.get_string("policy");
   if (policy != "paged")

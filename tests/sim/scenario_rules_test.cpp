@@ -67,3 +67,31 @@ TEST_CASE("scenario_rules: vllm is checked against its own pool's kv section", "
       build_error(yaml),
       Catch::Contains("vllm needs kv.policy: paged (vLLM's KV cache is paged), not reserve"));
 }
+
+TEST_CASE("scenario_rules: swap preemption's KV bytes come from the replica's own kv section",
+          "[sim][rules]") {
+  // The top-level kv gives capacity_tokens (no bytes per token); pool q's own kv gives memory.
+  // The rule reads each pool's kv: q needs no kv_bytes_per_token, and giving one is refused;
+  // pool p, on the top-level kv, needs it.
+  const std::string swap =
+      "{kind: continuous, max_num_seqs: 4, preemption_mode: swap, swap_bandwidth_gb_s: 25";
+  const std::string memory_kv =
+      "{policy: paged, block_size: 16, memory: {accelerator_gib: 80, parameters: 8.0e9, layers: "
+      "32, kv_heads: 8, head_dim: 128}}";
+  const auto yaml = [&](const std::string& q_extra, const std::string& top_scheduler) {
+    return k_workload + "scheduler: " + top_scheduler +
+           "\n"
+           "kv: {policy: paged, capacity_tokens: 4096}\n"
+           "cluster:\n  router: {kind: round_robin}\n"
+           "  pools:\n    - {name: p, replicas: 1}\n    - {name: q, replicas: 1, scheduler: " +
+           swap + q_extra + "}, kv: " + memory_kv + "}\n";
+  };
+  const std::string plain = "{kind: continuous, max_num_seqs: 4}";
+  CHECK(build_error(yaml("", plain)) == "no error");
+  CHECK_THAT(
+      build_error(yaml(", kv_bytes_per_token: 1000", plain)),
+      Catch::Contains("kv_bytes_per_token") && Catch::Contains("must not be given with kv.memory"));
+  // Pool p swaps too, on the top-level kv, which has no memory section.
+  CHECK_THAT(build_error(yaml("", swap + "}")),
+             Catch::Contains("swap needs the KV bytes of one token to time the transfers"));
+}
