@@ -41,11 +41,15 @@ class ContinuousScheduler final : public Scheduler {
 
   [[nodiscard]] int64_t max_running() const override { return m_max_seqs; }
 
-  void plan_step(SchedulerView& s) override {
-    if (m_swap.from_kv) {  // the first step: the KV pool is known now
-      m_swap.bind(s.kv().bytes_per_token());
+  KvMismatch bind_kv(const KvManager& kv) override {
+    if (m_swap.from_kv) {  // sim/scenario_rules.cpp has checked that kv.memory is there
+      m_swap.bind(kv.bytes_per_token());
       m_swap.from_kv = false;
     }
+    return {};
+  }
+
+  void plan_step(SchedulerView& s) override {
     m_budget = m_max_tokens;
     m_preempted = false;
     // Pass 1: decodes. Victims come from the back, so indices before i stay valid.
@@ -227,7 +231,7 @@ SwapSettings read_swap_settings(const Cfg& c) {
                        space_gb, w.space_bytes / w.bandwidth_bytes_per_s));
   // The KV bytes of a token: given here, or (sim/scenario_rules.cpp checks that exactly one is
   // there) from the replica's kv.memory, which may name its model from the catalogue that this
-  // library cannot read: the KV manager it builds knows the bytes, and the first step binds them.
+  // library cannot read: the KV manager built from it knows the bytes, and bind_kv takes them.
   if (c.has("kv_bytes_per_token"))
     w.bind(c.get_real("kv_bytes_per_token", k_positive));
   else

@@ -19,6 +19,13 @@
 
 namespace servesim {
 
+/// Why a scheduler cannot run on a replica's KV pool: the scheduler key to change and the
+/// message (empty when it can).
+struct KvMismatch {
+  std::string key;
+  std::string message;
+};
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
@@ -29,6 +36,10 @@ class Scheduler {
   /// The most requests this policy runs at once (its seats: max_num_seqs and the like). A
   /// disaggregated decode replica admits delivered requests only while fewer run.
   [[nodiscard]] virtual int64_t max_running() const { return INT64_MAX; }
+  /// Called once, when the scenario is built, with this replica's own KV manager (a pool's
+  /// own kv section included): a policy that depends on the KV pool takes what it needs here
+  /// (trtllm its chunk unit, the block size; swap preemption the KV bytes of a token).
+  [[nodiscard]] virtual KvMismatch bind_kv(const KvManager& /*kv*/) { return {}; }
 };
 
 /// The one way to build a scheduler (schedulers/registry.cpp): reads `scheduler.kind` and

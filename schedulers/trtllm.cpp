@@ -42,7 +42,7 @@ struct TrtllmSettings {
   int64_t max_batch_size = 2048;
   int64_t max_num_tokens = 8192;
   bool chunked = false;  ///< enable_chunked_context
-  int64_t block = 16;    ///< chunk unit: kv.block_size
+  int64_t block = 16;    ///< chunk unit: the replica's kv.block_size (bind_kv)
   /// trtllm_bench_tuning: the dataset's mean lengths and pipeline stages; each of
   /// max_batch_size and max_num_tokens that was not given is tuned at the first step.
   struct Tuning {
@@ -97,6 +97,15 @@ class TrtllmScheduler final : public Scheduler {
   }
 
   void after_step(SchedulerView& s) override { release_finished(s); }
+
+  KvMismatch bind_kv(const KvManager& kv) override {
+    m_s.block = kv.block_tokens();
+    if (m_s.chunked && m_s.max_num_tokens < m_s.block)
+      return {"max_num_tokens", fmt::format("must be at least kv.block_size ({}) with "
+                                            "enable_chunked_context: chunks are whole blocks",
+                                            m_s.block)};
+    return {};
+  }
 
   std::string never_schedulable(const Request& r) const override {
     if (!m_s.chunked && r.spec.prompt_tokens > m_s.max_num_tokens)
@@ -205,14 +214,6 @@ std::unique_ptr<Scheduler> make_trtllm(const Cfg& c) {
   s.max_batch_size = c.get_int("max_batch_size", s.max_batch_size, {1, 1 << 20});
   s.max_num_tokens = c.get_int("max_num_tokens", s.max_num_tokens, {1, int64_t{1} << 40});
   s.chunked = c.get_bool("enable_chunked_context", false);
-  // make_kv_manager, which runs first, has read and checked kv.block_size.
-  const YAML::Node root = c.doc().root();  // const: looking up must not add keys
-  const YAML::Node block = root["kv"]["block_size"];
-  if (block.IsDefined() && block.IsScalar()) s.block = block.as<int64_t>();
-  if (s.chunked && s.max_num_tokens < s.block)
-    c.fail("max_num_tokens", fmt::format("must be at least kv.block_size ({}) with "
-                                         "enable_chunked_context: chunks are whole blocks",
-                                         s.block));
   return std::make_unique<TrtllmScheduler>(s);
 }
 

@@ -79,6 +79,8 @@ AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Co
     c.replicas.push_back({model, make_scheduler(sched_owner.child("scheduler")),
                           make_kv_manager(kv_owner.child("kv"), &read_kv_memory)});
     if (i == 0) check_scheduler_and_kv(sched_owner.child("scheduler"), kv_owner.child("kv"));
+    bind_scheduler_to_kv(sched_owner.child("scheduler"), *c.replicas.back().scheduler,
+                         *c.replicas.back().kv);
   }
   return {st.section, kv_owner.child("kv"), spec.replicas};
 }
@@ -109,9 +111,12 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
   if (cluster->one_of({"pools", "replicas"}) == "replicas") {
     const int64_t replicas = cluster->get_int("replicas", {1, 4096});
     read_router(*cluster, seed, c);
-    for (int64_t i = 1; i < replicas; ++i)
+    for (int64_t i = 1; i < replicas; ++i) {
       c.replicas.push_back({c.replicas.front().step_time, make_scheduler(root.child("scheduler")),
                             make_kv_manager(root.child("kv"), &read_kv_memory)});
+      bind_scheduler_to_kv(root.child("scheduler"), *c.replicas.back().scheduler,
+                           *c.replicas.back().kv);
+    }
     return {{*top_step_time, root.child("kv"), replicas}};
   }
   read_router(*cluster, seed, c);

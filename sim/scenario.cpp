@@ -89,6 +89,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     top_step_time = step_time.section;
     parts.scheduler = make_scheduler(root.child("scheduler"));
     check_scheduler_and_kv(root.child("scheduler"), root.child("kv"));
+    bind_scheduler_to_kv(root.child("scheduler"), *parts.scheduler, *parts.kv);
     s.components.replicas.push_back(std::move(parts));
   }
   s.components.source = make_workload(root.child("workload"), s.seed);

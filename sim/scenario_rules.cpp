@@ -6,6 +6,11 @@
 
 namespace servesim {
 
+void bind_scheduler_to_kv(const Cfg& scheduler, Scheduler& s, const KvManager& kv) {
+  const KvMismatch m = s.bind_kv(kv);
+  if (!m.message.empty()) scheduler.fail(m.key, m.message);
+}
+
 void check_scheduler_and_kv(const Cfg& scheduler, const Cfg& kv) {
   // Swap preemption times its transfers by the KV bytes of a token: from this replica's
   // kv.memory, or given as scheduler.kv_bytes_per_token, never both.

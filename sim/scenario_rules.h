@@ -5,6 +5,8 @@
 #include <string>
 
 #include "core/config.h"
+#include "core/kv/kv_manager.h"
+#include "schedulers/scheduler.h"
 #include "sim/pool.h"
 
 namespace servesim {
@@ -13,6 +15,10 @@ namespace servesim {
 /// factories): vllm needs kv.policy: paged, and its enable_prefix_caching must agree with
 /// kv.prefix_caching.
 void check_scheduler_and_kv(const Cfg& scheduler, const Cfg& kv);
+
+/// Gives a replica's scheduler its own KV manager (Scheduler::bind_kv), once per replica when
+/// it is built; a mismatch is refused at the `scheduler` section's key.
+void bind_scheduler_to_kv(const Cfg& scheduler, Scheduler& s, const KvManager& kv);
 
 /// A prefill or decode pool (`name`, `role`) needs an iteration-level scheduler.
 void check_pool_role(const Cfg& scheduler, PoolRole role, const std::string& name);

@@ -20,6 +20,8 @@ class KvManager {
   virtual ~KvManager() = default;
 
   [[nodiscard]] virtual int64_t capacity_tokens() const = 0;
+  /// Tokens per block of memory (kv.block_size): what every allocation is rounded up to.
+  [[nodiscard]] virtual int64_t block_tokens() const = 0;
   [[nodiscard]] virtual int64_t used_tokens() const = 0;
   [[nodiscard]] int64_t free_tokens() const { return capacity_tokens() - used_tokens(); }
 

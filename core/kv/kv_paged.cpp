@@ -22,6 +22,7 @@ class PagedKv final : public KvManager {
         m_max_output(max_output) {}
 
   int64_t capacity_tokens() const override { return m_total_blocks * m_block; }
+  int64_t block_tokens() const override { return m_block; }
   int64_t used_tokens() const override { return m_used_blocks * m_block; }
 
   int64_t footprint_tokens(const Request& r) const override {

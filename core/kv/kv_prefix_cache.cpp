@@ -98,6 +98,7 @@ class PrefixCachedKv final : public KvManager {
   }
 
   int64_t capacity_tokens() const override { return int64_t{m_total} * m_block; }
+  int64_t block_tokens() const override { return m_block; }
   int64_t used_tokens() const override { return int64_t{m_total - m_free_count} * m_block; }
   int64_t footprint_tokens(const Request& r) const override {
     return blocks_for(r.peak_kv_tokens()) * m_block;

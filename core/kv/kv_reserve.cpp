@@ -15,6 +15,7 @@ class ReserveKv final : public KvManager {
       : m_block(block), m_capacity(capacity / block * block), m_max_output(max_output) {}
 
   int64_t capacity_tokens() const override { return m_capacity; }
+  int64_t block_tokens() const override { return m_block; }
   int64_t used_tokens() const override { return m_used; }
 
   int64_t footprint_tokens(const Request& r) const override {

@@ -95,3 +95,23 @@ TEST_CASE("scenario_rules: swap preemption's KV bytes come from the replica's ow
   CHECK_THAT(build_error(yaml("", swap + "}")),
              Catch::Contains("swap needs the KV bytes of one token to time the transfers"));
 }
+
+TEST_CASE("scenario_rules: trtllm's chunk unit is the block size of the replica's own kv",
+          "[sim][rules]") {
+  // Pool q's own kv has blocks of 64 tokens; the top-level kv (pool p's) blocks of 16. With
+  // chunked context, max_num_tokens 32 is a whole block of p's but less than one of q's.
+  const auto yaml = [&](const std::string& q_block) {
+    return k_workload +
+           "scheduler: {kind: trtllm, enable_chunked_context: true, max_num_tokens: 32}\n"
+           "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n"
+           "cluster:\n  router: {kind: round_robin}\n"
+           "  pools:\n    - {name: p, replicas: 2}\n    - {name: q, replicas: 1, kv: {policy: "
+           "paged, block_size: " +
+           q_block + ", capacity_tokens: 4096}}\n";
+  };
+  CHECK(build_error(yaml("32")) == "no error");
+  CHECK_THAT(
+      build_error(yaml("64")),
+      Catch::Contains("max_num_tokens") &&
+          Catch::Contains("must be at least kv.block_size (64) with enable_chunked_context"));
+}
