@@ -72,6 +72,13 @@ def scheduler_kind(path):
     return sched.get("kind") if isinstance(sched, dict) else None
 
 
+def reason(error):
+    """servesim's error line without its prefix and file position, shortened."""
+    text = re.sub(r"^servesim: error: ", "", error.strip())
+    text = re.sub(r" at \S+?(:\d+:\d+| \(from --set [^)]*\)): ", ": ", text)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
 def simulate(a, cfg, extra):
     """summary.json of `servesim run cfg` with a.set and `extra` as --set, or (None, error)."""
     with tempfile.TemporaryDirectory() as out:
@@ -105,7 +112,7 @@ def host_time_table(a, configs):
                 if mode == "off":
                     sys.exit(f"{name}: servesim run failed:\n{error}")
                 sims[mode] = None  # e.g. TensorRT-LLM before 1.0: no default host time
-                notes.append(f"n/a ({mode}): " + error.splitlines()[-1][:160])
+                notes.append(f"n/a ({mode}): " + reason(error.splitlines()[-1]))
                 continue
             sims[mode] = summary
         for label, published, key, scale in figures(cfg):
