@@ -218,8 +218,8 @@ def host_time_set(a):
     mode = getattr(a, "host_time", None)
     if mode is None or not host_time_applies(a):
         return []
-    if mode not in ("off", "on"):
-        raise ValueError(f"host_time_set: one mode at a time, not {mode}")
+    if mode not in ("off", "on"):  # a caller that replays once (replay_vllm_operator.py)
+        sys.exit(f"--host-time {mode}: this script replays one setting at a time; give off or on")
     return ["--set", f"scheduler.host_time={'true' if mode == 'on' else 'false'}"]
 
 
