@@ -24,6 +24,10 @@ With --host-overhead-loo each run is replayed with a per-step host overhead (`ov
 fitted, leave-one-out, to the mean TPOT of the *other* runs on the same GPU: the engine's time
 around the GPU kernels, which the kernel profiles leave out, calibrated without the run scored.
 
+With --host-time both (validate_vllm.py's option) every run is replayed with scheduler.host_time
+false and true: the tables above for each, then the error of the means side by side with each
+column's mean |error| (--series-dir DIR writes DIR/host_off and DIR/host_on).
+
 usage: scripts/parity_vllm.py --all [--servesim build/servesim] [--series-dir DIR] [...]
        scripts/parity_vllm.py --gpu RTXPRO6000 --model Llama-3.1-8B [...]
 Prints one markdown table (one row per run); --series-dir writes DIR/<gpu>_<model>.csv with

@@ -20,6 +20,9 @@ usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/da
                                 [--gpu RTXPRO6000] [--model Llama-3.1-8B]
                                 [--no-prefix-caching] [--step-model profile|fitted]
                                 [--scheduler vllm|continuous] [--set KEY=VALUE ...]
+                                [--host-time [off|on|both]]
+--host-time sets scheduler.host_time (issue 21) through servesim's --set; both replays the run
+twice and prints the two side by side, with each column's mean |error| over the 12 figures.
 scripts/parity_vllm.py reuses replay() for the per-request and time-series comparison.
 """
 import argparse
