@@ -24,6 +24,10 @@ With --host-overhead-loo each run is replayed with a per-step host overhead (`ov
 fitted, leave-one-out, to the mean TPOT of the *other* runs on the same GPU: the engine's time
 around the GPU kernels, which the kernel profiles leave out, calibrated without the run scored.
 
+With --host-time both (validate_vllm.py's option) every run is replayed with scheduler.host_time
+false and true: the tables above for each, then the error of the means side by side with each
+column's mean |error| (--series-dir DIR writes DIR/host_off and DIR/host_on).
+
 usage: scripts/parity_vllm.py --all [--servesim build/servesim] [--series-dir DIR] [...]
        scripts/parity_vllm.py --gpu RTXPRO6000 --model Llama-3.1-8B [...]
 Prints one markdown table (one row per run); --series-dir writes DIR/<gpu>_<model>.csv with
@@ -190,16 +194,17 @@ def parity(a, gpu, model, work):
     run = vv.replay(a, gpu, model, work, steps=True)
     check_ids(run)
     rows = vv.latencies(run)
-    err = {}
+    err, measured = {}, {}
     for key in ("ttft", "tpot", "e2e"):
         pairs = [(r["m_" + key], r["s_" + key]) for r in rows if r["m_" + key] is not None]
         err[key] = mean_error([p[0] for p in pairs], [p[1] for p in pairs])
+        measured[key] = sum(p[0] for p in pairs) / len(pairs)
     peer = vv.peer_figures(f"{run['run_dir']}/validation/summary.txt")
     series, mad, mean, kv_recorded = time_series(run)
     if a.series_dir:
         os.makedirs(a.series_dir, exist_ok=True)
         write_series(os.path.join(a.series_dir, f"{gpu}_{model}.csv"), series)
-    return dict(err=err, peer={k: peer.get((n, "Mean")) for k, n in
+    return dict(err=err, measured=measured, peer={k: peer.get((n, "Mean")) for k, n in
                                (("ttft", "TTFT"), ("tpot", "TPOT"), ("e2e", "Latency"))},
                 req=per_request(rows), pcts=percentile_errors(rows, peer), mad=mad, mean=mean, kv_recorded=kv_recorded,
                 preempted=run["summary"]["preempted_requests"])
@@ -254,6 +259,29 @@ def main():
     a = ap.parse_args()
     runs = RUNS if a.all else [(a.gpu, a.model)]
     base = a.keep or tempfile.mkdtemp()
+    modes = vv.host_modes(a)
+    if modes != [None] and not vv.host_time_applies(a):
+        print(f"--host-time: n/a with --scheduler {a.scheduler} (host_time is a key of the "
+              f"engine presets); replaying without it", file=sys.stderr)
+        modes = [None]
+    by_mode = {}
+    for mode in modes:
+        b = vv.with_host(a, mode)
+        if len(modes) > 1:
+            b.series_dir = a.series_dir and os.path.join(a.series_dir, f"host_{mode}")
+        work = base if len(modes) == 1 else os.path.join(base, f"host_{mode}")
+        by_mode[mode] = run_all(b, runs, work)
+    for mode in modes:
+        if len(modes) > 1:
+            print(f"Host time {mode} (`scheduler.host_time: {'true' if mode == 'on' else 'false'}`):")
+            print()
+        print_tables(by_mode[mode])
+    if len(modes) > 1:
+        print_host_comparison(by_mode, modes)
+
+
+def run_all(a, runs, base):
+    """parity() of every run, with the leave-one-out host overhead when asked."""
     results = []
     for gpu, model in runs:
         b = a
@@ -265,6 +293,41 @@ def main():
                 f"overhead_ms {o:.2f}, fitted to " + ", ".join(m for _, m in others)
                 if others else "no other run on this GPU: no overhead"), file=sys.stderr)
         results.append((gpu, model, parity(b, gpu, model, os.path.join(base, f"{gpu}_{model}"))))
+    return results
+
+
+def print_host_comparison(by_mode, modes):
+    """Error of the mean TTFT, TPOT and E2E of every run, host time off and on side by side."""
+    print("Host time off and on, side by side (error of the mean, %):")
+    print()
+    print("| run | figure | vLLM mean (ms) | " + " | ".join(f"host time {m}" for m in modes)
+          + " | peer |")
+    print("|---|---|---|" + "---|" * len(modes) + "---|")
+    abs_err = {m: [] for m in modes}
+    peer_abs = []
+    for i, (gpu, model, r0) in enumerate(by_mode[modes[0]]):
+        for key in ("ttft", "tpot", "e2e"):
+            cells = []
+            for m in modes:
+                e = by_mode[m][i][2]["err"][key]
+                abs_err[m].append(abs(e))
+                cells.append(f"{e:+.1f}")
+            p = r0["peer"][key]
+            if p is not None:
+                peer_abs.append(abs(p))
+            print(f"| {LABELS.get((gpu, model), f'{gpu} {model}')} | {key.upper()} | "
+                  f"{r0['measured'][key]:.1f} | " + " | ".join(cells) + " | "
+                  + ("?" if p is None else f"{p:+.1f}") + " |")
+    print()
+    for m in modes:
+        e = abs_err[m]
+        print(f"- mean |error| over the {len(e)} figures, host time {m}: {sum(e) / len(e):.1f}%")
+    if peer_abs:
+        print(f"- mean |error| of the peer simulator over its {len(peer_abs)} figures: "
+              f"{sum(peer_abs) / len(peer_abs):.1f}%")
+
+
+def print_tables(results):
     print("| run | TTFT mean error % (servesim / peer) | TPOT | E2E | per-request TTFT error "
           "median, p90 (Spearman) | per-request E2E error median, p90 (Spearman) | running: "
           "mean vLLM, servesim (mean abs. diff.) | waiting | KV use %: mean vLLM, servesim "

@@ -22,8 +22,25 @@ the weights (computed here: memory_gib x 2^30 minus the weights, the embedding a
 bf16, the rest in the weight dtype, activations not subtracted); vLLM's is
 gpu_memory_utilization of the whole memory minus the weights (servesim's kv.memory rule).
 
+Engine presets (--engine-presets, issue 21): the vLLM rows run under `scheduler.kind: vllm` at
+their published version (0.6.5: the V0 scheduler, prefill-only steps without chunked prefill)
+with their num_scheduler_steps and enforce_eager (cuda_graphs: false); the TensorRT-LLM rows pin
+version 0.21.0 (the harness's C++ executor) with their published CUDA-graph setting. Without
+it the vLLM rows run under `kind: continuous` (no chunked prefill) and the TensorRT-LLM rows at
+servesim's default trtllm version, as before.
+
+Host time (--host-time off|on|both, issue 21): the operator model of every row again, with
+scheduler.host_time false or true through servesim's --set, side by side (both) with the
+errors and a mean and median |error| line for each. A row whose scheduler is not an engine
+preset (the vLLM rows without --engine-presets: kind continuous) has no host_time and is n/a,
+as is one whose engine refuses the default host time (TensorRT-LLM before 1.0: no public host
+profile of the C++ executor). --v0-cpu-overhead is the earlier approximation (the vLLM rows'
+V0 host time as step_time.cpu_overhead, the TensorRT-LLM rows' CUDA-graph setting).
+
 usage: scripts/predict_mlperf.py [--servesim build/servesim] [--data ../shared/data]
                                  [--requests 8000] [--cnn-input-means 500,800,1100] [--keep DIR]
+                                 [--engine-presets] [--host-time off|on|both]
+                                 [--v0-cpu-overhead]
 """
 import argparse
 import csv
@@ -104,7 +121,9 @@ def trt_capacity(s):
     return int(s["frac"] * free / per_token)
 
 
-HOST = {"on": False, "overhead": None}  # --host-time (issue 21)
+HOST = {"on": False, "overhead": None}  # --v0-cpu-overhead (issue 21)
+PRESETS = {"on": False}  # --engine-presets (issue 21)
+HOST_KINDS = ("vllm", "sglang", "trtllm")  # the scheduler kinds that read host_time
 
 
 def scenario(s, row, model_kind, requests, lengths, data):
@@ -134,7 +153,12 @@ def scenario(s, row, model_kind, requests, lengths, data):
               f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {w}", "  kv_dtype: fp8",
               "  compute_dtype: fp8"]
     host = ""
-    if HOST["on"] and s["engine"] == "trtllm":
+    if PRESETS["on"] and s["engine"] == "trtllm":  # the harness's C++ executor, as published
+        host = (", cuda_graphs: {enable_padding: true}" if "CUDA graphs on" in es
+                else ", cuda_graphs: false") + ', version: "0.21.0"'
+    elif PRESETS["on"]:
+        pass  # vLLM V0 under kind: vllm (below)
+    elif HOST["on"] and s["engine"] == "trtllm":
         # The harness's C++ executor: no public host profile, so only its CUDA-graph setting.
         host = (", cuda_graphs: {enable_padding: true}" if "CUDA graphs on" in es
                 else ", cuda_graphs: false") + ', version: "0.21.0"'
@@ -152,8 +176,15 @@ def scenario(s, row, model_kind, requests, lengths, data):
         seqs = int(setting(es, "max_num_seqs"))
         tokens = int(setting(es, "max_num_batched_tokens"))
         util = setting(es, "gpu_memory_utilization")
-        y.append(f"scheduler: {{kind: continuous, max_num_seqs: {seqs}, "
-                 f"max_num_batched_tokens: {tokens}, chunked_prefill: false}}")
+        if PRESETS["on"]:  # vLLM 0.6.5 (V0): its scheduler, multi-step and enforce_eager
+            steps = int(setting(es, "num_scheduler_steps") or 1)
+            eager = ", cuda_graphs: false" if "enforce_eager" in es else ""
+            y.append(f"scheduler: {{kind: vllm, version: \"{vllm_version(row)}\", "
+                     f"max_num_seqs: {seqs}, max_num_batched_tokens: {tokens}, "
+                     f"enable_chunked_prefill: false, num_scheduler_steps: {steps}{eager}}}")
+        else:
+            y.append(f"scheduler: {{kind: continuous, max_num_seqs: {seqs}, "
+                     f"max_num_batched_tokens: {tokens}, chunked_prefill: false}}")
         y.append(f"kv: {{policy: paged, block_size: 32, memory: {{model: {s['model']}, "
                  f"hardware: {hw}, tensor_parallel: {s['tp']}, weight_dtype: fp8, "
                  f"kv_dtype: fp8, utilization: {util}}}}}")
@@ -161,15 +192,37 @@ def scenario(s, row, model_kind, requests, lengths, data):
     return "\n".join(y) + "\n"
 
 
-def run(a, text, work, name):
+def vllm_version(row):
+    """The vLLM version the row's engine column names (e.g. "vLLM 0.6.5.dev964+mlperf50")."""
+    m = re.search(r"vLLM (\d+\.\d+\.\d+)", row["engine"])
+    if not m:
+        sys.exit(f"{row['source_id']}: no vLLM version in the engine column")
+    return m.group(1)
+
+
+def scheduler_kind(text):
+    """The kind of a generated scenario's one-line scheduler section."""
+    m = re.search(r"^scheduler: \{kind: (\w+)", text, re.M)
+    return m.group(1) if m else None
+
+
+def reason(error):
+    """servesim's error line without its prefix and file position, shortened."""
+    text = re.sub(r"^servesim: error: ", "", error.strip())
+    text = re.sub(r" at \S+?(:\d+:\d+| \(from --set [^)]*\)): ", ": ", text)
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def run(a, text, work, name, sets=()):
     cfg = os.path.join(work, name + ".yaml")
     with open(cfg, "w") as f:
         f.write(text)
     out = os.path.join(work, name)
     r = subprocess.run([a.servesim, "run", cfg, "--out", out, "--quiet", "--no-requests-csv",
-                        "--no-progress"], capture_output=True, text=True)
+                        "--no-progress"] + [x for kv in sets for x in ("--set", kv)],
+                       capture_output=True, text=True)
     if r.returncode != 0:
-        return None, r.stderr.strip().splitlines()[-1][:120]
+        return None, r.stderr.strip().splitlines()[-1]
     with open(os.path.join(out, "summary.json")) as f:
         return json.load(f), None
 
@@ -197,6 +250,66 @@ def err(pred, pub):
     return (pred - pub) / pub * 100
 
 
+def host_time_table(a, rows, work, data):
+    """--host-time: the operator model of every row with host_time off and on, side by side."""
+    modes = ["off", "on"] if a.host_time == "both" else [a.host_time]
+    cache = {}  # (source_id, mode) -> (summary, why)
+    lines = []  # (source_id, metric, published, {mode: (value, star) or None}, note)
+    for row in rows:
+        sid, metric, pub = row["source_id"], row["metric"], float(row["value"])
+        s = SYSTEMS[sid.rsplit("_", 1)[0]]
+        vals, notes = {}, []
+        for mode in modes:
+            if (sid, mode) not in cache:
+                if s["hw"] is None:
+                    cache[(sid, mode)] = (None, "no catalogue entry (mi325x)")
+                else:
+                    text = scenario(s, row, "operator", a.requests, lengths_for(s, row, 800), data)
+                    kind = scheduler_kind(text)
+                    if kind not in HOST_KINDS:
+                        cache[(sid, mode)] = (None, f"n/a: scheduler {kind} has no host_time")
+                    else:
+                        sets = [f"scheduler.host_time={'true' if mode == 'on' else 'false'}"]
+                        summ, why = run(a, text, work, f"{sid}-operator-host-{mode}", sets)
+                        cache[(sid, mode)] = (summ, None if summ else f"n/a ({mode}): {reason(why)}")
+            summ, why = cache[(sid, mode)]
+            if summ is None:
+                vals[mode] = None
+                if why not in notes:
+                    notes.append(why)
+                continue
+            offered = setting(row["load_condition"], "target_qps=")
+            star = "*" if offered and summ["requests_per_s"] * s["replicas"] < 0.95 * offered else ""
+            vals[mode] = (figure(summ, metric, s["replicas"]), star)
+        lines.append((sid, metric, pub, vals, "; ".join(notes)))
+    print("| source_id | metric | published | " + " | ".join(
+        f"operator, host time {m} | err" for m in modes) + " | note |")
+    print("|---|---|---|" + "---|---|" * len(modes) + "---|")
+    for sid, metric, pub, vals, note in lines:
+        cells = []
+        for m in modes:
+            v = vals[m]
+            cells += ["n/a", ""] if v is None else [f"{v[0]:.1f}{v[1]}", f"{err(v[0], pub):+.0f}%"]
+        print(f"| {sid} | {metric} | {pub:g} | " + " | ".join(cells) + f" | {note} |")
+    print()
+    print("\\* the simulated replica completes under 95% of the offered rate (overloaded).")
+    print()
+    for m in modes:
+        e = [abs(err(v[m][0], pub)) for _, _, pub, v, _ in lines if v[m] is not None]
+        if e:
+            print(f"- host time {m}: mean |error| {statistics.mean(e):.1f}%, median "
+                  f"{statistics.median(e):.1f}% over {len(e)} figures")
+        else:
+            print(f"- host time {m}: no figure (n/a throughout)")
+    both = [(pub, v) for _, _, pub, v, _ in lines if all(v[m] is not None for m in modes)]
+    if len(modes) > 1 and both:
+        print(f"- on the {len(both)} figures both predict: " + ", ".join(
+            f"host time {m} mean |error| "
+            f"{statistics.mean(abs(err(v[m][0], pub)) for pub, v in both):.1f}%"
+            for m in modes))
+    print(f"- n/a: {len(lines) - len(both)} of {len(lines)} figures (the note says why)")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--servesim", default="build/servesim")
@@ -206,13 +319,23 @@ def main():
     ap.add_argument("--cnn-input-means", default="500,800,1100",
                     help="CNN/DailyMail mean input lengths for the sensitivity table")
     ap.add_argument("--keep", help="keep the generated configs and results here")
-    ap.add_argument("--host-time", action="store_true",
-                    help="issue 21: TRT-LLM rows get their CUDA-graph setting (cuda_graphs); "
-                         "vLLM V0 rows the host time of every step (step_time.cpu_overhead, "
-                         "scripts/host_time_constants.py), multi-step not modelled")
+    ap.add_argument("--v0-cpu-overhead", action="store_true",
+                    help="issue 21's first approximation: TRT-LLM rows get their CUDA-graph "
+                         "setting (cuda_graphs); vLLM V0 rows the host time of every step "
+                         "(step_time.cpu_overhead, scripts/host_time_constants.py)")
+    ap.add_argument("--engine-presets", action="store_true",
+                    help="vLLM rows under kind: vllm at their version (V0, multi-step, "
+                         "enforce_eager); TRT-LLM rows pinned to 0.21.0 with their CUDA graphs")
+    ap.add_argument("--host-time", choices=["off", "on", "both"],
+                    help="the operator model with scheduler.host_time false (off), true (on) or "
+                         "both, side by side (--set); n/a where the scheduler has no host_time")
     a = ap.parse_args()
     data = os.path.abspath(a.data)
-    if a.host_time:
+    if a.engine_presets and a.v0_cpu_overhead:
+        sys.exit("--engine-presets and --v0-cpu-overhead: give one (the presets carry the "
+                 "CUDA-graph settings; host time comes with --host-time)")
+    PRESETS["on"] = a.engine_presets
+    if a.v0_cpu_overhead:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import host_time_constants as htc
         parts, _, _ = htc.constants(data)
@@ -222,6 +345,9 @@ def main():
         rows = list(csv.DictReader(f))
     work = a.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
+    if a.host_time:
+        host_time_table(a, rows, work, data)
+        return
     results = {}  # (source_id, kind, cnn_mean) -> summary or error text
 
     def get(sid, row, kind, cnn_mean=800):
@@ -236,7 +362,8 @@ def main():
                 results[key] = (None, "refused: no fp4 peak")
             else:
                 text = scenario(s, row, kind, a.requests, lengths_for(s, row, cnn_mean), data)
-                results[key] = run(a, text, work, f"{sid}-{kind}-{cnn_mean}")
+                summ, why = run(a, text, work, f"{sid}-{kind}-{cnn_mean}")
+                results[key] = (summ, why and why[:120])
         return results[key]
 
     print("| source_id | metric | published | operator | err | shape roofline LOGO | err |"

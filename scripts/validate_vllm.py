@@ -20,9 +20,13 @@ usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/da
                                 [--gpu RTXPRO6000] [--model Llama-3.1-8B]
                                 [--no-prefix-caching] [--step-model profile|fitted]
                                 [--scheduler vllm|continuous] [--set KEY=VALUE ...]
+                                [--host-time [off|on|both]]
+--host-time sets scheduler.host_time (issue 21) through servesim's --set; both replays the run
+twice and prints the two side by side, with each column's mean |error| over the 12 figures.
 scripts/parity_vllm.py reuses replay() for the per-request and time-series comparison.
 """
 import argparse
+import copy
 import json
 import os
 import re
@@ -94,9 +98,13 @@ def add_options(ap):
                          "scheduler_config records, else vLLM 0.19's default (on)")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                     help="passed on to servesim run as --set (repeatable), for experiments")
-    ap.add_argument("--host-time", action="store_true",
-                    help="vllm: scheduler.host_time: true, the engine's host time and CUDA "
-                         "graphs with vLLM 0.19's defaults (issue 21, docs/schedulers.md)")
+    ap.add_argument("--host-time", choices=["off", "on", "both"], nargs="?", const="on",
+                    default=None,
+                    help="vllm: scheduler.host_time (issue 21, docs/schedulers.md) set through "
+                         "servesim's --set: on (the bare flag), the engine's host time and CUDA "
+                         "graphs with vLLM 0.19's defaults; off, false; both, each run twice, "
+                         "the two side by side. Not given: the key is not set (false). "
+                         "--scheduler continuous has no host_time: n/a")
 
 
 def write_scenario(a, gpu, model, work):
@@ -194,6 +202,37 @@ scheduler:
                 ep=ep, trace=trace, described=described)
 
 
+HOST_KINDS = ("vllm", "sglang", "trtllm")  # the scheduler kinds that read host_time
+
+
+def host_modes(a):
+    """The host-time settings to replay: [None] (key not set) unless --host-time was given."""
+    mode = getattr(a, "host_time", None)
+    return ["off", "on"] if mode == "both" else [mode]
+
+
+def host_time_applies(a):
+    """host_time is a key of the engine presets only (--scheduler continuous has none)."""
+    return a.scheduler in HOST_KINDS
+
+
+def host_time_set(a):
+    """servesim's --set arguments for a.host_time ("off", "on" or None: nothing)."""
+    mode = getattr(a, "host_time", None)
+    if mode is None or not host_time_applies(a):
+        return []
+    if mode not in ("off", "on"):  # a caller that replays once (replay_vllm_operator.py)
+        sys.exit(f"--host-time {mode}: this script replays one setting at a time; give off or on")
+    return ["--set", f"scheduler.host_time={'true' if mode == 'on' else 'false'}"]
+
+
+def with_host(a, mode):
+    """A copy of the options with host_time set to one mode."""
+    b = copy.copy(a)
+    b.host_time = mode
+    return b
+
+
 def replay(a, gpu, model, work, steps=False):
     """Replays run <gpu>/<model> through servesim in `work`; returns the measured requests (in
     trace order), servesim's rows by id, its summary and what write_scenario says."""
@@ -202,8 +241,7 @@ def replay(a, gpu, model, work, steps=False):
     cmd = [a.servesim, "run", run["scenario"], "--out", out_dir, "--quiet"]
     for s in a.set:
         cmd += ["--set", s]
-    if getattr(a, "host_time", False):
-        cmd += ["--set", "scheduler.host_time=true"]
+    cmd += host_time_set(a)
     if steps:
         cmd.append("--steps")
     subprocess.run(cmd, check=True)
@@ -237,45 +275,92 @@ def latencies(run):
     return rows
 
 
+FIGURES = (("TTFT", "TTFT", "ttft"), ("TPOT", "TPOT", "tpot"), ("E2E", "Latency", "e2e"))
+STATS = ("Mean", "Median", "P90", "P99")
+
+
+def figure_stats(rows):
+    """{(figure, stat): (measured, simulated)} over the requests (TPOT: more than one token)."""
+    out = {}
+    for name, _, key in FIGURES:
+        pairs = [(r["m_" + key], r["s_" + key]) for r in rows if r["m_" + key] is not None]
+        ms, ss = stats([p[0] for p in pairs]), stats([p[1] for p in pairs])
+        for stat in STATS:
+            out[(name, stat)] = (ms[stat], ss[stat])
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     add_options(ap)
     ap.add_argument("--gpu", default="RTXPRO6000")
     ap.add_argument("--model", default="Llama-3.1-8B")
     a = ap.parse_args()
-    run = replay(a, a.gpu, a.model, a.keep or tempfile.mkdtemp())
-    meta, tp, dp, ep, summary = run["meta"], run["tp"], run["dp"], run["ep"], run["summary"]
-    preempted = summary["preempted_requests"]
-    hits = (summary.get("prefix_cache") or {}).get("hit_tokens")
-    rows = latencies(run)
-    m_ttft = [r["m_ttft"] for r in rows]
-    s_ttft = [r["s_ttft"] for r in rows]
-    m_e2e = [r["m_e2e"] for r in rows]
-    s_e2e = [r["s_e2e"] for r in rows]
-    m_tpot = [r["m_tpot"] for r in rows if r["m_tpot"] is not None]
-    s_tpot = [r["s_tpot"] for r in rows if r["s_tpot"] is not None]
-    per_req = [abs(r["s_e2e"] - r["m_e2e"]) / r["m_e2e"] for r in rows]
+    base = a.keep or tempfile.mkdtemp()
+    modes = host_modes(a)
+    if modes != [None] and not host_time_applies(a):
+        print(f"--host-time: n/a with --scheduler {a.scheduler} (host_time is a key of the "
+              f"engine presets {', '.join(HOST_KINDS)}); replaying without it", file=sys.stderr)
+        modes = [None]
+    runs = {}
+    for mode in modes:
+        work = base if len(modes) == 1 else os.path.join(base, f"host_{mode}")
+        runs[mode] = replay(with_host(a, mode), a.gpu, a.model, work)
+    run = runs[modes[0]]
+    meta, tp, dp, ep = run["meta"], run["tp"], run["dp"], run["ep"]
+    rows = {mode: latencies(r) for mode, r in runs.items()}
     peer = peer_figures(f"{run['run_dir']}/validation/summary.txt")
     parallel = f"TP{tp}" + (f" x DP{dp} (EP{ep})" if dp > 1 else "")
-    print(f"{a.gpu} / {a.model} / {parallel}: {len(rows)} requests, max_num_seqs "
-          f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}"
-          f"{' (per rank)' if dp > 1 else ''}; servesim preempted {preempted} requests"
-          + (f", prefix-cache hits {hits} tokens" if hits is not None else ""))
+    for mode, r in runs.items():
+        summary = r["summary"]
+        hits = (summary.get("prefix_cache") or {}).get("hit_tokens")
+        label = "" if len(modes) == 1 else f" (host time {mode})"
+        print(f"{a.gpu} / {a.model} / {parallel}: {len(rows[mode])} requests, max_num_seqs "
+              f"{meta['max_num_seqs']}, max_num_batched_tokens {meta['max_num_batched_tokens']}"
+              f"{' (per rank)' if dp > 1 else ''}; servesim{label} preempted "
+              f"{summary['preempted_requests']} requests"
+              + (f", prefix-cache hits {hits} tokens" if hits is not None else ""))
     print(f"step model: {run['described']}; scheduler: {a.scheduler}")
     print()
-    print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")
-    print("|---|---|---|---|---|")
-    for name, key, mv, sv in (("TTFT", "TTFT", m_ttft, s_ttft), ("TPOT", "TPOT", m_tpot, s_tpot),
-                              ("E2E", "Latency", m_e2e, s_e2e)):
-        ms, ss = stats(mv), stats(sv)
-        for stat in ("Mean", "Median", "P90", "P99"):
-            err = (ss[stat] - ms[stat]) / ms[stat] * 100
+    figs = {mode: figure_stats(rows[mode]) for mode in modes}
+    if len(modes) == 1:
+        print("| metric | vLLM (ms) | servesim (ms) | servesim error | peer simulator error |")
+        print("|---|---|---|---|---|")
+    else:
+        print("| metric | vLLM (ms) | servesim, host time off (ms) | error | servesim, host time "
+              "on (ms) | error | peer simulator error |")
+        print("|---|---|---|---|---|---|---|")
+    abs_err = {mode: [] for mode in modes}
+    peer_abs = []
+    for name, key, _ in FIGURES:
+        for stat in STATS:
+            m = figs[modes[0]][(name, stat)][0]
+            cells = []
+            for mode in modes:
+                sim = figs[mode][(name, stat)][1]
+                err = (sim - m) / m * 100
+                abs_err[mode].append(abs(err))
+                cells += [f"{sim:.1f}", f"{err:+.1f}%"]
             p = peer.get((key, stat))
-            print(f"| {name} {stat} | {ms[stat]:.1f} | {ss[stat]:.1f} | {err:+.1f}% | "
+            if p is not None:
+                peer_abs.append(abs(p))
+            print(f"| {name} {stat} | {m:.1f} | " + " | ".join(cells) + " | "
                   f"{'' if p is None else f'{p:+.1f}%'} |")
     print()
-    print(f"per-request E2E absolute error: median {pct(per_req, 50)*100:.1f}%, "
-          f"p90 {pct(per_req, 90)*100:.1f}%")
+    for mode in modes:
+        per_req = [abs(r["s_e2e"] - r["m_e2e"]) / r["m_e2e"] for r in rows[mode]]
+        label = "" if len(modes) == 1 else f" (host time {mode})"
+        print(f"per-request E2E absolute error{label}: median {pct(per_req, 50)*100:.1f}%, "
+              f"p90 {pct(per_req, 90)*100:.1f}%")
+    if len(modes) > 1:
+        for mode in modes:
+            e = abs_err[mode]
+            print(f"mean |error| over the {len(e)} figures, host time {mode}: "
+                  f"{sum(e) / len(e):.1f}%")
+        if peer_abs:
+            print(f"mean |error| of the peer simulator over its {len(peer_abs)} figures: "
+                  f"{sum(peer_abs) / len(peer_abs):.1f}%")
+
 
 if __name__ == "__main__":
     main()
