@@ -66,6 +66,7 @@ PYBIND11_MODULE(servesim, m) {
       "run(), sweep() and capacity() do what `servesim run`, `servesim size` and `servesim "
       "capacity` do, with the results as dicts and numpy arrays instead of files.";
   m.attr("__version__") = SERVESIM_VERSION;
+  py::module_::import("numpy");  // every result holds numpy arrays: fail at import, not later
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -7,11 +7,14 @@ PYTHONPATH (ctest sets it: python/CMakeLists.txt). Each check runs the same scen
 steps.csv, a sweep's summary.json and points.csv, capacity.json, and the messages of bad input.
 Plain asserts; exit status 0 when every check passes.
 """
+import contextlib
 import csv
+import io
 import json
 import math
 import os
 import pathlib
+import re
 import shlex
 import shutil
 import subprocess
@@ -196,6 +199,20 @@ class Run(unittest.TestCase):
                            text=True, timeout=60)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn("requests   200 finished, 0 rejected", p.stdout)
+
+
+    def test_docs_worked_example(self):
+        """Each ```python cell of docs/python.md, run in order in one namespace, prints the
+        block that follows it."""
+        text = (SOURCE / "docs" / "python.md").read_text()
+        cells = re.findall(r"```python\n(.*?)```\n+(?:```\n(.*?)```)?", text, re.S)
+        self.assertGreater(len(cells), 5)
+        namespace = {}
+        for code, want in cells:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)  # noqa: S102 (the documentation's own code)
+            self.assertEqual(out.getvalue().strip(), want.strip(), code)
 
 
 class Sizing(unittest.TestCase):
