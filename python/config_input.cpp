@@ -161,8 +161,11 @@ std::vector<std::string> override_list(const py::handle& overrides, const py::ha
       return InputError(fmt::format("seed: expected an integer from 0 to {} (got {})", max,
                                     quote_input(py::repr(seed).cast<std::string>())));
     };
-    if (py::isinstance<py::bool_>(seed) || !py::isinstance<py::int_>(seed)) throw bad();
-    const py::int_ s = py::reinterpret_borrow<py::int_>(seed);
+    const py::module_ np = py::module_::import("numpy");
+    if (py::isinstance<py::bool_>(seed) ||
+        !(py::isinstance<py::int_>(seed) || py::isinstance(seed, np.attr("integer"))))
+      throw bad();
+    const py::int_ s(py::reinterpret_borrow<py::object>(seed));
     if (s < py::int_(0) || s > py::int_(max)) throw bad();
     all.push_back("seed=" + py::repr(s).cast<std::string>());
   }

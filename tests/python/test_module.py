@@ -129,6 +129,8 @@ class Run(unittest.TestCase):
                           "scheduler.max_num_seqs=4", {"scheduler.max_num_seqs": 4}):
             got = servesim.run(DEFAULT_DICT, overrides, seed=7)
             self.assertEqual(got.summary, want, overrides)
+        self.assertEqual(servesim.run(DEFAULT_DICT, ["scheduler.max_num_seqs=4"],
+                                      seed=np.int64(7)).summary, want)
         self.assertEqual(want["config"]["scheduler"]["max_num_seqs"], 4)
         self.assertEqual(want["seed"], 7)
         self.assertNotEqual(want["ttft_s"], self.cli_summary["ttft_s"])
