@@ -6,6 +6,7 @@ pkgs=(cmake ninja-build g++ libboost-program-options-dev libboost-graph-dev liby
       nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev python3
       clang-format  # scripts/check_format.sh: the layout every .cpp/.h must have
       ccache  # compiler cache: a second build of the same sources (CI after a session) takes minutes
+      pybind11-dev python3-dev python3-numpy  # the Python module (python/, docs/python.md)
       openmpi-bin libopenmpi-dev  # MPI: optional (CMake SERVESIM_MPI), for `servesim size` over ranks
       chromium)  # headless, for the report's browser test (tests/report/browser_test.sh)
 missing=()

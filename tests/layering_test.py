@@ -24,7 +24,12 @@ ALLOWED = {
     "sizing": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing"},
     "report": {"core", "report"},
     "cli": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing", "report", "cli"},
+    # The Python module (docs/python.md): a top layer beside cli, which nothing includes.
+    "python": {"core", "models", "schedulers", "traces", "sim", "metrics", "sizing", "python"},
 }
+# Folders whose library is declared in their own CMakeLists.txt, with sources named relative to
+# it (python/ is built only when pybind11 is found); the others' are in the root CMakeLists.txt.
+OWN_CMAKE = {"python": "servesim_python"}
 SOURCE_SUFFIXES = (".h", ".cpp", ".cpp.in")
 # "FOLDER/x.h", and <FOLDER/x.h> for a library folder (so angle brackets cannot hide an include).
 INCLUDE = re.compile(
@@ -66,14 +71,14 @@ def cmake_calls(text, command):
             yield args[0], args[1:]
 
 
-def check_cmake(root):
+def check_cmake_file(root, rel, prefix):
+    """The libraries `rel` declares: (their names, problems). Sources in the root CMakeLists.txt
+    are named "FOLDER/x.cpp"; in FOLDER/CMakeLists.txt (prefix "") relative to FOLDER/."""
     errors = []
-    text = (root / "CMakeLists.txt").read_text(encoding="utf-8")
-    libraries = {name for name, _ in cmake_calls(text, "add_library")}
-    for folder in ALLOWED:
-        if f"servesim_{folder}" not in libraries:
-            errors.append(f"CMakeLists.txt: no library servesim_{folder} for {folder}/")
-    for command in ("add_library", "target_sources"):
+    text = (root / rel).read_text(encoding="utf-8")
+    libraries = {name for command in ("add_library", "pybind11_add_module")
+                 for name, _ in cmake_calls(text, command)}
+    for command in ("add_library", "pybind11_add_module", "target_sources"):
         for name, args in cmake_calls(text, command):
             folder = library_folder(name)
             if folder is None:
@@ -81,8 +86,10 @@ def check_cmake(root):
             for a in args:
                 if a in ("PRIVATE", "PUBLIC", "INTERFACE") or a.startswith("${CMAKE_CURRENT_BINARY"):
                     continue
-                if not a.startswith(folder + "/"):
-                    errors.append(f"CMakeLists.txt: servesim_{folder} compiles {a}, "
+                inside = (a.startswith(folder + "/") if prefix is None
+                          else "/" not in a and not a.startswith("$"))
+                if not inside:
+                    errors.append(f"{rel}: servesim_{folder} compiles {a}, "
                                   f"which is not in {folder}/")
     for name, args in cmake_calls(text, "target_link_libraries"):
         folder = library_folder(name)
@@ -91,8 +98,28 @@ def check_cmake(root):
         for a in args:
             dep = library_folder(a)
             if a.startswith("servesim_") and (dep is None or dep not in ALLOWED[folder]):
-                errors.append(f"CMakeLists.txt: servesim_{folder} links {a}, which {folder}/ "
+                errors.append(f"{rel}: servesim_{folder} links {a}, which {folder}/ "
                               f"may not use (allowed: {', '.join(sorted(ALLOWED[folder]))})")
+    return libraries, errors
+
+
+def check_cmake(root):
+    libraries, errors = check_cmake_file(root, "CMakeLists.txt", None)
+    for folder, library in OWN_CMAKE.items():
+        rel = f"{folder}/CMakeLists.txt"
+        if not (root / rel).is_file():
+            errors.append(f"{rel}: missing, so {folder}/ has no library")
+            continue
+        own, own_errors = check_cmake_file(root, rel, "")
+        errors += own_errors
+        libraries |= own
+        text = (root / "CMakeLists.txt").read_text(encoding="utf-8")
+        if not any(args == [folder] for args in
+                   ([a] + rest for a, rest in cmake_calls(text, "add_subdirectory"))):
+            errors.append(f"CMakeLists.txt: no add_subdirectory({folder})")
+    for folder in ALLOWED:
+        if f"servesim_{folder}" not in libraries:
+            errors.append(f"CMakeLists.txt: no library servesim_{folder} for {folder}/")
     return errors
 
 

@@ -1,0 +1,200 @@
+// The Python module `servesim` (docs/python.md): run a scenario, a sizing sweep or a capacity
+// search from Python and get the results as dicts and numpy arrays.
+#include <fmt/format.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <nlohmann/json.hpp>
+
+#include "core/errors.h"
+#include "core/interrupt.h"
+#include "metrics/output.h"
+#include "python/config_input.h"
+#include "python/csv_arrays.h"
+#include "python/results.h"
+#include "sim/scenario.h"
+
+namespace py = pybind11;
+using namespace servesim::python;
+
+namespace {
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+constexpr const char* k_run_doc = R"(Runs a scenario, as `servesim run --steps` does, in memory.
+
+config: a path (str or os.PathLike) to a scenario YAML, a dict with the same content (written
+    out as YAML and read exactly as a file is: see to_yaml()), or None for the embedded default
+    scenario (configs/default.yaml). Relative paths in a dict resolve against the working
+    directory, in a file against the file's folder.
+overrides: what `--set` takes: a list of "key.path=value" strings (value read as YAML), or a
+    dict {"key.path": value}.
+seed: an int, as `--seed` (applied after the overrides).
+requests, steps: keep requests.csv's / steps.csv's columns (False saves memory on long runs).
+check: verify the engine's invariants at every step (`--check`).
+max_sim_time, max_wall_time (seconds), max_queued: bound the run as the options of the same
+    names do; a bounded run's results are partial (summary["partial"]).
+
+Returns a Result. Bad input raises ValueError with servesim's message.)";
+
+constexpr const char* k_sweep_doc = R"(Runs a sizing sweep, as `servesim size` does.
+
+sweep: a path to a sweep file (docs/sizing.md) or a dict with the same content (its `base`
+    then resolves against the working directory).
+overrides: applied to the base scenario of every point, as `servesim size --set`.
+jobs: threads (default: all cores); the results do not depend on it.
+
+Returns a SweepResult: .summary (summary.json), .points (points.csv's columns as numpy
+arrays), .points_df(), .report (what `servesim size` prints).)";
+
+constexpr const char* k_capacity_doc = R"(Finds the highest request rate meeting the SLOs,
+as `servesim capacity` does.
+
+config, overrides, seed: as for run(); the scenario needs an `slo` section.
+tolerance: the width of the final bracket, relative (1e-6 to 1).
+min_attainment: also require this share of requests within the SLOs (0 to 1).
+
+Returns a CapacityResult: .summary (capacity.json), .probes (one numpy array per probe field,
+in the order run), .probes_df(), .run_summary (summary.json at the capacity, or None when no
+rate met the SLOs), .found.)";
+
+}  // namespace
+
+PYBIND11_MODULE(servesim, m) {
+  m.doc() =
+      "servesim: a discrete-event simulator of LLM serving (docs/python.md).\n\n"
+      "run(), sweep() and capacity() do what `servesim run`, `servesim size` and `servesim "
+      "capacity` do, with the results as dicts and numpy arrays instead of files.";
+  m.attr("__version__") = SERVESIM_VERSION;
+  py::module_::import("numpy");  // every result holds numpy arrays: fail at import, not later
+
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const servesim::InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const servesim::Interrupted& e) {
+      PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    }
+  });
+
+  py::class_<RunResult>(m, "Result", "The results of run(): summary.json, requests.csv, steps.csv.")
+      .def_readonly("summary", &RunResult::summary,
+                    "summary.json as a dict: every metric (times in seconds), the seed and the "
+                    "resolved config (docs/metrics.md)")
+      .def_readonly("requests", &RunResult::requests,
+                    "requests.csv as a dict of numpy arrays, one per column in the file's order "
+                    "(None when run with requests=False)")
+      .def_readonly("steps", &RunResult::steps,
+                    "steps.csv as a dict of numpy arrays, one per column (None when run with "
+                    "steps=False)")
+      .def_readonly("notes", &RunResult::notes,
+                    "what the command line prints as 'servesim: note: ...' (also issued as "
+                    "warnings)")
+      .def_readonly("table", &RunResult::table, "the summary `servesim run` prints")
+      .def_readonly("first_rejection", &RunResult::first_rejection,
+                    "why the rejected request with the lowest id was rejected; '' if none was")
+      .def(
+          "requests_df",
+          [](const RunResult& r) {
+            if (r.requests.is_none())
+              throw py::value_error("this run kept no requests (run with requests=True)");
+            return data_frame(r.requests, "requests");
+          },
+          "requests.csv as a pandas DataFrame (ImportError without pandas)")
+      .def(
+          "steps_df",
+          [](const RunResult& r) {
+            if (r.steps.is_none())
+              throw py::value_error("this run kept no steps (run with steps=True)");
+            return data_frame(r.steps, "steps");
+          },
+          "steps.csv as a pandas DataFrame (ImportError without pandas)")
+      .def("__repr__", [](const RunResult& r) {
+        return "<servesim.Result: " + first_line(r.table).substr(11) + ">";
+      });
+
+  py::class_<SweepResult>(m, "SweepResult", "The results of sweep(): summary.json, points.csv.")
+      .def_readonly("summary", &SweepResult::summary, "the sweep's summary.json as a dict")
+      .def_readonly("points", &SweepResult::points,
+                    "points.csv as a dict of numpy arrays, one per column (docs/sizing.md)")
+      .def_readonly("report", &SweepResult::report, "what `servesim size` prints")
+      .def(
+          "points_df", [](const SweepResult& r) { return data_frame(r.points, "points"); },
+          "points.csv as a pandas DataFrame (ImportError without pandas)")
+      .def("__repr__", [](const SweepResult& r) {
+        return fmt::format("<servesim.SweepResult: {} points>", py::len(r.summary["points"]));
+      });
+
+  py::class_<CapacityResultPy>(m, "CapacityResult", "The results of capacity(): capacity.json.")
+      .def_readonly("summary", &CapacityResultPy::summary, "capacity.json as a dict")
+      .def_readonly("probes", &CapacityResultPy::probes,
+                    "the probes as a dict of numpy arrays, one per field, in the order run")
+      .def_readonly("run_summary", &CapacityResultPy::run_summary,
+                    "summary.json of the highest rate meeting the SLOs (None if none met them)")
+      .def_property_readonly(
+          "found", [](const CapacityResultPy& r) { return r.summary["found"].cast<bool>(); },
+          "whether the search bracketed the capacity (a rate meeting the SLOs, one failing)")
+      .def(
+          "probes_df", [](const CapacityResultPy& r) { return data_frame(r.probes, "probes"); },
+          "the probes as a pandas DataFrame (ImportError without pandas)")
+      .def("__repr__", [](const CapacityResultPy& r) {
+        const py::object c = r.summary["capacity"];
+        return c.is_none() ? std::string("<servesim.CapacityResult: no rate meets the SLOs>")
+                           : fmt::format("<servesim.CapacityResult: {:.4f} requests/s offered>",
+                                         c["offered_rate_per_s"].cast<double>());
+      });
+
+  m.def(
+      "run",
+      [](const py::object& config, const py::object& overrides, const py::object& seed,
+         bool requests, bool steps, bool check, std::optional<double> max_sim_time,
+         std::optional<double> max_wall_time, std::optional<int64_t> max_queued) {
+        return run(config, overrides, seed,
+                   RunArgs{requests, steps, check, max_sim_time, max_wall_time, max_queued});
+      },
+      k_run_doc, py::arg("config") = py::none(), py::arg("overrides") = py::none(),
+      py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = true,
+      py::arg("steps") = true, py::arg("check") = false, py::arg("max_sim_time") = py::none(),
+      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none());
+
+  m.def(
+      "sweep",
+      [](const py::object& sweep_file, const py::object& overrides, std::optional<int> jobs) {
+        if (jobs && (*jobs < 1 || *jobs > 4096))
+          throw servesim::InputError(
+              fmt::format("jobs: {} is out of range (allowed: from 1 to 4096)", *jobs));
+        return sweep(sweep_file, overrides,
+                     jobs ? std::optional<unsigned>(static_cast<unsigned>(*jobs)) : std::nullopt);
+      },
+      k_sweep_doc, py::arg("sweep"), py::arg("overrides") = py::none(), py::kw_only(),
+      py::arg("jobs") = py::none());
+
+  m.def(
+      "capacity",
+      [](const py::object& config, const py::object& overrides, const py::object& seed,
+         double tolerance, std::optional<double> min_attainment) {
+        return capacity(config, overrides, seed, CapacityArgs{tolerance, min_attainment});
+      },
+      k_capacity_doc, py::arg("config"), py::arg("overrides") = py::none(),
+      py::arg("seed") = py::none(), py::kw_only(), py::arg("tolerance") = 0.01,
+      py::arg("min_attainment") = py::none());
+
+  m.def(
+      "to_yaml", [](const py::object& config) { return yaml_from_python(config); },
+      "The YAML text run() reads for a dict config: the line:column in a message about a dict "
+      "points into this text.",
+      py::arg("config"));
+
+  m.def(
+      "load_config",
+      [](const py::object& path) {
+        const ConfigText c = config_text(path, "config", true);
+        const std::shared_ptr<servesim::Document> doc = load_document(c);
+        return py::module_::import("json").attr("loads")(
+            servesim::yaml_to_json(doc->root()).dump());
+      },
+      "A scenario file (None: the default scenario) as a dict, to change and pass to run(). "
+      "Relative paths in it then resolve against the working directory, not the file's folder.",
+      py::arg("path") = py::none());
+}

@@ -1,0 +1,241 @@
+#include "python/results.h"
+
+#include <fmt/format.h>
+#include <pybind11/numpy.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <exception>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "core/errors.h"
+#include "metrics/output.h"
+#include "metrics/run_scenario.h"
+#include "python/config_input.h"
+#include "python/csv_arrays.h"
+#include "sizing/capacity.h"
+#include "sizing/sweep.h"
+#include "sizing/sweep_output.h"
+#include "sizing/sweep_pool.h"
+
+namespace servesim::python {
+namespace {
+
+/// Runs `body(flag)` on a thread of its own without the GIL, so other Python threads go on,
+/// while this thread checks Python's signals every 100 ms: Ctrl-C (a notebook's interrupt)
+/// sets `flag`, which the engine polls, and comes back as KeyboardInterrupt. `body` must not
+/// touch Python objects.
+template <class T, class F>
+T interruptible(F&& body) {
+  volatile std::sig_atomic_t flag = 0;
+  std::optional<T> result;
+  std::exception_ptr error;
+  bool python_error = false;
+  {
+    const py::gil_scoped_release release;
+    std::mutex m;
+    std::condition_variable cv;
+    bool done = false;
+    std::thread worker([&] {
+      try {
+        result.emplace(body(&flag));
+      } catch (...) {
+        error = std::current_exception();
+      }
+      const std::lock_guard<std::mutex> lock(m);
+      done = true;
+      cv.notify_one();
+    });
+    std::unique_lock<std::mutex> lock(m);
+    while (!cv.wait_for(lock, std::chrono::milliseconds(100), [&] { return done; })) {
+      if (python_error) continue;
+      lock.unlock();
+      {
+        const py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) {  // the handler raised (KeyboardInterrupt)
+          python_error = true;
+          flag = SIGINT;
+        }
+      }
+      lock.lock();
+    }
+    lock.unlock();
+    worker.join();
+  }
+  if (python_error) throw py::error_already_set();
+  if (error) std::rethrow_exception(error);
+  return std::move(*result);
+}
+
+py::object json_loads(const std::string& text) {
+  return py::module_::import("json").attr("loads")(text);
+}
+
+double checked_real(const char* name, double v, double min, double max, bool min_exclusive,
+                    const char* unit) {
+  if (!(min_exclusive ? v > min : v >= min) || !(v <= max))
+    throw InputError(fmt::format("{}: {} is out of range (allowed: {} {:g} to {:g}{}{})", name,
+                                 fmt::format("{}", v), min_exclusive ? "above" : "from", min, max,
+                                 *unit ? " " : "", unit));
+  return v;
+}
+
+/// capacity.json's row for one probe (the same fields as `servesim capacity` writes).
+nlohmann::ordered_json probe_json(const CapacityProbe& p) {
+  const Summary& s = p.run.summary;
+  nlohmann::ordered_json j;
+  j["rate_scale"] = p.rate_scale;
+  j["offered_rate_per_s"] = p.run.offered_rate_per_s;
+  j["meets_slo"] = p.meets_slo;
+  j["requests_per_s"] = s.requests_per_s;
+  j["output_tokens_per_s"] = s.output_tokens_per_s;
+  j["ttft_p99_ms"] = s.ttft_s.p99 * 1e3;
+  j["tpot_p99_ms"] = s.tpot_s.p99 * 1e3;
+  j["slo_attainment"] = s.slo ? s.slo->attainment : 0.0;
+  j["goodput_req_per_s"] = s.slo ? s.slo->goodput_per_s : 0.0;
+  j["rejected"] = s.rejected;
+  return j;
+}
+
+/// capacity.json (docs/sizing.md#capacity).
+nlohmann::ordered_json capacity_json(const std::string& config, const CapacityResult& r,
+                                     const CapacityOptions& o) {
+  const SloSummary& slo = *r.probes.front().run.summary.slo;
+  nlohmann::ordered_json j;
+  j["kind"] = "capacity";
+  j["config"] = config;
+  j["slo"] = {
+      {"ttft_ms", slo.ttft ? nlohmann::json(slo.ttft->target_ms) : nlohmann::json()},
+      {"tpot_ms", slo.tpot ? nlohmann::json(slo.tpot->target_ms) : nlohmann::json()},
+      {"percentile", slo.percentile},
+      {"min_attainment", o.min_attainment ? nlohmann::json(*o.min_attainment) : nlohmann::json()}};
+  j["tolerance"] = o.tolerance;
+  j["found"] = r.meeting.has_value() && r.failing.has_value();
+  j["capacity"] = r.meeting ? probe_json(r.probes[*r.meeting]) : nlohmann::ordered_json();
+  j["first_failing"] = r.failing ? probe_json(r.probes[*r.failing]) : nlohmann::ordered_json();
+  j["probes"] = nlohmann::ordered_json::array();
+  for (const auto& p : r.probes) j["probes"].push_back(probe_json(p));
+  return j;
+}
+
+}  // namespace
+
+RunResult run(const py::handle& config, const py::handle& overrides, const py::handle& seed,
+              const RunArgs& args) {
+  const std::vector<std::string> sets = override_list(overrides, seed);
+  const ConfigText c = config_text(config, "config", true);
+  RunOptions options;  // the streams are set on the worker thread
+  options.check = args.check;
+  options.no_requests_csv = !args.requests;
+  if (args.max_sim_time)
+    options.limits.max_sim_time =
+        Time::from_seconds(checked_real("max_sim_time", *args.max_sim_time, 0, 9e9, true, "s"));
+  if (args.max_wall_time)
+    options.limits.max_wall_s =
+        checked_real("max_wall_time", *args.max_wall_time, 0, 1e9, true, "s");
+  if (args.max_queued) {
+    if (*args.max_queued < 1 || *args.max_queued > 1'000'000'000)
+      throw InputError(fmt::format("max_queued: {} is out of range (allowed: from 1 to 1000000000)",
+                                   *args.max_queued));
+    options.limits.max_queued = *args.max_queued;
+  }
+  struct Out {
+    RunOutput run;
+    std::string steps_csv;
+    std::vector<std::string> notes;
+  };
+  Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
+    std::shared_ptr<Document> doc = load_document(c);
+    for (const auto& a : sets) doc->apply_override(a);
+    Scenario scenario = build_scenario(doc);
+    Out o;
+    o.notes = doc->notes();
+    RunOptions opts = options;
+    opts.limits.interrupt = flag;
+    std::ostringstream steps;
+    if (args.steps) opts.steps_csv = &steps;
+    o.run = run_scenario(std::move(scenario), opts);
+    o.steps_csv = steps.str();
+    return o;
+  });
+  RunResult r;
+  r.summary = json_loads(out.run.summary_json);
+  if (args.requests)
+    r.requests = csv_arrays(out.run.requests_csv, "requests.csv", {"status", "reason"});
+  if (args.steps) r.steps = csv_arrays(out.steps_csv, "steps.csv", {"bound"});
+  const py::object warn = py::module_::import("warnings").attr("warn");
+  for (const std::string& n : out.notes) {
+    r.notes.append(n);
+    warn(py::str("servesim: note: " + n), py::arg("stacklevel") = 2);
+  }
+  r.table = summary_table(out.run.summary) + out.run.benchmark_table;
+  r.first_rejection = out.run.first_rejection;
+  return r;
+}
+
+SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides,
+                  std::optional<unsigned> jobs) {
+  const std::vector<std::string> sets = override_list(overrides, py::none());
+  const ConfigText c = config_text(sweep_file, "sweep", false);
+  const unsigned threads = jobs ? *jobs : std::max(1u, std::thread::hardware_concurrency());
+  if (threads < 1 || threads > 4096)
+    throw InputError(fmt::format("jobs: {} is out of range (allowed: from 1 to 4096)", threads));
+  struct Out {
+    std::string points_csv, summary_json, report;
+  };
+  const Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
+    const SweepSpec spec = c.is_path ? load_sweep(c.file, sets) : parse_sweep(c.text, c.file, sets);
+    std::vector<size_t> all(spec.point_count());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+    RunLimits limits;
+    limits.interrupt = flag;
+    std::vector<PointResult> rows = evaluate_points(spec, all, threads, {}, limits);
+    mark_pareto(rows);
+    return Out{points_csv(spec, rows), sweep_summary_json(spec, rows), sweep_report(spec, rows)};
+  });
+  SweepResult r;
+  r.summary = json_loads(out.summary_json);
+  r.points = csv_arrays(out.points_csv, "points.csv", {"reason", "label", "step_source"});
+  r.report = out.report;
+  return r;
+}
+
+CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
+                          const py::handle& seed, const CapacityArgs& args) {
+  const std::vector<std::string> sets = override_list(overrides, seed);
+  const ConfigText c = config_text(config, "config", true);
+  CapacityOptions o;
+  o.tolerance = checked_real("tolerance", args.tolerance, 1e-6, 1, false, "relative");
+  if (args.min_attainment)
+    o.min_attainment = checked_real("min_attainment", *args.min_attainment, 0, 1, false, "");
+  struct Out {
+    nlohmann::ordered_json capacity;
+    std::string run_summary;
+  };
+  const Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
+    const std::string text = c.is_path ? read_text_file(c.file, "config") : c.text;
+    CapacityOptions opts = o;
+    opts.limits.interrupt = flag;
+    const CapacityResult r = find_capacity(text, c.file, sets, opts);
+    return Out{capacity_json(c.file, r, opts),
+               r.meeting ? r.probes[*r.meeting].run.summary_json : std::string()};
+  });
+  CapacityResultPy r;
+  r.summary = json_loads(out.capacity.dump());
+  const py::module_ np = py::module_::import("numpy");
+  const py::list probes = r.summary["probes"];
+  for (const auto& field : out.capacity["probes"].front().items()) {
+    const py::str key(field.key());
+    py::list values;
+    for (const auto& p : probes) values.append(p[key]);
+    r.probes[key] = np.attr("array")(values);
+  }
+  if (!out.run_summary.empty()) r.run_summary = json_loads(out.run_summary);
+  return r;
+}
+
+}  // namespace servesim::python

@@ -1,0 +1,56 @@
+#pragma once
+// servesim.run, servesim.sweep and servesim.capacity: the library calls `servesim run`, `servesim
+// size` and `servesim capacity` make, with their results as Python objects instead of files.
+// Everything is computed in memory by the same code that writes the files: summary.json's text
+// is parsed into a dict and each CSV's text into numpy columns, so the two never differ.
+#include <pybind11/pybind11.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace servesim::python {
+
+namespace py = pybind11;
+
+/// What `servesim run --steps` writes, as Python objects.
+struct RunResult {
+  py::dict summary;                  ///< summary.json
+  py::object requests = py::none();  ///< requests.csv's columns (None when requests=False)
+  py::object steps = py::none();     ///< steps.csv's columns (None when steps=False)
+  py::list notes;                    ///< what the command line prints as "servesim: note: ..."
+  std::string table;                 ///< the summary the command line prints
+  std::string first_rejection;
+};
+
+struct RunArgs {
+  bool requests = true, steps = true, check = false;
+  std::optional<double> max_sim_time, max_wall_time;
+  std::optional<int64_t> max_queued;
+};
+[[nodiscard]] RunResult run(const py::handle& config, const py::handle& overrides,
+                            const py::handle& seed, const RunArgs& args);
+
+/// What `servesim size` writes and prints.
+struct SweepResult {
+  py::dict summary;  ///< summary.json ("kind": "sweep")
+  py::dict points;   ///< points.csv's columns
+  std::string report;
+};
+[[nodiscard]] SweepResult sweep(const py::handle& sweep, const py::handle& overrides,
+                                std::optional<unsigned> jobs);
+
+/// What `servesim capacity` writes.
+struct CapacityResultPy {
+  py::dict summary;  ///< capacity.json ("kind": "capacity")
+  py::dict probes;   ///< one array per field of capacity.json's probes, in the order run
+  py::object run_summary = py::none();  ///< summary.json of the highest rate meeting the SLOs
+};
+struct CapacityArgs {
+  double tolerance = 0.01;
+  std::optional<double> min_attainment;
+};
+[[nodiscard]] CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
+                                        const py::handle& seed, const CapacityArgs& args);
+
+}  // namespace servesim::python

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""The Python module (docs/python.md) against the command line it shares its library with.
+
+Usage: test_module.py SERVESIM_BINARY SOURCE_DIR WORK_DIR, with the module's folder on
+PYTHONPATH (ctest sets it: python/CMakeLists.txt). Each check runs the same scenario through
+`servesim` and through the module and compares what they give: summary.json, requests.csv,
+steps.csv, a sweep's summary.json and points.csv, capacity.json, and the messages of bad input.
+Plain asserts; exit status 0 when every check passes.
+"""
+import contextlib
+import csv
+import io
+import json
+import math
+import os
+import pathlib
+import re
+import shlex
+import shutil
+import subprocess
+import sys
+import unittest
+import warnings
+
+import numpy as np
+
+import servesim
+
+BINARY, SOURCE, WORK = (pathlib.Path(a).resolve() for a in sys.argv[1:4])
+
+# configs/default.yaml written as a dict by hand (not through servesim.load_config), so the dict
+# path is checked against the file, not against itself.
+DEFAULT_DICT = {
+    "workload": {"synthetic": {
+        "requests": 200,
+        "arrival": {"kind": "poisson", "rate_per_s": 2.7},
+        "prompt_tokens": {"kind": "uniform", "min": 16, "max": 64},
+        "output_tokens": {"kind": "uniform", "min": 8, "max": 256}}},
+    "step_time": {"kind": "table", "points": [{"batch": 1, "ms": 6.3}, {"batch": 8, "ms": 9.3}],
+                  "prefill_ms_per_token": 0.25},
+    "scheduler": {"kind": "continuous", "max_num_seqs": 8, "max_num_batched_tokens": 2048,
+                  "chunked_prefill": False},
+    "kv": {"policy": "paged", "capacity_tokens": 100000, "block_size": 16},
+    "seed": 1,
+}
+SLO = "slo={ttft_ms: 100, tpot_ms: 15}"
+
+
+def cli(*args, ok=True):
+    """Runs servesim from the source folder; (exit status, stdout, stderr)."""
+    p = subprocess.run([str(BINARY), *args], cwd=SOURCE, capture_output=True, text=True,
+                       timeout=120)
+    if ok:
+        assert p.returncode == 0, f"servesim {' '.join(args)}: {p.returncode}\n{p.stderr}"
+    return p.returncode, p.stdout, p.stderr
+
+
+def cli_run(name, *args):
+    """`servesim run ARGS --steps --out WORK/name`: (summary, requests rows, steps rows)."""
+    out = WORK / name
+    cli("run", *args, "--steps", "-q", "--out", str(out))
+    with open(out / "requests.csv", newline="") as f:
+        requests = list(csv.DictReader(f))
+    with open(out / "steps.csv", newline="") as f:
+        steps = list(csv.DictReader(f))
+    return json.loads((out / "summary.json").read_text()), requests, steps
+
+
+def same_column(array, texts):
+    """A module column equals the CSV's texts: numbers to the last digit, text exactly."""
+    assert len(array) == len(texts), (len(array), len(texts))
+    if array.dtype.kind in "biuf":
+        for a, t in zip(array.tolist(), texts):
+            if t == "":
+                assert math.isnan(a), (a, t)
+            elif t in ("true", "false"):
+                assert a == (t == "true"), (a, t)
+            else:
+                assert a == float(t), (a, t)
+    else:
+        assert array.tolist() == texts
+
+
+class Run(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        os.chdir(SOURCE)  # the configs' relative paths, as from the repository root
+        cls.cli_summary, cls.cli_requests, cls.cli_steps = cli_run("default")
+
+    def test_default_scenario_matches_the_cli(self):
+        r = servesim.run()
+        self.assertEqual(r.summary, self.cli_summary)
+        self.assertTrue(r.table.startswith("requests   200 finished"))
+        self.assertEqual(r.notes, [])
+
+    def test_file_and_dict_give_the_cli_summary(self):
+        from_file = servesim.run("configs/default.yaml")
+        from_path = servesim.run(pathlib.Path("configs/default.yaml"))
+        from_dict = servesim.run(DEFAULT_DICT)
+        self.assertEqual(from_file.summary, self.cli_summary)
+        self.assertEqual(from_path.summary, self.cli_summary)
+        self.assertEqual(from_dict.summary, self.cli_summary)
+        self.assertEqual(servesim.load_config("configs/default.yaml"), DEFAULT_DICT)
+        self.assertEqual(servesim.load_config(), DEFAULT_DICT)
+
+    def test_requests_and_steps_are_the_csv_columns(self):
+        r = servesim.run(DEFAULT_DICT)
+        self.assertEqual(list(r.requests), list(self.cli_requests[0]))
+        self.assertEqual(list(r.steps), list(self.cli_steps[0]))
+        for name, array in r.requests.items():
+            self.assertEqual(len(array), r.summary["requests"], name)
+            same_column(array, [row[name] for row in self.cli_requests])
+        for name, array in r.steps.items():
+            self.assertEqual(len(array), r.summary["steps"], name)
+            same_column(array, [row[name] for row in self.cli_steps])
+        self.assertEqual(r.requests["id"].dtype, np.int64)
+        self.assertEqual(r.requests["ttft_s"].dtype, np.float64)
+        self.assertEqual(r.requests["status"].dtype.kind, "U")
+        self.assertAlmostEqual(float(np.percentile(r.requests["ttft_s"], 50)),
+                               r.summary["ttft_s"]["p50"], places=12)
+        quiet = servesim.run(requests=False, steps=False)
+        self.assertIsNone(quiet.requests)
+        self.assertIsNone(quiet.steps)
+        self.assertEqual(quiet.summary, self.cli_summary)
+
+    def test_overrides_and_seed_match_set_and_seed(self):
+        want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
+        for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),
+                          "scheduler.max_num_seqs=4", {"scheduler.max_num_seqs": 4}):
+            got = servesim.run(DEFAULT_DICT, overrides, seed=7)
+            self.assertEqual(got.summary, want, overrides)
+        self.assertEqual(servesim.run(DEFAULT_DICT, ["scheduler.max_num_seqs=4"],
+                                      seed=np.int64(7)).summary, want)
+        self.assertEqual(want["config"]["scheduler"]["max_num_seqs"], 4)
+        self.assertEqual(want["seed"], 7)
+        self.assertNotEqual(want["ttft_s"], self.cli_summary["ttft_s"])
+        # A whole section, and a kind switch that drops the old kind's keys with a note.
+        section = servesim.run(None, {"scheduler": {"kind": "static", "max_batch_size": 8}})
+        self.assertEqual(section.summary["config"]["scheduler"],
+                         {"kind": "static", "max_batch_size": 8})
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            switched = servesim.run(None, ["scheduler.kind=static", "scheduler.max_batch_size=8"])
+        self.assertTrue(switched.notes and "dropped scheduler.max_num_seqs" in switched.notes[0],
+                        switched.notes)
+        self.assertTrue(any("servesim: note:" in str(w.message) for w in caught))
+
+    def test_bad_input_raises_the_cli_message(self):
+        status, _, err = cli("run", "--set", "scheduler.max_num_seq=4", "-q", "--out",
+                             str(WORK / "bad"), ok=False)
+        self.assertEqual(status, 2)
+        cli_message = err.strip().removeprefix("servesim: error: ")
+        with self.assertRaises(ValueError) as e:
+            servesim.run(None, ["scheduler.max_num_seq=4"])
+        self.assertEqual(str(e.exception), cli_message)
+        self.assertIn("scheduler.max_num_seq", cli_message)
+        # In a dict: the key, <dict> and a line of to_yaml()'s text.
+        bad = json.loads(json.dumps(DEFAULT_DICT))
+        bad["scheduler"]["max_num_seq"] = 4
+        with self.assertRaises(ValueError) as e:
+            servesim.run(bad)
+        self.assertIn("scheduler.max_num_seq at <dict>:", str(e.exception))
+        self.assertIn("did you mean max_num_seqs?", str(e.exception))
+        line = int(str(e.exception).split("<dict>:")[1].split(":")[0])
+        self.assertIn("max_num_seq:", servesim.to_yaml(bad).splitlines()[line - 1])
+        for call, words in [
+                (lambda: servesim.run("no/such/file.yaml"), "no/such/file.yaml: cannot open"),
+                (lambda: servesim.run(42), "config: expected a path"),
+                (lambda: servesim.run(None, ["novalue"]), "--set novalue: expected key.path=value"),
+                (lambda: servesim.run(None, [3]), "each override is a \"key=value\" str"),
+                (lambda: servesim.run(None, seed=-1), "seed: expected an integer"),
+                (lambda: servesim.run({"seed": object()}), "<dict>: seed: a value of type object cannot"),
+                (lambda: servesim.run({1: 2}), "keys must be strings"),
+                (lambda: servesim.run(max_queued=0), "max_queued: 0 is out of range"),
+                (lambda: servesim.capacity(None), "capacity needs an slo section"),
+                (lambda: servesim.sweep({"base": "nope.yaml"}), "no such base scenario")]:
+            with self.assertRaises(ValueError) as e:
+                call()
+            self.assertIn(words, str(e.exception))
+
+    def test_dataframes_need_pandas(self):
+        r = servesim.run(steps=False)
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            with self.assertRaises(ImportError) as e:
+                r.requests_df()
+            self.assertIn("pandas", str(e.exception))
+        else:
+            self.assertEqual(r.requests_df().shape, (200, len(r.requests)))
+        with self.assertRaises(ValueError):
+            r.steps_df()
+
+    def test_readme_one_liner(self):
+        lines = [ln for ln in (SOURCE / "README.md").read_text().splitlines()
+                 if ln.startswith("PYTHONPATH=build/python python3 -c ")]
+        self.assertEqual(len(lines), 1, "README.md: one `PYTHONPATH=build/python python3 -c` line")
+        argv = shlex.split(lines[0].removeprefix("PYTHONPATH=build/python "))
+        env = dict(os.environ, PYTHONPATH=os.environ.get("PYTHONPATH", ""))
+        p = subprocess.run([sys.executable, *argv[1:]], cwd=SOURCE, env=env, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("requests   200 finished, 0 rejected", p.stdout)
+
+
+    def test_docs_worked_example(self):
+        """Each ```python cell of docs/python.md, run in order in one namespace, prints the
+        block that follows it."""
+        text = (SOURCE / "docs" / "python.md").read_text()
+        cells = re.findall(r"```python\n(.*?)```\n+(?:```\n(.*?)```)?", text, re.S)
+        self.assertGreater(len(cells), 5)
+        namespace = {}
+        for code, want in cells:
+            out = io.StringIO()
+            with contextlib.redirect_stdout(out):
+                exec(code, namespace)  # noqa: S102 (the documentation's own code)
+            self.assertEqual(out.getvalue().strip(), want.strip(), code)
+
+
+class Sizing(unittest.TestCase):
+    def test_sweep_matches_size(self):
+        out = WORK / "size"
+        cli("size", "configs/sweeps/sizing-small.yaml", "-q", "--jobs", "2", "--out", str(out))
+        r = servesim.sweep("configs/sweeps/sizing-small.yaml", jobs=2)
+        self.assertEqual(r.summary, json.loads((out / "summary.json").read_text()))
+        with open(out / "points.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(list(r.points), list(rows[0]))
+        for name, array in r.points.items():
+            same_column(array, [row[name] for row in rows])
+        self.assertEqual(len(r.points["point"]), 6)
+        self.assertEqual(r.points["meets_slo"].dtype, np.bool_)
+        self.assertIn("cheapest", r.report)
+
+    def test_capacity_matches_capacity(self):
+        out = WORK / "capacity"
+        cli("capacity", "configs/default.yaml", "--set", SLO, "-q", "--out", str(out))
+        r = servesim.capacity("configs/default.yaml", [SLO])
+        want = json.loads((out / "capacity.json").read_text())
+        self.assertEqual(r.summary, want)
+        self.assertEqual(r.run_summary, json.loads((out / "summary.json").read_text()))
+        self.assertTrue(r.found)
+        self.assertEqual(r.probes["rate_scale"].tolist(),
+                         [p["rate_scale"] for p in want["probes"]])
+        self.assertEqual(r.probes["meets_slo"].dtype, np.bool_)
+        from_dict = servesim.capacity(dict(DEFAULT_DICT, slo={"ttft_ms": 100, "tpot_ms": 15}))
+        self.assertEqual(from_dict.summary["capacity"], want["capacity"])
+        self.assertEqual(from_dict.summary["config"], "<dict>")
+
+
+if __name__ == "__main__":
+    shutil.rmtree(WORK, ignore_errors=True)
+    WORK.mkdir(parents=True)
+    unittest.main(argv=sys.argv[:1], verbosity=2)
