@@ -229,8 +229,9 @@ int64_t layers_of(const Cfg& step_time, const Cfg& graphs_owner, bool has_map) {
   return 0;
 }
 
-// host_time: false (default) | true | a map of components, each {per_step_ms, per_seq_ms},
-// and `overlap` to override the engine's overlap flag.
+// host_time: false (default) | true | a map of components, each {per_step_ms, per_seq_ms}. The
+// overlap mode is the engine's own key (async_scheduling, enable_overlap_schedule,
+// disable_overlap_scheduler), never a host_time key.
 bool read_host(const Cfg& c, HostTime& h) {
   if (!c.has("host_time")) return false;
   if (c.is_scalar("host_time")) return c.get_bool("host_time", false);

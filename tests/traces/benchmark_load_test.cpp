@@ -61,8 +61,8 @@ TEST_CASE("max_concurrency: a client sends its next request as its last reply le
       "prompt_tokens: {kind: fixed, value: 4}, output_tokens: {kind: fixed, value: 3}}}\n" +
       k_engine);
   REQUIRE(r.size() == 5);
-  const int64_t arrival_ms[] = {0, 0, 30, 30, 60};
-  const int64_t finish_ms[] = {30, 30, 60, 60, 90};
+  const double arrival_ms[] = {0, 0, 30, 30, 60};
+  const double finish_ms[] = {30, 30, 60, 60, 90};
   for (size_t i = 0; i < 5; ++i) {
     CHECK(r[i].spec.arrival.count_ns() == ms(arrival_ms[i]));
     CHECK(r[i].finish.count_ns() == ms(finish_ms[i]));
