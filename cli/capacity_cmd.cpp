@@ -11,6 +11,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "metrics/output.h"
+#include "sizing/capacity_json.h"
 #include "sizing/sweep.h"
 
 namespace po = boost::program_options;
@@ -18,42 +19,6 @@ namespace po = boost::program_options;
 namespace servesim {
 
 namespace {
-
-nlohmann::ordered_json probe_json(const CapacityProbe& p) {
-  const Summary& s = p.run.summary;
-  nlohmann::ordered_json j;
-  j["rate_scale"] = p.rate_scale;
-  j["offered_rate_per_s"] = p.run.offered_rate_per_s;
-  j["meets_slo"] = p.meets_slo;
-  j["requests_per_s"] = s.requests_per_s;
-  j["output_tokens_per_s"] = s.output_tokens_per_s;
-  j["ttft_p99_ms"] = s.ttft_s.p99 * 1e3;
-  j["tpot_p99_ms"] = s.tpot_s.p99 * 1e3;
-  j["slo_attainment"] = s.slo ? s.slo->attainment : 0.0;
-  j["goodput_req_per_s"] = s.slo ? s.slo->goodput_per_s : 0.0;
-  j["rejected"] = s.rejected;
-  return j;
-}
-
-std::string capacity_json(const std::string& config, const CapacityResult& r,
-                          const CapacityOptions& o) {
-  const SloSummary& slo = *r.probes.front().run.summary.slo;
-  nlohmann::ordered_json j;
-  j["kind"] = "capacity";
-  j["config"] = config;
-  j["slo"] = {
-      {"ttft_ms", slo.ttft ? nlohmann::json(slo.ttft->target_ms) : nlohmann::json()},
-      {"tpot_ms", slo.tpot ? nlohmann::json(slo.tpot->target_ms) : nlohmann::json()},
-      {"percentile", slo.percentile},
-      {"min_attainment", o.min_attainment ? nlohmann::json(*o.min_attainment) : nlohmann::json()}};
-  j["tolerance"] = o.tolerance;
-  j["found"] = r.meeting.has_value() && r.failing.has_value();
-  j["capacity"] = r.meeting ? probe_json(r.probes[*r.meeting]) : nlohmann::ordered_json();
-  j["first_failing"] = r.failing ? probe_json(r.probes[*r.failing]) : nlohmann::ordered_json();
-  j["probes"] = nlohmann::ordered_json::array();
-  for (const auto& p : r.probes) j["probes"].push_back(probe_json(p));
-  return j.dump(2) + "\n";
-}
 
 std::string probe_line(const CapacityProbe& p) {
   const Summary& s = p.run.summary;
@@ -112,7 +77,7 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   const std::string dir = vm["out"].as<std::string>();
   ResultFiles files(dir);  // the folder is taken (locked) for the whole search
   const CapacityResult r = find_capacity(text, config, sets, o);
-  files.open("capacity.json") << capacity_json(config, r, o);
+  files.open("capacity.json") << capacity_json(config, r, o).dump(2) << "\n";
   if (r.meeting) files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
   files.commit();
   if (!vm["quiet"].as<bool>()) print_capacity(out, r, o, dir);

@@ -18,6 +18,7 @@
 #include "python/config_input.h"
 #include "python/csv_arrays.h"
 #include "sizing/capacity.h"
+#include "sizing/capacity_json.h"
 #include "sizing/sweep.h"
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_pool.h"
@@ -82,44 +83,6 @@ double checked_real(const char* name, double v, double min, double max, bool min
                                  fmt::format("{}", v), min_exclusive ? "above" : "from", min, max,
                                  *unit ? " " : "", unit));
   return v;
-}
-
-/// capacity.json's row for one probe (the same fields as `servesim capacity` writes).
-nlohmann::ordered_json probe_json(const CapacityProbe& p) {
-  const Summary& s = p.run.summary;
-  nlohmann::ordered_json j;
-  j["rate_scale"] = p.rate_scale;
-  j["offered_rate_per_s"] = p.run.offered_rate_per_s;
-  j["meets_slo"] = p.meets_slo;
-  j["requests_per_s"] = s.requests_per_s;
-  j["output_tokens_per_s"] = s.output_tokens_per_s;
-  j["ttft_p99_ms"] = s.ttft_s.p99 * 1e3;
-  j["tpot_p99_ms"] = s.tpot_s.p99 * 1e3;
-  j["slo_attainment"] = s.slo ? s.slo->attainment : 0.0;
-  j["goodput_req_per_s"] = s.slo ? s.slo->goodput_per_s : 0.0;
-  j["rejected"] = s.rejected;
-  return j;
-}
-
-/// capacity.json (docs/sizing.md#capacity).
-nlohmann::ordered_json capacity_json(const std::string& config, const CapacityResult& r,
-                                     const CapacityOptions& o) {
-  const SloSummary& slo = *r.probes.front().run.summary.slo;
-  nlohmann::ordered_json j;
-  j["kind"] = "capacity";
-  j["config"] = config;
-  j["slo"] = {
-      {"ttft_ms", slo.ttft ? nlohmann::json(slo.ttft->target_ms) : nlohmann::json()},
-      {"tpot_ms", slo.tpot ? nlohmann::json(slo.tpot->target_ms) : nlohmann::json()},
-      {"percentile", slo.percentile},
-      {"min_attainment", o.min_attainment ? nlohmann::json(*o.min_attainment) : nlohmann::json()}};
-  j["tolerance"] = o.tolerance;
-  j["found"] = r.meeting.has_value() && r.failing.has_value();
-  j["capacity"] = r.meeting ? probe_json(r.probes[*r.meeting]) : nlohmann::ordered_json();
-  j["first_failing"] = r.failing ? probe_json(r.probes[*r.failing]) : nlohmann::ordered_json();
-  j["probes"] = nlohmann::ordered_json::array();
-  for (const auto& p : r.probes) j["probes"].push_back(probe_json(p));
-  return j;
 }
 
 }  // namespace
