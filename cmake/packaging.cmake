@@ -1,0 +1,92 @@
+# Installation and the Debian package (docs/packaging.md). Included at the end of the root
+# CMakeLists.txt, after every target exists.
+#
+#   cmake --install build --prefix /usr/local        # or DESTDIR=... cmake --install build
+#   cd build && cpack -G DEB                          # servesim_<version>_<arch>.deb
+#
+# What is installed, relative to the prefix:
+#   bin/servesim                                   the command line
+#   lib/python3/dist-packages/servesim*.so         the Python module, when it was built
+#   share/servesim/configs/                        examples, sweeps, reproductions, profiles,
+#   share/servesim/traces/data/                    step times and the traces they read, in the
+#                                                  same layout as the source tree, so their
+#                                                  relative paths (../../traces/data/...) hold
+#   share/doc/servesim/                            README, LICENSE, CITATION.cff, docs/*.md
+# The model and hardware catalogues, the default scenario and the report page are compiled into
+# the binary, so bin/servesim needs none of the share/ files to run.
+include(GNUInstallDirs)
+
+install(TARGETS servesim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# Debian's path for modules of any python3 (a relative path, so it follows the prefix).
+set(SERVESIM_PYTHON_INSTALL_DIR "lib/python3/dist-packages" CACHE STRING
+    "Where the Python module is installed, relative to the prefix")
+if(TARGET servesim_python)
+  install(TARGETS servesim_python LIBRARY DESTINATION ${SERVESIM_PYTHON_INSTALL_DIR})
+endif()
+
+install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/servesim/configs)
+install(DIRECTORY traces/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/servesim/traces/data)
+install(FILES README.md LICENSE CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
+install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
+# The vendored uPlot (MIT) is compiled into the report page; its licence goes with the binary.
+install(FILES report/vendor/uplot/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR}
+        RENAME uPlot-LICENSE)
+
+# The .deb. Depends: the Debian 12 packages of the shared libraries bin/servesim links
+# (`ldd build/servesim`, then `dpkg -S` on each; tests/cli/install_test.sh checks the list
+# against ldd), plus Open MPI's when the build uses MPI.
+set(SERVESIM_DEB_MAINTAINER "The servesim developers <servesim@localhost>" CACHE STRING
+    "Maintainer field of the .deb")
+set(servesim_deb_depends
+    "libboost-program-options1.74.0" "libyaml-cpp0.7" "libspdlog1.10" "libfmt9"
+    "libstdc++6" "libgcc-s1" "libc6")
+if(SERVESIM_WITH_MPI)
+  list(APPEND servesim_deb_depends "libopenmpi3")
+endif()
+list(JOIN servesim_deb_depends ", " CPACK_DEBIAN_PACKAGE_DEPENDS)
+# Kept beside the build for the install test, which compares it with ldd.
+file(WRITE ${CMAKE_BINARY_DIR}/servesim-deb-depends.txt "${CPACK_DEBIAN_PACKAGE_DEPENDS}\n")
+
+set(CPACK_GENERATOR DEB)
+set(CPACK_PACKAGE_NAME servesim)
+set(CPACK_PACKAGE_VENDOR "The servesim developers")
+set(CPACK_PACKAGE_VERSION ${PROJECT_VERSION})
+set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "fast discrete-event simulator of LLM serving")
+# The synopsis line is CPACK_PACKAGE_DESCRIPTION_SUMMARY; this is the long text under it.
+set(CPACK_DEBIAN_PACKAGE_DESCRIPTION
+    "servesim replays a request trace or a synthetic workload against a step-time model\n"
+    "(fitted to measured latencies, composed from operator tables, or a roofline) under\n"
+    "static, dynamic or continuous batching, with paged or reserved KV-cache admission, and\n"
+    "reports time to first token, time per output token, end-to-end latency, queueing and\n"
+    "throughput. It also searches capacity, sizes deployments and writes an HTML report.")
+string(REPLACE ";" "" CPACK_DEBIAN_PACKAGE_DESCRIPTION "${CPACK_DEBIAN_PACKAGE_DESCRIPTION}")
+set(CPACK_PACKAGE_CONTACT "${SERVESIM_DEB_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_MAINTAINER "${SERVESIM_DEB_MAINTAINER}")
+set(CPACK_DEBIAN_PACKAGE_SECTION science)
+set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
+set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+set(CPACK_RESOURCE_FILE_LICENSE ${PROJECT_SOURCE_DIR}/LICENSE)
+set(CPACK_STRIP_FILES ON)
+# The python3 the module was built for (found in python/CMakeLists.txt, so read from there).
+set(servesim_module_python "")
+if(TARGET servesim_python)
+  get_directory_property(servesim_module_python DIRECTORY python DEFINITION Python3_EXECUTABLE)
+  get_directory_property(py_major DIRECTORY python DEFINITION Python3_VERSION_MAJOR)
+  get_directory_property(py_minor DIRECTORY python DEFINITION Python3_VERSION_MINOR)
+  math(EXPR py_next "${py_minor} + 1")
+  # The module's file name carries that python's ABI tag, and it imports numpy.
+  set(CPACK_DEBIAN_PACKAGE_RECOMMENDS
+      "python3 (>= ${py_major}.${py_minor}), python3 (<< ${py_major}.${py_next}), python3-numpy")
+endif()
+include(CPack)
+
+# Installs into a temporary DESTDIR and runs the installed binary (tests/cli/install_test.sh).
+if(SERVESIM_BUILD_TESTS)
+  add_test(NAME install_tree
+    COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/install_test.sh ${CMAKE_COMMAND}
+            ${CMAKE_BINARY_DIR} ${CMAKE_BINARY_DIR}/tests/install-test
+            ${SERVESIM_PYTHON_INSTALL_DIR} "${servesim_module_python}")
+  set_tests_properties(install_tree PROPERTIES TIMEOUT 60)
+endif()

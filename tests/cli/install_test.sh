@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# `cmake --install` into a temporary DESTDIR gives a servesim that runs on its own: --help, the
+# default scenario, an installed example reading an installed trace, and (when it was built) the
+# Python module imported from the installed path. Also checks that the .deb's Depends names the
+# Debian package of every shared library the binary links (cmake/packaging.cmake), and that
+# CITATION.cff's version is the binary's. docs/packaging.md.
+# usage: install_test.sh CMAKE BUILD_DIR WORKDIR PYTHON_DIR [PYTHON3]
+set -uo pipefail
+cmake="$1"; build="$2"; w="$3"; pydir="$4"; py="${5:-}"
+fail=0
+err() { echo "FAIL: $*"; fail=1; }
+rm -rf "$w"; mkdir -p "$w"
+root="$w/root"; prefix=/usr
+if ! DESTDIR="$root" "$cmake" --install "$build" --prefix "$prefix" >"$w/install.log" 2>&1; then
+  tail -n 5 "$w/install.log"; echo "FAIL: cmake --install"; exit 1
+fi
+bin="$root$prefix/bin/servesim"
+share="$root$prefix/share/servesim"
+[[ -x "$bin" ]] || { echo "FAIL: no $bin"; exit 1; }
+
+"$bin" --help >"$w/help.txt" 2>&1 || err "servesim --help exited $?"
+grep -q 'servesim run' "$w/help.txt" || err "--help does not list 'servesim run'"
+
+# From an empty folder, so nothing of the source or build tree is found by accident.
+mkdir -p "$w/cwd"
+(cd "$w/cwd" && "$bin" run --out "$w/default" --quiet) >"$w/default.log" 2>&1 ||
+  err "installed 'servesim run' exited: $(tail -n 2 "$w/default.log")"
+[[ -s "$w/default/summary.json" ]] || err "default run wrote no summary.json"
+
+ex="$share/configs/examples/tiny-trace.yaml"
+if [[ -f "$ex" ]]; then
+  (cd "$w/cwd" && "$bin" run "$ex" --out "$w/example" --quiet) >"$w/example.log" 2>&1 ||
+    err "installed example exited: $(tail -n 2 "$w/example.log")"
+else
+  err "no $ex"
+fi
+for f in LICENSE README.md CITATION.cff uPlot-LICENSE docs/packaging.md; do
+  [[ -f "$root$prefix/share/doc/servesim/$f" ]] || err "share/doc/servesim/$f not installed"
+done
+
+# CITATION.cff's version is the one the binary reports.
+version=$("$bin" --version 2>&1 | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)
+cff=$(sed -n 's/^version: *//p' "$root$prefix/share/doc/servesim/CITATION.cff")
+[[ -n "$version" && "$version" == "$cff" ]] || err "CITATION.cff version '$cff', servesim --version '$version'"
+
+if [[ -n "$py" ]]; then
+  mods=("$root$prefix/$pydir"/servesim*.so)
+  [[ -f "${mods[0]}" ]] || err "no Python module in $prefix/$pydir"
+  (cd "$w/cwd" && PYTHONPATH="$root$prefix/$pydir" "$py" -c \
+    'import servesim, sys; r = servesim.run(); sys.exit(0 if r.summary else 1)') \
+    >"$w/python.log" 2>&1 || err "installed Python module: $(tail -n 2 "$w/python.log")"
+fi
+
+# Every shared library of the binary (other than the loader) belongs to a package in Depends.
+deps_file="$build/servesim-deb-depends.txt"
+if command -v dpkg >/dev/null && command -v ldd >/dev/null && [[ -f "$deps_file" ]]; then
+  deps=" $(tr -d ',' <"$deps_file") "
+  # The libraries the binary links directly (readelf's NEEDED; theirs come with their packages).
+  while read -r soname; do
+    lib=$(ldd "$bin" | awk -v s="$soname" '$1 == s {print $3}')
+    [[ -n "$lib" ]] || continue
+    pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null)
+    pkg=${pkg%%:*}
+    [[ -z "$pkg" || "$deps" == *" $pkg "* ]] || err "$soname is in $pkg, not in Depends"
+  done < <(readelf -d "$bin" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p')
+fi
+
+if ((fail == 0)); then echo "install: bin, share and doc installed under $root$prefix; runs"; fi
+exit $fail
