@@ -168,7 +168,7 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out,
   // A session or dependency trace's later turns carry an arrival_s that is only a lower bound
   // (often 0): their rows are out of order by design, so they are sorted rather than refused.
   const bool dependent =
-      !options.sort && options.format == TraceFormat::ServesimCsv && has_dependency_columns(path);
+      !options.sort && options.format == "servesim_csv" && has_dependency_columns(path);
   if (dependent) options.sort = true;
 
   auto source = open_trace(path, options);
@@ -223,7 +223,7 @@ Written write_csv(WorkloadSource& source, std::ostream& csv,
   const bool hashes = any && !r.block_hashes.empty();
   if (hashes) w.hash_block_tokens = r.hash_block_tokens;
   // The header is servesim_csv's row of the format table: its columns, then its hash column.
-  const TraceFormatSpec& spec = trace_format_spec(TraceFormat::ServesimCsv);
+  const TraceFormatSpec& spec = trace_format_spec("servesim_csv");
   csv << fmt::format("{}", fmt::join(spec.signature, ","));
   if (hashes) csv << ',' << spec.hash_column;
   csv << '\n';

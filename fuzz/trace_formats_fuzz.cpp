@@ -1,7 +1,8 @@
 // libFuzzer harness: bytes read as a trace in any format, through the streaming source (or,
 // with the sort bit, the sorting one). The first byte chooses how:
-//   bits 0-2      the format, (value % 5) in TraceFormat order: azure, burstgpt, mooncake,
-//                 servesim_csv, vllm_jsonl
+//   bits 0-2      the format: (value % n) into the n names of trace_format_specs(), sorted
+//                 (azure, burstgpt, mooncake, servesim_csv, sharegpt, vidur, vllm_jsonl; a new
+//                 row joins by itself, up to eight formats)
 //   bit 3 (0x08)  sort: true
 //   bit 4 (0x10)  zero_tokens: skip
 //   bit 5 (0x20)  burstgpt model: ChatGPT
@@ -10,15 +11,18 @@
 // 0 to 9e9 s, never decreasing; ids 0, 1, 2, ... when streaming, unique and in range when
 // sorted; 1 to 10^9 tokens; at most one block id per hash block of the prompt), or an
 // InputError with a clean message. Anything else is a finding.
+#include <algorithm>
 #include <cstdint>
 #include <exception>
 #include <set>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "fuzz/check.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_rows.h"
 
 namespace {
 
@@ -47,7 +51,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const uint8_t how = data[0];
   servesim::TraceOptions o;
-  o.format = static_cast<servesim::TraceFormat>((how & 0x07) % 5);
+  static const std::vector<std::string> formats = [] {
+    std::vector<std::string> names;
+    for (const servesim::TraceFormatSpec& s : servesim::trace_format_specs())
+      names.emplace_back(s.name);
+    std::sort(names.begin(), names.end());
+    return names;
+  }();
+  o.format = formats[(how & 0x07) % formats.size()];
   o.sort = (how & 0x08) != 0;
   o.skip_zero_tokens = (how & 0x10) != 0;
   if (how & 0x20) o.model = "ChatGPT";

@@ -69,8 +69,7 @@ std::vector<std::string> names_on(std::string_view line, bool& json) {
 // a misspelt column still reaches its reader, whose message says which column is missing.
 const std::vector<TraceFormatSpec>& trace_format_specs() {
   static const std::vector<TraceFormatSpec> k{
-      {TraceFormat::ServesimCsv,
-       "servesim_csv",
+      {"servesim_csv",
        false,
        {"arrival_s", "prompt_tokens", "output_tokens"},
        "servesim_csv (CSV header arrival_s, prompt_tokens, output_tokens)",
@@ -78,8 +77,7 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "servesim CSV",
        "prefix_hash",
        false},
-      {TraceFormat::Azure,
-       "azure",
+      {"azure",
        false,
        {"TIMESTAMP", "ContextTokens", "GeneratedTokens"},
        "azure (CSV header TIMESTAMP, ContextTokens, GeneratedTokens)",
@@ -87,8 +85,7 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "azure traces",
        nullptr,
        false},
-      {TraceFormat::BurstGpt,
-       "burstgpt",
+      {"burstgpt",
        false,
        {"Timestamp", "Model", "Request tokens", "Response tokens", "Total tokens", "Log Type"},
        "burstgpt (CSV header Timestamp, Model, Request tokens, Response tokens, ...)",
@@ -96,8 +93,7 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "burstgpt traces",
        nullptr,
        true},
-      {TraceFormat::VllmJsonl,
-       "vllm_jsonl",
+      {"vllm_jsonl",
        true,
        {"input_toks", "output_toks", "arrival_time"},
        "vllm_jsonl (JSON lines with input_toks, output_toks, arrival_time)",
@@ -105,8 +101,7 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "vllm_jsonl traces",
        nullptr,
        false},
-      {TraceFormat::Mooncake,
-       "mooncake",
+      {"mooncake",
        true,
        {"timestamp", "input_length", "output_length", "hash_ids"},
        "mooncake (JSON lines with timestamp, input_length, output_length, hash_ids)",
@@ -115,8 +110,7 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "hash_ids",
        false},
       // ShareGPT is one JSON array, not lines: never detected, named by format: sharegpt.
-      {TraceFormat::ShareGpt,
-       "sharegpt",
+      {"sharegpt",
        true,
        {"conversations"},
        "sharegpt (one JSON array of entries with conversations; format: sharegpt)",
@@ -124,8 +118,7 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
        "sharegpt datasets",
        nullptr,
        false},
-      {TraceFormat::Vidur,
-       "vidur",
+      {"vidur",
        false,
        {"arrived_at", "num_prefill_tokens", "num_decode_tokens"},
        "vidur (CSV header arrived_at, num_prefill_tokens, num_decode_tokens)",
@@ -137,13 +130,14 @@ const std::vector<TraceFormatSpec>& trace_format_specs() {
   return k;
 }
 
-const TraceFormatSpec& trace_format_spec(TraceFormat f) {
+const TraceFormatSpec& trace_format_spec(const TraceFormat& f) {
   for (const TraceFormatSpec& s : trace_format_specs())
-    if (s.format == f) return s;
-  return trace_format_specs().front();
+    if (f == s.name) return s;
+  throw InputError(fmt::format("unknown trace format {} (valid: {})", quote_input(f),
+                               fmt::join(trace_format_choices(), ", ")));
 }
 
-const char* trace_format_name(TraceFormat f) { return trace_format_spec(f).name; }
+const char* trace_format_name(const TraceFormat& f) { return trace_format_spec(f).name; }
 
 std::vector<std::string> trace_format_choices() {
   std::vector<std::string> names{"auto", "csv"};
@@ -153,13 +147,13 @@ std::vector<std::string> trace_format_choices() {
 }
 
 std::optional<TraceFormat> trace_format_named(const std::string& name) {
-  if (name == "csv") return TraceFormat::ServesimCsv;
+  if (name == "csv") return TraceFormat("servesim_csv");
   for (const TraceFormatSpec& s : trace_format_specs())
-    if (name == s.name) return s.format;
+    if (name == s.name) return TraceFormat(s.name);
   return std::nullopt;
 }
 
-std::string trace_option_mismatch(TraceFormat f, const std::string& option) {
+std::string trace_option_mismatch(const TraceFormat& f, const std::string& option) {
   const TraceFormatSpec& spec = trace_format_spec(f);
   if (option == "model") {
     if (spec.model_column) return {};
@@ -201,11 +195,10 @@ TraceFormat detect_trace_format(const std::string& path) {
       if (score > best_score) best = &s, best_score = score;
     }
     if (!best) unknown_format(name, line_no, first);
-    return best->format;
+    return best->name;
   }
   // Nothing but blank lines: the reader the file's name suggests says what it expected.
-  return std::filesystem::path(path).extension() == ".jsonl" ? TraceFormat::VllmJsonl
-                                                             : TraceFormat::ServesimCsv;
+  return std::filesystem::path(path).extension() == ".jsonl" ? "vllm_jsonl" : "servesim_csv";
 }
 
 std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t /*seed*/) {

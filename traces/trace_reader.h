@@ -22,10 +22,13 @@
 
 namespace servesim {
 
-enum class TraceFormat { Azure, BurstGpt, Mooncake, ServesimCsv, ShareGpt, Vidur, VllmJsonl };
+/// A trace format is its name, the key of its row in trace_format_specs() (traces/trace_rows.h):
+/// "azure", "burstgpt", "mooncake", "servesim_csv", "sharegpt", "vidur", "vllm_jsonl". A new
+/// format is its reader file and one row of that table; nothing else names it.
+using TraceFormat = std::string;
 
 struct TraceOptions {
-  TraceFormat format = TraceFormat::ServesimCsv;
+  TraceFormat format = "servesim_csv";
   /// Load everything and stable-sort by arrival, instead of streaming and refusing rows that go
   /// back in time.
   bool sort = false;
@@ -42,7 +45,7 @@ struct TraceOptions {
 };
 
 /// The name used in configs and messages ("azure", "servesim_csv", ...).
-[[nodiscard]] const char* trace_format_name(TraceFormat f);
+[[nodiscard]] const char* trace_format_name(const TraceFormat& f);
 
 /// What `workload.trace.format` and `trace stats --format` take, sorted: "auto", "csv" (the same
 /// as servesim_csv) and every format's name.
@@ -52,7 +55,7 @@ struct TraceOptions {
 /// Why an option that only some formats take ("hash_block_tokens", "model") does not apply to a
 /// trace read as `f` ("only mooncake traces (hash_ids) and ... have block hashes; this trace is
 /// read as azure"), or "" when it applies.
-[[nodiscard]] std::string trace_option_mismatch(TraceFormat f, const std::string& option);
+[[nodiscard]] std::string trace_option_mismatch(const TraceFormat& f, const std::string& option);
 
 /// Tells the format from the file's first non-blank line: a CSV header's column names, or the
 /// keys of a JSON object. An empty file counts as servesim_csv (vllm_jsonl when it ends in

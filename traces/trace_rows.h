@@ -71,11 +71,10 @@ using RowReaderFactory = std::unique_ptr<TraceRowReader> (*)(std::istream& in,
 
 /// One trace format, everything about it in one row of one table (traces/trace_format.cpp): the
 /// config's `workload.trace.format`, detection from a first line, `trace stats` and `trace gen`
-/// all read it. A new format is its reader file plus one row there (and its enum value).
+/// all read it. A new format is its reader file plus one row there.
 struct TraceFormatSpec {
-  TraceFormat format;
-  const char* name;                    ///< in configs, --format and messages
-  bool json;                           ///< JSON lines; otherwise CSV with a header
+  const char* name;  ///< the format's name (TraceFormat): configs, --format, messages
+  bool json;         ///< JSON lines; otherwise CSV with a header
   std::vector<std::string> signature;  ///< the header's columns or the JSON keys it detects by
   const char* description;             ///< for "known formats" messages
   RowReaderFactory reader;
@@ -85,7 +84,9 @@ struct TraceFormatSpec {
 };
 /// Every format, in detection-message order.
 [[nodiscard]] const std::vector<TraceFormatSpec>& trace_format_specs();
-[[nodiscard]] const TraceFormatSpec& trace_format_spec(TraceFormat f);
+/// The row named `f`. Throws InputError for a name that is not a row (a caller's bug: names from
+/// input go through trace_format_named first).
+[[nodiscard]] const TraceFormatSpec& trace_format_spec(const TraceFormat& f);
 
 /// Seconds (finite, 0 to 9.2e9) to nanoseconds, exact to the double's own value: the whole
 /// seconds and the fraction are converted apart, so an epoch timestamp loses nothing more.

@@ -55,7 +55,7 @@ std::vector<RequestSpec> read_vllm_jsonl(const std::string& path) {
 
 std::vector<RequestSpec> read_vllm_jsonl(std::istream& in, const std::string& name) {
   TraceOptions options;
-  options.format = TraceFormat::VllmJsonl;
+  options.format = "vllm_jsonl";
   return read_trace(in, name, options);
 }
 
