@@ -352,3 +352,16 @@ TEST_CASE("vllm V0: prefix caching is off by default, as in vLLM before 0.8",
   CHECK(config_error("{kind: vllm, version: \"0.6.6\"}", kv) == "no error");
   CHECK_THAT(config_error("{kind: vllm}", kv), Catch::Contains("kv.prefix_caching"));
 }
+
+TEST_CASE("vllm: by default at most 256 sequences run at once (vLLM's max_num_seqs)",
+          "[schedulers][vllm]") {
+  // 257 one-token prompts at t = 0, ample KV: 257 tokens fit the default 2,048-token budget,
+  // so only the 256 seats hold the last one back to the second step.
+  std::string rows;
+  for (int i = 0; i < 257; ++i) rows += "0,1,1\n";
+  const auto r = run_requests(trace_scenario(
+      rows, k_linear, vllm(""), "{policy: paged, capacity_tokens: 65536, block_size: 16}"));
+  REQUIRE(r.size() == 257);
+  for (size_t i = 0; i < 256; ++i) CHECK(r[i].first_admitted.count_ns() == 0);
+  CHECK(r[256].first_admitted.count_ns() > 0);
+}

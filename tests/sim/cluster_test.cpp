@@ -170,6 +170,14 @@ TEST_CASE("cluster: bad pools are config errors", "[sim][cluster]") {
   CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
                                      "  pools: [{name: a, replicas: 1, role: prefil}]}\n")),
              Catch::Contains("cluster.pools[0].role") && Catch::Contains("prefill"));
+  // A name with a space, a bracket, or none at all is refused (names key the per-pool output).
+  for (const char* name : {"\"a b\"", "\"a[0]\"", "\"\""}) {
+    INFO(name);
+    CHECK_THAT(input_error_of(scenario(std::string("cluster: {router: {kind: random},\n"
+                                                   "  pools: [{name: ") +
+                                       name + ", replicas: 1}]}\n")),
+               Catch::Contains("must be a non-empty name without spaces or brackets"));
+  }
   // Every pool replaces the top-level scheduler: the scenario's would be ignored.
   CHECK_THAT(input_error_of(scenario("cluster: {router: {kind: random},\n"
                                      "  pools: [{name: a, replicas: 1,\n"
