@@ -29,7 +29,7 @@ struct SwapSettings {
   double bandwidth_bytes_per_s = 0;  ///< host <-> accelerator link
   double space_bytes = 0;            ///< host swap space
   /// The bytes per token come from the KV manager (kv.memory sized it), known only once the
-  /// scheduler sees it: bind() at the first step.
+  /// replica's KV manager is built: Scheduler::bind_kv calls bind() then.
   bool from_kv = false;
   /// Sets bytes_per_token and the swap capacity it gives. Throws InputError when `bytes` is 0
   /// (a replica whose kv section gives capacity_tokens, not memory).
