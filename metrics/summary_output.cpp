@@ -88,15 +88,15 @@ std::string replica_table(const Summary& s) {
     fmt::format_to(it, "\n");
   };
   // Replicas are named as in cluster.links: pool[i], i counted within the pool.
+  size_t first = 0;  // the index of the first replica of r's pool (a pool's replicas are adjacent)
   for (size_t i = 0; i < s.replicas.size() && i < k_max_rows; ++i) {
     const ReplicaSummary& r = s.replicas[i];
     if (r.pool.empty()) {
       row(std::to_string(i), r);
       continue;
     }
-    size_t k = i;
-    while (k > 0 && s.replicas[k - 1].pool == r.pool) --k;
-    row(fmt::format("{}[{}]", r.pool, i - k), r);
+    if (i == 0 || s.replicas[i - 1].pool != r.pool) first = i;
+    row(fmt::format("{}[{}]", r.pool, i - first), r);
   }
   if (s.replicas.size() > k_max_rows)
     fmt::format_to(it, "... {} more replicas (summary.json lists every one)\n",

@@ -132,10 +132,9 @@ class VllmScheduler final : public Scheduler {
       const RequestSpec& y = s.req(b).spec;
       return x.arrival != y.arrival ? x.arrival > y.arrival : x.id > y.id;
     };
-    size_t best = 0;
-    for (size_t j = 1; j < running.size(); ++j)
-      if (later(running[j], running[best])) best = j;
-    return best;
+    const auto latest = std::max_element(running.begin(), running.end(),
+                                         [&](uint32_t a, uint32_t b) { return later(b, a); });
+    return static_cast<size_t>(latest - running.begin());
   }
 
   [[nodiscard]] static int64_t tokens_planned_for(const SchedulerView& s, uint32_t slot) {

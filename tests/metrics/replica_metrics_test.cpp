@@ -220,6 +220,17 @@ TEST_CASE("replica metrics: per-replica and per-pool counts add up to the cluste
   // The slow pool is its one replica.
   CHECK(s.pools[1].ttft_s.p99 == s.replicas[2].ttft_s.p99);
   CHECK(s.pools[1].slo->attainment == s.replicas[2].slo->attainment);
+  // The table names each replica by its pool and its index within the pool, as cluster.links does.
+  const std::string table = summary_table(s);
+  const auto name_at = [&](size_t row) {  // the first word of the replica table's row-th row
+    size_t at = table.find("\nreplica ");
+    REQUIRE(at != std::string::npos);
+    for (size_t k = 0; k <= row; ++k) at = table.find('\n', at + 1);
+    return table.substr(at + 1, table.find(' ', at + 1) - at - 1);
+  };
+  CHECK(name_at(0) == "fast[0]");
+  CHECK(name_at(1) == "fast[1]");
+  CHECK(name_at(2) == "slow[0]");
   // The fast pool's percentiles are those of its requests' own values.
   Scenario sc = build_scenario(doc_of(yaml));
   Simulation sim(std::move(sc.components));

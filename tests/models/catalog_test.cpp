@@ -147,6 +147,17 @@ TEST_CASE("catalog: a bad model file names the key, file, line and what is allow
                       "parameters (1000000)"));
   CHECK_THAT(model_error(k_model + "experts: 8\n"),
              Catch::Contains("needs both experts and experts_per_token"));
+  // The expert counts' ranges end at 2^20: one past is refused by the range itself (not by the
+  // later experts_per_token <= experts check), at 2^20 a model is accepted.
+  const std::string big = k_model + "active_parameters: 500000\nexperts: 1048576\n";
+  CHECK(model_error(big + "experts_per_token: 1048576\n") == "no error");
+  CHECK_THAT(model_error(big + "experts_per_token: 1048577\n"),
+             Catch::Contains("experts_per_token = \"1048577\"") &&
+                 Catch::Contains("must be an integer from 1 to 1048576"));
+  CHECK_THAT(model_error(k_model + "active_parameters: 500000\nexperts: 1048577\n"
+                                   "experts_per_token: 2\n"),
+             Catch::Contains("experts = \"1048577\"") &&
+                 Catch::Contains("must be an integer from 2 to 1048576"));
   CHECK_THAT(model_error(k_model + "active_parameters: 500000\n"),
              Catch::Contains("a dense model (no experts) uses all its parameters"));
   CHECK_THAT(model_error(replace(k_model, "layers: 2", "layers: 0")),

@@ -113,6 +113,15 @@ TEST_CASE("engine memory: trtllm-bench's batch and token heuristic", "[scheduler
   CHECK(trtllm_bench_settings(3000, 1000, 1000, 2) == P{1536, 3072});
   // Caps: R = min(5000, 4096) = 4096: 256 x 16; T = min(45,056, 32,768) = 32,768.
   CHECK(trtllm_bench_settings(5000, 1000, 100, 1) == P{4096, 32768});
+  // Just past each boundary the coarser step applies (R and T are not whole numbers in general):
+  // R = 256.5: 128 x ceil(2.004) = 384 (not 32 x ceil(8.02) = 288); T = 513: 2048.
+  CHECK(trtllm_bench_settings(256.5, 1000, 1000, 1) == P{384, 2048});
+  // R = 1024.5: 256 x ceil(4.002) = 1280 (not 128 x 9 = 1152); T = 2049: 256 x 9 = 2304.
+  CHECK(trtllm_bench_settings(1024.5, 1000, 1000, 1) == P{1280, 2304});
+  // R = 2048.25, T = 4096.5: 512 x ceil(8.001) = 4608 (not 256 x 17 = 4352).
+  CHECK(trtllm_bench_settings(2048.25, 1, 1, 1) == P{2304, 4608});
+  // R = 4096, T = 4096 x (1 + 8193 / 8192) = 8192.5: 1024 x 9 = 9216 (not 512 x 17 = 8704).
+  CHECK(trtllm_bench_settings(5000, 8193, 8192, 1) == P{4096, 9216});
 }
 
 TEST_CASE("engine memory: trtllm_bench_tuning sets the limits not given at the first step",

@@ -136,6 +136,28 @@ TEST_CASE("host_time: a vllm run with host time and CUDA graphs, timed by hand",
   CHECK(async[0].finish.count_ns() == ms(14.5));
 }
 
+TEST_CASE("host_time: vLLM's default capture sizes pad 3 seats to 4 and 5 to 8",
+          "[models][host_time]") {
+  // n requests of prompt 4 and 2 tokens at 0 under vLLM 0.19's default graphs ([1, 2, 4] and
+  // multiples of 8): the prefill step, then one decode step of n seats, graphed at the smallest
+  // captured size >= n. Its time: gpu 2 + 1 x padded seats, plus 1.5 ms exposed host time.
+  const std::string sched = "{kind: vllm, enable_prefix_caching: false, " + k_host +
+                            ", cuda_graphs: {layers: 10, eager_launch_us_per_layer: 100}}";
+  const auto decode_ms = [&](int n) {
+    std::string trace;
+    for (int i = 0; i < n; ++i) trace += "0,4,2\n";
+    const auto r = run_requests(trace_scenario(trace, k_linear, sched, k_kv));
+    REQUIRE(r.size() == static_cast<size_t>(n));
+    return static_cast<double>((r[0].finish - r[0].first_token).count_ns()) / 1e6;
+  };
+  CHECK(decode_ms(1) == Approx(2 + 1 + 1.5));
+  CHECK(decode_ms(2) == Approx(2 + 2 + 1.5));
+  CHECK(decode_ms(3) == Approx(2 + 4 + 1.5));
+  CHECK(decode_ms(4) == Approx(2 + 4 + 1.5));
+  CHECK(decode_ms(5) == Approx(2 + 8 + 1.5));
+  CHECK(decode_ms(9) == Approx(2 + 16 + 1.5));
+}
+
 TEST_CASE("host_time: sglang's overlap scheduler and trtllm's exact-size graphs, timed by hand",
           "[models][host_time]") {
   const std::string trace = "0,4,2\n";

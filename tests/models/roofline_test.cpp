@@ -2,10 +2,13 @@
 // catalogue, the run's utilisation in the summary, and the errors.
 #include <catch2/catch.hpp>
 #include <map>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "core/errors.h"
 #include "metrics/metrics.h"
 #include "metrics/output.h"
+#include "metrics/timeline.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
 
@@ -195,6 +198,29 @@ TEST_CASE("roofline: the summary reports bandwidth and compute utilisation", "[m
                         .summary;
   CHECK_FALSE(t.mbu.has_value());
   CHECK(summary_json(t, YAML::Node(), 1)["mfu"].is_null());
+}
+
+TEST_CASE("roofline: the timeline labels each step by the roof that bounds it",
+          "[models][roofline]") {
+  // One request of 200 prompt tokens and 2 output tokens on the toy chip:
+  //   prefill: bytes 2e9 + 200 x 4,000 -> 2.501 ms at 0.8 TB/s; flops 2e9 x 200 + 8,000 x 200^2 / 2
+  //            = 400,160,000,000 -> 6.669 ms at 60 TFLOP/s: compute-bound
+  //   decode:  bytes 2e9 + 202 x 4,000 -> 2.501 ms; flops 2e9 + 8,000 x 201 -> 0.033 ms: bandwidth
+  const std::string yaml =
+      trace_scenario("0,200,2\n", toy_section(), "{kind: continuous, max_num_seqs: 4}",
+                     "{policy: paged, capacity_tokens: 1000}");
+  std::ostringstream text;
+  TimelineWriter w(text, 10);
+  RunOptions o;
+  o.step_observers.push_back(&w);
+  o.request_recorders.push_back(&w);
+  (void)run_scenario(doc_of(yaml), o);
+  w.finish();
+  const nlohmann::json timeline = nlohmann::json::parse(text.str());
+  std::vector<std::string> bound;
+  for (const nlohmann::json& e : timeline["traceEvents"])
+    if (e["ph"] == "X" && e["pid"] == 1) bound.push_back(e["args"]["bound"].get<std::string>());
+  CHECK(bound == std::vector<std::string>{"compute", "bandwidth"});
 }
 
 TEST_CASE("roofline: bad settings name the key and what is allowed", "[models][roofline]") {
