@@ -21,8 +21,12 @@ constexpr size_t idx(HostPart p) { return static_cast<size_t>(p); }
 class WithHostTime final : public StepTimeModel {
  public:
   WithHostTime(std::unique_ptr<StepTimeModel> inner, const HostTime& host, const CudaGraphs& g,
-               bool apply_graphs)
-      : m_inner(std::move(inner)), m_host(host), m_graphs(g), m_apply_graphs(apply_graphs) {
+               bool apply_graphs, int32_t data_parallel)
+      : m_inner(std::move(inner)),
+        m_host(host),
+        m_graphs(g),
+        m_apply_graphs(apply_graphs),
+        m_dp(data_parallel) {
     if (m_apply_graphs && m_graphs.enabled && !m_graphs.capture_sizes.empty()) {
       m_max_graph = m_graphs.capture_sizes.back();
       // m_pad_to[n]: the captured size a decode-only step of n seats replays, 0 for none.
@@ -45,31 +49,40 @@ class WithHostTime final : public StepTimeModel {
   }
 
  private:
-  // The GPU's part of the step: graphed (possibly at a padded shape) or eager.
+  // The busiest data-parallel rank's share of `n` (each rank an engine of its own, in lockstep).
+  [[nodiscard]] int64_t per_rank(int64_t n) const { return (n + m_dp - 1) / m_dp; }
+
+  // The GPU's part of the step: graphed (possibly at a padded shape) or eager. Under data
+  // parallelism each rank replays the graph of its own seats, so the busiest rank's seats pick
+  // the graph and every rank is padded to it (the inner model prices the busiest rank).
   double gpu_ms(const StepShape& s) const {
     if (!m_apply_graphs) return m_inner->step_ms(s);
     if (m_graphs.enabled) {
-      if (s.prefill_tokens == 0 && s.sequences <= m_max_graph) {
-        const int32_t padded = m_pad_to[static_cast<size_t>(s.sequences)];
+      const int64_t seats = per_rank(s.sequences);
+      if (s.prefill_tokens == 0 && seats <= m_max_graph) {
+        const int64_t padded = int64_t{m_pad_to[static_cast<size_t>(seats)]} * m_dp;
         if (padded == s.sequences) return m_inner->step_ms(s);
         if (padded > 0) {
           StepShape p = s;
-          p.decode_sequences += padded - s.sequences;  // padding seats read no KV
-          p.sequences = padded;
+          p.decode_sequences += static_cast<int32_t>(padded - s.sequences);  // read no KV
+          p.sequences = static_cast<int32_t>(padded);
           return m_inner->step_ms(p);
         }
       } else if (s.prefill_tokens > 0 && m_graphs.graph_mixed_steps &&
-                 s.prefill_tokens + s.decode_sequences <= m_max_graph) {
+                 per_rank(s.prefill_tokens + s.decode_sequences) <= m_max_graph) {
         return m_inner->step_ms(s);
       }
     }
     return std::max(m_inner->step_ms(s), m_graphs.eager_launch_ms);
   }
 
+  // Each data-parallel rank's host schedules and samples its own seats, at the same time as the
+  // others: the step waits for the busiest.
   double host_ms(const StepShape& s, double gpu) const {
     double hidden = 0, exposed = 0;
+    const auto seats = static_cast<int32_t>(per_rank(s.sequences));
     for (size_t i = 0; i < k_host_parts; ++i) {
-      const double t = m_host.parts[i].ms(s.sequences);
+      const double t = m_host.parts[i].ms(seats);
       ((m_host.overlap && m_host.hidden[i]) || m_host.off_path[i] ? hidden : exposed) += t;
     }
     return std::max(gpu, hidden) + exposed;
@@ -79,6 +92,7 @@ class WithHostTime final : public StepTimeModel {
   HostTime m_host;
   CudaGraphs m_graphs;
   bool m_apply_graphs;
+  int64_t m_dp;  ///< data-parallel ranks, >= 1
   int32_t m_max_graph = 0;
   std::vector<int32_t> m_pad_to;
 };
@@ -292,8 +306,9 @@ bool read_graphs(const Cfg& c, CudaGraphs& g, double& launch_us) {
 
 std::unique_ptr<StepTimeModel> with_host_time(std::unique_ptr<StepTimeModel> inner,
                                               const HostTime& host, const CudaGraphs& graphs,
-                                              bool apply_graphs) {
-  return std::make_unique<WithHostTime>(std::move(inner), host, graphs, apply_graphs);
+                                              bool apply_graphs, int32_t data_parallel) {
+  return std::make_unique<WithHostTime>(std::move(inner), host, graphs, apply_graphs,
+                                        data_parallel);
 }
 
 std::unique_ptr<StepTimeModel> apply_engine_host(const Cfg& scheduler, const Cfg& step_time,
@@ -322,7 +337,12 @@ std::unique_ptr<StepTimeModel> apply_engine_host(const Cfg& scheduler, const Cfg
                    "section does not give (no `layers`, no catalogue `model`): give "
                    "cuda_graphs: {layers: N} or eager_launch_us_per_layer: 0");
   d.graphs.eager_launch_ms = static_cast<double>(layers) * launch_us / 1000.0;
-  return with_host_time(std::move(inner), d.host, d.graphs, true);
+  // Data-parallel ranks: only a step model that itself reads `data_parallel` (layer_profile), so
+  // that reading it here never makes a stray key acceptable.
+  const auto dp = static_cast<int32_t>(step_time.get_string("kind") == "layer_profile"
+                                           ? step_time.get_int("data_parallel", 1, {1, 1024})
+                                           : 1);
+  return with_host_time(std::move(inner), d.host, d.graphs, true, dp);
 }
 
 }  // namespace servesim

@@ -64,11 +64,15 @@ struct CudaGraphs {
 };
 
 /// `inner` with host time and CUDA graphs around it. REQUIRES: costs >= 0, capture_sizes
-/// ascending and >= 1. Precomputes the padding table (no allocation per step).
+/// ascending and >= 1, data_parallel >= 1. Precomputes the padding table (no allocation per
+/// step). With `data_parallel` ranks (a step shape holds every rank's seats; `inner` prices the
+/// busiest rank), each host part is charged for the busiest rank's ceil(sequences / ranks)
+/// seats, and that count picks the captured graph, every rank padded to it.
 [[nodiscard]] std::unique_ptr<StepTimeModel> with_host_time(std::unique_ptr<StepTimeModel> inner,
                                                             const HostTime& host,
                                                             const CudaGraphs& graphs,
-                                                            bool apply_graphs);
+                                                            bool apply_graphs,
+                                                            int32_t data_parallel = 1);
 
 /// Reads the engine's host-time and CUDA-graph keys of a `scheduler` section (`version`,
 /// `host_time`, `cuda_graphs` and the overlap flag of kinds vllm, sglang and trtllm) and wraps

@@ -100,6 +100,29 @@ TEST_CASE("host_time: CUDA graphs pad small decode steps; the rest run eager",
   CHECK(eager->step_ms(decode(1)) == Approx(5.0));
 }
 
+TEST_CASE("host_time: data-parallel ranks each charge and graph their own seats",
+          "[models][host_time]") {
+  // Two ranks: a step of n seats is ceil(n / 2) on the busiest rank.
+  const auto serial = with_host_time(std::make_unique<Stub>(), host(false), CudaGraphs{}, false, 2);
+  // 4 seats, 2 a rank: gpu 1 + 0.4 = 1.4; host 0.5 + 0.1 x 2 + 0.2 = 0.9: 2.3 (2.5 on one rank)
+  CHECK(serial->step_ms(decode(4)) == Approx(2.3));
+  // 5 seats, 3 on the busiest: host 0.5 + 0.3 + 0.2 = 1.0; gpu 1.5: 2.5
+  CHECK(serial->step_ms(decode(5)) == Approx(2.5));
+  const HostTime none;
+  const auto padded = with_host_time(std::make_unique<Stub>(), none, graphs(true, false), true, 2);
+  // 6 seats: 3 a rank, each padded to the graph of 4: the shape of 8 seats, 1 + 0.8
+  CHECK(padded->step_ms(decode(6)) == Approx(1.8));
+  // 4 seats: 2 a rank, captured exactly: 1.4
+  CHECK(padded->step_ms(decode(4)) == Approx(1.4));
+  // 16 seats: 8 a rank, the largest graph (on one rank it would be eager: max(2.6, 5))
+  CHECK(padded->step_ms(decode(16)) == Approx(2.6));
+  CHECK(padded->step_ms(decode(17)) == Approx(5.0));  // 9 on the busiest: eager
+  const auto piecewise =
+      with_host_time(std::make_unique<Stub>(), none, graphs(true, true), true, 2);
+  CHECK(piecewise->step_ms(prefill(16)) == Approx(1.26));  // 8 tokens a rank: graphed
+  CHECK(piecewise->step_ms(prefill(17)) == Approx(5.0));   // 9 on the busiest: eager
+}
+
 namespace {
 
 // step_ms = 2 + 1 x sequences + 0.5 x prefill tokens (cuda_graphs gives 10 layers).
