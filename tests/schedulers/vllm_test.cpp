@@ -166,6 +166,15 @@ TEST_CASE("vllm: with every request at priority 0, priority schedules as fcfs",
       run_scenario(doc_of(base + vllm(sched + ", scheduling_policy: priority")), true);
   CHECK(fcfs.summary.preemptions > 0);
   CHECK(fcfs.requests_csv == prio.requests_csv);
+  // Every request at the same instant: the tie goes to the trace order, so the victim is still
+  // the newest admission (the highest id), not the oldest.
+  const std::string burst =
+      std::string(base).replace(base.find("{kind: poisson, rate_per_s: 60}"), 31, "{kind: burst}");
+  const RunOutput fcfs0 = run_scenario(doc_of(burst + vllm(sched)), true);
+  const RunOutput prio0 =
+      run_scenario(doc_of(burst + vllm(sched + ", scheduling_policy: priority")), true);
+  CHECK(fcfs0.summary.preemptions > 0);
+  CHECK(fcfs0.requests_csv == prio0.requests_csv);
 }
 
 TEST_CASE("vllm: the kv section must be paged and agree on prefix caching", "[schedulers][vllm]") {
