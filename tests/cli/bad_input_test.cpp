@@ -309,6 +309,8 @@ TEST_CASE("catalog: contradictory settings name both keys", "[cli][catalog]") {
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, block_size: 2000") ==
         err("kv.block_size = \"2000\" at c.yaml:11:56: must not exceed the KV capacity (1000 "
             "tokens)"));
+  CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, block_size: 0") ==
+        err("kv.block_size = \"0\" at c.yaml:11:56: must be an integer from 1 to 1048576"));
 }
 
 TEST_CASE("catalog: requests that can never fit", "[cli][catalog]") {

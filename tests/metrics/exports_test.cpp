@@ -251,3 +251,27 @@ TEST_CASE("exports: Vidur's request_metrics.csv columns and values", "[metrics]"
   CHECK(r3[17] == "1000");
   CHECK(r3[19].empty());
 }
+
+TEST_CASE("exports: Vidur's inter-arrival delay is the gap to the previous request's arrival",
+          "[metrics]") {
+  // Arrivals at 0, 50 and 125 ms: no delay before the first, then 50 and 75 ms.
+  Ran r;
+  run(r, trace_scenario("0,1,1\n0.05,1,1\n0.125,1,1\n", "{kind: linear, per_seq_ms: 10}",
+                        "{kind: continuous, max_num_seqs: 2}",
+                        "{policy: paged, capacity_tokens: 100, block_size: 1}"));
+  std::ostringstream text;
+  write_vidur_request_metrics(text, r.tokens);
+  std::istringstream in(text.str());
+  std::vector<std::string> delays;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> fields;
+    std::stringstream ls(line);
+    for (std::string f; std::getline(ls, f, ',');) fields.push_back(f);
+    REQUIRE(fields.size() > 15);
+    delays.push_back(fields[15]);
+  }
+  REQUIRE(delays.size() == 4);
+  CHECK(delays[1].empty());
+  CHECK(std::stod(delays[2]) == Approx(0.05).margin(1e-12));
+  CHECK(std::stod(delays[3]) == Approx(0.075).margin(1e-12));
+}

@@ -181,6 +181,18 @@ TEST_CASE("engine memory: a trace's max_output_tokens column is each request's o
   // Under reserve, request 1 holds 1 block and request 0 the default's 3: 4 of 4, both run.
   r = run("{policy: reserve, capacity_tokens: 64, block_size: 16, max_output_tokens: 30}");
   CHECK(r[1].finish.count_ns() == ms(20));
+  // A row's own maximum of 1 (the smallest) still overrides the default: under reserve, a
+  // 50-token prompt needs ceil(51 / 16) = 4 blocks, all 64 tokens, where the default's 30 would
+  // need ceil(80 / 16) = 5 and never fit.
+  const std::string one = test::write_temp(
+      "o.csv", "arrival_s,prompt_tokens,output_tokens,max_output_tokens\n0,50,1,1\n0,50,1,\n");
+  r = test::run_requests("workload: {trace: {path: " + one +
+                         "}}\nstep_time: {kind: linear, base_ms: 10}\n"
+                         "scheduler: {kind: trtllm}\nkv: {policy: reserve, capacity_tokens: 64, "
+                         "block_size: 16, max_output_tokens: 30}\n");
+  CHECK(r[0].state == RequestState::Released);
+  CHECK(r[0].finish.count_ns() == ms(10));
+  CHECK(r[1].state == RequestState::Rejected);
   // A maximum below the row's own output is refused, naming the line.
   const std::string bad = test::write_temp(
       "b.csv", "arrival_s,prompt_tokens,output_tokens,max_output_tokens\n0,10,5,4\n");
