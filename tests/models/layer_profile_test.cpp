@@ -416,3 +416,25 @@ TEST_CASE("layer_profile: a malformed skew.csv is refused with its file, line an
       SkewFit::read(folder_with_skew("pc,n,nb,kvs,kv_big,t_mean_us,t_max_us\n") + "/skew.csv"),
       Catch::Contains("t_skew_us"));
 }
+
+TEST_CASE(
+    "layer_profile: with no profiled corner, the nearest row wins and a tie goes to the "
+    "first row of the file",
+    "[models]") {
+  // Two decode rows: A (1 decode at KV 15) 10 us and B (3 decodes at KV 23) 30 us. At 3 decodes
+  // and KV 15 the only corner with weight, (3, 15), was not profiled; both rows are at relative
+  // distance 0.25 ((1 - 3) / (1 + 3) = -0.5 along n; (23 - 15) / (1 + 15) = 0.5 along KV).
+  const auto dir = temp_dir();
+  for (const char* f : {"dense.csv", "per_sequence.csv"})
+    std::filesystem::copy_file(std::filesystem::path(k_dir) / f, dir / f);
+  const auto write = [&](const std::string& rows) {
+    std::ofstream(dir / "attention.csv", std::ios::trunc)
+        << "prefill_chunk,kv_prefill,n_decode,kv_decode,time_us\n"
+        << rows;
+    return LayerProfile(dir.string(), 2);
+  };
+  CHECK(write("0,0,1,15,10\n0,0,3,23,30\n").attention_us(0, 0, 3, 15) == 10);
+  CHECK(write("0,0,3,23,30\n0,0,1,15,10\n").attention_us(0, 0, 3, 15) == 30);
+  // Without the tie the nearer row wins whatever the order: B at KV 19 is 0.0625 away.
+  CHECK(write("0,0,1,15,10\n0,0,3,19,30\n").attention_us(0, 0, 3, 15) == 30);
+}
