@@ -270,6 +270,27 @@ TEST_CASE("operator: the newest version folder is found by comparing numbers as 
   fs::remove_all(root);
 }
 
+TEST_CASE(
+    "operator: the NCCL table's all-reduce is read from its half rows only; a message of "
+    "0 bytes is refused",
+    "[models][operator]") {
+  // The tiny nccl.csv holds all_gather and int8 rows that are faster (0.001 ms) than the half
+  // all_reduce rows (0.02 ms at 4,096): only the latter are all-reduce times of bf16 activations.
+  const auto nccl = open_operator_tables({k_dir, "tiny_gpu", "vllm", true});
+  CHECK(nccl->allreduce_ms(4096, 2) == Approx(0.02));
+  CHECK(nccl->allreduce_ms(256, 2) == Approx(0.02));
+  namespace fs = std::filesystem;
+  const fs::path root = temp_dir() / "aic-nccl-zero";
+  fs::remove_all(root);
+  fs::copy(k_dir, root, fs::copy_options::recursive);
+  std::ofstream(root / "tiny_gpu" / "nccl-1.0.0" / "nccl.csv", std::ios::trunc)
+      << "op_name,nccl_dtype,num_gpus,message_size,latency_ms\nall_reduce,half,2,0,0.01\n";
+  const auto zero = open_operator_tables({root.string(), "tiny_gpu", "vllm", true});
+  CHECK_THROWS_WITH(zero->allreduce_ms(4096, 2),
+                    Catch::Contains("nccl.csv:2") && Catch::Contains("message_size"));
+  fs::remove_all(root);
+}
+
 TEST_CASE("operator: a MoE shape not measured lists the shapes that are", "[models][operator]") {
   // hidden 512 is not in moe.csv; no row has the model's shape, so the message lists every
   // hidden/inter/experts/top-k there is, each field from its own column.
