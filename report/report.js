@@ -426,8 +426,10 @@
   // A sweep point's label: its label column, or its swept values.
   function pointLabel(sweep) {
     return function (p) {
-      if (typeof p.label === 'string' && p.label) return p.label;
-      return (sweep.axes || []).map(function (a) { return fmt(p[a]); }).join(' ');
+      // The label column when short ("h100 tp1 x2"), else the swept values ("20, 4"), whose
+      // order the caption gives.
+      if (typeof p.label === 'string' && p.label && p.label.length <= 24) return p.label;
+      return (sweep.axes || []).map(function (a) { return fmt(p[a]); }).join(', ');
     };
   }
 
@@ -446,7 +448,9 @@
     var tput = pointKey('output_tokens_per_s');
     var meets = function (p) { return truthy(p.meets_slo) ? tput(p) : null; };
     var misses = function (p) { return truthy(p.meets_slo) ? null : tput(p); };
-    var labelled = pts.length <= 60 ? '; each point labelled' : '';
+    var longLabels = pts.some(function (p) { return typeof p.label === 'string' && p.label.length > 24; });
+    var labelled = pts.length > 60 ? '' : longLabels && (sweep.axes || []).length ?
+        '; each point labelled with its ' + sweep.axes.join(', ') : '; each point labelled';
     var d = scatterData(pts, 'e2e_p99_ms', [meets, misses], labelOf);
     chart(box, 'throughput against p99 latency: ' + sweep.name,
           'each feasible point: output tokens/s against p99 E2E latency (points.csv)' + labelled, {
@@ -455,6 +459,11 @@
       series: [{label: 'p99 E2E (ms)'}, pointSeries('meets SLO', '#2ca02c'), pointSeries('misses SLO', '#d62728')]
     }, d, function (u) { labelPoints(u, [1, 2], d.labels); });
     var cost = pointKey('cost_per_hour_usd');
+    if (!pts.some(function (p) { return cost(p) !== null; })) {
+      box.appendChild(el('p', {class: 'note'}, 'No costs in points.csv (the sweep names no accelerator with a price): no cost charts.'));
+      sweepRateCharts(box, sweep, pts, labelOf);
+      return;
+    }
     var front = function (p) { return truthy(p.pareto) ? cost(p) : null; };
     var series = [{label: 'p99 TTFT (ms)'}, pointSeries('points', '#1f77b4'),
                   {label: 'Pareto front', stroke: '#ff7f0e', width: 2, spanGaps: true,
@@ -529,9 +538,13 @@
       if (!rateAxis && /rate/.test(a) && pts.every(function (p) { return typeof p[a] === 'number'; })) rateAxis = a;
     });
     var others = axes.filter(function (a) { return a !== rateAxis; });
-    var xOf = rateAxis ? pointKey(rateAxis) : pointKey('requests_per_s');
+    // An axis column is named by its config key, dots included: read it whole, not as a path.
+    var xOf = rateAxis ? function (p) { return typeof p[rateAxis] === 'number' ? p[rateAxis] : null; } :
+        pointKey('requests_per_s');
     var xLabel = rateAxis ? rateAxis + ' (swept)' : 'served requests/s (no rate axis in this sweep)';
-    var groupOf = function (p) { return others.map(function (a) { return fmt(p[a]); }).join(' '); };
+    var groupOf = function (p) {
+      return others.map(function (a) { return a.split('.').pop() + '=' + fmt(p[a]); }).join(' ');
+    };
     rateCharts(box, sweep.name, pts, xOf, xLabel, rateAxis ? groupOf : function () { return ''; }, sweep.slo || {},
                {label: rateAxis ? null : labelOf, caption: 'points.csv', pointsOnly: !rateAxis});
   }

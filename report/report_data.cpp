@@ -264,7 +264,8 @@ json read_run(const fs::path& dir, const json& summary) {
 json read_sweep(const fs::path& dir, const json& summary) {
   check_input_file(dir / "points.csv", k_max_points_bytes);
   json slo = summary.contains("slo") ? summary["slo"] : json(nullptr);
-  json points = read_points_csv((dir / "points.csv").string());
+  std::vector<std::string> header;
+  json points = read_points_csv((dir / "points.csv").string(), &header);
   // The swept columns: what points.csv holds beyond servesim size's own columns
   // (sizing/sweep_run.h's field list).
   static const char* const k_own[] = {"point",
@@ -287,12 +288,11 @@ json read_sweep(const fs::path& dir, const json& summary) {
                                       "goodput_req_per_s",
                                       "slo_attainment",
                                       "step_source"};
-  json axes = json::array();
-  if (!points.empty())
-    for (const auto& [column, value] : points[0].items())
-      if (std::none_of(std::begin(k_own), std::end(k_own),
-                       [&](const char* own) { return column == own; }))
-        axes.push_back(column);
+  json axes = json::array();  // in points.csv's order, which is the sweep file's
+  for (const std::string& column : header)
+    if (std::none_of(std::begin(k_own), std::end(k_own),
+                     [&](const char* own) { return column == own; }))
+      axes.push_back(column);
   return {{"kind", "sweep"}, {"slo", slo}, {"axes", axes}, {"points", std::move(points)}};
 }
 

@@ -52,9 +52,26 @@ kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
 slo: {ttft_ms: 30}
 YAML
 "$servesim" capacity "$work/capacity.yaml" --out "$work/capacity" -q
+# A sweep of the offered rate and the seats (no accelerator, so no costs): the charts against a
+# swept rate, one line per seat count.
+cat >"$work/rate-base.yaml" <<'YAML'
+workload: {synthetic: {requests: 60, arrival: {kind: poisson, rate_per_s: 200},
+  prompt_tokens: {kind: fixed, value: 32}, output_tokens: {kind: fixed, value: 3}}}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 8}
+kv: {policy: paged, block_size: 16, capacity_tokens: 4096}
+YAML
+cat >"$work/rate-sweep.yaml" <<'YAML'
+base: rate-base.yaml
+slo: {ttft_ms: 100, tpot_ms: 50}
+axes:
+  workload.synthetic.arrival.rate_per_s: [20, 50, 100, 200, 400]
+  scheduler.max_num_seqs: [1, 4, 8]
+YAML
+"$servesim" size "$work/rate-sweep.yaml" --out "$work/rate-sweep" -q
 "$servesim" report "$work/runs/static" "$work/runs/dynamic" "$work/runs/continuous" \
   "$work/runs/roofline" "$work/cluster/run" "$src/tests/data/report/sweep-fixture" \
-  "$work/capacity" --out "$work/report.html"
+  "$work/capacity" "$work/rate-sweep" --out "$work/report.html"
 "$servesim" report "$work/one/run" --out "$work/one.html"
 
 flags=(--headless --no-sandbox --disable-gpu --disable-extensions --no-first-run
@@ -101,8 +118,10 @@ check() {
 
 # CHARTS_EXPECTED: 4 latency CDFs + their 4 tails, 3 per-replica charts (the cluster run),
 # 6 time series, 1 roofline, 6 sweep charts (throughput, cost by TTFT and by TPOT; attainment,
-# p99 TTFT and p99 TPOT against rate), 3 capacity charts (the same three against offered rate).
-check report 27
+# p99 TTFT and p99 TPOT against rate) of the fixture, 3 capacity charts (the same three against
+# offered rate), 4 of the rate sweep (throughput against p99 E2E and the three against its rate
+# axis; it has no costs).
+check report 31
 # The one-request page: 4 CDFs + 4 tails of one value each, 6 time series.
 check one 14
 exit $fail

@@ -153,6 +153,7 @@ TEST_CASE("report: a sweep directory gives its points and SLO", "[report]") {
   CHECK(r["points"][7]["feasible"] == false);
   CHECK(r["points"][7]["cost_per_hour_usd"].is_null());
   CHECK(r["points"][7]["hardware"] == "a100-80gb");  // axis columns are kept
+  CHECK(r["axes"] == json({"hardware", "tensor_parallel"}));
 }
 
 TEST_CASE("report: points.csv fields may be quoted", "[report]") {
@@ -372,7 +373,7 @@ TEST_CASE("report: every capacity and sweep column the page reads exists", "[rep
                          (sweep_dir / "o").string(), "-q"}) == 0);
   const json sw = read_result_dir((sweep_dir / "o").string());
   CHECK(sw["kind"] == "sweep");
-  CHECK(sw["axes"] == json({"scheduler.max_num_seqs", "workload.synthetic.arrival.rate_per_s"}));
+  CHECK(sw["axes"] == json({"workload.synthetic.arrival.rate_per_s", "scheduler.max_num_seqs"}));
   REQUIRE(sw["points"].size() == 4);
 
   const std::vector<std::string> probe_paths = js_paths(js, {"probeKey('"});
