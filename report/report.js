@@ -264,6 +264,13 @@
     return s;
   }
 
+  // A share's log axis: from the decade under the smallest share to just over 1 (a share is at
+  // most 1; the headroom keeps a point at 1 off the frame).
+  function tailRange(u, min) {
+    var lo = min > 0 ? Math.pow(10, Math.floor(Math.log10(min))) : 1e-3;
+    return [Math.min(lo, 0.1), 1.25];
+  }
+
   function cdfCharts(parent, runs) {
     var withCdf = runs.filter(function (r) { return r.cdf; });
     if (!withCdf.length) {
@@ -300,7 +307,7 @@
       }, uPlot.join(tables), drawSlos);
       chart(box, 'tail of ' + c[1] + ' (log scale)', 'share of finished requests at or above x, on a log axis: ' +
             '0.01 is the slowest 1%, 0.001 the slowest 0.1% (requests.csv)', {
-        scales: {x: {time: false, range: rangeWith(slos)}, y: {distr: 3}},
+        scales: {x: {time: false, range: rangeWith(slos)}, y: {distr: 3, range: tailRange}},
         axes: [{label: c[1]}, {label: 'share at or above x'}],
         series: tailSeries
       }, uPlot.join(tails), drawSlos);
