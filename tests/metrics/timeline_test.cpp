@@ -223,3 +223,36 @@ TEST_CASE("timeline: a disaggregated run has pool names and KV-transfer slices",
                 (e["ph"] == "C" && e["name"] == "KV replica 1" && e["ts"].get<double>() == 11020.0);
   CHECK(decode_kv);
 }
+
+TEST_CASE("timeline: a decode replica without a free seat shows the admit wait",
+          "[metrics][timeline]") {
+  // One seat per replica. Two 1,000-token prompts at 0: r0's prefill ends at 10 ms, its KV
+  // arrives at 11.02 ms and the decode replica takes it at once; its 4 decode steps end at
+  // 51.02 ms. r1 prefills 10-20 ms, its KV arrives at 21.02 ms and waits for r0's seat until
+  // 51.02 ms: an admit wait of 30 ms, on the transfers' track and inside r1's decode span.
+  const std::string yaml =
+      "workload: {trace: {path: " +
+      write_temp("t.csv", "arrival_s,prompt_tokens,output_tokens\n0,1000,5\n0,1000,5\n") +
+      "}}\n"
+      "step_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 1}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 65536}\n"
+      "cluster:\n  router: {kind: round_robin}\n  decode_router: {kind: round_robin}\n"
+      "  pools:\n    - {name: pre, role: prefill, replicas: 1}\n"
+      "    - {name: dec, role: decode, replicas: 1}\n"
+      "  kv_transfer: {bandwidth_gb_s: 1, latency_us: 20, kv_bytes_per_token: 1000}\n";
+  const json t = timeline_of(yaml, 1000);
+  std::map<std::string, std::pair<double, double>> async;  // name -> (begin, end)
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "b") async[e["name"]].first = e["ts"].get<double>();
+    if (e["ph"] == "e") async[e["name"]].second = e["ts"].get<double>();
+  }
+  CHECK(async.size() == 3);  // no admit wait for r0
+  CHECK(async.at("kv transfer 0") == std::make_pair(10000.0, 11020.0));
+  CHECK(async.at("kv transfer 1") == std::make_pair(20000.0, 21020.0));
+  CHECK(async.at("admit wait 1") == std::make_pair(21020.0, 51020.0));
+  const auto r1 = spans_of(t, 1);
+  CHECK(r1.at("admit wait") == std::make_pair(21020.0, 51020.0));
+  CHECK(r1.at("decode") == std::make_pair(20000.0, 91020.0));
+  CHECK(spans_of(t, 0).count("admit wait") == 0);
+}
