@@ -505,9 +505,10 @@
   function rateCharts(box, name, pts, xOf, xLabel, groupOf, slo, extra) {
     var groups = [];
     pts.forEach(function (p) { var g = groupOf(p); if (groups.indexOf(g) < 0) groups.push(g); });
-    if (groups.length > palette.length) {  // too many to tell apart: one series
+    if (groups.length > palette.length) {  // too many to tell apart: one series, unjoined
       groups = [''];
       groupOf = function () { return ''; };
+      extra = Object.assign({}, extra, {pointsOnly: true});
     }
     var metrics = [
       ['SLO attainment', '% of requests meeting the SLO', times(rateKey('slo_attainment'), 100),
@@ -586,6 +587,14 @@
     return pool + '[' + (i - k) + ']';
   }
 
+  // A replica's (or pool's) p99 of a distribution in ms; null where it has none (count 0: a
+  // decode replica's TTFT, a prefill replica's TPOT), as the printed table's "-".
+  function p99ms(count, p99) {
+    return function (rep) { return count(rep) ? times(p99, 1e3)(rep) : null; };
+  }
+  // Its SLO attainment in %; null when no request left from it (the table's "-").
+  function attainmentPct(rep) { return rkey('requests')(rep) ? times(rkey('slo.attainment'), 100)(rep) : null; }
+
   function replicaCharts(parent, runs) {
     var clusters = runs.filter(function (r) { return (r.summary.replicas || []).length > 1; });
     if (!clusters.length) return;
@@ -619,14 +628,36 @@
       };
       plot('load per replica', 'busy share, KV peak (share of its capacity) and SLO attainment', '%',
            [['busy %', times(rkey('busy_share'), 100)], ['KV peak %', kvShare],
-            ['SLO attainment %', times(rkey('slo.attainment'), 100)]], []);
+            ['SLO attainment %', attainmentPct]], []);
       var marks = [];
       var ttft = key('slo.ttft.target_ms')(r.summary), tpot = key('slo.tpot.target_ms')(r.summary);
       if (ttft !== null) marks.push([ttft, 'SLO TTFT ' + fmt(ttft) + ' ms']);
       if (tpot !== null) marks.push([tpot, 'SLO TPOT ' + fmt(tpot) + ' ms']);
       plot('p99 latency per replica', 'TTFT of the requests routed to it, TPOT of those it finished; dashed: the SLO',
-           'ms', [['p99 TTFT (ms)', times(rkey('ttft_s.p99'), 1e3)], ['p99 TPOT (ms)', times(rkey('tpot_s.p99'), 1e3)]], marks);
+           'ms', [['p99 TTFT (ms)', p99ms(rkey('ttft_s.count'), rkey('ttft_s.p99'))],
+                  ['p99 TPOT (ms)', p99ms(rkey('tpot_s.count'), rkey('tpot_s.p99'))]], marks);
+      poolChart(box, r);
     });
+  }
+
+  // With cluster.pools: each pool's busy share and SLO attainment (summary.json "pools").
+  function poolChart(box, r) {
+    var pools = r.summary.pools || [];
+    if (pools.length < 2) return;
+    var names = pools.map(function (p) { return rkey('pool')(p) + ' (' + rkey('role')(p) + ')'; });
+    var cols = [['busy %', times(rkey('busy_share'), 100)], ['SLO attainment %', attainmentPct]];
+    var series = [{label: 'pool'}], data = [pools.map(function (_, i) { return i; })];
+    cols.forEach(function (c, i) {
+      series.push(pointSeries(c[0], color(i), 8));
+      data.push(pools.map(function (p) { var v = c[1](p); return typeof v === 'number' ? v : null; }));
+    });
+    chart(box, 'per pool: ' + r.name, 'its replicas\' mean busy share and its requests\' SLO attainment (summary.json pools)', {
+      scales: {x: {time: false, range: [-0.5, pools.length - 0.5]}, y: {range: rangeWith([], true)}},
+      axes: [{label: 'pool', incrs: [1, 2, 5, 10], values: function (u, splits) {
+        return splits.map(function (v) { return v === Math.round(v) && names[v] !== undefined ? names[v] : ''; });
+      }}, {label: '%'}],
+      series: series
+    }, data);
   }
 
   function section(title) {

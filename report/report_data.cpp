@@ -114,14 +114,18 @@ constexpr Expected k_run_summary[] = {{"kind", Want::String},
                                       {"pools", Want::Array}};
 // Each entry of a run's "replicas" (and "pools"): what the per-replica charts read.
 constexpr Expected k_replica_summary[] = {{"pool", Want::String},
+                                          {"role", Want::String},
                                           {"routed", Want::Number},
                                           {"finished", Want::Number},
                                           {"busy_share", Want::Number},
                                           {"kv_capacity_tokens", Want::Number},
                                           {"kv_peak_used_tokens", Want::Number},
+                                          {"requests", Want::Number},
                                           {"ttft_s", Want::Object},
+                                          {"ttft_s.count", Want::Number},
                                           {"ttft_s.p99", Want::Number},
                                           {"tpot_s", Want::Object},
+                                          {"tpot_s.count", Want::Number},
                                           {"tpot_s.p99", Want::Number},
                                           {"slo", Want::Object},
                                           {"slo.attainment", Want::Number}};

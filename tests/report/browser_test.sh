@@ -35,6 +35,23 @@ done
 "$servesim" run "$src/configs/examples/seed-continuous.yaml" --out "$work/cluster/run" --quiet \
   --no-progress --set 'cluster={replicas: 2, router: {kind: round_robin}}' \
   --set 'slo={ttft_ms: 50, tpot_ms: 10}'
+# A prefill and a decode pool: per-replica charts named by pool, and the per-pool chart.
+cat >"$work/pools.yaml" <<'YAML'
+workload: {synthetic: {requests: 40, arrival: {kind: poisson, rate_per_s: 20},
+  prompt_tokens: {kind: fixed, value: 500}, output_tokens: {kind: fixed, value: 20}}}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 8}
+kv: {policy: paged, block_size: 16, capacity_tokens: 65536}
+cluster:
+  router: {kind: round_robin}
+  decode_router: {kind: round_robin}
+  pools:
+    - {name: pre, role: prefill, replicas: 1}
+    - {name: dec, role: decode, replicas: 2}
+  kv_transfer: {bandwidth_gb_s: 1, latency_us: 20, kv_bytes_per_token: 1000}
+slo: {ttft_ms: 100, tpot_ms: 20}
+YAML
+"$servesim" run "$work/pools.yaml" --out "$work/pools/run" --quiet --no-progress
 # One request: every distribution is one value (a page of its own, so that its CDFs must draw).
 "$servesim" run "$src/configs/examples/seed-continuous.yaml" --out "$work/one/run" --steps \
   --quiet --no-progress --set workload.synthetic.requests=1
@@ -70,7 +87,7 @@ axes:
 YAML
 "$servesim" size "$work/rate-sweep.yaml" --out "$work/rate-sweep" -q
 "$servesim" report "$work/runs/static" "$work/runs/dynamic" "$work/runs/continuous" \
-  "$work/runs/roofline" "$work/cluster/run" "$src/tests/data/report/sweep-fixture" \
+  "$work/runs/roofline" "$work/cluster/run" "$work/pools/run" "$src/tests/data/report/sweep-fixture" \
   "$work/capacity" "$work/rate-sweep" --out "$work/report.html"
 "$servesim" report "$work/one/run" --out "$work/one.html"
 
@@ -116,12 +133,13 @@ check() {
   echo "$page: $work/$page.html ($(wc -c <"$work/$page.html") bytes)"
 }
 
-# CHARTS_EXPECTED: 4 latency CDFs + their 4 tails, 3 per-replica charts (the cluster run),
+# CHARTS_EXPECTED: 4 latency CDFs + their 4 tails, 3 per-replica charts each of the cluster and
+# the pools runs and the pools run's per-pool chart,
 # 6 time series, 1 roofline, 6 sweep charts (throughput, cost by TTFT and by TPOT; attainment,
 # p99 TTFT and p99 TPOT against rate) of the fixture, 3 capacity charts (the same three against
 # offered rate), 4 of the rate sweep (throughput against p99 E2E and the three against its rate
 # axis; it has no costs).
-check report 31
+check report 35
 # The one-request page: 4 CDFs + 4 tails of one value each, 6 time series.
 check one 14
 exit $fail

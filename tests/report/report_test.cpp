@@ -341,18 +341,24 @@ TEST_CASE("report: every summary key the page reads exists in a run's summary", 
   REQUIRE(summary["replicas"].size() == 2);
   for (const std::string& path : replica_paths) {
     INFO("replicas[0]." << path);
-    if (path == "pool") continue;  // only with cluster.pools (checked below)
+    if (path == "pool" || path == "role") continue;  // only with cluster.pools (below)
     CHECK(at_path(summary["replicas"][0], path) != nullptr);
   }
 
   // A disaggregated run's replicas name their pool.
   const auto pools = temp_dir() / "pools";
-  REQUIRE(run_cli_quiet({"run", write_temp("pools.yaml", k_small_run + k_disagg), "--out",
-                         pools.string(), "--quiet"}) == 0);
+  REQUIRE(run_cli_quiet({"run",
+                         write_temp("pools.yaml", k_small_run + k_disagg + "slo: {ttft_ms: 100}\n"),
+                         "--out", pools.string(), "--quiet"}) == 0);
   const json p = read_result_dir(pools.string())["summary"];
   REQUIRE(p["replicas"].size() == 2);
   CHECK(p["replicas"][0]["pool"] == "p");
   CHECK(p["replicas"][1]["pool"] == "d");
+  // The per-pool chart reads rkey() names from "pools": each must be there.
+  REQUIRE(p["pools"].size() == 2);
+  CHECK(p["pools"][1]["role"] == "decode");
+  for (const char* path : {"pool", "role", "busy_share", "requests", "slo.attainment"})
+    CHECK(at_path(p["pools"][0], path) != nullptr);
 }
 
 TEST_CASE("report: every capacity and sweep column the page reads exists", "[report]") {
