@@ -17,7 +17,10 @@ int cmd_report(const std::vector<std::string>& args, std::ostream& out,
   namespace po = boost::program_options;
   CommandLine cl("report", "RESULT_DIR... [--out report.html]");
   cl.options()("dirs", po::value<std::vector<std::string>>(), "result directories")(
-      "out,o", po::value<std::string>()->default_value("report.html"), "the HTML file to write");
+      "out,o", po::value<std::string>()->default_value("report.html"), "the HTML file to write")(
+      "label", po::value<std::vector<std::string>>(),
+      "the name a result directory gets in the page (repeatable: one per directory, in order; "
+      "default: the shortest path suffix that tells them apart)");
   const std::optional<po::variables_map> parsed =
       cl.quiet_option()
           .positional("dirs", -1)
@@ -29,7 +32,9 @@ int cmd_report(const std::vector<std::string>& args, std::ostream& out,
   const po::variables_map& vm = *parsed;
   const auto dirs = vm["dirs"].as<std::vector<std::string>>();
   const std::string path = vm["out"].as<std::string>();
-  write_report(dirs, path, interrupt);
+  const auto labels =
+      vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
+  write_report(dirs, path, interrupt, labels);
   if (!vm["quiet"].as<bool>())
     out << fmt::format("wrote {} ({} result{}, {} bytes)\n", path, dirs.size(),
                        dirs.size() == 1 ? "" : "s", std::filesystem::file_size(path));

@@ -323,8 +323,83 @@ void write_vidur_request_metrics(std::ostream& out, TokenTimes& t) {
   }
 }
 
+namespace {
+
+// GenAI-Perf's fixed percentiles (genai_perf/metrics/statistics.py).
+constexpr double k_genai_perf_percentiles[] = {1, 5, 10, 25, 50, 75, 90, 95, 99};
+
+// One of GenAI-Perf's per-request metrics: unit, avg, p1..p99 (and any further percentile
+// asked), min, max, std, in its key order; `scale` turns seconds into ms.
+nlohmann::ordered_json genai_perf_stats(const char* unit, std::vector<double> values,
+                                        const std::vector<double>& extra, double scale) {
+  std::vector<double> ps(std::begin(k_genai_perf_percentiles), std::end(k_genai_perf_percentiles));
+  for (double p : extra)
+    if (std::find(ps.begin(), ps.end(), p) == ps.end()) ps.push_back(p);
+  const double min = values.empty() ? 0 : *std::min_element(values.begin(), values.end());
+  const LatencyStats s = latency_stats(std::move(values), ps);
+  nlohmann::ordered_json j;
+  j["unit"] = unit;
+  j["avg"] = s.mean * scale;
+  for (const auto& [p, v] : s.percentiles) j["p" + percentile_word(p)] = v * scale;
+  j["min"] = min * scale;
+  j["max"] = s.max * scale;
+  j["std"] = s.std * scale;
+  return j;
+}
+
+nlohmann::ordered_json genai_perf_rate(const char* unit, double per_s) {
+  nlohmann::ordered_json j;
+  j["unit"] = unit;
+  j["avg"] = per_s;
+  return j;
+}
+
+}  // namespace
+
+void write_genai_perf_json(std::ostream& out, const Summary& s, TokenTimes& t,
+                           const std::vector<double>& percentiles) {
+  std::vector<double> ttft, itl, e2e, per_request_tput, osl, isl;
+  for (const RequestTimes& r : t.requests()) {
+    if (!r.finished) continue;  // GenAI-Perf's records are its successful responses
+    ttft.push_back(r.ttft_s);
+    e2e.push_back(r.e2e_s);
+    // GenAI-Perf's inter_token_latency is per request: (latency - TTFT) / (tokens - 1), its
+    // TPOT; servesim's tpot_s, from the first token to the last.
+    if (r.output_tokens > 1) itl.push_back(r.tpot_s);
+    if (r.e2e_s > 0) per_request_tput.push_back(r.output_tokens / r.e2e_s);
+    osl.push_back(r.output_tokens);
+    isl.push_back(r.prompt_tokens);
+  }
+  const double d = s.duration_s;
+  const auto per_s = [d](double x) { return d > 0 ? x / d : 0.0; };
+  nlohmann::ordered_json j;
+  // Its key order (LLMMetrics: request metrics, then system metrics); a metric without data
+  // is left out, as GenAI-Perf skips it.
+  const auto put = [&](const char* key, const char* unit, std::vector<double> v, double scale) {
+    if (!v.empty()) j[key] = genai_perf_stats(unit, std::move(v), percentiles, scale);
+  };
+  put("time_to_first_token", "ms", std::move(ttft), 1e3);
+  put("inter_token_latency", "ms", std::move(itl), 1e3);
+  put("request_latency", "ms", std::move(e2e), 1e3);
+  put("output_token_throughput_per_request", "tokens/sec", std::move(per_request_tput), 1);
+  put("output_sequence_length", "tokens", std::move(osl), 1);
+  put("input_sequence_length", "tokens", std::move(isl), 1);
+  j["output_token_throughput"] =
+      genai_perf_rate("tokens/sec", per_s(static_cast<double>(s.output_tokens)));
+  if (s.slo) j["request_goodput"] = genai_perf_rate("requests/sec", s.slo->goodput_per_s);
+  j["request_throughput"] = genai_perf_rate("requests/sec", per_s(static_cast<double>(s.finished)));
+  j["request_count"] = genai_perf_rate("count", static_cast<double>(s.finished));
+  // GenAI-Perf's command line; servesim's run has none of its client settings.
+  j["input_config"] = {{"model", {"servesim"}},
+                       {"endpoint_type", "servesim"},
+                       {"service_kind", "servesim"},
+                       {"profile_export_file", "profile_export.json"}};
+  out << j.dump(2) << "\n";
+}
+
 const std::vector<ExportFormat>& export_formats() {
   static const std::vector<ExportFormat> k{
+      {"genai-perf", "profile_export_genai_perf.json", "GenAI-Perf's profile export JSON"},
       {"vidur", "request_metrics.csv", "Vidur's per-request metrics"},
       {"vllm-bench", "vllm-bench.json", "vllm bench serve's result JSON"},
   };
@@ -345,6 +420,8 @@ void write_export(const ExportFormat& f, std::ostream& out, const Summary& s, To
                   const std::vector<double>& percentiles) {
   if (std::string_view(f.name) == "vidur")
     write_vidur_request_metrics(out, t);
+  else if (std::string_view(f.name) == "genai-perf")
+    write_genai_perf_json(out, s, t, percentiles);
   else  // vllm-bench; vLLM's --metric-percentiles defaults to 99
     write_vllm_bench_json(out, s, t, percentiles.empty() ? std::vector<double>{99} : percentiles);
 }

@@ -2,7 +2,8 @@
 // Results in other tools' layouts, and the latency statistics they report (docs/metrics.md#itl
 // and #exports): inter-token latency (ITL), mean, median, standard deviation and any list of
 // percentiles of TTFT, TPOT, ITL and E2E, with numpy's definitions as vLLM's `bench serve` uses
-// them, and `vllm bench serve`'s result JSON (--save-result --save-detailed), field for field.
+// them, and `vllm bench serve`'s result JSON (--save-result --save-detailed), field for field;
+// GenAI-Perf's profile export JSON and Vidur's request_metrics.csv.
 //
 // ITL is every gap between two consecutive output tokens of a request, pooled over all finished
 // requests. The engine reports each step (StepObserver) and each request once, when it leaves
@@ -114,6 +115,13 @@ struct LatencyReport {
 /// statistics), with every metric's percentiles (ttft, tpot, itl and e2el selected).
 /// `percentiles` as vLLM's --metric-percentiles (its default: {99}).
 void write_vllm_bench_json(std::ostream& out, const Summary& s, TokenTimes& t,
+                           const std::vector<double>& percentiles);
+
+/// GenAI-Perf's profile_export_genai_perf.json for this run (docs/metrics.md#exports): one
+/// object per metric, its names and units (ms, tokens, tokens/sec), unit, avg, p1, p5, p10, p25,
+/// p50, p75, p90, p95, p99, min, max and std (numpy's), then the rates (unit and avg) and
+/// input_config. `percentiles` (--percentiles) adds further pP keys after p99.
+void write_genai_perf_json(std::ostream& out, const Summary& s, TokenTimes& t,
                            const std::vector<double>& percentiles);
 
 /// A layout of `servesim run --export NAME`, written to `file` in the --out folder.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <iterator>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <string_view>
 
 namespace servesim {
@@ -11,6 +12,11 @@ namespace {
 
 constexpr int k_replicas_pid = 1;
 constexpr int k_requests_pid = 2;
+constexpr int k_transfers_pid = 3;
+
+const char* role_name(PoolRole r) {
+  return r == PoolRole::Prefill ? "prefill" : r == PoolRole::Decode ? "decode" : "mixed";
+}
 
 // Microseconds with three decimals from integer nanoseconds, exactly.
 void append_us(fmt::memory_buffer& b, Time t) {
@@ -44,19 +50,51 @@ void TimelineWriter::flush_if_full() {
   }
 }
 
+void TimelineWriter::on_start(uint32_t replicas, const std::vector<PoolSpec>& pools) {
+  m_pools = pools;
+  if (replicas > 0) name_replicas(replicas - 1);
+}
+
+// Names the tracks of replicas up to `up_to` not named yet (once per replica, not per step).
+void TimelineWriter::name_replicas(uint32_t up_to) {
+  auto it = std::back_inserter(m_buf);
+  const auto first_new = static_cast<uint32_t>(m_replica_steps.size());
+  if (up_to < first_new) return;
+  m_replica_steps.resize(up_to + 1, 0);
+  for (uint32_t r = first_new; r <= up_to; ++r) {
+    std::string name = fmt::format("replica {}", r);
+    for (const PoolSpec& p : m_pools)
+      if (r >= p.first_replica && r < p.first_replica + p.replicas)
+        name += fmt::format(" (pool {}, {})", p.name, role_name(p.role));
+    begin_event();
+    fmt::format_to(
+        it,
+        "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},"
+        "\"args\":{{\"name\":{}}}}}",
+        k_replicas_pid, r,
+        nlohmann::json(name).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    begin_event();
+    fmt::format_to(it,
+                   "{{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":{},"
+                   "\"args\":{{\"sort_index\":{}}}}}",
+                   k_replicas_pid, r, r);
+  }
+}
+
 void TimelineWriter::on_step(const StepRecord& s) {
   auto it = std::back_inserter(m_buf);
-  if (s.replica >= m_replica_steps.size()) {  // a replica's first step: name its track
-    const auto first_new = static_cast<uint32_t>(m_replica_steps.size());
-    m_replica_steps.resize(s.replica + 1, 0);  // once per replica, not per step
-    for (uint32_t r = first_new; r <= s.replica; ++r) {
-      begin_event();
-      fmt::format_to(it,
-                     "{{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":{},\"tid\":{},"
-                     "\"args\":{{\"name\":\"replica {}\"}}}}",
-                     k_replicas_pid, r, r);
-    }
-  }
+  if (s.replica >= m_replica_steps.size()) name_replicas(s.replica);
+  // The replica's KV and queue as counter tracks, at the step's start.
+  begin_event();
+  fmt::format_to(it, "{{\"name\":\"KV replica {}\",\"ph\":\"C\",\"pid\":{},\"ts\":", s.replica,
+                 k_replicas_pid);
+  append_us(m_buf, s.start);
+  fmt::format_to(it, ",\"args\":{{\"used_tokens\":{}}}}}", s.kv_used_tokens);
+  begin_event();
+  fmt::format_to(it, "{{\"name\":\"queue replica {}\",\"ph\":\"C\",\"pid\":{},\"ts\":", s.replica,
+                 k_replicas_pid);
+  append_us(m_buf, s.start);
+  fmt::format_to(it, ",\"args\":{{\"waiting\":{},\"running\":{}}}}}", s.waiting, s.running);
   const int64_t n = m_replica_steps[s.replica]++;
   begin_event();
   fmt::format_to(it,
@@ -90,6 +128,43 @@ void TimelineWriter::span(const char* name, uint64_t id, Time from, Time to) {
   m_buf.append(std::string_view(",\"dur\":"));
   append_us(m_buf, to - from);
   m_buf.push_back('}');
+}
+
+void TimelineWriter::async_slice(const char* name, const TransferRecord& t, Time from, Time to) {
+  if (!(from < to)) return;
+  auto it = std::back_inserter(m_buf);
+  for (const char ph : {'b', 'e'}) {
+    begin_event();
+    fmt::format_to(it,
+                   "{{\"name\":\"{} {}\",\"cat\":\"kv_transfer\",\"ph\":\"{}\",\"id\":{},"
+                   "\"pid\":{},\"tid\":{},\"ts\":",
+                   name, t.request, ph, t.request, k_transfers_pid, t.to);
+    append_us(m_buf, ph == 'b' ? from : to);
+    if (ph == 'b')
+      fmt::format_to(it, ",\"args\":{{\"request\":{},\"from\":{},\"to\":{}}}", t.request, t.from,
+                     t.to);
+    m_buf.push_back('}');
+  }
+}
+
+void TimelineWriter::on_transfer(const TransferRecord& t) {
+  if (t.request >= m_max_requests) return;
+  if (!m_transfers_named) {
+    m_transfers_named = true;
+    begin_event();
+    fmt::format_to(std::back_inserter(m_buf),
+                   "{{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":{},\"tid\":0,"
+                   "\"args\":{{\"name\":\"kv transfers\"}}}},\n"
+                   "{{\"name\":\"process_sort_index\",\"ph\":\"M\",\"pid\":{},\"tid\":0,"
+                   "\"args\":{{\"sort_index\":3}}}}",
+                   k_transfers_pid, k_transfers_pid);
+  }
+  async_slice("kv transfer", t, t.started, t.delivered);
+  async_slice("admit wait", t, t.delivered, t.admitted);
+  // Inside the request's "decode" span (first token to finish), on its own track.
+  span("kv transfer", t.request, t.started, t.delivered);
+  span("admit wait", t.request, t.delivered, t.admitted);
+  flush_if_full();
 }
 
 void TimelineWriter::record(const Request& r) {

@@ -62,9 +62,10 @@ void write_report_html(const nlohmann::json& data, std::ostream& out) {
 }
 
 void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
-                  const volatile std::sig_atomic_t* interrupt) {
+                  const volatile std::sig_atomic_t* interrupt,
+                  const std::vector<std::string>& labels) {
   OutputFile page(out_path, "--out");  // a FIFO or device as --out is refused before reading
-  const nlohmann::json data = report_data(dirs, interrupt);
+  const nlohmann::json data = report_data(dirs, interrupt, labels);
   check_interrupt(interrupt);
   write_report_html(data, page.stream());
   page.commit();

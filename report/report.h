@@ -14,10 +14,13 @@ namespace servesim {
 void write_report_html(const nlohmann::json& data, std::ostream& out);
 
 /// Reads `dirs` (report_data()) and writes the page to `out_path`, all or nothing (through
-/// core/output_file.h: `out_path` must be absent or a regular file). Throws InputError naming the
-/// directory or file at fault, or Interrupted once `interrupt` is set (checked between result
-/// folders); nothing is written then.
+/// core/output_file.h: `out_path` must be absent or a regular file). `labels`: the names the
+/// page gives the directories (--label), none or one per directory; without them, each
+/// directory's shortest distinguishing path suffix. Throws InputError naming the directory or
+/// file at fault (or the labels' count), or Interrupted once `interrupt` is set (checked
+/// between result folders); nothing is written then.
 void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
-                  const volatile std::sig_atomic_t* interrupt = nullptr);
+                  const volatile std::sig_atomic_t* interrupt = nullptr,
+                  const std::vector<std::string>& labels = {});
 
 }  // namespace servesim

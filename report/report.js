@@ -103,6 +103,68 @@
     ctx.restore();
   }
 
+  // A horizontal line at y = v (data units of scale `scale`, 'y' unless given), labelled.
+  function hline(u, v, stroke, label, scale) {
+    if (v === null || v === undefined) return;
+    var y = Math.round(u.valToPos(v, scale || 'y', true));
+    var b = u.bbox;
+    if (y < b.top || y > b.top + b.height) return;
+    var ctx = u.ctx;
+    ctx.save();
+    ctx.strokeStyle = stroke;
+    ctx.setLineDash([5, 4]);
+    ctx.lineWidth = 1.5 * devicePixelRatio;
+    ctx.beginPath();
+    ctx.moveTo(b.left, y);
+    ctx.lineTo(b.left + b.width, y);
+    ctx.stroke();
+    ctx.fillStyle = stroke;
+    ctx.font = (11 * devicePixelRatio) + 'px sans-serif';
+    ctx.textAlign = 'right';
+    ctx.fillText(label, b.left + b.width - 4 * devicePixelRatio, y - 4 * devicePixelRatio);
+    ctx.restore();
+  }
+
+  // A range for a linear scale that holds the data and every value of `marks` (SLO lines), so
+  // that a line is never outside the axes; a single value gets a span around it.
+  function rangeWith(marks, fromZero) {
+    return function (u, min, max) {
+      var lo = min, hi = max;
+      (marks || []).forEach(function (v) {
+        if (typeof v !== 'number' || !isFinite(v)) return;
+        lo = lo === null ? v : Math.min(lo, v);
+        hi = hi === null ? v : Math.max(hi, v);
+      });
+      if (lo === null || hi === null) return [0, 1];
+      if (fromZero) lo = Math.min(0, lo);
+      var span = hi - lo;
+      if (span <= 0) span = Math.abs(hi) || 1;
+      return [lo - 0.05 * span, hi + 0.08 * span];
+    };
+  }
+
+  // Writes labels[i] beside point i of the series `which` (indices into u.series) that have a
+  // value there; at most `max` labels, so that a large sweep stays legible.
+  function labelPoints(u, which, labels, max) {
+    if (!labels || labels.length > (max || 60)) return;
+    var ctx = u.ctx;
+    var b = u.bbox;
+    ctx.save();
+    ctx.fillStyle = '#333';
+    ctx.font = (10 * devicePixelRatio) + 'px sans-serif';
+    for (var i = 0; i < labels.length; i++) {
+      which.forEach(function (s) {
+        var v = u.data[s][i];
+        if (v === null || v === undefined || !labels[i]) return;
+        var x = u.valToPos(u.data[0][i], 'x', true);
+        var y = u.valToPos(v, u.series[s].scale || 'y', true);
+        if (x < b.left || x > b.left + b.width || y < b.top || y > b.top + b.height) return;
+        ctx.fillText(String(labels[i]), x + 5 * devicePixelRatio, y - 5 * devicePixelRatio);
+      });
+    }
+    ctx.restore();
+  }
+
   // ---- numbers ----
   function fmt(v, digits) {
     if (v === null || v === undefined || (typeof v === 'number' && !isFinite(v))) return '-';
@@ -122,6 +184,14 @@
   function ms(path) { return function (s) { var v = get(s, path); return v === null ? null : v * 1e3; }; }
   function pct(path) { return function (s) { var v = get(s, path); return v === null ? null : v * 100; }; }
   function key(path) { return function (s) { return get(s, path); }; }
+  // The same for an entry of summary.json's "replicas", of capacity.json's "probes" and of a
+  // sweep's points.csv rows (tests/report/report_test.cpp checks each name against real output).
+  function rkey(path) { return function (r) { return get(r, path); }; }
+  function probeKey(path) { return function (p) { return get(p, path); }; }
+  function pointKey(path) { return function (p) { var v = get(p, path); return typeof v === 'number' ? v : null; }; }
+  // A column that both a capacity probe and a sweep point have (the charts against rate).
+  function rateKey(path) { return function (p) { return get(p, path); }; }
+  function times(reader, factor) { return function (o) { var v = reader(o); return typeof v === 'number' ? v * factor : null; }; }
 
   // ---- summary table ----
   var summaryRows = [
@@ -180,8 +250,26 @@
   }
 
   // ---- latency CDFs ----
-  var cdfs = [['ttft_ms', 'TTFT (ms)'], ['tpot_ms', 'TPOT (ms)'], ['e2e_ms', 'E2E latency (ms)'],
-              ['queue_ms', 'queue delay (ms)']];
+  // [cdf key, axis label, the run summary's SLO target for it (ms) or null]
+  var cdfs = [['ttft_ms', 'TTFT (ms)', key('slo.ttft.target_ms')],
+              ['tpot_ms', 'TPOT (ms)', key('slo.tpot.target_ms')],
+              ['e2e_ms', 'E2E latency (ms)', null],
+              ['queue_ms', 'queue delay (ms)', null]];
+
+  function cdfSeries(label, i, points) {
+    var s = lineSeries(label, i);
+    s.paths = uPlot.paths.stepped({align: 1});
+    // A distribution of one or a few values draws its points too: a step alone may be a dot.
+    if (points <= 3) s.points = {show: true, size: 7, fill: color(i)};
+    return s;
+  }
+
+  // A share's log axis: from the decade under the smallest share to just over 1 (a share is at
+  // most 1; the headroom keeps a point at 1 off the frame).
+  function tailRange(u, min) {
+    var lo = min > 0 ? Math.pow(10, Math.floor(Math.log10(min))) : 1e-3;
+    return [Math.min(lo, 0.1), 1.25];
+  }
 
   function cdfCharts(parent, runs) {
     var withCdf = runs.filter(function (r) { return r.cdf; });
@@ -192,20 +280,37 @@
     var box = el('div', {class: 'charts'});
     parent.appendChild(box);
     cdfs.forEach(function (c) {
-      var tables = [];
-      var series = [{label: c[1]}];
-      withCdf.forEach(function (r, i) {
+      var tables = [], tails = [];
+      var series = [{label: c[1]}], tailSeries = [{label: c[1]}];
+      var slos = [];
+      withCdf.forEach(function (r) {
         var d = r.cdf[c[0]];
         if (!d || !d.x.length) return;
         tables.push([d.x, d.p]);
-        series.push(lineSeries(r.name, runs.indexOf(r)));
+        // The tail: the share at or above x, P(X >= x) = 1 - (share below x), never 0, so that
+        // a log axis shows the last requests.
+        tails.push([d.x, d.p.map(function (p, k) { var t = k ? 1 - d.p[k - 1] : 1; return t > 0 ? t : null; })]);
+        series.push(cdfSeries(r.name, runs.indexOf(r), d.x.length));
+        tailSeries.push(cdfSeries(r.name, runs.indexOf(r), d.x.length));
+        var target = c[2] ? c[2](r.summary) : null;
+        if (target !== null && slos.indexOf(target) < 0) slos.push(target);
       });
       if (!tables.length) return;
-      chart(box, 'CDF of ' + c[1], 'share of finished requests at or under x (requests.csv)', {
-        scales: {x: {time: false}, y: {range: [0, 1]}},
+      var drawSlos = function (u) {
+        slos.forEach(function (v) { vline(u, v, '#d62728', 'SLO ' + fmt(v) + ' ms'); });
+      };
+      chart(box, 'CDF of ' + c[1], 'share of finished requests at or under x (requests.csv)' +
+            (slos.length ? '; dashed: the SLO target' : ''), {
+        scales: {x: {time: false, range: rangeWith(slos)}, y: {range: [0, 1.02]}},
         axes: [{label: c[1]}, {label: 'share of requests'}],
         series: series
-      }, uPlot.join(tables));
+      }, uPlot.join(tables), drawSlos);
+      chart(box, 'tail of ' + c[1] + ' (log scale)', 'share of finished requests at or above x, on a log axis: ' +
+            '0.01 is the slowest 1%, 0.001 the slowest 0.1% (requests.csv)', {
+        scales: {x: {time: false, range: rangeWith(slos)}, y: {distr: 3, range: tailRange}},
+        axes: [{label: c[1]}, {label: 'share at or above x'}],
+        series: tailSeries
+      }, uPlot.join(tails), drawSlos);
     });
   }
 
@@ -300,23 +405,40 @@
   }
 
   // ---- sweeps ----
-  function scatterData(points, xKey, groups) {
-    var pts = points.filter(function (p) { return typeof p[xKey] === 'number'; });
-    pts.sort(function (a, b) { return a[xKey] - b[xKey]; });
+  // [x, y...] for uPlot from `points` sorted by `xKey` (ties nudged apart: uPlot wants x
+  // strictly ascending); data.labels[i] names point i (its label column, or `labelOf(p)`).
+  function scatterData(points, xKey, groups, labelOf) {
+    var xOf = typeof xKey === 'function' ? xKey : function (p) { return p[xKey]; };
+    var pts = points.filter(function (p) { return typeof xOf(p) === 'number'; });
+    pts.sort(function (a, b) { return xOf(a) - xOf(b); });
     var x = [];
     var ys = groups.map(function () { return []; });
+    var labels = [];
     var last = -Infinity;
     pts.forEach(function (p) {
-      var xi = p[xKey];
+      var xi = xOf(p);
       if (xi <= last) xi = last + Math.max(Math.abs(last) * 1e-9, 1e-12);
       last = xi;
       x.push(xi);
       groups.forEach(function (g, k) { ys[k].push(g(p)); });
+      labels.push(labelOf ? labelOf(p) : (p.label === null || p.label === undefined ? '' : p.label));
     });
-    return [x].concat(ys);
+    var data = [x].concat(ys);
+    data.labels = labels;
+    return data;
   }
 
   function truthy(v) { return v === true || v === 1 || v === 'true'; }
+
+  // A sweep point's label: its label column, or its swept values.
+  function pointLabel(sweep) {
+    return function (p) {
+      // The label column when short ("h100 tp1 x2"), else the swept values ("20, 4"), whose
+      // order the caption gives.
+      if (typeof p.label === 'string' && p.label && p.label.length <= 24) return p.label;
+      return (sweep.axes || []).map(function (a) { return fmt(p[a]); }).join(', ');
+    };
+  }
 
   function sweepCharts(parent, sweep, k) {
     var pts = sweep.points.filter(function (p) { return truthy(p.feasible); });
@@ -329,37 +451,213 @@
     if (!pts.length) return;
     var box = el('div', {class: 'charts'});
     parent.appendChild(box);
-    var tput = function (p) { return typeof p.output_tokens_per_s === 'number' ? p.output_tokens_per_s : null; };
+    var labelOf = pointLabel(sweep);
+    var tput = pointKey('output_tokens_per_s');
     var meets = function (p) { return truthy(p.meets_slo) ? tput(p) : null; };
     var misses = function (p) { return truthy(p.meets_slo) ? null : tput(p); };
+    var longLabels = pts.some(function (p) { return typeof p.label === 'string' && p.label.length > 24; });
+    var labelled = pts.length > 60 ? '' : longLabels && (sweep.axes || []).length ?
+        '; each point labelled with its ' + sweep.axes.join(', ') : '; each point labelled';
+    var d = scatterData(pts, 'e2e_p99_ms', [meets, misses], labelOf);
     chart(box, 'throughput against p99 latency: ' + sweep.name,
-          'each feasible point: output tokens/s against p99 E2E latency (points.csv)', {
-      scales: {x: {time: false}},
+          'each feasible point: output tokens/s against p99 E2E latency (points.csv)' + labelled, {
+      scales: {x: {time: false, range: rangeWith([])}, y: {range: rangeWith([], true)}},
       axes: [{label: 'p99 E2E latency (ms)'}, {label: 'output tokens/s'}],
       series: [{label: 'p99 E2E (ms)'}, pointSeries('meets SLO', '#2ca02c'), pointSeries('misses SLO', '#d62728')]
-    }, scatterData(pts, 'e2e_p99_ms', [meets, misses]));
-    var cost = function (p) { return typeof p.cost_per_hour_usd === 'number' ? p.cost_per_hour_usd : null; };
+    }, d, function (u) { labelPoints(u, [1, 2], d.labels); });
+    var cost = pointKey('cost_per_hour_usd');
+    if (!pts.some(function (p) { return cost(p) !== null; })) {
+      box.appendChild(el('p', {class: 'note'}, 'No costs in points.csv (the sweep names no accelerator with a price): no cost charts.'));
+      sweepRateCharts(box, sweep, pts, labelOf);
+      return;
+    }
     var front = function (p) { return truthy(p.pareto) ? cost(p) : null; };
     var series = [{label: 'p99 TTFT (ms)'}, pointSeries('points', '#1f77b4'),
                   {label: 'Pareto front', stroke: '#ff7f0e', width: 2, spanGaps: true,
                    points: {show: true, size: 8, fill: '#ff7f0e'}}];
+    var dt = scatterData(pts, 'ttft_p99_ms', [cost, front], labelOf);
     chart(box, 'cost against p99 TTFT: ' + sweep.name,
-          'feasible points and their Pareto front (cheapest for a given TTFT); dashed: the SLO', {
-      scales: {x: {time: false}},
+          'feasible points and their Pareto front (cheapest for a given TTFT); dashed: the SLO' + labelled, {
+      scales: {x: {time: false, range: rangeWith([slo.ttft_ms])}, y: {range: rangeWith([], true)}},
       axes: [{label: 'p99 TTFT (ms)'}, {label: 'cost (USD/hour)'}],
       series: series
-    }, scatterData(pts, 'ttft_p99_ms', [cost, front]), function (u) {
+    }, dt, function (u) {
       if (slo.ttft_ms) vline(u, slo.ttft_ms, '#d62728', 'SLO TTFT ' + slo.ttft_ms + ' ms');
+      labelPoints(u, [1], dt.labels);
     });
     if (slo.tpot_ms) {
-      chart(box, 'cost against p99 TPOT: ' + sweep.name, 'dashed: the TPOT SLO', {
-        scales: {x: {time: false}},
+      var dp = scatterData(pts, 'tpot_p99_ms', [cost], labelOf);
+      chart(box, 'cost against p99 TPOT: ' + sweep.name, 'dashed: the TPOT SLO' + labelled, {
+        scales: {x: {time: false, range: rangeWith([slo.tpot_ms])}, y: {range: rangeWith([], true)}},
         axes: [{label: 'p99 TPOT (ms)'}, {label: 'cost (USD/hour)'}],
         series: [{label: 'p99 TPOT (ms)'}, pointSeries('points', '#9467bd')]
-      }, scatterData(pts, 'tpot_p99_ms', [cost]), function (u) {
+      }, dp, function (u) {
         vline(u, slo.tpot_ms, '#d62728', 'SLO TPOT ' + slo.tpot_ms + ' ms');
+        labelPoints(u, [1], dp.labels);
       });
     }
+    sweepRateCharts(box, sweep, pts, labelOf);
+  }
+
+  // ---- against offered rate: a sweep with a rate axis, or a capacity search ----
+  // Charts of SLO attainment, p99 TTFT and p99 TPOT against `xOf` (the offered rate), one
+  // series per group (groupOf(p): a name), with the SLO targets as lines inside the axes.
+  function rateCharts(box, name, pts, xOf, xLabel, groupOf, slo, extra) {
+    var groups = [];
+    pts.forEach(function (p) { var g = groupOf(p); if (groups.indexOf(g) < 0) groups.push(g); });
+    if (groups.length > palette.length) {  // too many to tell apart: one series, unjoined
+      groups = [''];
+      groupOf = function () { return ''; };
+      extra = Object.assign({}, extra, {pointsOnly: true});
+    }
+    var metrics = [
+      ['SLO attainment', '% of requests meeting the SLO', times(rateKey('slo_attainment'), 100),
+       slo.min_attainment ? [slo.min_attainment * 100] : [], 'minimum ', '%'],
+      ['p99 TTFT', 'p99 TTFT (ms)', rateKey('ttft_p99_ms'), slo.ttft_ms ? [slo.ttft_ms] : [], 'SLO ', ' ms'],
+      ['p99 TPOT', 'p99 TPOT (ms)', rateKey('tpot_p99_ms'), slo.tpot_ms ? [slo.tpot_ms] : [], 'SLO ', ' ms']];
+    metrics.forEach(function (m) {
+      var series = [{label: xLabel}];
+      var fns = groups.map(function (g, i) {
+        var c = extra && extra.colors && extra.colors[g] ? extra.colors[g] : color(i);
+        series.push(extra && extra.pointsOnly ? pointSeries(g || m[0], c, 7) :
+                    {label: g || m[0], stroke: c, width: 1.5, spanGaps: true, points: {show: true, size: 7, fill: c}});
+        return function (p) { var v = m[2](p); return groupOf(p) === g && typeof v === 'number' ? v : null; };
+      });
+      var d = scatterData(pts, xOf, fns, function (p) { return extra && extra.label ? extra.label(p) : ''; });
+      chart(box, m[0] + ' against offered rate: ' + name,
+            'each run: ' + m[1] + ' at its offered request rate' + (m[3].length ? '; dashed: the ' + m[4].trim() : '') +
+            (extra && extra.caption ? '; ' + extra.caption : ''), {
+        scales: {x: {time: false, range: rangeWith(extra && extra.xMarks ? extra.xMarks : [])},
+                 y: {range: rangeWith(m[3], true)}},
+        axes: [{label: xLabel}, {label: m[1]}],
+        series: series
+      }, d, function (u) {
+        m[3].forEach(function (v) { hline(u, v, '#d62728', m[4] + fmt(v) + m[5]); });
+        if (extra && extra.draw) extra.draw(u);
+        labelPoints(u, fns.map(function (_, i) { return i + 1; }), d.labels, 30);
+      });
+    });
+  }
+
+  function sweepRateCharts(box, sweep, pts, labelOf) {
+    var axes = sweep.axes || [];
+    var rateAxis = null;
+    axes.forEach(function (a) {
+      if (!rateAxis && /rate/.test(a) && pts.every(function (p) { return typeof p[a] === 'number'; })) rateAxis = a;
+    });
+    var others = axes.filter(function (a) { return a !== rateAxis; });
+    // An axis column is named by its config key, dots included: read it whole, not as a path.
+    var xOf = rateAxis ? function (p) { return typeof p[rateAxis] === 'number' ? p[rateAxis] : null; } :
+        pointKey('requests_per_s');
+    var xLabel = rateAxis ? rateAxis + ' (swept)' : 'served requests/s (no rate axis in this sweep)';
+    var groupOf = function (p) {
+      return others.map(function (a) { return a.split('.').pop() + '=' + fmt(p[a]); }).join(' ');
+    };
+    rateCharts(box, sweep.name, pts, xOf, xLabel, rateAxis ? groupOf : function () { return ''; }, sweep.slo || {},
+               {label: rateAxis ? null : labelOf, caption: 'points.csv', pointsOnly: !rateAxis});
+  }
+
+  function capacityCharts(parent, cap) {
+    var slo = cap.slo || {};
+    var probes = cap.probes || [];
+    var rate = probeKey('offered_rate_per_s');
+    var found = cap.capacity ? rate(cap.capacity) : null;
+    parent.appendChild(el('p', {class: 'note'}, fmt(probes.length, 0) + ' probes (capacity.json); ' +
+        (found !== null ? 'capacity ' + fmt(found) + ' requests/s' + (cap.found ? '' : ' (the search did not close)') :
+         'no probe met the SLO')));
+    if (!probes.length) return;
+    var box = el('div', {class: 'charts'});
+    parent.appendChild(box);
+    var verdict = function (p) { return truthy(rateKey('meets_slo')(p)) ? 'meets SLO' : 'misses SLO'; };
+    rateCharts(box, cap.name, probes, rate, 'offered rate (requests/s)', verdict, slo, {
+      caption: 'probes in capacity.json; the green line is the capacity found',
+      pointsOnly: true,
+      colors: {'meets SLO': '#2ca02c', 'misses SLO': '#d62728'},
+      xMarks: found !== null ? [found] : [],
+      draw: function (u) { if (found !== null) vline(u, found, '#2ca02c', 'capacity ' + fmt(found)); }
+    });
+  }
+
+  // ---- per replica (summary.json "replicas" of a cluster) ----
+  function replicaName(reps, i) {
+    var pool = rkey('pool')(reps[i]);
+    if (!pool) return String(i);
+    var k = i;
+    while (k > 0 && reps[k - 1].pool === pool) k--;
+    return pool + '[' + (i - k) + ']';
+  }
+
+  // A replica's (or pool's) p99 of a distribution in ms; null where it has none (count 0: a
+  // decode replica's TTFT, a prefill replica's TPOT), as the printed table's "-".
+  function p99ms(count, p99) {
+    return function (rep) { return count(rep) ? times(p99, 1e3)(rep) : null; };
+  }
+  // Its SLO attainment in %; null when no request left from it (the table's "-").
+  function attainmentPct(rep) { return rkey('requests')(rep) ? times(rkey('slo.attainment'), 100)(rep) : null; }
+
+  function replicaCharts(parent, runs) {
+    var clusters = runs.filter(function (r) { return (r.summary.replicas || []).length > 1; });
+    if (!clusters.length) return;
+    var box = el('div', {class: 'charts'});
+    parent.appendChild(box);
+    clusters.forEach(function (r) {
+      var reps = r.summary.replicas;
+      var names = reps.map(function (_, i) { return replicaName(reps, i); });
+      var x = reps.map(function (_, i) { return i; });
+      var axisX = {label: 'replica', values: function (u, splits) {
+        return splits.map(function (v) { return v === Math.round(v) && names[v] !== undefined ? names[v] : ''; });
+      }, incrs: [1, 2, 5, 10, 20, 50, 100]};
+      var plot = function (title, caption, yLabel, cols, marks) {
+        var series = [{label: 'replica'}];
+        var data = [x];
+        cols.forEach(function (c, i) {
+          series.push(pointSeries(c[0], color(i), 8));
+          data.push(reps.map(function (rep) { var v = c[1](rep); return typeof v === 'number' ? v : null; }));
+        });
+        chart(box, title + ': ' + r.name, caption + ' (summary.json replicas)', {
+          scales: {x: {time: false, range: [-0.5, reps.length - 0.5]}, y: {range: rangeWith(marks.map(function (m) { return m[0]; }), true)}},
+          axes: [axisX, {label: yLabel}],
+          series: series
+        }, data, function (u) { marks.forEach(function (m) { hline(u, m[0], '#d62728', m[1]); }); });
+      };
+      plot('requests per replica', 'routed to each replica and finished there', 'requests',
+           [['routed', rkey('routed')], ['finished', rkey('finished')]], []);
+      var kvShare = function (rep) {
+        var used = rkey('kv_peak_used_tokens')(rep), cap = rkey('kv_capacity_tokens')(rep);
+        return typeof used === 'number' && cap ? 100 * used / cap : null;
+      };
+      plot('load per replica', 'busy share, KV peak (share of its capacity) and SLO attainment', '%',
+           [['busy %', times(rkey('busy_share'), 100)], ['KV peak %', kvShare],
+            ['SLO attainment %', attainmentPct]], []);
+      var marks = [];
+      var ttft = key('slo.ttft.target_ms')(r.summary), tpot = key('slo.tpot.target_ms')(r.summary);
+      if (ttft !== null) marks.push([ttft, 'SLO TTFT ' + fmt(ttft) + ' ms']);
+      if (tpot !== null) marks.push([tpot, 'SLO TPOT ' + fmt(tpot) + ' ms']);
+      plot('p99 latency per replica', 'TTFT of the requests routed to it, TPOT of those it finished; dashed: the SLO',
+           'ms', [['p99 TTFT (ms)', p99ms(rkey('ttft_s.count'), rkey('ttft_s.p99'))],
+                  ['p99 TPOT (ms)', p99ms(rkey('tpot_s.count'), rkey('tpot_s.p99'))]], marks);
+      poolChart(box, r);
+    });
+  }
+
+  // With cluster.pools: each pool's busy share and SLO attainment (summary.json "pools").
+  function poolChart(box, r) {
+    var pools = r.summary.pools || [];
+    if (pools.length < 2) return;
+    var names = pools.map(function (p) { return rkey('pool')(p) + ' (' + rkey('role')(p) + ')'; });
+    var cols = [['busy %', times(rkey('busy_share'), 100)], ['SLO attainment %', attainmentPct]];
+    var series = [{label: 'pool'}], data = [pools.map(function (_, i) { return i; })];
+    cols.forEach(function (c, i) {
+      series.push(pointSeries(c[0], color(i), 8));
+      data.push(pools.map(function (p) { var v = c[1](p); return typeof v === 'number' ? v : null; }));
+    });
+    chart(box, 'per pool: ' + r.name, 'its replicas\' mean busy share and its requests\' SLO attainment (summary.json pools)', {
+      scales: {x: {time: false, range: [-0.5, pools.length - 0.5]}, y: {range: rangeWith([], true)}},
+      axes: [{label: 'pool', incrs: [1, 2, 5, 10], values: function (u, splits) {
+        return splits.map(function (v) { return v === Math.round(v) && names[v] !== undefined ? names[v] : ''; });
+      }}, {label: '%'}],
+      series: series
+    }, data);
   }
 
   function section(title) {
@@ -376,13 +674,17 @@
         results.map(function (r) { return r.path; }).join(', ');
     var runs = results.filter(function (r) { return r.kind === 'run'; });
     var sweeps = results.filter(function (r) { return r.kind === 'sweep'; });
+    var capacities = results.filter(function (r) { return r.kind === 'capacity'; });
     if (runs.length) {
       section('Summary (summary.json)').appendChild(summaryTable(runs));
       cdfCharts(section('Latency distributions'), runs);
+      if (runs.some(function (r) { return (r.summary.replicas || []).length > 1; }))
+        replicaCharts(section('Per replica (summary.json)'), runs);
       seriesCharts(section('Over time (steps.csv)'), runs);
       rooflineCharts(section('Roofline (steps.csv)'), runs);
     }
     sweeps.forEach(function (s, k) { sweepCharts(section('Sweep: ' + s.name), s, k); });
+    capacities.forEach(function (c) { capacityCharts(section('Capacity: ' + c.name), c); });
   }
 
   try {

@@ -67,7 +67,7 @@ json read_json_file(const fs::path& path) {
 
 // What the page reads from a summary and the JSON type it needs; null is always allowed
 // (servesim writes it for a figure without data).
-enum class Want { Number, Object, String };
+enum class Want { Number, Object, String, Array, Bool };
 struct Expected {
   const char* path;
   Want want;
@@ -104,7 +104,44 @@ constexpr Expected k_run_summary[] = {{"kind", Want::String},
                                       {"slo.goodput_requests_per_s", Want::Number},
                                       {"config", Want::Object},
                                       {"config.scheduler", Want::Object},
-                                      {"config.scheduler.kind", Want::String}};
+                                      {"config.scheduler.kind", Want::String},
+                                      {"slo.percentile", Want::Number},
+                                      {"slo.ttft", Want::Object},
+                                      {"slo.ttft.target_ms", Want::Number},
+                                      {"slo.tpot", Want::Object},
+                                      {"slo.tpot.target_ms", Want::Number},
+                                      {"replicas", Want::Array},
+                                      {"pools", Want::Array}};
+// Each entry of a run's "replicas" (and "pools"): what the per-replica charts read.
+constexpr Expected k_replica_summary[] = {{"pool", Want::String},
+                                          {"role", Want::String},
+                                          {"routed", Want::Number},
+                                          {"finished", Want::Number},
+                                          {"busy_share", Want::Number},
+                                          {"kv_capacity_tokens", Want::Number},
+                                          {"kv_peak_used_tokens", Want::Number},
+                                          {"requests", Want::Number},
+                                          {"ttft_s", Want::Object},
+                                          {"ttft_s.count", Want::Number},
+                                          {"ttft_s.p99", Want::Number},
+                                          {"tpot_s", Want::Object},
+                                          {"tpot_s.count", Want::Number},
+                                          {"tpot_s.p99", Want::Number},
+                                          {"slo", Want::Object},
+                                          {"slo.attainment", Want::Number}};
+constexpr Expected k_capacity[] = {{"slo", Want::Object},
+                                   {"slo.ttft_ms", Want::Number},
+                                   {"slo.tpot_ms", Want::Number},
+                                   {"slo.percentile", Want::Number},
+                                   {"slo.min_attainment", Want::Number},
+                                   {"found", Want::Bool},
+                                   {"capacity", Want::Object},
+                                   {"capacity.offered_rate_per_s", Want::Number},
+                                   {"probes", Want::Array}};
+constexpr Expected k_capacity_probe[] = {
+    {"offered_rate_per_s", Want::Number}, {"meets_slo", Want::Bool},
+    {"requests_per_s", Want::Number},     {"ttft_p99_ms", Want::Number},
+    {"tpot_p99_ms", Want::Number},        {"slo_attainment", Want::Number}};
 constexpr Expected k_sweep_summary[] = {{"kind", Want::String},
                                         {"slo", Want::Object},
                                         {"slo.ttft_ms", Want::Number},
@@ -114,7 +151,8 @@ constexpr Expected k_sweep_summary[] = {{"kind", Want::String},
 // Refuses a summary whose keys the page reads have the wrong type, naming the key; a parent
 // is checked before its children, so a child's parent is an object or absent.
 template <size_t N>
-void check_types(const json& summary, const Expected (&expected)[N], const fs::path& file) {
+void check_types(const json& summary, const Expected (&expected)[N], const fs::path& file,
+                 const std::string& prefix = "") {
   for (const Expected& e : expected) {
     const json* v = &summary;
     for (std::string_view rest = e.path; v;) {
@@ -127,25 +165,58 @@ void check_types(const json& summary, const Expected (&expected)[N], const fs::p
     if (!v || v->is_null()) continue;
     const bool ok = e.want == Want::Number   ? v->is_number()
                     : e.want == Want::Object ? v->is_object()
+                    : e.want == Want::Array  ? v->is_array()
+                    : e.want == Want::Bool   ? v->is_boolean()
                                              : v->is_string();
     if (!ok)
       throw InputError(fmt::format(
-          "{}: key \"{}\" = {}: must be {} (or null)", shown(file), e.path,
+          "{}: key \"{}{}\" = {}: must be {} (or null)", shown(file), prefix, e.path,
           v->is_string() ? quote_input(v->get_ref<const std::string&>())
-                         : printable(v->dump(-1, ' ', false, json::error_handler_t::replace)),
+                         : printable(v->dump(-1, ' ', false, json::error_handler_t::replace), 200),
           e.want == Want::Number   ? "a number"
           : e.want == Want::Object ? "an object"
+          : e.want == Want::Array  ? "an array"
+          : e.want == Want::Bool   ? "true or false"
                                    : "a string"));
   }
 }
 
-// The directory's name as the page shows it: its last component ("out/static/" -> "static").
-std::string name_of(const std::string& dir) {
-  fs::path p(dir);
-  while (!p.empty() && p.filename().empty()) p = p.parent_path();
-  const std::string name = p.filename().string();
-  return name.empty() || name == "." ? dir : name;
+// check_types() on each object of the array at `key` (absent or null: nothing to check).
+template <size_t N>
+void check_each(const json& parent, const char* key, const Expected (&expected)[N],
+                const fs::path& file) {
+  if (!parent.is_object() || !parent.contains(key) || !parent[key].is_array()) return;
+  const json& list = parent[key];
+  for (size_t i = 0; i < list.size(); ++i) {
+    const std::string at = fmt::format("{}[{}].", key, i);
+    if (!list[i].is_object())
+      throw InputError(
+          fmt::format("{}: key \"{}\" is not an object", shown(file), at.substr(0, at.size() - 1)));
+    check_types(list[i], expected, file, at);
+  }
 }
+
+// A directory's path components, without empty ones and "." ("out/static/" -> out, static).
+std::vector<std::string> components_of(const std::string& dir) {
+  std::vector<std::string> parts;
+  for (const fs::path& c : fs::path(dir)) {
+    const std::string s = c.string();
+    if (!s.empty() && s != "." && s != "/") parts.push_back(s);
+  }
+  return parts;
+}
+
+// The last `k` components joined by "/" (all of them when there are fewer; `dir` when none).
+std::string suffix_of(const std::vector<std::string>& parts, size_t k, const std::string& dir) {
+  if (parts.empty()) return dir;
+  std::string out;
+  for (size_t i = parts.size() - std::min(k, parts.size()); i < parts.size(); ++i)
+    out += (out.empty() ? "" : "/") + parts[i];
+  return out;
+}
+
+// The directory's name as the page shows it: its last component ("out/static/" -> "static").
+std::string name_of(const std::string& dir) { return suffix_of(components_of(dir), 1, dir); }
 
 // requests.csv's latency columns over finished requests, as CDFs in milliseconds.
 json request_cdfs(const fs::path& path) {
@@ -197,8 +268,51 @@ json read_run(const fs::path& dir, const json& summary) {
 json read_sweep(const fs::path& dir, const json& summary) {
   check_input_file(dir / "points.csv", k_max_points_bytes);
   json slo = summary.contains("slo") ? summary["slo"] : json(nullptr);
-  return {
-      {"kind", "sweep"}, {"slo", slo}, {"points", read_points_csv((dir / "points.csv").string())}};
+  std::vector<std::string> header;
+  json points = read_points_csv((dir / "points.csv").string(), &header);
+  // The swept columns: what points.csv holds beyond servesim size's own columns
+  // (sizing/sweep_run.h's field list).
+  static const char* const k_own[] = {"point",
+                                      "label",
+                                      "feasible",
+                                      "reason",
+                                      "meets_slo",
+                                      "pareto",
+                                      "replicas",
+                                      "accelerators",
+                                      "cost_per_hour_usd",
+                                      "requests_per_s",
+                                      "output_tokens_per_s",
+                                      "tokens_per_usd",
+                                      "ttft_p50_ms",
+                                      "ttft_p99_ms",
+                                      "tpot_p50_ms",
+                                      "tpot_p99_ms",
+                                      "e2e_p99_ms",
+                                      "goodput_req_per_s",
+                                      "slo_attainment",
+                                      "step_source"};
+  json axes = json::array();  // in points.csv's order, which is the sweep file's
+  for (const std::string& column : header)
+    if (std::none_of(std::begin(k_own), std::end(k_own),
+                     [&](const char* own) { return column == own; }))
+      axes.push_back(column);
+  return {{"kind", "sweep"}, {"slo", slo}, {"axes", axes}, {"points", std::move(points)}};
+}
+
+// capacity.json (servesim capacity): the SLO, the rate found and every probe, in the order run.
+json read_capacity(const fs::path& dir) {
+  const fs::path file = dir / "capacity.json";
+  const json c = read_json_file(file);
+  if (!c.is_object()) throw InputError(fmt::format("{}: not a JSON object", shown(file)));
+  check_types(c, k_capacity, file);
+  check_each(c, "probes", k_capacity_probe, file);
+  const auto field = [&](const char* key) { return c.contains(key) ? c[key] : json(nullptr); };
+  return {{"kind", "capacity"},
+          {"slo", field("slo")},
+          {"found", field("found")},
+          {"capacity", field("capacity")},
+          {"probes", c.contains("probes") && c["probes"].is_array() ? c["probes"] : json::array()}};
 }
 
 }  // namespace
@@ -234,26 +348,69 @@ json read_result_dir(const std::string& dir) {
         fmt::format("{}: not a directory (give the --out folder of servesim run, or "
                     "a sweep's)",
                     shown(d)));
+  if (fs::exists(d / "capacity.json")) {  // servesim capacity's folder
+    json r = read_capacity(d);
+    r["name"] = name_of(dir);
+    r["path"] = dir;
+    return r;
+  }
   const json summary = read_json_file(d / "summary.json");
   if (!summary.is_object())
     throw InputError(fmt::format("{}: not a JSON object", shown(d / "summary.json")));
   const bool sweep = summary.contains("kind") && summary["kind"] == "sweep";
   if (sweep)
     check_types(summary, k_sweep_summary, d / "summary.json");
-  else
+  else {
     check_types(summary, k_run_summary, d / "summary.json");
+    check_each(summary, "replicas", k_replica_summary, d / "summary.json");
+    check_each(summary, "pools", k_replica_summary, d / "summary.json");
+  }
   json r = sweep ? read_sweep(d, summary) : read_run(d, summary);
   r["name"] = name_of(dir);
   r["path"] = dir;
   return r;
 }
 
-json report_data(const std::vector<std::string>& dirs,
-                 const volatile std::sig_atomic_t* interrupt) {
+std::vector<std::string> display_names(const std::vector<std::string>& dirs) {
+  std::vector<std::vector<std::string>> parts;
+  for (const std::string& d : dirs) parts.push_back(components_of(d));
+  std::vector<size_t> depth(dirs.size(), 1);
+  std::vector<std::string> names(dirs.size());
+  // Lengthen the suffixes of the names that collide until none does or they are whole.
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (size_t i = 0; i < dirs.size(); ++i) names[i] = suffix_of(parts[i], depth[i], dirs[i]);
+    for (size_t i = 0; i < dirs.size(); ++i)
+      for (size_t j = 0; j < dirs.size(); ++j)
+        if (i != j && names[i] == names[j] && depth[i] < parts[i].size()) {
+          ++depth[i];
+          grew = true;
+          break;
+        }
+  }
+  // The same folder given twice (or names that stay equal): number the later ones.
+  for (size_t i = 0; i < names.size(); ++i) {
+    int seen = 1;
+    for (size_t j = 0; j < i; ++j) seen += suffix_of(parts[j], depth[j], dirs[j]) == names[i];
+    if (seen > 1) names[i] += fmt::format(" ({})", seen);
+  }
+  return names;
+}
+
+json report_data(const std::vector<std::string>& dirs, const volatile std::sig_atomic_t* interrupt,
+                 const std::vector<std::string>& labels) {
+  if (!labels.empty() && labels.size() != dirs.size())
+    throw InputError(fmt::format(
+        "--label: {} label{} for {} result director{} (give one --label per directory, in "
+        "order, or none)",
+        labels.size(), labels.size() == 1 ? "" : "s", dirs.size(), dirs.size() == 1 ? "y" : "ies"));
+  const std::vector<std::string> names = labels.empty() ? display_names(dirs) : labels;
   json results = json::array();
-  for (const std::string& d : dirs) {
+  for (size_t i = 0; i < dirs.size(); ++i) {
     check_interrupt(interrupt);
-    results.push_back(read_result_dir(d));
+    json r = read_result_dir(dirs[i]);
+    r["name"] = names[i];
+    results.push_back(std::move(r));
   }
   return {{"version", 1}, {"results", results}};
 }

@@ -22,12 +22,25 @@ namespace servesim {
 ///   {"kind": "run", "name", "summary": {...}, "cdf": {"ttft_ms", "tpot_ms", "e2e_ms",
 ///    "queue_ms"} or null, "series": {...} or null, "roofline": {...} or null};
 /// a sweep directory (summary.json with "kind": "sweep", and points.csv) gives
-///   {"kind": "sweep", "name", "slo": {...} or null, "points": [{column: value, ...}, ...]}.
+///   {"kind": "sweep", "name", "slo": {...} or null, "axes": [column, ...] (the swept columns,
+///    those points.csv has beyond servesim size's own), "points": [{column: value, ...}, ...]};
+/// a capacity directory (capacity.json, what servesim capacity writes) gives
+///   {"kind": "capacity", "name", "slo": {...}, "found", "capacity": {...} or null,
+///    "probes": [{"offered_rate_per_s", "meets_slo", "ttft_p99_ms", ...}, ...]}.
+/// "name" is the directory's last component; report_data() makes the names distinct.
 /// Throws InputError naming the file (and line) when a file is missing or malformed.
 [[nodiscard]] nlohmann::json read_result_dir(const std::string& dir);
 
-/// Every directory in order, as {"version", "results": [...]}.
+/// The names the page shows for `dirs`: each directory's shortest path suffix (whole
+/// components) that no other directory of the list shares ("A/run", "B/run" for A/run and
+/// B/run; "run" alone when it is the only one); a directory given twice gets " (2)", " (3)"...
+[[nodiscard]] std::vector<std::string> display_names(const std::vector<std::string>& dirs);
+
+/// Every directory in order, as {"version", "results": [...]}, each named by `labels[i]`
+/// (--label) or, without labels, by display_names(). Throws InputError unless `labels` is
+/// empty or has one label per directory.
 [[nodiscard]] nlohmann::json report_data(const std::vector<std::string>& dirs,
-                                         const volatile std::sig_atomic_t* interrupt = nullptr);
+                                         const volatile std::sig_atomic_t* interrupt = nullptr,
+                                         const std::vector<std::string>& labels = {});
 
 }  // namespace servesim

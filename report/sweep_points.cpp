@@ -88,7 +88,7 @@ nlohmann::json cell_json(const std::string& text) {
 
 }  // namespace
 
-nlohmann::json read_points_csv(const std::string& path) {
+nlohmann::json read_points_csv(const std::string& path, std::vector<std::string>* header_out) {
   const std::string name = printable(path, 1024);
   std::ifstream in(path, std::ios::binary);
   if (!in)
@@ -109,6 +109,7 @@ nlohmann::json read_points_csv(const std::string& path) {
     if (std::find(header.begin(), header.end(), need) == header.end())
       throw InputError(fmt::format("{}:1: the header lacks column {} (found: {})", name, need,
                                    printable(fmt::format("{}", fmt::join(header, ",")), 200)));
+  if (header_out) *header_out = header;
   nlohmann::json points = nlohmann::json::array();
   for (size_t r = 1; r < rows.size(); ++r) {
     if (rows[r].fields.size() != header.size())

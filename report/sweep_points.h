@@ -2,6 +2,7 @@
 // A sweep's points.csv (what `servesim size` writes) for the report.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace servesim {
 
@@ -13,6 +14,8 @@ namespace servesim {
 /// columns (the sweep's axes) are kept as they are. Throws InputError naming the file and line
 /// (a missing column, a row with another number of fields, an unterminated quote, a file over
 /// 64 MiB).
-[[nodiscard]] nlohmann::json read_points_csv(const std::string& path);
+/// `header`, when given, receives the header's columns in the file's order.
+[[nodiscard]] nlohmann::json read_points_csv(const std::string& path,
+                                             std::vector<std::string>* header = nullptr);
 
 }  // namespace servesim

@@ -89,6 +89,8 @@ void Simulation::admit_delivered(uint32_t rep_index) {
       throw std::logic_error("a decode replica's KV refused what it said it could admit");
     rep.state.admit_prefilled(slot);
     ++m_stats.replicas[rep_index].received;
+    for (StepObserver* o : m_step_observers)  // the timeline's KV-transfer slices
+      o->on_transfer({src.spec.id, t.from, rep_index, t.started, t.delivered, m_now});
     m_transfers->admitted(rep_index, m_now);
     // The prefill replica's memory is free again: it may admit more prefills.
     from.state.set_now(m_now);

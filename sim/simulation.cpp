@@ -90,6 +90,8 @@ const char* Simulation::stop_reason(Time t, uint64_t events) {
 
 void Simulation::run() {
   m_wall_start = std::chrono::steady_clock::now();
+  for (StepObserver* o : m_step_observers)
+    o->on_start(static_cast<uint32_t>(m_reps.size()), m_c.pools);
   run_events();
   for (const Replica& r : m_reps) {
     // A decode replica's admissions are KV arriving from a prefill, not prefills to look up.

@@ -3,8 +3,10 @@
 // engine calls every observer once per step, when the step is planned and its duration known.
 // Observers must not keep the record: it is reused for the next step.
 #include <cstdint>
+#include <vector>
 
 #include "core/time.h"
+#include "sim/pool.h"
 
 namespace servesim {
 
@@ -28,10 +30,25 @@ struct StepRecord {
   double flops = 0;
 };
 
+/// Disaggregation: one request's KV moved from a prefill replica to a decode replica, reported
+/// once the decode replica has admitted it.
+struct TransferRecord {
+  uint64_t request = 0;  ///< RequestSpec::id
+  uint32_t from = 0, to = 0;
+  Time started;    ///< the end of the prefill step that produced the first token
+  Time delivered;  ///< the KV is at the decode replica
+  Time admitted;   ///< the decode replica took it (later than delivered under back-pressure)
+};
+
 class StepObserver {
  public:
   virtual ~StepObserver() = default;
   virtual void on_step(const StepRecord& s) = 0;
+  /// Once, before the first event: the engine's replica count and its cluster.pools (empty
+  /// without pools; replica i of pool p is p.first_replica + i).
+  virtual void on_start(uint32_t /*replicas*/, const std::vector<PoolSpec>& /*pools*/) {}
+  /// Each KV transfer of a disaggregated run, as its decode replica admits it.
+  virtual void on_transfer(const TransferRecord& /*t*/) {}
 };
 
 }  // namespace servesim

@@ -135,3 +135,124 @@ TEST_CASE("timeline: servesim run --timeline writes a file that parses", "[metri
   CHECK(spans_of(t, 1).empty());      // past --timeline-requests 1
   CHECK(t["displayTimeUnit"] == "ms");
 }
+
+TEST_CASE("timeline: counter tracks of each replica's KV use and queue, worked by hand",
+          "[metrics][timeline]") {
+  // k_two_requests, 16-token blocks. Step 0 (0 ms): A's 32-token prompt, 2 blocks = 32 tokens.
+  // Step 1 (10 ms): B's prompt (32) and A's first decode (33 tokens: 3 blocks = 48): 80.
+  // Step 2 (20 ms): A at 34 and B at 33 tokens, 3 blocks each: 96. Step 3 (30 ms): A left at
+  // 30 ms, B at 34 tokens: 48. Running: 1, 2, 2, 1; nothing waits at a step's start (B,
+  // arrived at 5 ms, is admitted by the step at 10 ms).
+  const json t = timeline_of(k_two_requests, 1000);
+  std::vector<double> kv_ts, kv, waiting, running;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] != "C") continue;
+    CHECK(e["pid"] == 1);
+    if (e["name"] == "KV replica 0") {
+      kv_ts.push_back(e["ts"].get<double>());
+      kv.push_back(e["args"]["used_tokens"].get<double>());
+    } else if (e["name"] == "queue replica 0") {
+      waiting.push_back(e["args"]["waiting"].get<double>());
+      running.push_back(e["args"]["running"].get<double>());
+    } else {
+      FAIL("unexpected counter " << e["name"]);
+    }
+  }
+  CHECK(kv_ts == std::vector<double>{0, 10000, 20000, 30000});
+  CHECK(kv == std::vector<double>{32, 80, 96, 48});
+  CHECK(running == std::vector<double>{1, 2, 2, 1});
+  CHECK(waiting == std::vector<double>{0, 0, 0, 0});
+}
+
+TEST_CASE("timeline: a disaggregated run has pool names and KV-transfer slices",
+          "[metrics][timeline]") {
+  // tests/sim/disagg_test.cpp's first case: the prefill ends at 10 ms; 1000 prompt tokens x
+  // 1000 bytes on a 1 GB/s link with 20 us latency arrive 1.02 ms later, at 11.02 ms, and the
+  // idle decode replica takes them at once (no admit wait). Request 1 (1 s later) is past
+  // --timeline-requests 1: no slices of its own.
+  const std::string yaml =
+      "workload: {trace: {path: " +
+      write_temp("t.csv", "arrival_s,prompt_tokens,output_tokens\n0,1000,5\n1,1000,5\n") +
+      "}}\n"
+      "step_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 8}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 65536}\n"
+      "cluster:\n  router: {kind: round_robin}\n  decode_router: {kind: round_robin}\n"
+      "  pools:\n    - {name: pre, role: prefill, replicas: 1}\n"
+      "    - {name: dec, role: decode, replicas: 1}\n"
+      "  kv_transfer: {bandwidth_gb_s: 1, latency_us: 20, kv_bytes_per_token: 1000}\n";
+  const json t = timeline_of(yaml, 1);
+  std::map<int, std::string> replica_names;
+  std::string process3;
+  std::vector<json> async;
+  std::vector<json> request_slices;
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["pid"] == 1)
+      replica_names[e["tid"]] = e["args"]["name"];
+    if (e["ph"] == "M" && e["name"] == "process_name" && e["pid"] == 3)
+      process3 = e["args"]["name"];
+    if (e["ph"] == "b" || e["ph"] == "e") async.push_back(e);
+    if (e["ph"] == "X" && e["pid"] == 2 && e["name"] == "kv transfer") request_slices.push_back(e);
+  }
+  CHECK(replica_names[0] == "replica 0 (pool pre, prefill)");
+  CHECK(replica_names[1] == "replica 1 (pool dec, decode)");
+  CHECK(process3 == "kv transfers");
+  REQUIRE(async.size() == 2);  // request 0's transfer, begin and end; no admit wait
+  CHECK(async[0]["ph"] == "b");
+  CHECK(async[0]["name"] == "kv transfer 0");
+  CHECK(async[0]["cat"] == "kv_transfer");
+  CHECK(async[0]["id"] == 0);
+  CHECK(async[0]["ts"].get<double>() == 10000.0);
+  CHECK(async[0]["args"]["from"] == 0);
+  CHECK(async[0]["args"]["to"] == 1);
+  CHECK(async[1]["ph"] == "e");
+  CHECK(async[1]["name"] == "kv transfer 0");
+  CHECK(async[1]["ts"].get<double>() == 11020.0);
+  REQUIRE(request_slices.size() == 1);
+  CHECK(request_slices[0]["tid"] == 0);
+  CHECK(request_slices[0]["ts"].get<double>() == 10000.0);
+  CHECK(request_slices[0]["dur"].get<double>() == 1020.0);
+  // Inside request 0's decode span, which runs from its first token to its last step's end.
+  const auto spans = spans_of(t, 0);
+  CHECK(spans.at("decode").first <= 10000.0);
+  CHECK(spans.at("decode").second >= 11020.0);
+  // Both replicas' counters are there (decode steps from 11.02 ms).
+  bool decode_kv = false;
+  for (const json& e : t["traceEvents"])
+    decode_kv = decode_kv ||
+                (e["ph"] == "C" && e["name"] == "KV replica 1" && e["ts"].get<double>() == 11020.0);
+  CHECK(decode_kv);
+}
+
+TEST_CASE("timeline: a decode replica without a free seat shows the admit wait",
+          "[metrics][timeline]") {
+  // One seat per replica. Two 1,000-token prompts at 0: r0's prefill ends at 10 ms, its KV
+  // arrives at 11.02 ms and the decode replica takes it at once; its 4 decode steps end at
+  // 51.02 ms. r1 prefills 10-20 ms, its KV arrives at 21.02 ms and waits for r0's seat until
+  // 51.02 ms: an admit wait of 30 ms, on the transfers' track and inside r1's decode span.
+  const std::string yaml =
+      "workload: {trace: {path: " +
+      write_temp("t.csv", "arrival_s,prompt_tokens,output_tokens\n0,1000,5\n0,1000,5\n") +
+      "}}\n"
+      "step_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 1}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 65536}\n"
+      "cluster:\n  router: {kind: round_robin}\n  decode_router: {kind: round_robin}\n"
+      "  pools:\n    - {name: pre, role: prefill, replicas: 1}\n"
+      "    - {name: dec, role: decode, replicas: 1}\n"
+      "  kv_transfer: {bandwidth_gb_s: 1, latency_us: 20, kv_bytes_per_token: 1000}\n";
+  const json t = timeline_of(yaml, 1000);
+  std::map<std::string, std::pair<double, double>> async;  // name -> (begin, end)
+  for (const json& e : t["traceEvents"]) {
+    if (e["ph"] == "b") async[e["name"]].first = e["ts"].get<double>();
+    if (e["ph"] == "e") async[e["name"]].second = e["ts"].get<double>();
+  }
+  CHECK(async.size() == 3);  // no admit wait for r0
+  CHECK(async.at("kv transfer 0") == std::make_pair(10000.0, 11020.0));
+  CHECK(async.at("kv transfer 1") == std::make_pair(20000.0, 21020.0));
+  CHECK(async.at("admit wait 1") == std::make_pair(21020.0, 51020.0));
+  const auto r1 = spans_of(t, 1);
+  CHECK(r1.at("admit wait") == std::make_pair(21020.0, 51020.0));
+  CHECK(r1.at("decode") == std::make_pair(20000.0, 91020.0));
+  CHECK(spans_of(t, 0).count("admit wait") == 0);
+}

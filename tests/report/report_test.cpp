@@ -153,6 +153,7 @@ TEST_CASE("report: a sweep directory gives its points and SLO", "[report]") {
   CHECK(r["points"][7]["feasible"] == false);
   CHECK(r["points"][7]["cost_per_hour_usd"].is_null());
   CHECK(r["points"][7]["hardware"] == "a100-80gb");  // axis columns are kept
+  CHECK(r["axes"] == json({"hardware", "tensor_parallel"}));
 }
 
 TEST_CASE("report: points.csv fields may be quoted", "[report]") {
@@ -252,38 +253,206 @@ TEST_CASE("report: servesim run --report and servesim report write the page", "[
   CHECK_THAT(err.str(), Catch::Contains("give at least one result directory"));
 }
 
-TEST_CASE("report: every summary key the page reads exists in a run's summary", "[report]") {
-  // The page's summary table reads keys by path (key/ms/pct('a.b') in report/report.js); a path
-  // the summary lacks shows an empty row, as the goodput row once did (the page read
-  // slo.goodput_per_s, the summary writes slo.goodput_requests_per_s). A run with an SLO, so
-  // that the slo block is written, must hold every path the page names.
-  const auto dir = temp_dir() / "slo";
-  const std::string config =
-      write_temp("slo.yaml", k_small_run + "slo: {ttft_ms: 100, tpot_ms: 50, percentile: 99}\n");
-  REQUIRE(run_cli_quiet({"run", config, "--out", dir.string(), "--quiet"}) == 0);
-  const json summary = read_result_dir(dir.string())["summary"];
-  const std::string js = read_text(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
+namespace {
+
+// The paths report/report.js reads with reader(' ... ') (key('a.b'), rkey('pool'), ...): a
+// reader is a whole name, not the end of a longer one.
+std::vector<std::string> js_paths(const std::string& js, const std::vector<std::string>& readers) {
   std::vector<std::string> paths;
-  for (const char* reader : {"key('", "ms('", "pct('"})
+  for (const std::string& reader : readers)
     for (size_t at = js.find(reader); at != std::string::npos; at = js.find(reader, at + 1)) {
       if (at > 0 && (std::isalnum(static_cast<unsigned char>(js[at - 1])) || js[at - 1] == '_'))
         continue;  // another function whose name ends the same way
-      const size_t from = at + std::string(reader).size();
+      const size_t from = at + reader.size();
       const size_t to = js.find('\'', from);
       const std::string path = js.substr(from, to - from);
       if (path != "path") paths.push_back(path);  // the helper's own definition
     }
-  REQUIRE(paths.size() >= 20);  // the table's rows, found
+  return paths;
+}
+
+// The value at `path` ("a.b") in `j`, or nullptr.
+const json* at_path(const json& j, const std::string& path) {
+  const json* v = &j;
+  for (size_t from = 0; v;) {
+    const size_t dot = path.find('.', from);
+    const std::string part = path.substr(from, dot == std::string::npos ? dot : dot - from);
+    v = v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
+    if (dot == std::string::npos) break;
+    from = dot + 1;
+  }
+  return v;
+}
+
+// A cluster of two replicas with an SLO: its summary has "replicas" with SLO blocks.
+const std::string k_cluster_run = k_small_run +
+                                  "cluster: {replicas: 2, router: {kind: round_robin}}\n" +
+                                  "slo: {ttft_ms: 100, tpot_ms: 50, percentile: 99}\n";
+
+// One prefill and one decode replica, a 1 GB/s link (tests/sim/disagg_test.cpp).
+const std::string k_disagg =
+    "cluster:\n  router: {kind: round_robin}\n  decode_router: {kind: round_robin}\n"
+    "  pools:\n    - {name: p, role: prefill, replicas: 1}\n"
+    "    - {name: d, role: decode, replicas: 1}\n"
+    "  kv_transfer: {bandwidth_gb_s: 1, latency_us: 20, kv_bytes_per_token: 1000}\n";
+
+// A capacity search that ends in a few probes (tests/sizing/capacity_test.cpp's config).
+const std::string k_capacity_config = R"(workload:
+  synthetic:
+    requests: 40
+    arrival: {kind: fixed, rate_per_s: 10}
+    prompt_tokens: {kind: fixed, value: 1}
+    output_tokens: {kind: fixed, value: 2}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 1}
+kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
+slo: {ttft_ms: 30}
+)";
+
+// A sweep of the offered rate and the seats: 2 x 2 points.
+const std::string k_rate_sweep = R"(base: base.yaml
+slo: {ttft_ms: 100, tpot_ms: 50}
+axes:
+  workload.synthetic.arrival.rate_per_s: [20, 400]
+  scheduler.max_num_seqs: [1, 8]
+)";
+
+}  // namespace
+
+TEST_CASE("report: every summary key the page reads exists in a run's summary", "[report]") {
+  // The page reads keys by path (key/ms/pct('a.b') in report/report.js); a path the summary
+  // lacks shows an empty row, as the goodput row once did (the page read slo.goodput_per_s,
+  // the summary writes slo.goodput_requests_per_s). A cluster run with an SLO, so that the slo
+  // block and the replicas are written, must hold every path the page names; each replica
+  // every path rkey() names.
+  const auto dir = temp_dir() / "slo";
+  const std::string config = write_temp("slo.yaml", k_cluster_run);
+  REQUIRE(run_cli_quiet({"run", config, "--out", dir.string(), "--quiet"}) == 0);
+  const json summary = read_result_dir(dir.string())["summary"];
+  const std::string js = read_text(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
+  const std::vector<std::string> paths = js_paths(js, {"key('", "ms('", "pct('"});
+  REQUIRE(paths.size() >= 22);  // the table's rows and the SLO targets, found
   for (const std::string& path : paths) {
     INFO(path);
-    const json* v = &summary;
-    for (size_t from = 0; v;) {
-      const size_t dot = path.find('.', from);
-      const std::string part = path.substr(from, dot == std::string::npos ? dot : dot - from);
-      v = v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
-      if (dot == std::string::npos) break;
-      from = dot + 1;
-    }
-    CHECK(v != nullptr);
+    CHECK(at_path(summary, path) != nullptr);
   }
+  const std::vector<std::string> replica_paths = js_paths(js, {"rkey('"});
+  REQUIRE(replica_paths.size() >= 8);
+  REQUIRE(summary["replicas"].size() == 2);
+  for (const std::string& path : replica_paths) {
+    INFO("replicas[0]." << path);
+    if (path == "pool" || path == "role") continue;  // only with cluster.pools (below)
+    CHECK(at_path(summary["replicas"][0], path) != nullptr);
+  }
+
+  // A disaggregated run's replicas name their pool.
+  const auto pools = temp_dir() / "pools";
+  REQUIRE(run_cli_quiet({"run",
+                         write_temp("pools.yaml", k_small_run + k_disagg + "slo: {ttft_ms: 100}\n"),
+                         "--out", pools.string(), "--quiet"}) == 0);
+  const json p = read_result_dir(pools.string())["summary"];
+  REQUIRE(p["replicas"].size() == 2);
+  CHECK(p["replicas"][0]["pool"] == "p");
+  CHECK(p["replicas"][1]["pool"] == "d");
+  // The per-pool chart reads rkey() names from "pools": each must be there.
+  REQUIRE(p["pools"].size() == 2);
+  CHECK(p["pools"][1]["role"] == "decode");
+  for (const char* path : {"pool", "role", "busy_share", "requests", "slo.attainment"})
+    CHECK(at_path(p["pools"][0], path) != nullptr);
+}
+
+TEST_CASE("report: every capacity and sweep column the page reads exists", "[report]") {
+  const std::string js = read_text(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
+  // servesim capacity's folder: capacity.json's probes.
+  const auto cap = temp_dir() / "cap";
+  REQUIRE(run_cli_quiet({"capacity", write_temp("cap.yaml", k_capacity_config), "--out",
+                         cap.string(), "-q"}) == 0);
+  const json c = read_result_dir(cap.string());
+  CHECK(c["kind"] == "capacity");
+  REQUIRE(c["probes"].size() >= 2);
+  CHECK(c["slo"]["ttft_ms"] == 30);
+  // servesim size's folder: points.csv.
+  const auto sweep_dir = temp_dir();
+  std::ofstream(sweep_dir / "base.yaml") << k_small_run;
+  std::ofstream(sweep_dir / "s.yaml") << k_rate_sweep;
+  REQUIRE(run_cli_quiet({"size", (sweep_dir / "s.yaml").string(), "--out",
+                         (sweep_dir / "o").string(), "-q"}) == 0);
+  const json sw = read_result_dir((sweep_dir / "o").string());
+  CHECK(sw["kind"] == "sweep");
+  CHECK(sw["axes"] == json({"workload.synthetic.arrival.rate_per_s", "scheduler.max_num_seqs"}));
+  REQUIRE(sw["points"].size() == 4);
+
+  const std::vector<std::string> probe_paths = js_paths(js, {"probeKey('"});
+  REQUIRE(probe_paths.size() >= 1);
+  for (const std::string& path : probe_paths) {
+    INFO("probes[0]." << path);
+    CHECK(at_path(c["probes"][0], path) != nullptr);
+  }
+  CHECK(at_path(c, "capacity.offered_rate_per_s") != nullptr);
+  const std::vector<std::string> point_paths = js_paths(js, {"pointKey('"});
+  REQUIRE(point_paths.size() >= 3);
+  for (const std::string& path : point_paths) {
+    INFO("points[0]." << path);
+    CHECK(at_path(sw["points"][0], path) != nullptr);
+  }
+  // The charts against offered rate read the same columns from both.
+  const std::vector<std::string> rate_paths = js_paths(js, {"rateKey('"});
+  REQUIRE(rate_paths.size() >= 4);
+  for (const std::string& path : rate_paths) {
+    INFO(path);
+    CHECK(at_path(c["probes"][0], path) != nullptr);
+    CHECK(at_path(sw["points"][0], path) != nullptr);
+  }
+}
+
+TEST_CASE("report: names are the shortest path suffix that tells the folders apart", "[report]") {
+  CHECK(display_names({"out/static/", "out/dynamic"}) ==
+        std::vector<std::string>{"static", "dynamic"});
+  // `report A/run B/run` once gave "run, run".
+  CHECK(display_names({"A/run", "B/run"}) == std::vector<std::string>{"A/run", "B/run"});
+  CHECK(display_names({"x/a/run", "y/a/run", "z/b"}) ==
+        std::vector<std::string>{"x/a/run", "y/a/run", "b"});
+  CHECK(display_names({"A/run", "run"}) == std::vector<std::string>{"A/run", "run"});
+  CHECK(display_names({"./r/", "r"}) == std::vector<std::string>{"r", "r (2)"});
+  CHECK(display_names({"/"}) == std::vector<std::string>{"/"});
+}
+
+TEST_CASE("report: --label names each result directory, one per directory", "[report]") {
+  const auto root = temp_dir();
+  const std::string config = write_temp("small.yaml", k_small_run);
+  for (const char* d : {"A/run", "B/run"})
+    REQUIRE(run_cli_quiet({"run", config, "--out", (root / d).string(), "--quiet"}) == 0);
+  const std::string a = (root / "A/run").string(), b = (root / "B/run").string();
+  const json plain = report_data({a, b});
+  CHECK(plain["results"][0]["name"] == "A/run");
+  CHECK(plain["results"][1]["name"] == "B/run");
+  const json named = report_data({a, b}, nullptr, {"vllm", "sglang"});
+  CHECK(named["results"][0]["name"] == "vllm");
+  CHECK(named["results"][1]["name"] == "sglang");
+  CHECK(named["results"][1]["path"] == b);
+
+  const auto page = root / "p.html";
+  std::ostringstream out, err;
+  REQUIRE(run_cli({"report", a, b, "--label", "first", "--label", "second", "--out", page.string(),
+                   "-q"},
+                  out, err) == 0);
+  const std::string html = read_text(page);
+  CHECK(html.find("\"name\":\"first\"") != std::string::npos);
+  CHECK(html.find("\"name\":\"second\"") != std::string::npos);
+  std::ostringstream err2;
+  CHECK(run_cli({"report", a, b, "--label", "only", "--out", page.string()}, out, err2) == 2);
+  CHECK_THAT(err2.str(), Catch::Contains("--label: 1 label for 2 result directories (give one "
+                                         "--label per directory, in order, or none)"));
+}
+
+TEST_CASE("report: a capacity folder's bad probe is named", "[report][hostile]") {
+  const auto dir = temp_dir();
+  std::ofstream(dir / "capacity.json")
+      << R"({"kind": "capacity", "probes": [{"offered_rate_per_s": 1}, {"offered_rate_per_s": "x"}]})";
+  CHECK_THAT(error_of({dir.string()}),
+             Catch::Contains("capacity.json: key \"probes[1].offered_rate_per_s\" = \"x\": must be "
+                             "a number (or null)"));
+  std::ofstream(dir / "capacity.json", std::ios::trunc) << R"({"probes": 3})";
+  CHECK_THAT(error_of({dir.string()}),
+             Catch::Contains("key \"probes\" = 3: must be an array (or null)"));
 }
