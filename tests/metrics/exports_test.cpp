@@ -275,70 +275,70 @@ TEST_CASE("exports: Vidur's inter-arrival delay is the gap to the previous reque
   CHECK(delays[1].empty());
   CHECK(std::stod(delays[2]) == Approx(0.05).margin(1e-12));
   CHECK(std::stod(delays[3]) == Approx(0.075).margin(1e-12));
+}
 
-  TEST_CASE("exports: GenAI-Perf's profile export names, units and values", "[metrics]") {
-    // The finished requests of the trace above (r3 rejected): TTFT {20, 20, 60, 10} ms;
-    // GenAI-Perf's per-request ITL, (latency - TTFT) / (tokens - 1), is TPOT {20, 20, 10} ms (r2
-    // has one token); latency {60, 40, 60, 20} ms; output tokens / latency {3 / 0.06, 2 / 0.04, 1 /
-    // 0.06, 2 / 0.02} = {50, 50, 16.667, 100} tokens/s; output lengths {3, 2, 1, 2}, prompts all 1.
-    // Sorted TTFT {10, 20, 20, 60}: p25 at position 0.75 = 17.5, p99 at 2.97 = 20 + 0.97 x 40.
-    Ran r;
-    run(r, scenario() + "slo: {ttft_ms: 25}\n");
-    std::ostringstream text;
-    write_genai_perf_json(text, r.out.summary, r.tokens, {99.9});
-    const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str());
-    std::vector<std::string> keys;
-    for (const auto& [k, v] : j.items()) keys.push_back(k);
-    CHECK(keys == std::vector<std::string>{"time_to_first_token", "inter_token_latency",
-                                           "request_latency", "output_token_throughput_per_request",
-                                           "output_sequence_length", "input_sequence_length",
-                                           "output_token_throughput", "request_goodput",
-                                           "request_throughput", "request_count", "input_config"});
-    const auto& ttft = j["time_to_first_token"];
-    std::vector<std::string> stat_keys;
-    for (const auto& [k, v] : ttft.items()) stat_keys.push_back(k);
-    CHECK(stat_keys == std::vector<std::string>{"unit", "avg", "p1", "p5", "p10", "p25", "p50",
-                                                "p75", "p90", "p95", "p99", "p99.9", "min", "max",
-                                                "std"});
-    CHECK(ttft["unit"] == "ms");
-    CHECK(ttft["avg"].get<double>() == Approx(27.5));
-    CHECK(ttft["min"].get<double>() == Approx(10));
-    CHECK(ttft["max"].get<double>() == Approx(60));
-    CHECK(ttft["p25"].get<double>() == Approx(17.5));
-    CHECK(ttft["p50"].get<double>() == Approx(20));
-    CHECK(ttft["p99"].get<double>() == Approx(58.8));
-    CHECK(ttft["std"].get<double>() == Approx(std::sqrt(368.75)));
-    const auto& itl = j["inter_token_latency"];
-    CHECK(itl["avg"].get<double>() == Approx(50.0 / 3));
-    CHECK(itl["min"].get<double>() == Approx(10));
-    CHECK(itl["p50"].get<double>() == Approx(20));
-    CHECK(j["request_latency"]["avg"].get<double>() == Approx(45));
-    CHECK(j["request_latency"]["p50"].get<double>() == Approx(50));
-    CHECK(j["output_token_throughput_per_request"]["unit"] == "tokens/sec");
-    CHECK(j["output_token_throughput_per_request"]["avg"].get<double>() ==
-          Approx((50 + 50 + 50.0 / 3 + 100) / 4));
-    CHECK(j["output_sequence_length"]["unit"] == "tokens");
-    CHECK(j["output_sequence_length"]["avg"].get<double>() == 2);
-    CHECK(j["output_sequence_length"]["min"].get<double>() == 1);
-    CHECK(j["input_sequence_length"]["max"].get<double>() == 1);
-    CHECK(j["output_token_throughput"]["avg"].get<double>() == Approx(8 / 0.12));
-    CHECK(j["output_token_throughput"]["unit"] == "tokens/sec");
-    CHECK(j["request_throughput"]["avg"].get<double>() == Approx(4 / 0.12));
-    CHECK(j["request_throughput"]["unit"] == "requests/sec");
-    CHECK(j["request_goodput"]["avg"].get<double>() == Approx(3 / 0.12));  // as vllm-bench's
-    CHECK(j["request_count"]["avg"] == 4);
-    CHECK(j["request_throughput"].size() == 2);  // a rate: unit and avg only, as GenAI-Perf
+TEST_CASE("exports: GenAI-Perf's profile export names, units and values", "[metrics]") {
+  // The finished requests of the trace above (r3 rejected): TTFT {20, 20, 60, 10} ms; GenAI-Perf's
+  // per-request ITL, (latency - TTFT) / (tokens - 1), is TPOT {20, 20, 10} ms (r2 has one
+  // token); latency {60, 40, 60, 20} ms; output tokens / latency {3 / 0.06, 2 / 0.04, 1 / 0.06,
+  // 2 / 0.02} = {50, 50, 16.667, 100} tokens/s; output lengths {3, 2, 1, 2}, prompts all 1.
+  // Sorted TTFT {10, 20, 20, 60}: p25 at position 0.75 = 17.5, p99 at 2.97 = 20 + 0.97 x 40.
+  Ran r;
+  run(r, scenario() + "slo: {ttft_ms: 25}\n");
+  std::ostringstream text;
+  write_genai_perf_json(text, r.out.summary, r.tokens, {99.9});
+  const nlohmann::ordered_json j = nlohmann::ordered_json::parse(text.str());
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : j.items()) keys.push_back(k);
+  CHECK(keys == std::vector<std::string>{"time_to_first_token", "inter_token_latency",
+                                         "request_latency", "output_token_throughput_per_request",
+                                         "output_sequence_length", "input_sequence_length",
+                                         "output_token_throughput", "request_goodput",
+                                         "request_throughput", "request_count", "input_config"});
+  const auto& ttft = j["time_to_first_token"];
+  std::vector<std::string> stat_keys;
+  for (const auto& [k, v] : ttft.items()) stat_keys.push_back(k);
+  CHECK(stat_keys == std::vector<std::string>{"unit", "avg", "p1", "p5", "p10", "p25", "p50", "p75",
+                                              "p90", "p95", "p99", "p99.9", "min", "max", "std"});
+  CHECK(ttft["unit"] == "ms");
+  CHECK(ttft["avg"].get<double>() == Approx(27.5));
+  CHECK(ttft["min"].get<double>() == Approx(10));
+  CHECK(ttft["max"].get<double>() == Approx(60));
+  CHECK(ttft["p25"].get<double>() == Approx(17.5));
+  CHECK(ttft["p50"].get<double>() == Approx(20));
+  CHECK(ttft["p99"].get<double>() == Approx(58.8));
+  CHECK(ttft["std"].get<double>() == Approx(std::sqrt(368.75)));
+  const auto& itl = j["inter_token_latency"];
+  CHECK(itl["avg"].get<double>() == Approx(50.0 / 3));
+  CHECK(itl["min"].get<double>() == Approx(10));
+  CHECK(itl["p50"].get<double>() == Approx(20));
+  CHECK(j["request_latency"]["avg"].get<double>() == Approx(45));
+  CHECK(j["request_latency"]["p50"].get<double>() == Approx(50));
+  CHECK(j["output_token_throughput_per_request"]["unit"] == "tokens/sec");
+  CHECK(j["output_token_throughput_per_request"]["avg"].get<double>() ==
+        Approx((50 + 50 + 50.0 / 3 + 100) / 4));
+  CHECK(j["output_sequence_length"]["unit"] == "tokens");
+  CHECK(j["output_sequence_length"]["avg"].get<double>() == 2);
+  CHECK(j["output_sequence_length"]["min"].get<double>() == 1);
+  CHECK(j["input_sequence_length"]["max"].get<double>() == 1);
+  CHECK(j["output_token_throughput"]["avg"].get<double>() == Approx(8 / 0.12));
+  CHECK(j["output_token_throughput"]["unit"] == "tokens/sec");
+  CHECK(j["request_throughput"]["avg"].get<double>() == Approx(4 / 0.12));
+  CHECK(j["request_throughput"]["unit"] == "requests/sec");
+  CHECK(j["request_goodput"]["avg"].get<double>() == Approx(3 / 0.12));  // as vllm-bench's
+  CHECK(j["request_count"]["avg"] == 4);
+  CHECK(j["request_throughput"].size() == 2);  // a rate: unit and avg only, as GenAI-Perf
 
-    // Without an slo section there is no goodput; from the command, the file is named as
-    // GenAI-Perf names it.
-    const std::filesystem::path dir = temp_dir();
-    std::ofstream(dir / "c.yaml") << scenario();
-    const CliResult c = cli({"run", (dir / "c.yaml").string(), "--out", (dir / "o").string(), "-q",
-                             "--export", "genai-perf"});
-    REQUIRE(c.code == 0);
-    std::ifstream in(dir / "o" / "profile_export_genai_perf.json");
-    const nlohmann::json f = nlohmann::json::parse(in);
-    CHECK_FALSE(f.contains("request_goodput"));
-    CHECK(f["time_to_first_token"]["p50"].get<double>() == Approx(20));
-    CHECK_FALSE(f["time_to_first_token"].contains("p99.9"));
-  }
+  // Without an slo section there is no goodput; from the command, the file is named as
+  // GenAI-Perf names it.
+  const std::filesystem::path dir = temp_dir();
+  std::ofstream(dir / "c.yaml") << scenario();
+  const CliResult c = cli({"run", (dir / "c.yaml").string(), "--out", (dir / "o").string(), "-q",
+                           "--export", "genai-perf"});
+  REQUIRE(c.code == 0);
+  std::ifstream in(dir / "o" / "profile_export_genai_perf.json");
+  const nlohmann::json f = nlohmann::json::parse(in);
+  CHECK_FALSE(f.contains("request_goodput"));
+  CHECK(f["time_to_first_token"]["p50"].get<double>() == Approx(20));
+  CHECK_FALSE(f["time_to_first_token"].contains("p99.9"));
+}
