@@ -400,13 +400,11 @@ void Simulation::finish_step(uint32_t rep_index) {
   BatchState& state = rep.state;
   const Time now = m_now;
   int32_t finished = 0;
-  int64_t decoded = 0;
   std::vector<Request>& reqs = state.mutable_slots();
   for (const StepEntry& e : state.plan()) {
     Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode) {
       r.context_tokens += 1;
-      ++decoded;
     } else if (e.kind == EntryKind::Prefill) {
       r.context_tokens += e.prefill_tokens;
       if (r.context_tokens != r.prefill_target) continue;  // more chunks to come
@@ -422,7 +420,6 @@ void Simulation::finish_step(uint32_t rep_index) {
       ++finished;
     }
   }
-  m_stats.decode_tokens += decoded;
   state.set_finished_this_step(finished);
   rep.scheduler->after_step(state);
   for (uint32_t slot : state.departed()) {

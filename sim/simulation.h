@@ -86,7 +86,6 @@ struct RunStats {
   int64_t busy_ns = 0;         ///< total duration of all steps
   int64_t seat_steps = 0;      ///< sum over steps of sequences in the step
   int64_t prefill_tokens = 0;  ///< prompt tokens computed, recomputation included
-  int64_t decode_tokens = 0;   ///< tokens produced by decode entries
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t peak_in_flight = 0;  ///< most requests held at once (queued or running)

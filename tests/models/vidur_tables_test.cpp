@@ -143,6 +143,20 @@ TEST_CASE("vidur: a bad cell is reported with its file, line and column", "[mode
                              "a finite number"));
   // A column the composition does not read may hold anything.
   CHECK(read(copy_excerpt({}, {{"mlp.csv", bad_emb}})).samples.size() == 4);
+  // An all-reduce over no workers is no measurement: num_workers and devices_per_node start at 1.
+  std::string ar =
+      ",collective,num_workers,devices_per_node,size,time_stats.all_reduce.median\n"
+      "0,all_reduce,0,2,16384,0.01\n";
+  CHECK_THAT(message_of([&] {
+               (void)read(copy_excerpt({}, {{"all_reduce.csv", ar}}));
+             }),
+             Catch::Contains("all_reduce.csv:2: column num_workers = \"0\""));
+  ar = ",collective,num_workers,devices_per_node,size,time_stats.all_reduce.median\n"
+       "0,all_reduce,2,0,16384,0.01\n";
+  CHECK_THAT(message_of([&] {
+               (void)read(copy_excerpt({}, {{"all_reduce.csv", ar}}));
+             }),
+             Catch::Contains("all_reduce.csv:2: column devices_per_node = \"0\""));
 }
 
 TEST_CASE("vidur: the selection options are checked against the tables", "[models]") {

@@ -33,6 +33,21 @@ TEST_CASE("orca: continuous batching of whole prompts, no token budget", "[sched
   }
 }
 
+TEST_CASE("aliases: a batch of no seats or a budget of no tokens is refused with the range",
+          "[schedulers][aliases]") {
+  for (const char* sched :
+       {"{kind: sarathi, max_batch_size: 0, token_budget: 64}", "{kind: orca, max_batch_size: 0}"})
+    CHECK_THAT(
+        input_error_of(trace_scenario("0,4,2\n", "{kind: linear, base_ms: 1}", sched, k_paged)),
+        Catch::Contains("max_batch_size = \"0\"") &&
+            Catch::Contains("must be an integer from 1 to 1048576"));
+  CHECK_THAT(
+      input_error_of(trace_scenario("0,4,2\n", "{kind: linear, base_ms: 1}",
+                                    "{kind: sarathi, max_batch_size: 8, token_budget: 0}",
+                                    k_paged)),
+      Catch::Contains("token_budget = \"0\"") && Catch::Contains("must be an integer from 1"));
+}
+
 TEST_CASE("sarathi: chunked prefill under a token budget, decodes first", "[schedulers][aliases]") {
   for (const std::string& kv : {k_paged, k_reserve}) {
     INFO(kv);

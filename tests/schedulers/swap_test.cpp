@@ -56,6 +56,24 @@ TEST_CASE("swap: with the host swap space full, preemption falls back to recompu
   CHECK(r[1].finish.count_ns() == ms(120));
 }
 
+TEST_CASE("swap: a swap-in gives its host swap space back for the next swap-out",
+          "[schedulers][swap]") {
+  // The pair above, twice: r2 and r3 arrive 200 ms after r0 and r1, once both are done. The
+  // swap space holds 31 tokens, exactly r1's context: r3's 31 tokens fit only if r1's were given
+  // back when it came in. Both pairs then run the swap timeline (r3 done at 200 + 110.2 ms).
+  const std::string four = k_two + "0.2,16,20\n0.201,16,20\n";
+  const std::string yaml =
+      trace_scenario(four, k_linear, k_swap + ", swap_space_gb: 0.0031}", k_small_kv);
+  const auto r = run_requests(yaml);
+  CHECK(r[1].preemptions == 1);
+  CHECK(r[3].preemptions == 1);
+  CHECK(r[1].finish.count_ns() == ms(110.2));
+  CHECK(r[3].finish.count_ns() == ms(310.2));
+  const Summary s = run_scenario(doc_of(yaml)).summary;
+  CHECK(s.preemptions == 2);
+  CHECK(s.swap_preemptions == 2);
+}
+
 TEST_CASE("swap: the bytes of a KV token come from kv.memory or must be given",
           "[schedulers][swap]") {
   const auto error = [](const std::string& sched, const std::string& kv) {
