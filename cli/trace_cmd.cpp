@@ -355,9 +355,12 @@ int cmd_trace(const std::vector<std::string>& args, std::ostream& out,
   const std::vector<std::string> subcommands{"gen", "stats"};
   if (args.empty()) throw InputError("trace: give a subcommand (valid: gen, stats)");
   if (args[0] == "--help" || args[0] == "-h") {
-    out << "usage: servesim trace stats FILE [options]\n"
-           "       servesim trace gen CONFIG.yaml [options]\n"
-           "`servesim trace stats --help` and `servesim trace gen --help` list the options.\n";
+    const CommandLine stats = trace_stats_command_line(), gen = trace_gen_command_line();
+    out << fmt::format(
+        "usage: servesim {} {}\n       servesim {} {}\n\n  stats  {}\n  gen    {}\n\n"
+        "`servesim trace stats --help` and `servesim trace gen --help` list the options.\n",
+        stats.command(), stats.synopsis(), gen.command(), gen.synopsis(), stats.summary(),
+        gen.summary());
     return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());
