@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 #include <cmath>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/cli_options.h"
@@ -35,6 +36,17 @@ std::string overhead_yaml(const OverheadFit& o) {
                      o.overhead.per_step_ms, o.overhead.per_sequence_ms);
 }
 
+nlohmann::ordered_json overhead_json(const MeasurementSet& set) {
+  if (!set.cpu_overhead) return nullptr;
+  const OverheadFit& o = *set.cpu_overhead;
+  return {{"source", set.cpu_overhead_source},
+          {"points", o.points},
+          {"per_step_ms", o.overhead.per_step_ms},
+          {"per_sequence_ms", o.overhead.per_sequence_ms},
+          {"mape", o.mape},
+          {"max_ape", o.max_ape}};
+}
+
 /// Vidur's tables: the engine's CPU time a step, fitted apart from the GPU time.
 void report_overhead(const MeasurementSet& set, std::ostream& out) {
   if (set.cpu_overhead_source.empty()) return;
@@ -52,7 +64,8 @@ void report_overhead(const MeasurementSet& set, std::ostream& out) {
 }
 
 /// --check: a given step_time file's errors on the measurements, all steps and by kind of step.
-void check_model(const std::string& path, const MeasurementSet& set, std::ostream& out) {
+nlohmann::ordered_json check_model(const std::string& path, const MeasurementSet& set,
+                                   std::ostream& out) {
   const auto doc = Document::load_file(path);
   const auto model = make_step_time_model(Cfg::root(doc));
   doc->check_all_read();
@@ -74,11 +87,18 @@ void check_model(const std::string& path, const MeasurementSet& set, std::ostrea
   out << fmt::format("{} on {} steps\n{:<14}{:>7}{:>12}{:>12}{:>14}\n", path, set.samples.size(),
                      "steps", "count", "MAPE", "max APE", "mean error");
   const char* names[] = {"all", "decode only", "prefill only", "mixed"};
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
   for (size_t k = 0; k < sums.size(); ++k)
-    if (sums[k].n > 0)
+    if (sums[k].n > 0) {
+      const double n = static_cast<double>(sums[k].n);
       out << fmt::format("{:<14}{:>7}{:>12}{:>12}{:>14}\n", names[k], sums[k].n,
-                         pct(sums[k].ape / sums[k].n), pct(sums[k].max_ape),
-                         pct(sums[k].signed_err / sums[k].n));
+                         pct(sums[k].ape / n), pct(sums[k].max_ape), pct(sums[k].signed_err / n));
+      j[names[k]] = {{"count", sums[k].n},
+                     {"mape", sums[k].ape / n},
+                     {"max_ape", sums[k].max_ape},
+                     {"mean_error", sums[k].signed_err / n}};
+    }
+  return j;
 }
 
 /// Measurements are read whole into memory: a file (or each CSV table of a profile folder) must
@@ -118,12 +138,13 @@ void check_measurements_path(const std::string& path) {
 
 }  // namespace
 
-int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
-                  const volatile std::sig_atomic_t* interrupt) {
-  CommandLine cl("calibrate", "MEASUREMENTS [options]");
+CommandLine calibrate_command_line() {
+  CommandLine cl("calibrate", "MEASUREMENTS [options]",
+                 "Fits step-time models to measured step latencies: DIR/step_time.yaml.");
+  cl.positional("measurements", 1, "MEASUREMENTS", "measurement file or profile folder");
+  cl.out_option(nullptr, "step_time.yaml (the chosen model as a step_time section)");
   // clang-format off
   cl.options()
-      ("measurements", po::value<std::string>(), "measurement file or profile folder")
       ("format", po::value<std::string>()->default_value("auto"), "auto, csv, llmservingsim, splitwise, vidur")
       ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, roofline, table")
       ("model", po::value<std::string>(), "splitwise: model to select; vidur: cpu_overheads.csv model_name")
@@ -132,7 +153,6 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
       ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
       ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
       ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
-      ("out", po::value<std::string>(), "write the chosen model as step_time YAML here")
       ("check", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
   // clang-format on
   cl.int_option("tp", 1, 1024, "splitwise, vidur: tensor parallel degree to select");
@@ -141,12 +161,19 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
                 "fit only steps whose decodes hold at most this many KV tokens each");
   cl.int_option("folds", 2, 100, "cross-validation folds", 5);
   cl.int_option("worst", 0, 1000, "rows in the worst-points table", 8);
-  const std::optional<po::variables_map> parsed =
-      cl.positional("measurements")
-          .require("measurements", "give a measurement file or profile folder")
-          .parse(args, out);
+  cl.require("measurements", "give a measurement file or profile folder");
+  return cl;
+}
+
+int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out_stream,
+                  const volatile std::sig_atomic_t* interrupt) {
+  const std::optional<po::variables_map> parsed = calibrate_command_line().parse(args, out_stream);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
+  const CommonOptions c = common_options(vm);
+  std::ostream sink(nullptr);  // the tables, unless -q or --json
+  std::ostream& out = c.tables() ? out_stream : sink;
+  const std::string dir = out_folder(vm, "calibrate", "step_time.yaml");
   // CommandLine::int_option checked the ranges.
   const int folds_asked = static_cast<int>(vm["folds"].as<int64_t>());
   const int worst = static_cast<int>(vm["worst"].as<int64_t>());
@@ -168,8 +195,14 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
   const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
   out << "read " << set.description << "\n\n";
   report_overhead(set, out);
+  nlohmann::ordered_json j{{"command", "calibrate"},
+                           {"measurements", set.description},
+                           {"files", nlohmann::ordered_json::array()},
+                           {"cpu_overhead", overhead_json(set)}};
   if (vm.count("check")) {
-    check_model(vm["check"].as<std::string>(), set, out);
+    j["check"] = vm["check"].as<std::string>();
+    j["errors"] = check_model(vm["check"].as<std::string>(), set, out);
+    if (c.json) print_json(out_stream, c, j);
     return 0;
   }
 
@@ -206,38 +239,54 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
   const Candidate* best = nullptr;
   FitReport best_rep;
   std::vector<std::string> notes;
-  for (const Candidate& c : candidates) {
+  j["folds"] = folds;
+  j["forms"] = nlohmann::ordered_json::array();
+  for (const Candidate& cand : candidates) {
     check_interrupt(interrupt);
     FitReport rep;
     try {
-      rep = evaluate_fit(c.fitter, set.samples, folds, size_t(worst), seed);
+      rep = evaluate_fit(cand.fitter, set.samples, folds, size_t(worst), seed);
     } catch (const InputError& e) {
       if (form != "auto") throw;
-      notes.push_back(fmt::format("{}: not fitted ({})", c.form, e.what()));
+      notes.push_back(fmt::format("{}: not fitted ({})", cand.form, e.what()));
       continue;
     }
-    out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", c.form, pct(rep.mape_in),
+    out << fmt::format("{:<8}{:>12}{:>12}{:>14}{:>14}\n", cand.form, pct(rep.mape_in),
                        pct(rep.max_ape_in), pct(rep.mape_cv), pct(rep.max_ape_cv));
+    j["forms"].push_back({{"form", cand.form},
+                          {"mape", rep.mape_in},
+                          {"max_ape", rep.max_ape_in},
+                          {"mape_cv", rep.mape_cv},
+                          {"max_ape_cv", rep.max_ape_cv}});
     if (!best || rep.mape_cv < best_rep.mape_cv) {
-      best = &c;
+      best = &cand;
       best_rep = rep;
     }
   }
   for (const auto& n : notes) out << n << "\n";
+  j["not_fitted"] = notes;
   if (!best) throw InputError("calibrate: no model form could be fitted");
 
   const auto model = best->fitter(set.samples);
   out << fmt::format("\nchosen: {} (lowest cross-validated MAPE)\n\n", best->form);
   out << model->yaml();
+  j["chosen"] = best->form;
+  j["step_time_yaml"] = model->yaml();
+  j["worst_cv"] = nlohmann::ordered_json::array();
   if (!best_rep.worst_cv.empty()) {
     out << fmt::format("\nworst cross-validated points ({}):\n", best->form);
     out << fmt::format("{:>12}{:>12}{:>9}  {}\n", "measured ms", "predicted", "error",
                        "measurement");
-    for (const PointError& e : best_rep.worst_cv)
+    for (const PointError& e : best_rep.worst_cv) {
       out << fmt::format("{:>12.4f}{:>12.4f}{:>9}  {}\n", e.measured_ms, e.predicted_ms, pct(e.ape),
                          set.samples[e.index].label);
+      j["worst_cv"].push_back({{"measured_ms", e.measured_ms},
+                               {"predicted_ms", e.predicted_ms},
+                               {"ape", e.ape},
+                               {"measurement", set.samples[e.index].label}});
+    }
   }
-  if (vm.count("out")) {
+  if (!dir.empty()) {
     std::string yaml = fmt::format(
         "# Fitted by `servesim calibrate` from {}\n# {} form: MAPE {} in-sample, {} under "
         "{}-fold cross-validation (max {}).\n# Use it as `step_time: <this file>` in a "
@@ -250,11 +299,15 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out,
           "are GPU time only.\n{}",
           set.cpu_overhead_source, pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
     check_interrupt(interrupt);
-    OutputFile file(vm["out"].as<std::string>(), "--out");
+    const std::string path = (std::filesystem::path(dir) / "step_time.yaml").string();
+    OutputFile file(path, "--out");
     file.stream() << yaml;
     file.commit();
-    out << "\nwrote " << vm["out"].as<std::string>() << "\n";
+    out << "\nwrote " << path << "\n";
+    j["out"] = dir;
+    j["files"].push_back(path);
   }
+  if (c.json) print_json(out_stream, c, j);
   return 0;
 }
 

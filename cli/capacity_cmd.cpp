@@ -49,38 +49,46 @@ void print_capacity(std::ostream& out, const CapacityResult& r, const CapacityOp
 
 }  // namespace
 
-int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
-                 const volatile std::sig_atomic_t* interrupt) {
-  CommandLine cl("capacity", "CONFIG.yaml [options]");
-  // clang-format off
-  cl.options()
-      ("config", po::value<std::string>(), "scenario YAML with an slo section")
-      ("out", po::value<std::string>()->default_value("servesim-capacity"), "directory for results");
+CommandLine capacity_command_line() {
+  CommandLine cl("capacity", "CONFIG.yaml [options]",
+                 "Finds the highest request rate at which a scenario meets its SLOs.");
+  cl.positional("config", 1, "CONFIG.yaml", "scenario YAML with an slo section");
+  cl.out_option("servesim-capacity", "capacity.json and summary.json (the run at the capacity)");
   cl.set_option().seed_option();
-  // clang-format on
   cl.real_option("tolerance", 1e-6, 1, "relative", "width of the final bracket", 0.01);
   cl.real_option("min-attainment", 0, 1, "", "also require this share of requests within the SLOs");
-  const std::optional<po::variables_map> parsed =
-      cl.quiet_option()
-          .positional("config")
-          .require("config", "give a scenario file with an slo section")
-          .parse(args, out);
+  cl.require("config", "give a scenario file with an slo section");
+  return cl;
+}
+
+int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
+                 const volatile std::sig_atomic_t* interrupt) {
+  const std::optional<po::variables_map> parsed = capacity_command_line().parse(args, out);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
+  const CommonOptions c = common_options(vm);
   const std::string config = vm["config"].as<std::string>();
   CapacityOptions o;
   o.tolerance = vm["tolerance"].as<double>();  // ranges checked by CommandLine
   if (vm.count("min-attainment")) o.min_attainment = vm["min-attainment"].as<double>();
   o.limits.interrupt = interrupt;
   const std::vector<std::string> sets = overrides(vm);
+  const std::string dir = out_folder(vm, "capacity", "capacity.json");
   const std::string text = read_text_file(config, "config");
-  const std::string dir = vm["out"].as<std::string>();
   ResultFiles files(dir);  // the folder is taken (locked) for the whole search
   const CapacityResult r = find_capacity(text, config, sets, o);
-  files.open("capacity.json") << capacity_json(config, r, o).dump(2) << "\n";
+  const nlohmann::ordered_json result = capacity_json(config, r, o);
+  files.open("capacity.json") << result.dump(2) << "\n";
   if (r.meeting) files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
   files.commit();
-  if (!vm["quiet"].as<bool>()) print_capacity(out, r, o, dir);
+  if (c.json) {
+    nlohmann::ordered_json written = {dir + "/capacity.json"};
+    if (r.meeting) written.push_back(dir + "/summary.json");
+    print_json(out, c,
+               {{"command", "capacity"}, {"out", dir}, {"files", written}, {"capacity", result}});
+  } else if (c.tables()) {
+    print_capacity(out, r, o, dir);
+  }
   return 0;
 }
 

@@ -6,9 +6,12 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_options.h"
 #include "sizing/capacity.h"
 
 namespace servesim {
+
+[[nodiscard]] CommandLine capacity_command_line();
 
 /// The command: parses `args`, prints to `out`, writes capacity.json and summary.json (the run at
 /// the capacity) into --out. Throws InputError on bad arguments or a bad config.

@@ -13,6 +13,8 @@
 #include "cli/calibrate_cmd.h"
 #include "cli/capacity_cmd.h"
 #include "cli/cli_options.h"
+#include "cli/command_table.h"
+#include "cli/completion.h"
 #include "cli/explain_cmd.h"
 #include "cli/report_cmd.h"
 #include "cli/run_extras.h"
@@ -37,21 +39,16 @@ namespace po = boost::program_options;
 namespace servesim {
 namespace {
 
-constexpr const char* k_usage_head =
-    "servesim: a discrete-event simulator of LLM serving\n\nusage:\n";
 constexpr const char* k_usage_tail = R"(  servesim --help | --version
 
-`servesim COMMAND --help` lists a command's options. `servesim run` with no CONFIG runs the
-embedded default scenario (configs/default.yaml).
-See docs/config.md for every key and docs/metrics.md for every metric.
+`servesim COMMAND --help` lists a command's arguments and options. Every command takes the
+common options -q/--quiet, --json, --no-progress and -h/--help, and --out is always a folder
+(docs/cli.md#conventions). See docs/config.md for every key and docs/metrics.md for every metric.
 )";
 
-struct UsageError : std::runtime_error {
-  using std::runtime_error::runtime_error;
-};
-
-int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
-  const std::vector<std::pair<std::string, std::vector<std::string>>> groups{
+/// The groups of `servesim list`, in its order.
+std::vector<std::pair<std::string, std::vector<std::string>>> list_groups() {
+  return {
       {"schedulers", scheduler_names()},
       {"routers", router_names()},
       {"step-time-models", step_time_model_names()},
@@ -62,26 +59,47 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
       {"models", model_names()},
       {"hardware", hardware_names()},
   };
+}
+
+std::vector<std::string> list_group_names() {
   std::vector<std::string> names;
-  for (const auto& g : groups) names.push_back(g.first);
-  CommandLine cl("list", "[GROUP]");
-  cl.options()("group", po::value<std::vector<std::string>>(),
-               fmt::format("what to list: {}", join_names(names)).c_str());
-  const auto vm = cl.positional("group", -1).parse(args, out);
+  for (const auto& g : list_groups()) names.push_back(g.first);
+  return names;
+}
+
+CommandLine list_command_line() {
+  CommandLine cl("list", "[GROUP] [options]", "Lists the names each part of a config accepts.");
+  cl.positional("group", -1, "[GROUP]",
+                fmt::format("what to list: {}", join_names(list_group_names())));
+  return cl;
+}
+
+int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
+  const auto groups = list_groups();
+  const std::vector<std::string> names = list_group_names();
+  const auto vm = list_command_line().parse(args, out);
   if (!vm) return 0;
+  const CommonOptions c = common_options(*vm);
   const auto given = vm->count("group") ? (*vm)["group"].as<std::vector<std::string>>()
                                         : std::vector<std::string>{};
-  if (given.size() > 1) throw UsageError("list takes at most one argument");
+  if (given.size() > 1) throw InputError("list: takes at most one group; see servesim list --help");
   if (!given.empty() && std::find(names.begin(), names.end(), given[0]) == names.end())
-    throw UsageError(fmt::format("list: unknown {}{} (valid: {})", quote_input(given[0]),
+    throw InputError(fmt::format("list: unknown group {}{} (valid: {})", quote_input(given[0]),
                                  did_you_mean(given[0], names), join_names(names)));
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  std::ostringstream text;
   for (const auto& [group, members] : groups) {
     if (!given.empty() && given[0] != group) continue;
-    if (given.empty()) out << group << ":";
+    j[group] = members;
+    if (given.empty()) text << group << ":";
     for (const auto& m : members)
-      out << (given.empty() ? " " : "") << m << (given.empty() ? "" : "\n");
-    if (given.empty()) out << "\n";
+      text << (given.empty() ? " " : "") << m << (given.empty() ? "" : "\n");
+    if (given.empty()) text << "\n";
   }
+  if (c.json)
+    print_json(out, c, j);
+  else if (c.tables())
+    out << text.str();
   return 0;
 }
 
@@ -89,7 +107,7 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
 struct RunRequest {
   std::shared_ptr<Document> doc;  ///< the config with every --set and --seed applied
   std::string dir;                ///< --out
-  bool quiet = false;
+  CommonOptions common;
   bool steps = false;  ///< steps.csv: --steps or --report
   RunOptions options;  ///< check, limits and no_requests_csv; the streams are opened later
   RunExtrasOptions extras;
@@ -97,22 +115,33 @@ struct RunRequest {
   std::vector<const ExportFormat*> exports;  ///< --export, each once
 };
 
+/// "vidur (request_metrics.csv: Vidur's per-request metrics), ..." from the export registry.
+std::string export_help() {
+  std::string formats;
+  for (const ExportFormat& f : export_formats())
+    formats += fmt::format("{}{} ({}: {})", formats.empty() ? "" : ", ", f.name, f.file, f.what);
+  return "also write another tool's result layout into --out, repeatable: " + formats;
+}
+
 CommandLine run_command_line() {
-  CommandLine cl("run", "[CONFIG.yaml] [options]");
+  CommandLine cl(
+      "run", "[CONFIG.yaml] [options]",
+      "Runs a scenario (by default configs/default.yaml, embedded) into the --out folder.");
+  cl.positional("config", 1, "[CONFIG.yaml]", "scenario YAML (default: the embedded default)");
+  cl.out_option("servesim-out",
+                "summary.json, requests.csv and the files the options below add (steps.csv, "
+                "timeline.json, report.html, the exports)");
+  cl.set_option().seed_option();
+  const std::string exports = export_help();
   // clang-format off
-  cl.options()
-      ("config", po::value<std::string>(), "scenario YAML (default: the embedded default)")
-      ("out", po::value<std::string>()->default_value("servesim-out"), "directory for result files");
-  cl.set_option().seed_option().quiet_option();
   cl.options()
       ("check", po::bool_switch(), "verify the engine's invariants at every step")
       ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
       ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
       ("timeline", po::bool_switch(), "also write timeline.json (Chrome trace: Perfetto, chrome://tracing)")
       ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
-      ("no-progress", po::bool_switch(), "no progress on stderr")
       ("percentiles", po::value<std::string>(), "also print mean, median, std and these percentiles of TTFT, TPOT, ITL and E2E (as 50,90,99,99.9); the export's percentiles (default 99)")
-      ("export", po::value<std::vector<std::string>>()->composing(), "also write another tool's result layout: vllm-bench (vllm-bench.json: vllm bench serve's result JSON), vidur (request_metrics.csv: Vidur's per-request metrics)");
+      ("export", po::value<std::vector<std::string>>()->composing(), exports.c_str());
   // clang-format on
   cl.real_option("max-sim-time", 0, 9e9, "seconds",
                  "stop at this simulated time; results are partial", std::nullopt, true);
@@ -125,7 +154,6 @@ CommandLine run_command_line() {
                 RunLimits::k_default_max_queued);
   cl.int_option("timeline-requests", 0, 1'000'000'000,
                 "requests with id below N get a track in timeline.json", 1000);
-  cl.positional("config");
   return cl;
 }
 
@@ -158,17 +186,17 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
   if (!vm) return std::nullopt;
   RunRequest q;
   q.doc = run_document(*vm);
-  q.dir = (*vm)["out"].as<std::string>();
+  q.common = common_options(*vm);
+  q.dir = out_folder(*vm, "run", "summary.json");
   spdlog::debug("running {}", q.doc->file());
   q.options.limits = run_limits(*vm, interrupt);
   q.options.check = (*vm)["check"].as<bool>();
   q.options.no_requests_csv = (*vm)["no-requests-csv"].as<bool>();
-  q.quiet = (*vm)["quiet"].as<bool>();
   q.steps = (*vm)["steps"].as<bool>() || (*vm)["report"].as<bool>();
   q.extras.timeline = (*vm)["timeline"].as<bool>();
   q.extras.timeline_requests = static_cast<uint64_t>((*vm)["timeline-requests"].as<int64_t>());
   q.extras.report = (*vm)["report"].as<bool>();
-  q.extras.progress = !q.quiet && !(*vm)["no-progress"].as<bool>();
+  q.extras.progress = q.common.progress;
   if (vm->count("percentiles"))
     q.percentiles = parse_percentiles((*vm)["percentiles"].as<std::string>(), "--percentiles");
   if (vm->count("export"))
@@ -234,7 +262,34 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   for (const ExportFormat& f : export_formats())
     if (std::find(q->exports.begin(), q->exports.end(), &f) == q->exports.end())
       std::filesystem::remove(dir / f.file);
-  if (!q->quiet) {
+  if (q->common.json) {
+    // The files written, as the "wrote" line names them (extras: ", DIR/a, DIR/b").
+    nlohmann::ordered_json written = nlohmann::ordered_json::array();
+    written.push_back(q->dir + "/summary.json");
+    if (!options.no_requests_csv) written.push_back(q->dir + "/requests.csv");
+    if (q->steps) written.push_back(q->dir + "/steps.csv");
+    std::istringstream more(extra_files + export_files);
+    for (std::string f; std::getline(more, f, ',');)
+      if (f.size() > 1) written.push_back(f.substr(1));
+    nlohmann::ordered_json j{{"command", "run"},
+                             {"out", q->dir},
+                             {"files", written},
+                             {"summary", nlohmann::ordered_json::parse(r.summary_json)}};
+    if (tokens && !q->percentiles.empty()) {
+      const LatencyReport lr = latency_report(*tokens, q->percentiles);
+      auto stats = [](const LatencyStats& st) {
+        nlohmann::ordered_json p = nlohmann::ordered_json::object();
+        for (const auto& [at, v] : st.percentiles) p["p" + percentile_word(at)] = v;
+        return nlohmann::ordered_json{{"count", st.count}, {"mean", st.mean}, {"median", st.median},
+                                      {"std", st.std},     {"max", st.max},   {"percentiles", p}};
+      };
+      j["latency_s"] = {{"ttft", stats(lr.ttft)},
+                        {"tpot", stats(lr.tpot)},
+                        {"itl", stats(lr.itl)},
+                        {"e2e", stats(lr.e2e)}};
+    }
+    print_json(out, q->common, j);
+  } else if (q->common.tables()) {
     print_run(out, *q, r, extra_files + export_files);
     if (tokens && !q->percentiles.empty())
       out << "\n" << latency_table(latency_report(*tokens, q->percentiles));
@@ -242,40 +297,58 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   return 0;
 }
 
-/// One subcommand: its name, its lines of the usage text and what runs it. The table drives
-/// dispatch, the usage text (in this order) and the "did you mean" of an unknown command; a new
-/// command is one file (cli/NAME_cmd.cpp) and one row here.
+/// One subcommand: its name, its command lines (one, or one per second word: `trace stats`,
+/// `trace gen`) and what runs it. The table drives dispatch, `servesim --help` (in this order),
+/// the "did you mean" of an unknown command, the completion script, the man page and the tests
+/// that check every command follows the same conventions; a new command is one file
+/// (cli/NAME_cmd.cpp) and one row here.
 struct Command {
   const char* name;
-  const char* usage;
+  std::vector<CommandLine> (*command_lines)();
   int (*run)(const std::vector<std::string>& args, std::ostream& out,
              const volatile std::sig_atomic_t* interrupt);
 };
 
+CommandLine completion_command_line() {
+  CommandLine cl("completion", "SHELL [options]",
+                 "Prints a completion script: source <(servesim completion bash).");
+  cl.positional("shell", 1, "SHELL", "the shell: bash");
+  cl.require("shell", "give a shell (bash)");
+  return cl;
+}
+
+CommandLine man_command_line() {
+  return CommandLine("man", "[options]", "Prints the man page (roff): servesim man | man -l -");
+}
+
+int cmd_completion(const std::vector<std::string>& args, std::ostream& out,
+                   const volatile std::sig_atomic_t*);
+int cmd_man(const std::vector<std::string>& args, std::ostream& out,
+            const volatile std::sig_atomic_t*);
+
+template <CommandLine (*F)()>
+std::vector<CommandLine> one() {
+  return {F()};
+}
+
+std::vector<CommandLine> trace_lines() {
+  return {trace_stats_command_line(), trace_gen_command_line()};
+}
+
 // clang-format off
 constexpr std::array k_commands{
-    Command{"run", R"(  servesim run [CONFIG.yaml] [--out DIR] [--set key.path=value ...] [--seed N] [--quiet] [--check]
-               [--max-sim-time S] [--max-wall-time S] [--max-queued N] [--no-requests-csv] [--steps]
-               [--timeline] [--timeline-requests N] [--report] [--no-progress]
-)", &cmd_run},
-    Command{"report", R"(  servesim report RESULT_DIR... [--out report.html]
-)", &cmd_report},
-    Command{"list", R"(  servesim list [schedulers|routers|step-time-models|workload-sources|arrival-kinds|
-                 length-kinds|kv-policies|models|hardware]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_list(a, o); }},
-    Command{"explain", R"(  servesim explain --model M --hardware H [--weight-dtype D] [--kv-dtype D] [--context N]
-                   [--tp N] [--utilization U] [--measured-mb MB --measured-ms MS]
-)", [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_explain(a, o); }},
-    Command{"calibrate", R"(  servesim calibrate MEASUREMENTS [--format F] [--form auto|hinge|linear|table] [--out FILE.yaml]
-)", &cmd_calibrate},
-    Command{"trace", R"(  servesim trace stats FILE [--format F] [--sort] [--window-s W] [--json OUT.json]
-                       [--skip-zero-tokens] [--hash-block-tokens N] [--model M]
-  servesim trace gen CONFIG.yaml --out FILE.csv [--set key.path=value ...] [--seed N] [--requests N]
-)", &cmd_trace},
-    Command{"capacity", R"(  servesim capacity CONFIG.yaml [--out DIR] [--tolerance T] [--min-attainment A] [--set ...] [--quiet]
-)", &cmd_capacity},
-    Command{"size", R"(  servesim size SWEEP.yaml [--out DIR] [--jobs N] [--set ...] [--dry-run] [--quiet]
-)", &cmd_size},
+    Command{"run", &one<run_command_line>, &cmd_run},
+    Command{"report", &one<report_command_line>, &cmd_report},
+    Command{"list", &one<list_command_line>,
+            [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_list(a, o); }},
+    Command{"explain", &one<explain_command_line>,
+            [](const auto& a, std::ostream& o, const volatile std::sig_atomic_t*) { return cmd_explain(a, o); }},
+    Command{"calibrate", &one<calibrate_command_line>, &cmd_calibrate},
+    Command{"trace", &trace_lines, &cmd_trace},
+    Command{"capacity", &one<capacity_command_line>, &cmd_capacity},
+    Command{"size", &one<size_command_line>, &cmd_size},
+    Command{"completion", &one<completion_command_line>, &cmd_completion},
+    Command{"man", &one<man_command_line>, &cmd_man},
 };
 // clang-format on
 
@@ -289,10 +362,52 @@ constexpr bool commands_unique() {
 }
 static_assert(commands_unique(), "two commands share a name");
 
+std::vector<CommandLine> all_command_lines() {
+  std::vector<CommandLine> all;
+  for (const Command& c : k_commands)
+    for (CommandLine& cl : c.command_lines()) all.push_back(std::move(cl));
+  return all;
+}
+
 std::string usage() {
-  std::string u = k_usage_head;
-  for (const Command& c : k_commands) u += c.usage;
-  return u + k_usage_tail;
+  std::string u = "servesim: a discrete-event simulator of LLM serving\n\nusage:\n";
+  for (const CommandLine& cl : all_command_lines())
+    u += fmt::format("  servesim {} {}\n", cl.command(), cl.synopsis());
+  u += "\ncommands:\n";
+  for (const CommandLine& cl : all_command_lines()) {
+    u += fmt::format("  {:<13}{}\n", cl.command(), cl.summary());
+  }
+  return u + "\n" + k_usage_tail;
+}
+
+int cmd_completion(const std::vector<std::string>& args, std::ostream& out,
+                   const volatile std::sig_atomic_t*) {
+  const auto vm = completion_command_line().parse(args, out);
+  if (!vm) return 0;
+  const CommonOptions c = common_options(*vm);
+  const std::string shell = (*vm)["shell"].as<std::string>();
+  if (shell != "bash")
+    throw InputError(fmt::format("completion: unknown shell {}{} (valid: bash)", quote_input(shell),
+                                 did_you_mean(shell, {"bash"})));
+  const std::string script = bash_completion(all_command_lines(), list_group_names());
+  if (c.json)
+    print_json(out, c, {{"command", "completion"}, {"shell", shell}, {"script", script}});
+  else if (c.tables())
+    out << script;
+  return 0;
+}
+
+int cmd_man(const std::vector<std::string>& args, std::ostream& out,
+            const volatile std::sig_atomic_t*) {
+  const auto vm = man_command_line().parse(args, out);
+  if (!vm) return 0;
+  const CommonOptions c = common_options(*vm);
+  const std::string page = man_page(all_command_lines(), SERVESIM_VERSION);
+  if (c.json)
+    print_json(out, c, {{"command", "man"}, {"page", page}});
+  else if (c.tables())
+    out << page;
+  return 0;
 }
 
 }  // namespace
@@ -303,6 +418,8 @@ std::vector<std::string> command_names() {
   std::sort(names.begin(), names.end());
   return names;
 }
+
+std::vector<CommandLine> command_lines() { return all_command_lines(); }
 
 int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostream& err,
             const volatile std::sig_atomic_t* interrupt) {
@@ -319,11 +436,14 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
     for (const Command& c : k_commands)
       if (args[0] == c.name) return c.run(rest, out, interrupt);
     const std::vector<std::string> commands = command_names();
-    throw UsageError(fmt::format("unknown command {}{} (valid: {})", quote_input(args[0]),
-                                 did_you_mean(args[0], commands), join_names(commands)));
-  } catch (const UsageError& e) {
-    err << "servesim: " << e.what() << "\n\n" << usage();
-    return 2;
+    // Two lines: what is wrong, and where to look (not the whole usage).
+    std::string hint = did_you_mean(args[0], commands);  // " (did you mean run?)"
+    constexpr size_t k_lead = std::string_view(" (did you mean ").size();
+    if (!hint.empty())
+      hint = fmt::format("did you mean '{}'? ", hint.substr(k_lead, hint.size() - k_lead - 2));
+    throw InputError(
+        fmt::format("unknown command '{}'\nhint: {}`servesim --help` lists every command",
+                    printable(args[0], 40), hint));
   } catch (const InputError& e) {
     err << "servesim: error: " << e.what() << "\n";
     return 2;

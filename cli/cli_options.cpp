@@ -2,9 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 #include <limits>
 #include <ostream>
 #include <sstream>
@@ -16,18 +19,31 @@ namespace po = boost::program_options;
 
 namespace servesim {
 
-CommandLine::CommandLine(std::string command, std::string synopsis)
+CommandLine::CommandLine(std::string command, std::string synopsis, std::string summary)
     : m_command(std::move(command)),
       m_synopsis(std::move(synopsis)),
-      m_options(m_command + " options", 100) {
-  m_options.add_options()("help,h", "print this help and exit");
+      m_summary(std::move(summary)),
+      m_options("options"),
+      m_common("common options") {
+  // clang-format off
+  m_common.add_options()
+      ("help,h", k_help_help)
+      ("quiet,q", po::bool_switch(), k_quiet_help)
+      ("json", po::bool_switch(), k_json_help)
+      ("no-progress", po::bool_switch(), k_no_progress_help);
+  // clang-format on
 }
 
 po::options_description_easy_init CommandLine::options() { return m_options.add_options(); }
 
-CommandLine& CommandLine::positional(const std::string& name, int max_count) {
+CommandLine& CommandLine::positional(const std::string& name, int max_count,
+                                     const std::string& metavar, const std::string& help) {
+  if (max_count == 1)
+    options()(name.c_str(), po::value<std::string>(), help.c_str());
+  else
+    options()(name.c_str(), po::value<std::vector<std::string>>(), help.c_str());
   m_positional.add(name.c_str(), max_count);
-  m_has_positional = true;
+  m_positional_arg = Positional{name, metavar, help, max_count};
   return *this;
 }
 
@@ -119,8 +135,13 @@ CommandLine& CommandLine::seed_option() {
   return int_option("seed", 0, std::numeric_limits<int64_t>::max(), "override the config's seed");
 }
 
-CommandLine& CommandLine::quiet_option() {
-  options()("quiet,q", po::bool_switch(), "print nothing on success");
+CommandLine& CommandLine::out_option(const char* default_dir, const std::string& files) {
+  auto* value = po::value<std::string>()->value_name("DIR");
+  if (default_dir) value->default_value(default_dir);
+  options()("out,o", value,
+            fmt::format("folder for {}, created if absent{}", files,
+                        default_dir ? "" : " (without --out nothing is written)")
+                .c_str());
   return *this;
 }
 
@@ -132,10 +153,12 @@ std::optional<po::variables_map> CommandLine::parse(const std::vector<std::strin
                                                     std::ostream& out) const {
   po::variables_map vm;
   try {
+    po::options_description all;
+    all.add(m_options).add(m_common);
     po::command_line_parser parser(args);
-    parser.options(m_options);
+    parser.options(all);
     // Without a positional argument, words that are not options are left alone, as before.
-    if (m_has_positional) parser.positional(m_positional);
+    if (m_positional_arg) parser.positional(m_positional);
     po::store(parser.run(), vm);
     if (vm.count("help")) {
       out << help();
@@ -169,10 +192,131 @@ std::optional<po::variables_map> CommandLine::parse(const std::vector<std::strin
   return vm;
 }
 
+namespace {
+
+/// One option of an options_description as help shows it.
+CommandLine::OptionHelp option_help_of(const po::option_description& d, bool common) {
+  CommandLine::OptionHelp o;
+  o.long_name = d.long_name();
+  o.common = common;
+  const std::string name = d.format_name();  // "-o [ --out ]" or "--out"
+  if (name.size() >= 2 && name[0] == '-' && name[1] != '-') o.short_name = name[1];
+  // "DIR (=servesim-out)", "arg", or "" for a switch.
+  std::string param = d.format_parameter();
+  const size_t eq = param.find(" (=");
+  if (eq != std::string::npos && param.back() == ')') {
+    o.default_text = default_text(param.substr(eq + 3, param.size() - eq - 4));
+    param.resize(eq);
+  }
+  o.value_name = param;
+  o.help = d.description();
+  return o;
+}
+
+/// `text` wrapped to `width` columns, every line after the first indented by `indent`.
+std::string wrapped(const std::string& text, size_t indent, size_t width) {
+  std::string out, line;
+  std::istringstream words(text);
+  for (std::string w; words >> w;) {
+    if (!line.empty() && indent + line.size() + 1 + w.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + w;
+  }
+  return out + line;
+}
+
+}  // namespace
+
+std::string default_text(const std::string& raw) {
+  const std::optional<double> v = real_number(raw);
+  if (!v || raw.find_first_of(".eE") == std::string::npos) return raw;
+  return fmt::format("{}", *v);  // the shortest text that reads back as the same double
+}
+
+std::vector<CommandLine::OptionHelp> CommandLine::option_help() const {
+  std::vector<OptionHelp> out;
+  for (const auto& d : m_options.options())
+    if (!m_positional_arg || d->long_name() != m_positional_arg->name)
+      out.push_back(option_help_of(*d, false));
+  for (const auto& d : m_common.options()) out.push_back(option_help_of(*d, true));
+  return out;
+}
+
 std::string CommandLine::help() const {
-  std::ostringstream text;
-  text << "usage: servesim " << m_command << " " << m_synopsis << "\n\n" << m_options;
-  return text.str();
+  constexpr size_t k_width = 100, k_max_column = 32;
+  const std::vector<OptionHelp> opts = option_help();
+  auto left = [](const OptionHelp& o) {
+    std::string s = o.short_name ? fmt::format("  -{}, --{}", o.short_name, o.long_name)
+                                 : fmt::format("      --{}", o.long_name);
+    return o.value_name.empty() ? s : s + " " + o.value_name;
+  };
+  size_t column = 0;
+  for (const OptionHelp& o : opts) column = std::max(column, left(o).size() + 2);
+  if (m_positional_arg) column = std::max(column, m_positional_arg->metavar.size() + 4);
+  column = std::min(column, k_max_column);
+  auto entry = [&](const std::string& l, const std::string& help) {
+    std::string s = l;
+    if (s.size() + 2 > column)
+      s += "\n" + std::string(column, ' ');
+    else
+      s += std::string(column - s.size(), ' ');
+    return s + wrapped(help, column, k_width) + "\n";
+  };
+  std::string text = fmt::format("usage: servesim {} {}\n", m_command, m_synopsis);
+  if (!m_summary.empty()) text += wrapped(m_summary, 0, k_width) + "\n";
+  if (m_positional_arg)
+    text += "\narguments:\n" + entry("  " + m_positional_arg->metavar, m_positional_arg->help);
+  bool common = false;
+  if (!opts.empty() && !opts.front().common) text += "\noptions:\n";
+  for (const OptionHelp& o : opts) {
+    if (o.common && !common) {
+      text += "\ncommon options (every command takes them; docs/cli.md#conventions):\n";
+      common = true;
+    }
+    std::string help = o.help;
+    if (!o.default_text.empty()) help += fmt::format(" (default {})", o.default_text);
+    text += entry(left(o), help);
+  }
+  return text;
+}
+
+CommonOptions common_options(const po::variables_map& vm) {
+  CommonOptions c;
+  c.quiet = vm.count("quiet") && vm["quiet"].as<bool>();
+  c.json = vm.count("json") && vm["json"].as<bool>();
+  c.progress = !c.quiet && !(vm.count("no-progress") && vm["no-progress"].as<bool>());
+  return c;
+}
+
+void print_json(std::ostream& out, const CommonOptions& c, const nlohmann::ordered_json& doc) {
+  if (!c.quiet) out << doc.dump(2) << "\n";
+}
+
+std::string out_folder(const po::variables_map& vm, const std::string& command,
+                       const std::string& main_file) {
+  if (!vm.count("out")) return "";
+  const std::string dir = vm["out"].as<std::string>();
+  const std::string hint = fmt::format(
+      "--out is a folder in every subcommand: {} writes DIR/{} (docs/cli.md#conventions)", command,
+      main_file);
+  if (dir.empty()) throw InputError("--out: give a folder; " + hint);
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(dir, ec);
+  if (fs::exists(st) && !fs::is_directory(st))
+    throw InputError(fmt::format("--out {}: {}; {}", quote_input(dir, 200),
+                                 fs::is_regular_file(st) ? "is a file" : "is not a folder", hint));
+  if (!fs::exists(st)) {
+    std::string ext = fs::path(dir).extension().string();
+    for (char& ch : ext) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    for (const char* e : {".html", ".htm", ".yaml", ".yml", ".csv", ".json"})
+      if (ext == e)
+        throw InputError(fmt::format("--out {}: names a {} file; {}", quote_input(dir, 200),
+                                     ext.substr(1), hint));
+  }
+  return dir;
 }
 
 std::vector<std::string> overrides(const po::variables_map& vm) {

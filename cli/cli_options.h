@@ -1,11 +1,14 @@
 #pragma once
 // The part of a subcommand's command line that every subcommand shares, on Boost.Program_options:
-// the positional argument, --help, the options several commands take (--set, --seed, --quiet)
+// the positional arguments, the common options every command takes (--help, -q/--quiet, --json,
+// --no-progress), the options several commands take (--out DIR, --set, --seed), the --help text
 // and one form for every message. A bad command line throws InputError
 // "<command>: <what>; see servesim <command> --help", which run_cli prints with exit status 2.
+// The conventions are docs/cli.md#conventions.
 #include <boost/program_options.hpp>
 #include <cstdint>
 #include <iosfwd>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,16 +18,21 @@ namespace servesim {
 class CommandLine {
  public:
   /// `command`: the words after `servesim` ("run", "trace gen"), which start every message;
-  /// `synopsis`: what follows them in the --help usage line ("[CONFIG.yaml] [options]").
-  CommandLine(std::string command, std::string synopsis);
+  /// `synopsis`: what follows them in the --help usage line ("[CONFIG.yaml] [options]"), which
+  /// names every positional argument; `summary`: one line on what the command does (--help,
+  /// `servesim --help`, the man page). Adds the common options.
+  CommandLine(std::string command, std::string synopsis, std::string summary = "");
 
   /// The command's own options: `cl.options()("tolerance", po::value<double>(), "...")`.
   boost::program_options::options_description_easy_init options();
 
   /// `name` also takes the arguments that are not options: at most `max_count` (-1: any), past
-  /// which parsing fails ("too many positional options"). `name` stays an option too (--name).
-  /// REQUIRES: `name` was added with options(), and positional() is called once at most.
-  CommandLine& positional(const std::string& name, int max_count = 1);
+  /// which parsing fails ("too many positional options"). `metavar` ("CONFIG.yaml") is how the
+  /// usage line and the "arguments" part of --help show it; `help` says what it is. The
+  /// positional is not listed among the options (it is still read as --name, for old scripts).
+  /// REQUIRES: positional() is called once at most.
+  CommandLine& positional(const std::string& name, int max_count, const std::string& metavar,
+                          const std::string& help);
   /// parse() fails with "<command>: <missing>" when option `name` is absent; such checks run in
   /// the order they were added, after --help.
   CommandLine& require(const std::string& name, const std::string& missing);
@@ -51,18 +59,37 @@ class CommandLine {
     std::string unit;
   };
   [[nodiscard]] const std::vector<NumericOption>& numeric_options() const { return m_numeric; }
-  /// The command's options (tests check that every numeric one has a range).
-  [[nodiscard]] const boost::program_options::options_description& description() const {
-    return m_options;
+
+  /// One option as --help, the completion script and the man page show it.
+  struct OptionHelp {
+    std::string long_name;   ///< "out"
+    char short_name = 0;     ///< 'o', or 0
+    std::string value_name;  ///< "DIR", "arg"; empty for a switch
+    std::string default_text;
+    std::string help;
+    bool common = false;  ///< one of the options every command takes
+  };
+  /// The options in --help's order (the command's, then the common ones), positionals left out.
+  [[nodiscard]] std::vector<OptionHelp> option_help() const;
+  struct Positional {
+    std::string name, metavar, help;
+    int max_count = 1;
+  };
+  [[nodiscard]] const std::optional<Positional>& positional_argument() const {
+    return m_positional_arg;
   }
   [[nodiscard]] const std::string& command() const { return m_command; }
+  [[nodiscard]] const std::string& synopsis() const { return m_synopsis; }
+  [[nodiscard]] const std::string& summary() const { return m_summary; }
 
+  /// --out DIR / -o DIR: the folder the command writes its result files into, created if absent
+  /// (out_folder() checks it). `default_dir`: nullptr when the command writes no files without
+  /// --out. `files`: what goes there, for the help ("report.html").
+  CommandLine& out_option(const char* default_dir, const std::string& files);
   /// --set KEY=VALUE, repeatable (overrides() returns them).
   CommandLine& set_option(const char* help = "override key.path=value");
   /// --seed N (an integer from 0 to 2^63-1), applied as the override seed=N after every --set.
   CommandLine& seed_option();
-  /// --quiet / -q (bool): print nothing on success.
-  CommandLine& quiet_option();
 
   /// Parses `args` (the words after the command). Returns nullopt when --help or -h was given,
   /// after writing help() to `out`: the command then exits 0. Throws InputError on an unknown
@@ -70,7 +97,8 @@ class CommandLine {
   [[nodiscard]] std::optional<boost::program_options::variables_map> parse(
       const std::vector<std::string>& args, std::ostream& out) const;
 
-  /// "usage: servesim <command> <synopsis>" and every option with its help and default.
+  /// "usage: servesim <command> <synopsis>", the summary, the positional argument and every
+  /// option with its help and "(default X)".
   [[nodiscard]] std::string help() const;
 
  private:
@@ -78,16 +106,50 @@ class CommandLine {
 
   std::string m_command;
   std::string m_synopsis;
+  std::string m_summary;
   boost::program_options::options_description m_options;
+  boost::program_options::options_description m_common;
   boost::program_options::positional_options_description m_positional;
-  bool m_has_positional = false;
+  std::optional<Positional> m_positional_arg;
   std::vector<std::pair<std::string, std::string>> m_required;  ///< {option, message}
   std::vector<NumericOption> m_numeric;
 };
 
+/// The help texts of the common options, which every command shows the same way.
+inline constexpr const char* k_quiet_help =
+    "print nothing on stdout on success, and no progress (result files are still written)";
+inline constexpr const char* k_json_help =
+    "print the results as one JSON document on stdout instead of the tables";
+inline constexpr const char* k_no_progress_help =
+    "show no progress on stderr (commands that show none accept it too)";
+inline constexpr const char* k_help_help = "print this help and exit";
+
+/// What the common options ask of a parsed command line.
+struct CommonOptions {
+  bool quiet = false;    ///< -q: nothing on stdout
+  bool json = false;     ///< --json: one JSON document on stdout (unless quiet)
+  bool progress = true;  ///< false with --no-progress or -q
+  [[nodiscard]] bool tables() const { return !quiet && !json; }  ///< the human output
+};
+[[nodiscard]] CommonOptions common_options(const boost::program_options::variables_map& vm);
+
+/// Prints `doc` (with 2-space indents and a newline) unless quiet; the --json output.
+void print_json(std::ostream& out, const CommonOptions& c, const nlohmann::ordered_json& doc);
+
+/// --out's folder, checked: "" when --out was not given and has no default. Throws InputError
+/// (exit 2) when the path names an existing file or anything else that is not a folder, or ends
+/// in a file's extension (.html, .yaml, .yml, .csv, .json: --out once named a file in some
+/// commands): `command` writes `main_file` ("report.html") into the folder, which the hint says.
+[[nodiscard]] std::string out_folder(const boost::program_options::variables_map& vm,
+                                     const std::string& command, const std::string& main_file);
+
 /// "must be an integer from 1 to 4096", "must be a number > 0 and <= 9e9 (seconds)": what a
 /// numeric option allows, as its messages and help say it.
 [[nodiscard]] std::string allowed_range(const CommandLine::NumericOption& o);
+
+/// A default as --help prints it: a number as people write it (0.9, not 0.90000000000000002),
+/// anything else as given.
+[[nodiscard]] std::string default_text(const std::string& raw);
 
 /// The config overrides of a command line parsed with set_option() and seed_option(): each --set
 /// in order, then "seed=N". Each is checked for form here, before any file is read, with

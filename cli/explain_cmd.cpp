@@ -4,6 +4,7 @@
 
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "cli/cli_options.h"
@@ -162,26 +163,6 @@ void print_int8(std::ostream& out, const ModelSpec& m, const HardwareSpec& hw,
       with_commas(g.compute_bound_batch_weights_only));
 }
 
-/// nullopt after --help.
-std::optional<po::variables_map> parse_explain_args(const std::vector<std::string>& args,
-                                                    std::ostream& out) {
-  CommandLine cl("explain", "--model M --hardware H [options]");
-  // clang-format off
-  cl.options()
-      ("model", po::value<std::string>(), "catalogue name or YAML path")
-      ("hardware", po::value<std::string>(), "catalogue name or YAML path")
-      ("weight-dtype", po::value<std::string>(), "fp32, bf16, fp16, fp8, int8, int4 (default bf16)")
-      ("kv-dtype", po::value<std::string>(), "default: the weight dtype")
-      ("compute-dtype", po::value<std::string>(), "default: the weight dtype");
-  // clang-format on
-  cl.int_option("context", 1, 1'000'000'000, "tokens per conversation", 2048);
-  cl.int_option("tp", 1, 1024, "tensor-parallel accelerators", 1);
-  cl.real_option("utilization", 0, 1, "", "share of memory usable", 0.9, true);
-  cl.real_option("measured-mb", 0, 1e12, "MB", "a measured step's bytes moved", std::nullopt, true);
-  cl.real_option("measured-ms", 0, 1e12, "ms", "that step's duration", std::nullopt, true);
-  return cl.parse(args, out);
-}
-
 ExplainOptions read_options(const po::variables_map& vm, const HardwareSpec& hw) {
   ExplainOptions o;
   o.weight = dtype_option(vm, "weight-dtype", Dtype::Bf16);
@@ -250,22 +231,55 @@ ExplainFigures explain_figures(const ModelSpec& m, const HardwareSpec& hw,
   return f;
 }
 
+CommandLine explain_command_line() {
+  CommandLine cl("explain", "--model M --hardware H [options]",
+                 "Works out what serving a model on an accelerator costs in memory and time.");
+  // clang-format off
+  cl.options()
+      ("model", po::value<std::string>(), "catalogue name or YAML path")
+      ("hardware", po::value<std::string>(), "catalogue name (or an alias: docs/hardware.md#aliases) or YAML path")
+      ("weight-dtype", po::value<std::string>(), "fp32, bf16, fp16, fp8, int8, int4 (default bf16)")
+      ("kv-dtype", po::value<std::string>(), "default: the weight dtype")
+      ("compute-dtype", po::value<std::string>(), "default: the weight dtype");
+  // clang-format on
+  cl.int_option("context", 1, 1'000'000'000, "tokens per conversation", 2048);
+  cl.int_option("tp", 1, 1024, "tensor-parallel accelerators", 1);
+  cl.real_option("utilization", 0, 1, "", "share of memory usable", 0.9, true);
+  cl.real_option("measured-mb", 0, 1e12, "MB", "a measured step's bytes moved", std::nullopt, true);
+  cl.real_option("measured-ms", 0, 1e12, "ms", "that step's duration", std::nullopt, true);
+  return cl;
+}
+
 double achieved_gb_per_s(double megabytes, double ms) {
   return megabytes * 1e6 / (ms * 1e-3) / 1e9;
 }
 
-int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
-  const std::optional<po::variables_map> parsed = parse_explain_args(args, out);
+int cmd_explain(const std::vector<std::string>& args, std::ostream& out_stream) {
+  const std::optional<po::variables_map> parsed = explain_command_line().parse(args, out_stream);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
+  const CommonOptions c = common_options(vm);
+  std::ostream sink(nullptr);  // the text, unless -q or --json
+  std::ostream& out = c.tables() ? out_stream : sink;
   if (vm.count("measured-mb") != vm.count("measured-ms"))
     throw InputError("explain: give --measured-mb and --measured-ms together");
   const bool measured = vm.count("measured-mb") > 0;
   std::optional<HardwareSpec> hw;
   if (vm.count("hardware")) hw = load_option<HardwareSpec>(vm, "hardware", &load_hardware);
+  nlohmann::ordered_json j{{"command", "explain"}};
+  auto measured_json = [&] {
+    const double mb = vm["measured-mb"].as<double>(), ms = vm["measured-ms"].as<double>();
+    const double gbs = achieved_gb_per_s(mb, ms);
+    nlohmann::ordered_json m{{"megabytes", mb}, {"ms", ms}, {"achieved_gb_per_s", gbs}};
+    if (hw) m["share_of_peak_bandwidth"] = gbs / hw->memory_bandwidth_gb_per_s;
+    return m;
+  };
   if (!vm.count("model")) {
     if (!measured) throw InputError("explain: --model and --hardware are required");
     print_measured(out, vm["measured-mb"].as<double>(), vm["measured-ms"].as<double>(), hw);
+    if (hw) j["hardware"] = hw->name;
+    j["measured"] = measured_json();
+    if (c.json) print_json(out_stream, c, j);
     return 0;
   }
   const ModelSpec m = load_option<ModelSpec>(vm, "model", &load_model);
@@ -273,6 +287,30 @@ int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
   const ExplainOptions o = read_options(vm, *hw);
 
   const ExplainFigures f = explain_figures(m, *hw, o);
+  j.update({{"model", m.name},
+            {"hardware", hw->name},
+            {"weight_dtype", dtype_name(o.weight)},
+            {"kv_dtype", dtype_name(o.kv)},
+            {"compute_dtype", dtype_name(o.compute)},
+            {"context_tokens", o.context_tokens},
+            {"tensor_parallel", o.tensor_parallel},
+            {"utilization", o.utilization},
+            {"weight_bytes", f.weight_bytes},
+            {"step_weight_bytes", f.step_weight_bytes},
+            {"kv_bytes_per_token", f.kv_bytes_per_token},
+            {"kv_bytes_per_conversation", f.kv_bytes_per_conversation},
+            {"memory_bytes", f.memory_bytes},
+            {"conversations_whole_memory", f.conversations_whole_memory},
+            {"conversations_utilized", f.conversations_utilized},
+            {"decode_ms_batch1", f.decode_ms_batch1},
+            {"peak_flops_per_s", f.peak_flops_per_s},
+            {"ridge_flops_per_byte", f.ridge_flops_per_byte},
+            {"compute_bound_batch_weights_only", f.compute_bound_batch_weights_only},
+            {"compute_bound_batch", f.compute_bound_batch
+                                        ? nlohmann::ordered_json(*f.compute_bound_batch)
+                                        : nlohmann::ordered_json()},
+            {"intensity_limit", f.intensity_limit}});
+  if (measured) j["measured"] = measured_json();
   out << fmt::format(
       "{} on {}{}: weights {}, KV {}, compute {}\n", m.name, hw->name,
       o.tensor_parallel > 1 ? fmt::format(" x {} (tensor parallel)", o.tensor_parallel) : "",
@@ -290,6 +328,7 @@ int cmd_explain(const std::vector<std::string>& args, std::ostream& out) {
     out << "\n";
     print_measured(out, vm["measured-mb"].as<double>(), vm["measured-ms"].as<double>(), hw);
   }
+  if (c.json) print_json(out_stream, c, j);
   return 0;
 }
 

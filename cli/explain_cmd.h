@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_options.h"
 #include "models/catalog.h"
 
 namespace servesim {
@@ -50,6 +51,8 @@ struct ExplainFigures {
 
 /// GB/s achieved by a step that moved `megabytes` (10^6 bytes) in `ms` milliseconds.
 [[nodiscard]] double achieved_gb_per_s(double megabytes, double ms);
+
+[[nodiscard]] CommandLine explain_command_line();
 
 /// The command: parses `args`, prints to `out`. Throws InputError on bad arguments.
 int cmd_explain(const std::vector<std::string>& args, std::ostream& out);

@@ -26,37 +26,42 @@ struct SizeOptions {
   std::string out;
   std::vector<std::string> sets;
   unsigned jobs = 1;
-  bool quiet = false;
+  CommonOptions common;
   bool dry_run = false;
 };
+
+}  // namespace
+
+CommandLine size_command_line() {
+  CommandLine cl("size", "SWEEP.yaml [options]",
+                 "Runs every point of a sizing sweep and marks the cheapest that meet the SLOs.");
+  cl.positional("sweep", 1, "SWEEP.yaml", "sweep file");
+  cl.out_option("servesim-size", "points.csv and summary.json");
+  cl.set_option("override in the base scenario");
+  cl.int_option("jobs,j", 1, 4096, "threads (default: all cores)");
+  // clang-format off
+  cl.options()
+      ("dry-run", po::bool_switch(), "check the sweep file and list its points; run nothing");
+  // clang-format on
+  cl.require("sweep", "give a sweep file (docs/sizing.md)");
+  return cl;
+}
+
+namespace {
 
 /// nullopt after --help.
 std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
                                            std::ostream& out) {
-  CommandLine cl("size", "SWEEP.yaml [options]");
-  // clang-format off
-  cl.options()
-      ("sweep", po::value<std::string>(), "sweep file")
-      ("out", po::value<std::string>()->default_value("servesim-size"), "directory for results");
-  cl.set_option("override in the base scenario");
-  cl.int_option("jobs,j", 1, 4096, "threads (default: all cores)");
-  cl.quiet_option();
-  cl.options()
-      ("dry-run", po::bool_switch(), "check the sweep file and list its points; run nothing");
-  // clang-format on
-  const std::optional<po::variables_map> parsed =
-      cl.positional("sweep")
-          .require("sweep", "give a sweep file (docs/sizing.md)")
-          .parse(args, out);
+  const std::optional<po::variables_map> parsed = size_command_line().parse(args, out);
   if (!parsed) return std::nullopt;
   const po::variables_map& vm = *parsed;
   SizeOptions o;
+  o.common = common_options(vm);
   o.sweep = vm["sweep"].as<std::string>();
-  o.out = vm["out"].as<std::string>();
+  o.out = out_folder(vm, "size", "points.csv");
   o.sets = overrides(vm);
   o.jobs = std::max(1u, std::thread::hardware_concurrency());
   if (vm.count("jobs")) o.jobs = static_cast<unsigned>(vm["jobs"].as<int64_t>());
-  o.quiet = vm["quiet"].as<bool>();
   o.dry_run = vm["dry-run"].as<bool>();
   return o;
 }
@@ -72,7 +77,7 @@ std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, co
                 mine.size(), spec.point_count(), o.jobs);
   Progress progress(mpi.size() > 1 ? fmt::format("size (rank 0 of {})", mpi.size()) : "size",
                     static_cast<double>(mine.size()), "points", std::cerr,
-                    !o.quiet && mpi.rank() == 0);
+                    o.common.progress && mpi.rank() == 0);
   std::vector<PointResult> rows = evaluate_points(
       spec, mine, o.jobs, [&](size_t n) { progress.update(static_cast<double>(n)); }, limits);
   progress.finish();
@@ -102,10 +107,24 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
   const SweepSpec spec = load_sweep(o.sweep, o.sets);
   if (o.dry_run) {
     if (mpi.rank() != 0) return 0;
-    out << fmt::format("{} points ({} mode), base {}\n", spec.point_count(),
-                       spec.mode == SweepMode::Fixed ? "fixed" : "min_replicas", spec.base_file);
+    nlohmann::ordered_json points = nlohmann::ordered_json::array();
     for (size_t i = 0; i < spec.point_count(); ++i)
-      out << fmt::format("{:>5}  {}\n", i, spec.label(i));
+      points.push_back({{"point", i}, {"label", spec.label(i)}});
+    const char* mode = spec.mode == SweepMode::Fixed ? "fixed" : "min_replicas";
+    if (o.common.json) {
+      print_json(out, o.common,
+                 {{"command", "size"},
+                  {"dry_run", true},
+                  {"files", nlohmann::ordered_json::array()},
+                  {"mode", mode},
+                  {"base", spec.base_file},
+                  {"points", points}});
+    } else if (o.common.tables()) {
+      out << fmt::format("{} points ({} mode), base {}\n", spec.point_count(), mode,
+                         spec.base_file);
+      for (size_t i = 0; i < spec.point_count(); ++i)
+        out << fmt::format("{:>5}  {}\n", i, spec.label(i));
+    }
     return 0;
   }
   // Rank 0 takes the folder (its lock) before the points run, so a busy folder stops the sweep
@@ -117,10 +136,17 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
   std::vector<PointResult> rows = run_all(spec, o, mpi, limits);
   if (mpi.rank() != 0) return 0;
   mark_pareto(rows);
+  const std::string summary = sweep_summary_json(spec, rows);
   files->open("points.csv") << points_csv(spec, rows);
-  files->open("summary.json") << sweep_summary_json(spec, rows);
+  files->open("summary.json") << summary;
   files->commit();
-  if (!o.quiet)
+  if (o.common.json)
+    print_json(out, o.common,
+               {{"command", "size"},
+                {"out", o.out},
+                {"files", {o.out + "/points.csv", o.out + "/summary.json"}},
+                {"summary", nlohmann::ordered_json::parse(summary)}});
+  else if (o.common.tables())
     out << sweep_report(spec, rows)
         << fmt::format("\nwrote {0}/points.csv, {0}/summary.json\n", o.out);
   return 0;

@@ -8,7 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "cli/cli_options.h"
+
 namespace servesim {
+
+[[nodiscard]] CommandLine size_command_line();
 
 /// The command: parses `args`, prints to `out` (progress to stderr). Throws InputError on bad
 /// arguments or a bad sweep file, before anything is written.

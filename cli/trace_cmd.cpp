@@ -134,24 +134,48 @@ bool has_dependency_columns(const std::string& path) {
   return false;
 }
 
-int trace_stats(const std::vector<std::string>& args, std::ostream& out,
-                const volatile std::sig_atomic_t* interrupt) {
-  CommandLine cl("trace stats", "FILE [options]");
+}  // namespace
+
+CommandLine trace_stats_command_line() {
+  CommandLine cl("trace stats", "FILE [options]",
+                 "Prints a trace's rate, burstiness, token lengths and prefix reuse.");
+  cl.positional("file", 1, "FILE", "the trace");
+  cl.out_option(nullptr, "trace_stats.json (every figure)");
   // clang-format off
   cl.options()
-      ("file", po::value<std::string>(), "the trace")
       ("format", po::value<std::string>()->default_value("auto"), "the trace's format")
       ("sort", po::bool_switch(), "load and sort by arrival instead of streaming")
       ("skip-zero-tokens", po::bool_switch(), "drop and count rows with 0 tokens")
-      ("model", po::value<std::string>(), "burstgpt: keep only this Model's rows")
-      ("json", po::value<std::string>(), "also write the figures to this JSON file");
+      ("model", po::value<std::string>(), "burstgpt: keep only this Model's rows");
   // clang-format on
   cl.int_option("hash-block-tokens", 1, 1 << 20, "mooncake: tokens per hash id (512)");
   cl.real_option("window-s", 1e-9, 9e9, "seconds", "burstiness window", 60.0);
+  cl.require("file", "give a trace file");
+  return cl;
+}
+
+CommandLine trace_gen_command_line() {
+  CommandLine cl("trace gen", "CONFIG.yaml [options]",
+                 "Writes a config's workload as a servesim CSV trace: DIR/trace.csv.");
+  cl.positional("config", 1, "CONFIG.yaml", "scenario YAML (only workload and seed are read)");
+  cl.out_option("servesim-trace", "trace.csv (the servesim CSV trace)");
+  cl.set_option().seed_option();
+  cl.int_option("requests", 1, int64_t{1} << 40, "override workload.synthetic.requests");
+  cl.require("config", "give a scenario config");
+  return cl;
+}
+
+namespace {
+
+int trace_stats(const std::vector<std::string>& args, std::ostream& out_stream,
+                const volatile std::sig_atomic_t* interrupt) {
   const std::optional<po::variables_map> parsed =
-      cl.positional("file").require("file", "give a trace file").parse(args, out);
+      trace_stats_command_line().parse(args, out_stream);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
+  const CommonOptions c = common_options(vm);
+  std::ostream sink(nullptr);  // the table, unless -q or --json
+  std::ostream& out = c.tables() ? out_stream : sink;
   const double window_s = vm["window-s"].as<double>();
   const std::string path = vm["file"].as<std::string>();
   // A folder or a pipe cannot be read twice (the format is told from the first line).
@@ -160,9 +184,12 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out,
     throw InputError(fmt::format("{}: is a directory, not a trace file", printable(path, 1024)));
   if (std::filesystem::exists(path, ec) && !std::filesystem::is_regular_file(path, ec))
     throw InputError(fmt::format("{}: not a regular file", printable(path, 1024)));
-  // The --json target is checked before the trace is read, not after.
+  // The --out target is checked before the trace is read, not after.
+  const std::string dir = out_folder(vm, "trace stats", "trace_stats.json");
+  const std::string json_path =
+      dir.empty() ? "" : (std::filesystem::path(dir) / "trace_stats.json").string();
   std::optional<OutputFile> json;
-  if (vm.count("json")) json.emplace(vm["json"].as<std::string>(), "--json");
+  if (!dir.empty()) json.emplace(json_path, "--out");
   TraceOptions options = trace_options(vm, path);
   options.dependencies = false;  // every row counts, as written; sessions are only counted
   // A session or dependency trace's later turns carry an arrival_s that is only a lower bound
@@ -189,7 +216,14 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out,
   if (json) {
     json->stream() << j.dump(2) << "\n";
     json->commit();
-    out << "\nwrote " << vm["json"].as<std::string>() << "\n";
+    out << "\nwrote " << json_path << "\n";
+  }
+  if (c.json) {
+    Json doc{{"command", "trace stats"}};
+    if (!dir.empty()) doc["out"] = dir;
+    doc["files"] = dir.empty() ? Json::array() : Json::array({json_path});
+    doc["stats"] = j;
+    print_json(out_stream, c, doc);
   }
   return 0;
 }
@@ -198,7 +232,9 @@ int trace_stats(const std::vector<std::string>& args, std::ostream& out,
 std::unique_ptr<WorkloadSource> workload_of(const std::shared_ptr<Document>& doc) {
   YAML::Node root = doc->root();
   if (root.IsMap())
-    for (const char* section : {"step_time", "scheduler", "kv"}) root.remove(section);
+    for (const char* section :
+         {"step_time", "scheduler", "kv", "slo", "cluster", "benchmark", "api"})
+      root.remove(section);
   const Cfg cfg = Cfg::root(doc);
   const auto seed =
       static_cast<uint64_t>(cfg.get_int("seed", 1, {0, std::numeric_limits<int64_t>::max()}));
@@ -249,22 +285,16 @@ Written write_csv(WorkloadSource& source, std::ostream& csv,
   return w;
 }
 
-int trace_gen(const std::vector<std::string>& args, std::ostream& out,
+int trace_gen(const std::vector<std::string>& args, std::ostream& out_stream,
               const volatile std::sig_atomic_t* interrupt) {
-  CommandLine cl("trace gen", "CONFIG.yaml --out FILE.csv [options]");
-  // clang-format off
-  cl.options()
-      ("config", po::value<std::string>(), "scenario YAML (only workload and seed are read)")
-      ("out", po::value<std::string>(), "the servesim CSV trace to write");
-  cl.set_option().seed_option();
-  // clang-format on
-  cl.int_option("requests", 1, int64_t{1} << 40, "override workload.synthetic.requests");
-  const std::optional<po::variables_map> parsed = cl.positional("config")
-                                                      .require("config", "give a scenario config")
-                                                      .require("out", "give --out FILE.csv")
-                                                      .parse(args, out);
+  const std::optional<po::variables_map> parsed = trace_gen_command_line().parse(args, out_stream);
   if (!parsed) return 0;
   const po::variables_map& vm = *parsed;
+  const CommonOptions c = common_options(vm);
+  std::ostream sink(nullptr);  // the lines, unless -q or --json
+  std::ostream& out = c.tables() ? out_stream : sink;
+  const std::string dir = out_folder(vm, "trace gen", "trace.csv");
+  const std::string path = (std::filesystem::path(dir) / "trace.csv").string();
   const std::vector<std::string> sets = overrides(vm);
   const auto doc = Document::load_file(vm["config"].as<std::string>());
   for (const auto& a : sets) doc->apply_override(a);
@@ -286,11 +316,13 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out,
         "`servesim run` writes the arrivals it had to requests.csv",
         doc->file()));
 
-  OutputFile csv(vm["out"].as<std::string>(), "--out");
+  OutputFile csv(path, "--out");
   const Written w = write_csv(*source, csv.stream(), interrupt);
   csv.commit();
   out << fmt::format("wrote {} requests, arrivals {:.3f} to {:.3f} s, to {}\n", w.requests,
-                     seconds(w.first_ns), seconds(w.last_ns), vm["out"].as<std::string>());
+                     seconds(w.first_ns), seconds(w.last_ns), path);
+  Json counters = Json::object();
+  for (const auto& [counter, n] : source->counters()) counters[counter] = n;
   for (const auto& [counter, n] : source->counters()) out << fmt::format("  {} {}\n", n, counter);
   if (w.hash_block_tokens != 0 && w.hash_block_tokens != TraceOptions{}.hash_block_tokens)
     out << fmt::format(
@@ -302,6 +334,17 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out,
         "note: {} requests shared a conversation's token stream, which servesim CSV has no "
         "column for; it is not written\n",
         w.streams);
+  if (c.json)
+    print_json(out_stream, c,
+               {{"command", "trace gen"},
+                {"out", dir},
+                {"files", {path}},
+                {"requests", w.requests},
+                {"first_arrival_s", w.requests ? seconds(w.first_ns) : 0.0},
+                {"last_arrival_s", w.requests ? seconds(w.last_ns) : 0.0},
+                {"hash_block_tokens", w.hash_block_tokens},
+                {"content_streams_dropped", w.streams},
+                {"counters", counters}});
   return 0;
 }
 
@@ -312,9 +355,12 @@ int cmd_trace(const std::vector<std::string>& args, std::ostream& out,
   const std::vector<std::string> subcommands{"gen", "stats"};
   if (args.empty()) throw InputError("trace: give a subcommand (valid: gen, stats)");
   if (args[0] == "--help" || args[0] == "-h") {
-    out << "usage: servesim trace stats FILE [options]\n"
-           "       servesim trace gen CONFIG.yaml --out FILE.csv [options]\n"
-           "`servesim trace stats --help` and `servesim trace gen --help` list the options.\n";
+    const CommandLine stats = trace_stats_command_line(), gen = trace_gen_command_line();
+    out << fmt::format(
+        "usage: servesim {} {}\n       servesim {} {}\n\n  stats  {}\n  gen    {}\n\n"
+        "`servesim trace stats --help` and `servesim trace gen --help` list the options.\n",
+        stats.command(), stats.synopsis(), gen.command(), gen.synopsis(), stats.summary(),
+        gen.summary());
     return 0;
   }
   const std::vector<std::string> rest(args.begin() + 1, args.end());

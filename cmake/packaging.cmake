@@ -12,11 +12,29 @@
 #                                                  same layout as the source tree, so their
 #                                                  relative paths (../../traces/data/...) hold
 #   share/doc/servesim/                            README, LICENSE, CITATION.cff, docs/*.md
+#   share/bash-completion/completions/servesim     bash completion (servesim completion bash)
+#   share/man/man1/servesim.1                      the man page (servesim man)
 # The model and hardware catalogues, the default scenario and the report page are compiled into
 # the binary, so bin/servesim needs none of the share/ files to run.
 include(GNUInstallDirs)
 
 install(TARGETS servesim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+
+# The bash completion script and the man page, generated from the command table by the binary
+# just built (docs/cli.md#completion-and-man-page), so they always match its commands and
+# options. bash-completion loads share/bash-completion/completions/servesim on first use.
+set(servesim_completion ${CMAKE_BINARY_DIR}/servesim.bash)
+set(servesim_man_page ${CMAKE_BINARY_DIR}/servesim.1)
+add_custom_command(OUTPUT ${servesim_completion} ${servesim_man_page}
+  COMMAND $<TARGET_FILE:servesim> completion bash > ${servesim_completion}
+  COMMAND $<TARGET_FILE:servesim> man > ${servesim_man_page}
+  DEPENDS servesim
+  COMMENT "servesim completion bash, servesim man")
+add_custom_target(servesim_completion_and_man ALL
+  DEPENDS ${servesim_completion} ${servesim_man_page})
+install(FILES ${servesim_completion}
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME servesim)
+install(FILES ${servesim_man_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
 # Debian's path for modules of any python3 (a relative path, so it follows the prefix).
 set(SERVESIM_PYTHON_INSTALL_DIR "lib/python3/dist-packages" CACHE STRING

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -20,14 +22,71 @@ constexpr double k_dtype_bytes[k_dtype_count] = {4.0, 2.0, 2.0, 1.0, 1.0, 0.5};
 constexpr IntRange k_dim{1, int64_t{1} << 24};
 constexpr IntRange k_count{1, int64_t{1} << 50};
 
+// Other names of the hardware catalogue's entries: how the data folders (AIConfigurator's
+// h100_sxm, Vidur's a100 and h100, LLMServingSim's RTX4090), other tools and people write them.
+// A name is matched after lower-casing it and reading '_' and ' ' as '-', so "H100_SXM" is the
+// catalogue's h100-sxm and "RTX_PRO_6000_SERVER" an alias below. docs/hardware.md#aliases lists
+// them; tests/cli/hardware_aliases_test.cpp checks that each names a catalogue entry.
+constexpr std::array<HardwareAlias, 22> k_hardware_aliases{{
+    {"h100", "h100-sxm"},
+    {"h100-80gb", "h100-sxm"},
+    {"h100-sxm5", "h100-sxm"},
+    {"h100-sxm-80gb", "h100-sxm"},
+    {"nvidia-h100-80gb-hbm3", "h100-sxm"},
+    {"h200-sxm", "h200"},
+    {"h200-141gb", "h200"},
+    {"b200-sxm", "b200"},
+    {"a100", "a100-80gb"},
+    {"a100-80g", "a100-80gb"},
+    {"a100-sxm", "a100-80gb"},
+    {"a100-sxm4-80gb", "a100-80gb"},
+    {"a100-40g", "a100-40gb"},
+    {"a100-sxm4-40gb", "a100-40gb"},
+    {"rtx4090", "rtx-4090"},
+    {"4090", "rtx-4090"},
+    {"geforce-rtx-4090", "rtx-4090"},
+    {"rtxpro6000", "rtx-pro-6000"},
+    {"rtx-pro-6000-server", "rtx-pro-6000"},
+    {"rtx-pro-6000-blackwell", "rtx-pro-6000"},
+    {"m3-max", "apple-m3-max"},
+    {"l40s-48gb", "l40s"},
+}};
+
 struct Catalogue {
   const char* what;    // "model"
   const char* folder;  // "models", under configs/
   std::span<const EmbeddedFile> files;
+  std::span<const HardwareAlias> aliases;  ///< matched on the normalized name (see above)
 };
 
-Catalogue model_catalogue() { return {"model", "models", embedded_models()}; }
-Catalogue hardware_catalogue() { return {"hardware", "hardware", embedded_hardware()}; }
+Catalogue model_catalogue() { return {"model", "models", embedded_models(), {}}; }
+Catalogue hardware_catalogue() {
+  return {"hardware", "hardware", embedded_hardware(), k_hardware_aliases};
+}
+
+/// Lower case, with '_' and ' ' read as '-'.
+std::string normalized_name(const std::string& s) {
+  std::string n = s;
+  for (char& ch : n) {
+    ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (ch == '_' || ch == ' ') ch = '-';
+  }
+  return n;
+}
+
+/// The catalogue name `s` stands for: itself, its normalized form or an alias's target; ""
+/// when none.
+std::string resolve_name(const Catalogue& cat, const std::string& s) {
+  for (const EmbeddedFile& f : cat.files)
+    if (s == f.name) return s;
+  if (cat.aliases.empty()) return "";
+  const std::string n = normalized_name(s);
+  for (const EmbeddedFile& f : cat.files)
+    if (n == f.name) return n;
+  for (const HardwareAlias& a : cat.aliases)
+    if (n == a.alias) return a.name;
+  return "";
+}
 
 std::vector<std::string> names_of(const Catalogue& cat) {
   std::vector<std::string> out;
@@ -51,14 +110,25 @@ struct Located {
 };
 
 Located locate(const Catalogue& cat, const std::string& s, const std::string& base_dir) {
+  const std::string name = resolve_name(cat, s);
   for (const EmbeddedFile& f : cat.files)
-    if (s == f.name) return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}};
+    if (name == f.name) return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}};
   if (!looks_like_path(s)) {
     const std::vector<std::string> names = names_of(cat);
-    return {{},
-            {},
-            fmt::format("unknown {} {}{} (valid: {}; or a path to a {} YAML file)", cat.what,
-                        quote_input(s), did_you_mean(s, names), join_names(names), cat.what)};
+    // Close to an alias: suggest the entry it stands for.
+    std::vector<std::string> candidates = names;
+    for (const HardwareAlias& a : cat.aliases) candidates.emplace_back(a.alias);
+    std::string hint = did_you_mean(cat.aliases.empty() ? s : normalized_name(s), candidates);
+    for (const HardwareAlias& a : cat.aliases)
+      if (hint == fmt::format(" (did you mean {}?)", a.alias))
+        hint = fmt::format(" (did you mean {}?)", a.name);
+    return {
+        {},
+        {},
+        fmt::format("unknown {} {}{} (valid: {}{}; or a path to a {} YAML file)", cat.what,
+                    quote_input(s), hint, join_names(names),
+                    cat.aliases.empty() ? "" : ", or an alias of one (docs/hardware.md#aliases)",
+                    cat.what)};
   }
   std::filesystem::path p(s);
   if (p.is_relative()) p = std::filesystem::path(base_dir) / p;
@@ -254,6 +324,7 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
 
 std::vector<std::string> model_names() { return names_of(model_catalogue()); }
 std::vector<std::string> hardware_names() { return names_of(hardware_catalogue()); }
+std::span<const HardwareAlias> hardware_aliases() { return k_hardware_aliases; }
 
 ModelSpec load_model(const std::string& name_or_path, const std::string& base_dir) {
   const Located l = locate(model_catalogue(), name_or_path, base_dir);

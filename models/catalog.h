@@ -9,6 +9,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -100,6 +101,15 @@ struct HardwareSpec {
 /// Names of the embedded catalogue files, sorted.
 [[nodiscard]] std::vector<std::string> model_names();
 [[nodiscard]] std::vector<std::string> hardware_names();
+
+/// Another name for a hardware catalogue entry (as data folders and other tools write it).
+struct HardwareAlias {
+  const char* alias;  ///< lower case, '-' between words
+  const char* name;   ///< the catalogue entry
+};
+/// Every alias, in the table's order (docs/hardware.md#aliases). load_hardware and read_hardware
+/// take them, and any name in other case or with '_' or ' ' for '-'.
+[[nodiscard]] std::span<const HardwareAlias> hardware_aliases();
 
 /// Parses and validates one catalogue file's text; `file` names it in messages.
 [[nodiscard]] ModelSpec parse_model(const std::string& text, const std::string& file);

@@ -125,10 +125,10 @@ def write_scenario(a, gpu, model, work):
     prof_dir = f"{a.data}/timings/llmservingsim/perf/{gpu}/{spec['hf']}/bf16/tp{tp}"
     os.makedirs(work, exist_ok=True)
 
-    step_file = os.path.join(work, "step_model.yaml")
+    step_file = os.path.join(work, "step_time.yaml")  # calibrate's file in its --out folder
     cal = subprocess.run([a.servesim, "calibrate", prof_dir, "--layers", str(spec["layers"]),
                           "--max-kv-per-seq", str(a.max_kv_per_seq),
-                          "--out", step_file], check=True, capture_output=True, text=True)
+                          "--out", work], check=True, capture_output=True, text=True)
     if a.step_model == "profile":
         extra = ""
         if tp > 1 or dp > 1:  # the run's own link figures (config.json: GB/s and ns)

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "cli/command_table.h"
 #include "tests/support.h"
 
 using namespace servesim;
@@ -16,10 +17,11 @@ namespace {
 /// A command with one required positional FILE, --set, --seed, --quiet and --count N.
 CommandLine file_command() {
   CommandLine cl("demo", "FILE [options]");
-  cl.options()("file", po::value<std::string>(), "the file")(
-      "count", po::value<int>()->default_value(3), "how many");
-  cl.set_option().seed_option().quiet_option();
-  cl.positional("file").require("file", "give a file");
+  cl.positional("file", 1, "FILE", "the file");
+  cl.options()("count", po::value<int>()->default_value(3), "how many")(
+      "ratio", po::value<double>()->default_value(0.9), "a share");
+  cl.set_option().seed_option();
+  cl.require("file", "give a file");
   return cl;
 }
 
@@ -81,8 +83,9 @@ TEST_CASE("cli_options: bad command lines name the command and point at --help",
              Catch::StartsWith("demo: the required argument for option '--count' is missing"));
   // Required options are checked in the order given, each with its own message.
   CommandLine two("trace gen", "CONFIG --out FILE");
-  two.options()("config", po::value<std::string>(), "")("out", po::value<std::string>(), "");
-  two.positional("config").require("config", "give a config").require("out", "give --out");
+  two.positional("config", 1, "CONFIG", "");
+  two.options()("out", po::value<std::string>(), "");
+  two.require("config", "give a config").require("out", "give --out");
   CHECK(parse_error(two, {}) == "trace gen: give a config; see servesim trace gen --help");
   CHECK(parse_error(two, {"c.yaml"}) == "trace gen: give --out; see servesim trace gen --help");
   CHECK(parse_error(two, {"c.yaml", "--out", "t.csv"}) == "(no error)");
@@ -104,20 +107,18 @@ TEST_CASE("cli_options: --set values are checked for form before any file is rea
   const CliResult r = cli({"run", "/nonexistent.yaml", "--set", "novalue"});
   CHECK(r.code == 2);
   CHECK(r.err == "servesim: error: --set novalue: expected key.path=value\n");
-  const CliResult gen = cli({"trace", "gen", "/nonexistent.yaml", "--out", "x.csv", "--set", "a."});
+  const CliResult gen = cli({"trace", "gen", "/nonexistent.yaml", "--out", "x", "--set", "a."});
   CHECK(gen.code == 2);
   CHECK_THAT(gen.err, Catch::Contains("--set a.: expected key.path=value"));
 }
 
 TEST_CASE("cli_options: every command exits 2 on an unknown option, naming both", "[cli]") {
-  const std::vector<std::vector<std::string>> commands{
-      {"run"},  {"list"},   {"calibrate"},      {"explain"},     {"capacity"},
-      {"size"}, {"report"}, {"trace", "stats"}, {"trace", "gen"}};
-  for (const auto& words : commands) {
-    std::string command;
-    for (const auto& w : words) command += (command.empty() ? "" : " ") + w;
+  for (const CommandLine& cl : command_lines()) {
+    const std::string command = cl.command();
     INFO(command);
-    std::vector<std::string> args = words;
+    std::vector<std::string> args;
+    std::istringstream words(command);
+    for (std::string w; words >> w;) args.push_back(w);
     args.push_back("--bogus");
     const CliResult r = cli(args);
     CHECK(r.code == 2);
@@ -132,9 +133,10 @@ TEST_CASE("cli_options: missing positionals keep each command's message", "[cli]
       {{"calibrate"}, "calibrate: give a measurement file or profile folder"},
       {{"capacity", "-q"}, "capacity: give a scenario file with an slo section"},
       {{"size", "--dry-run"}, "size: give a sweep file (docs/sizing.md)"},
-      {{"report", "--out", "r.html"}, "report: give at least one result directory"},
+      {{"report", "--out", "r"}, "report: give at least one result directory"},
       {{"trace", "stats"}, "trace stats: give a trace file"},
-      {{"trace", "gen", "--out", "t.csv"}, "trace gen: give a scenario config"},
+      {{"trace", "gen", "--out", "t"}, "trace gen: give a scenario config"},
+      {{"completion"}, "completion: give a shell (bash)"},
   };
   for (const auto& [args, message] : cases) {
     INFO(message);
@@ -174,9 +176,28 @@ TEST_CASE("cli_options: --help prints the command's usage and options and exits 
   CHECK(r.code == 0);
   CHECK_FALSE(std::filesystem::exists(dir));
   CHECK(cli({"trace", "--help"}).code == 0);
-  // The shared options read the same in every command.
-  CHECK_THAT(file_command().help(), Catch::Contains("--set arg") && Catch::Contains("--seed arg") &&
-                                        Catch::Contains("-q [ --quiet ]") &&
-                                        Catch::Contains("print nothing on success") &&
-                                        Catch::Contains("-h [ --help ]"));
+  // The help: usage, the positional argument apart from the options, the common options and
+  // clean defaults (conventions_test.cpp checks every command of the table).
+  CHECK(file_command().help() ==
+        "usage: servesim demo FILE [options]\n"
+        "\n"
+        "arguments:\n"
+        "  FILE               the file\n"
+        "\n"
+        "options:\n"
+        "      --count arg    how many (default 3)\n"
+        "      --ratio arg    a share (default 0.9)\n"
+        "      --set arg      override key.path=value\n"
+        "      --seed arg     override the config's seed (an integer from 0 to "
+        "9223372036854775807)\n"
+        "\n"
+        "common options (every command takes them; docs/cli.md#conventions):\n"
+        "  -h, --help         print this help and exit\n"
+        "  -q, --quiet        print nothing on stdout on success, and no progress (result files "
+        "are still\n"
+        "                     written)\n"
+        "      --json         print the results as one JSON document on stdout instead of the "
+        "tables\n"
+        "      --no-progress  show no progress on stderr (commands that show none accept it "
+        "too)\n");
 }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `cmake --install` into a temporary DESTDIR gives a servesim that runs on its own: --help, the
 # default scenario, an installed example reading an installed trace, and (when it was built) the
-# Python module imported from the installed path. Also checks that the .deb's Depends names the
+# Python module imported from the installed path, the bash completion script and the man page
+# (generated from the command table at build time). Also checks that the .deb's Depends names the
 # Debian package of every shared library the binary links (cmake/packaging.cmake), and that
 # CITATION.cff's version is the binary's. docs/packaging.md.
 # usage: install_test.sh CMAKE BUILD_DIR WORKDIR PYTHON_DIR [PYTHON3]
@@ -37,6 +38,22 @@ fi
 for f in LICENSE README.md CITATION.cff uPlot-LICENSE docs/packaging.md; do
   [[ -f "$root$prefix/share/doc/servesim/$f" ]] || err "share/doc/servesim/$f not installed"
 done
+
+# The completion script and the man page, as the installed binary generates them.
+comp="$root$prefix/share/bash-completion/completions/servesim"
+man1="$root$prefix/share/man/man1/servesim.1"
+if [[ -f "$comp" ]]; then
+  bash -n "$comp" || err "the installed completion script is not valid bash"
+  cmp -s "$comp" <("$bin" completion bash) || err "$comp differs from 'servesim completion bash'"
+else
+  err "share/bash-completion/completions/servesim not installed"
+fi
+if [[ -f "$man1" ]]; then
+  cmp -s "$man1" <("$bin" man) || err "$man1 differs from 'servesim man'"
+  grep -q '^\.TH SERVESIM 1 ' "$man1" || err "$man1 has no .TH line"
+else
+  err "share/man/man1/servesim.1 not installed"
+fi
 
 # CITATION.cff's version is the one the binary reports.
 version=$("$bin" --version 2>&1 | grep -oE '[0-9]+\.[0-9]+\.[0-9]+' | head -n 1)

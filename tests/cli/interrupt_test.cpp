@@ -73,12 +73,12 @@ TEST_CASE("interrupt: every other command stops, writes nothing and exits 128 + 
   const std::vector<std::vector<std::string>> commands{
       {"capacity", config, "--out", (dir / "capacity").string(), "-q"},
       {"size", sweep, "--out", (dir / "size").string(), "-q"},
-      {"trace", "gen", write_temp("w.yaml", k_workload), "--out", (dir / "t.csv").string()},
-      {"trace", "stats", k_data + "/azure_conv_2023_excerpt.csv", "--json",
-       (dir / "s.json").string()},
-      {"report", results.string(), "--out", (dir / "r.html").string()},
+      {"trace", "gen", write_temp("w.yaml", k_workload), "--out", (dir / "trace").string()},
+      {"trace", "stats", k_data + "/azure_conv_2023_excerpt.csv", "--out",
+       (dir / "stats").string()},
+      {"report", results.string(), "--out", (dir / "report").string()},
       {"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b", "--hardware",
-       "h100-80gb", "--tp", "4", "--out", (dir / "step.yaml").string()},
+       "h100-80gb", "--tp", "4", "--out", (dir / "calibrate").string()},
   };
   for (const auto& args : commands) {
     for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {

@@ -38,46 +38,55 @@ std::string refusal(const std::string& option, const std::string& path, const st
 
 TEST_CASE("output targets: single-file outputs refuse a FIFO, a device, a folder and a link",
           "[cli][output_targets]") {
+  // Each command writes its file under a fixed name in its --out folder (docs/cli.md#conventions);
+  // that name may not be a FIFO, a device, a folder or a link.
   const fs::path dir = temp_dir();
   const std::string config = write_temp("c.yaml", k_workload);
   const std::string trace = k_data + "/azure_conv_2023_excerpt.csv";
-  const std::string fifo = (dir / "fifo").string();
-  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
-  const std::string link = (dir / "link.csv").string();
-  fs::create_symlink(dir / "target.csv", link);
+  const fs::path fifos = dir / "fifos";
+  fs::create_directories(fifos);
+  for (const char* name : {"trace.csv", "trace_stats.json", "report.html", "step_time.yaml"})
+    REQUIRE(::mkfifo((fifos / name).c_str(), 0644) == 0);
   const fs::path results = temp_dir();
   REQUIRE(cli({"run", config, "--out", results.string(), "-q"}).code == 0);
 
-  const CliResult gen = cli({"trace", "gen", config, "--out", fifo});
+  const CliResult gen = cli({"trace", "gen", config, "--out", fifos.string()});
   CHECK(gen.code == 2);
-  CHECK(gen.err == refusal("--out", fifo, "a FIFO (named pipe)"));
-  const CliResult stats = cli({"trace", "stats", trace, "--json", fifo});
+  CHECK(gen.err == refusal("--out", (fifos / "trace.csv").string(), "a FIFO (named pipe)"));
+  const CliResult stats = cli({"trace", "stats", trace, "--out", fifos.string()});
   CHECK(stats.code == 2);
-  CHECK(stats.err == refusal("--json", fifo, "a FIFO (named pipe)"));
+  CHECK(stats.err ==
+        refusal("--out", (fifos / "trace_stats.json").string(), "a FIFO (named pipe)"));
   CHECK(stats.out.empty());  // refused before the trace is read
-  const CliResult report = cli({"report", results.string(), "--out", fifo});
+  const CliResult report = cli({"report", results.string(), "--out", fifos.string()});
   CHECK(report.code == 2);
-  CHECK(report.err == refusal("--out", fifo, "a FIFO (named pipe)"));
-  CHECK(fs::is_fifo(fifo));
+  CHECK(report.err == refusal("--out", (fifos / "report.html").string(), "a FIFO (named pipe)"));
+  CHECK(cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b", "--hardware",
+             "h100-80gb", "--tp", "4", "--out", fifos.string()})
+            .err == refusal("--out", (fifos / "step_time.yaml").string(), "a FIFO (named pipe)"));
+  CHECK(fs::is_fifo(fifos / "trace.csv"));
 
+  // --out itself must be a folder (or absent): a device is refused before anything runs.
   CHECK(cli({"trace", "gen", config, "--out", "/dev/null"}).err ==
-        refusal("--out", "/dev/null", "a character device"));
-  CHECK(cli({"trace", "gen", config, "--out", link}).err ==
+        "servesim: error: --out \"/dev/null\": is not a folder; --out is a folder in every "
+        "subcommand: trace gen writes DIR/trace.csv (docs/cli.md#conventions)\n");
+  const fs::path linked = dir / "linked";
+  fs::create_directories(linked);
+  const std::string link = (linked / "trace.csv").string();
+  fs::create_symlink(dir / "target.csv", link);
+  CHECK(cli({"trace", "gen", config, "--out", linked.string()}).err ==
         refusal("--out", link, "a symbolic link"));
   CHECK(fs::is_symlink(link));
   CHECK_FALSE(fs::exists(dir / "target.csv"));
-  CHECK(cli({"report", results.string(), "--out", dir.string()}).err ==
-        refusal("--out", dir.string(), "a folder"));
-  const std::string yaml = (dir / "step.yaml").string();
-  REQUIRE(::mkfifo(yaml.c_str(), 0644) == 0);
-  CHECK(cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b", "--hardware",
-             "h100-80gb", "--tp", "4", "--out", yaml})
-            .err == refusal("--out", yaml, "a FIFO (named pipe)"));
+  fs::create_directories(dir / "taken" / "report.html");
+  CHECK(cli({"report", results.string(), "--out", (dir / "taken").string()}).err ==
+        refusal("--out", (dir / "taken" / "report.html").string(), "a folder"));
 
   // A regular file is replaced, and no temporary is left beside it.
-  const fs::path out = dir / "sub" / "t.csv";
-  REQUIRE(cli({"trace", "gen", config, "--out", out.string()}).code == 0);
-  REQUIRE(cli({"trace", "gen", config, "--out", out.string(), "--requests", "2"}).code == 0);
+  const fs::path out = dir / "sub" / "trace.csv";
+  REQUIRE(cli({"trace", "gen", config, "--out", (dir / "sub").string()}).code == 0);
+  REQUIRE(cli({"trace", "gen", config, "--out", (dir / "sub").string(), "--requests", "2"}).code ==
+          0);
   std::ifstream in(out);
   CHECK(std::count(std::istreambuf_iterator<char>(in), {}, '\n') == 3);
   CHECK(std::distance(fs::directory_iterator(dir / "sub"), {}) == 1);

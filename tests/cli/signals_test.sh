@@ -60,9 +60,9 @@ kv: {policy: paged, capacity_tokens: 1000}
 YAML
 
 # 1. trace gen and SIGTERM.
-"$bin" trace gen "$w/gen.yaml" --out "$w/gen/t.csv" >"$w/gen.out" 2>"$w/gen.err" &
+"$bin" trace gen "$w/gen.yaml" --out "$w/gen" >"$w/gen.out" 2>"$w/gen.err" &
 pid=$!
-wait_for "$w/gen/.t.csv.*.partial" "$pid" || fail=1
+wait_for "$w/gen/.trace.csv.*.partial" "$pid" || fail=1
 start=$(date +%s%N); signal_and_wait TERM "$pid"; ms=$(( ($(date +%s%N) - start) / 1000000 ))
 check "trace gen exits 143 on SIGTERM" "[[ $rc == 143 ]]"
 check "trace gen stops within 2 s of SIGTERM (took $ms ms)" "[[ $ms -lt 2000 ]]"

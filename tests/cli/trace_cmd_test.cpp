@@ -22,15 +22,22 @@ std::string slurp(const fs::path& p) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
-/// `trace stats` with --json: the figures it wrote. REQUIRES the command to succeed.
+/// `trace stats` with --out DIR: the figures it wrote to DIR/trace_stats.json, which --json
+/// prints on stdout too. REQUIRES the command to succeed.
 Json stats_json(std::vector<std::string> args) {
-  const fs::path json = temp_dir() / "stats.json";
+  const fs::path dir = temp_dir() / "stats";
   args.insert(args.begin(), {"trace", "stats"});
-  args.insert(args.end(), {"--json", json.string()});
+  std::vector<std::string> printed = args;
+  args.insert(args.end(), {"--out", dir.string()});
   const CliResult r = cli(args);
   INFO(r.err);
   REQUIRE(r.code == 0);
-  return Json::parse(slurp(json));
+  const Json file = Json::parse(slurp(dir / "trace_stats.json"));
+  printed.push_back("--json");
+  const CliResult p = cli(printed);
+  REQUIRE(p.code == 0);
+  CHECK(Json::parse(p.out)["stats"] == file);
+  return file;
 }
 
 }  // namespace
@@ -226,7 +233,7 @@ TEST_CASE("trace stats: bad arguments and bad traces exit 2 with a message", "[c
   const std::string bad = write_temp("bad.csv",
                                      "arrival_s,prompt_tokens,output_tokens\n"
                                      "0,1,1\n1,x,1\n");
-  CHECK_THAT(err_of({"trace", "stats", bad, "--json", (dir / "s.json").string()}),
+  CHECK_THAT(err_of({"trace", "stats", bad, "--out", dir.string()}),
              Catch::Contains("bad.csv:3: column prompt_tokens = \"x\""));
   CHECK_FALSE(fs::exists(dir));
 }
@@ -250,8 +257,8 @@ seed: 11
 )" + engine;
   const fs::path dir = temp_dir();
   const std::string config = write_temp("synthetic.yaml", synthetic);
-  const fs::path csv = dir / "sub" / "gen.csv";
-  const CliResult r = cli({"trace", "gen", config, "--out", csv.string()});
+  const fs::path csv = dir / "sub" / "trace.csv";
+  const CliResult r = cli({"trace", "gen", config, "--out", (dir / "sub").string()});
   INFO(r.err);
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, Catch::StartsWith("wrote "));
@@ -266,12 +273,12 @@ seed: 11
   CHECK(replayed.requests_csv == direct.requests_csv);
 
   // --requests and --seed override the config; the same seed gives the same file.
-  const fs::path small = dir / "small.csv", again = dir / "again.csv";
-  REQUIRE(cli({"trace", "gen", config, "--out", small.string(), "--requests", "50", "--seed", "3"})
+  const fs::path small = dir / "small" / "trace.csv", again = dir / "again" / "trace.csv";
+  REQUIRE(cli({"trace", "gen", config, "--out", (dir / "small").string(), "--requests", "50",
+               "--seed", "3"})
               .code == 0);
-  REQUIRE(
-      cli({"trace", "gen", config, "--out", again.string(), "--requests=50", "--seed=3"}).code ==
-      0);
+  REQUIRE(cli({"trace", "gen", config, "-o", (dir / "again").string(), "--requests=50", "--seed=3"})
+              .code == 0);
   CHECK(slurp(small) == slurp(again));
   const Json j = stats_json({small.string()});
   CHECK(j["requests"].get<int>() < 50);  // sample_fraction keeps about 70% of them
@@ -283,40 +290,47 @@ TEST_CASE("trace gen: reads only workload and seed, and checks them like run", "
       "workload: {synthetic: {requests: 3, arrival: {kind: fixed, interval_s: 0.5}, "
       "prompt_tokens: {kind: uniform, min: 5, max: 5}, output_tokens: {kind: uniform, min: 2, "
       "max: 2}}}\n";
-  const fs::path out = temp_dir() / "w.csv";
+  const fs::path folder = temp_dir() / "w", out = folder / "trace.csv";
   // Just the workload, or beside other sections which are not read (not even checked).
   for (const std::string& extra : {std::string(), std::string("kv: {bogus: 1}\nscheduler: 7\n")}) {
     const CliResult r =
-        cli({"trace", "gen", write_temp("w.yaml", workload + extra), "--out", out.string()});
+        cli({"trace", "gen", write_temp("w.yaml", workload + extra), "--out", folder.string()});
     INFO(r.err);
     REQUIRE(r.code == 0);
     CHECK(slurp(out) ==
           "arrival_s,prompt_tokens,output_tokens\n0.000000000,5,2\n0.500000000,5,2\n"
           "1.000000000,5,2\n");
   }
-  auto err_of = [&out](const std::vector<std::string>& args) {
+  auto err_of = [](const std::vector<std::string>& args) {
     const CliResult r = cli(args);
     CHECK(r.code == 2);
     return r.err;
   };
   CHECK_THAT(err_of({"trace", "gen", write_temp("w.yaml", workload + "schedulr: {}\n"), "--out",
-                     out.string()}),
+                     folder.string()}),
              Catch::Contains("w.yaml:2:1: unknown key (valid here: seed, workload)"));
   const std::string w = write_temp("w.yaml", workload);
-  CHECK_THAT(err_of({"trace", "gen", w}), Catch::Contains("trace gen: give --out FILE.csv"));
-  CHECK_THAT(err_of({"trace", "gen", "--out", out.string()}),
+  // --out is a folder, the trace its trace.csv.
+  CHECK_THAT(
+      err_of({"trace", "gen", w, "--out", (temp_dir() / "w.csv").string()}),
+      Catch::Contains("--out is a folder in every subcommand: trace gen writes DIR/trace.csv"));
+  CHECK_THAT(err_of({"trace", "gen", w, "--out", out.string()}), Catch::Contains(": is a file; "));
+  CHECK_THAT(err_of({"trace", "gen", "--out", folder.string()}),
              Catch::Contains("trace gen: give a scenario config"));
-  CHECK_THAT(err_of({"trace", "gen", w, "--out", out.string(), "--requests", "0"}),
+  CHECK_THAT(err_of({"trace", "gen", w, "--out", folder.string(), "--requests", "0"}),
              Catch::Contains("--requests 0: must be an integer from 1 to 1099511627776"));
-  CHECK_THAT(err_of({"trace", "gen", w, "--out", out.string(), "--set",
+  CHECK_THAT(err_of({"trace", "gen", w, "--out", folder.string(), "--set",
                      "workload.synthetic.arrival.kind=poison"}),
              Catch::Contains("did you mean poisson?"));
   const std::string trace = write_temp(
       "t.yaml", "workload: {trace: {path: " + k_data + "azure_conv_2023_excerpt.csv}}\n");
-  CHECK_THAT(err_of({"trace", "gen", trace, "--out", out.string(), "--requests", "5"}),
+  CHECK_THAT(err_of({"trace", "gen", trace, "--out", folder.string(), "--requests", "5"}),
              Catch::Contains("--requests: " + trace + " has no workload.synthetic to override"));
-  CHECK_THAT(err_of({"trace", "gen", w, "--out", (temp_dir() / "..").string()}),
-             Catch::Contains("must name a file"));
+  // trace.csv there is a folder, not a file: refused, nothing written.
+  const fs::path taken = temp_dir();
+  fs::create_directories(taken / "trace.csv");
+  CHECK_THAT(err_of({"trace", "gen", w, "--out", taken.string()}),
+             Catch::Contains("trace.csv: is a folder"));
 }
 
 TEST_CASE("trace gen: a trace written back keeps every arrival to the nanosecond", "[cli]") {
@@ -324,8 +338,8 @@ TEST_CASE("trace gen: a trace written back keeps every arrival to the nanosecond
   // epoch seconds would go wrong.
   const std::string config = write_temp(
       "a.yaml", "workload: {trace: {path: " + k_data + "azure_conv_2023_excerpt.csv}}\n");
-  const fs::path out = temp_dir() / "a.csv";
-  REQUIRE(cli({"trace", "gen", config, "--out", out.string()}).code == 0);
+  const fs::path out = temp_dir() / "a" / "trace.csv";
+  REQUIRE(cli({"trace", "gen", config, "--out", out.parent_path().string()}).code == 0);
   const std::string csv = slurp(out);
   CHECK_THAT(csv, Catch::Contains("\n0.000000000,374,44\n4.314579000,396,109\n"));
   CHECK_THAT(csv, Catch::EndsWith("\n19.913927000,91,16\n"));
@@ -334,8 +348,8 @@ TEST_CASE("trace gen: a trace written back keeps every arrival to the nanosecond
 TEST_CASE("trace gen: Mooncake hash_ids come back as prefix_hash, with the same reuse", "[cli]") {
   const std::string trace = k_data + "mooncake_conversation_excerpt.jsonl";
   const std::string config = write_temp("m.yaml", "workload: {trace: {path: " + trace + "}}\n");
-  const fs::path out = temp_dir() / "m.csv";
-  const CliResult r = cli({"trace", "gen", config, "--out", out.string()});
+  const fs::path out = temp_dir() / "m" / "trace.csv";
+  const CliResult r = cli({"trace", "gen", config, "--out", out.parent_path().string()});
   REQUIRE(r.code == 0);
   CHECK_THAT(r.out, !Catch::Contains("note:"));  // 512-token blocks are the default
   CHECK_THAT(slurp(out), Catch::StartsWith("arrival_s,prompt_tokens,output_tokens,prefix_hash\n"));
@@ -372,7 +386,7 @@ TEST_CASE("trace stats: sessions are counted; trace gen refuses a closed loop", 
       "g.yaml",
       "workload: {closed_loop: {users: 2, requests: 4, think_s: 1,\n"
       "  prompt_tokens: {kind: fixed, value: 4}, output_tokens: {kind: fixed, value: 2}}}\n");
-  const fs::path out = temp_dir() / "g.csv";
+  const fs::path out = temp_dir() / "g";
   const CliResult r = cli({"trace", "gen", config, "--out", out.string()});
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("so its arrivals are not known before a run"));

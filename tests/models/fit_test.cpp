@@ -134,10 +134,10 @@ TEST_CASE("measurements: layer profiles compose into whole steps", "[models][fit
 
 TEST_CASE("calibrate: writes a step model that a scenario loads by path", "[models][fit][cli]") {
   const auto dir = temp_dir();
-  const std::string model = (dir / "step.yaml").string();
+  const std::string model = (dir / "step_time.yaml").string();  // calibrate's name in --out
   std::ostringstream out, err;
   REQUIRE(run_cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b",
-                   "--hardware", "h100-80gb", "--tp", "4", "--out", model},
+                   "--hardware", "h100-80gb", "--tp", "4", "--out", dir.string()},
                   out, err) == 0);
   CHECK_THAT(out.str(), Catch::Contains("MAPE 5-fold"));
   CHECK_THAT(out.str(), Catch::Contains("worst cross-validated points"));

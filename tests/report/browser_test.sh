@@ -88,8 +88,8 @@ YAML
 "$servesim" size "$work/rate-sweep.yaml" --out "$work/rate-sweep" -q
 "$servesim" report "$work/runs/static" "$work/runs/dynamic" "$work/runs/continuous" \
   "$work/runs/roofline" "$work/cluster/run" "$work/pools/run" "$src/tests/data/report/sweep-fixture" \
-  "$work/capacity" "$work/rate-sweep" --out "$work/report.html"
-"$servesim" report "$work/one/run" --out "$work/one.html"
+  "$work/capacity" "$work/rate-sweep" --out "$work"   # $work/report.html
+"$servesim" report "$work/one/run" --out "$work/one"   # $work/one/report.html
 
 flags=(--headless --no-sandbox --disable-gpu --disable-extensions --no-first-run
        --user-data-dir="$work/chromium-profile" --virtual-time-budget=10000)
@@ -141,5 +141,5 @@ check() {
 # axis; it has no costs).
 check report 35
 # The one-request page: 4 CDFs + 4 tails of one value each, 6 time series.
-check one 14
+check one/report 14
 exit $fail

@@ -240,15 +240,17 @@ TEST_CASE("report: servesim run --report and servesim report write the page", "[
   CHECK_FALSE(std::filesystem::exists(dir / "report.html"));
   CHECK_FALSE(std::filesystem::exists(dir / "steps.csv"));
 
-  const auto out = temp_dir() / "both.html";
+  const auto out = temp_dir() / "both" / "report.html";  // --out is the folder
   std::ostringstream text, err;
-  REQUIRE(run_cli({"report", dir.string(), k_fixture, "--out", out.string()}, text, err) == 0);
+  REQUIRE(run_cli({"report", dir.string(), k_fixture, "--out", out.parent_path().string()}, text,
+                  err) == 0);
   CHECK_THAT(text.str(), Catch::StartsWith("wrote " + out.string() + " (2 results, "));
   const std::string both = read_text(out);
   CHECK(both.find("\"kind\":\"sweep\"") != std::string::npos);
   std::ostringstream err2;
-  CHECK(run_cli({"report", k_fixture, "--out", "/proc/no/such/r.html"}, text, err2) == 2);
-  CHECK_THAT(err2.str(), Catch::Contains("--out /proc/no/such/r.html: cannot create the folder"));
+  CHECK(run_cli({"report", k_fixture, "--out", "/proc/no/such"}, text, err2) == 2);
+  CHECK_THAT(err2.str(),
+             Catch::Contains("--out /proc/no/such/report.html: cannot create the folder"));
   CHECK(run_cli({"report"}, text, err) == 2);
   CHECK_THAT(err.str(), Catch::Contains("give at least one result directory"));
 }
@@ -431,16 +433,18 @@ TEST_CASE("report: --label names each result directory, one per directory", "[re
   CHECK(named["results"][1]["name"] == "sglang");
   CHECK(named["results"][1]["path"] == b);
 
-  const auto page = root / "p.html";
+  const auto page = root / "p" / "report.html";  // --out is the folder
   std::ostringstream out, err;
-  REQUIRE(run_cli({"report", a, b, "--label", "first", "--label", "second", "--out", page.string(),
-                   "-q"},
+  REQUIRE(run_cli({"report", a, b, "--label", "first", "--label", "second", "--out",
+                   page.parent_path().string(), "-q"},
                   out, err) == 0);
   const std::string html = read_text(page);
   CHECK(html.find("\"name\":\"first\"") != std::string::npos);
   CHECK(html.find("\"name\":\"second\"") != std::string::npos);
   std::ostringstream err2;
-  CHECK(run_cli({"report", a, b, "--label", "only", "--out", page.string()}, out, err2) == 2);
+  CHECK(run_cli({"report", a, b, "--label", "only", "--out", (root / "q").string()}, out, err2) ==
+        2);
+  CHECK_FALSE(std::filesystem::exists(root / "q" / "report.html"));
   CHECK_THAT(err2.str(), Catch::Contains("--label: 1 label for 2 result directories (give one "
                                          "--label per directory, in order, or none)"));
 }
