@@ -58,7 +58,7 @@ void RequestTally::add_entry(const Request& r, bool ttft_ok) {
   ttft_met += ttft_ok;
 }
 
-void RequestTally::add_exit(const Request& r, bool tpot_ok, bool all_ok) {
+void RequestTally::add_exit(const Request& r, bool tpot_ok, bool e2e_ok, bool all_ok) {
   ++left;
   if (r.state != RequestState::Released) return;
   ++finished;
@@ -66,6 +66,7 @@ void RequestTally::add_exit(const Request& r, bool tpot_ok, bool all_ok) {
     tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
   e2e.add((r.release - r.spec.arrival).seconds());
   tpot_met += tpot_ok;
+  e2e_met += e2e_ok;
   all_met += all_ok;
 }
 
@@ -77,6 +78,7 @@ MetricsRecorder::MetricsRecorder(std::optional<SloTargets> slo, size_t exact_lim
   m_slo = slo;
   if (m_slo && m_slo->ttft_ms) m_ttft_target = Time::from_ms(*m_slo->ttft_ms);
   if (m_slo && m_slo->tpot_ms) m_tpot_target = Time::from_ms(*m_slo->tpot_ms);
+  if (m_slo && m_slo->e2e_ms) m_e2e_target = Time::from_ms(*m_slo->e2e_ms);
 }
 
 void MetricsRecorder::track_replicas(std::vector<int64_t> accelerators,
@@ -115,17 +117,19 @@ void MetricsRecorder::record(const Request& r) {
     m_queue.add((r.first_admitted - r.spec.arrival).seconds());
   }
   // A rejected or unfinished request meets no target.
-  bool ttft_ok = false, tpot_ok = false, all_ok = false;
+  bool ttft_ok = false, tpot_ok = false, e2e_ok = false, all_ok = false;
   if (released && m_slo) {
     ttft_ok = r.first_token - r.spec.arrival <= m_ttft_target;
     // One output token has no TPOT: it meets the TPOT target (as vLLM's benchmark counts it).
     tpot_ok =
         r.spec.output_tokens <= 1 ||
         per_token_within(r.last_token - r.first_token, r.spec.output_tokens - 1, m_tpot_target);
-    all_ok = (ttft_ok || !m_slo->ttft_ms) && (tpot_ok || !m_slo->tpot_ms);
+    e2e_ok = r.release - r.spec.arrival <= m_e2e_target;
+    all_ok =
+        (ttft_ok || !m_slo->ttft_ms) && (tpot_ok || !m_slo->tpot_ms) && (e2e_ok || !m_slo->e2e_ms);
   }
   m_all.add_entry(r, ttft_ok);
-  m_all.add_exit(r, tpot_ok, all_ok);
+  m_all.add_exit(r, tpot_ok, e2e_ok, all_ok);
   if (m_replicas.empty()) return;
   // Its first token belongs to the replica it was routed to, the rest to the one it left from.
   const bool moved = r.prefill_replica != k_no_replica;
@@ -135,7 +139,7 @@ void MetricsRecorder::record(const Request& r) {
                                        std::max(entry, r.replica), m_replicas.size()));
   const auto tally = [&](RequestTally& in, RequestTally& out) {
     in.add_entry(r, ttft_ok);
-    out.add_exit(r, tpot_ok, all_ok);
+    out.add_exit(r, tpot_ok, e2e_ok, all_ok);
     if (!released) return;
     const int32_t there = moved ? r.prefill_preemptions : 0;
     const int32_t swapped_there = moved ? r.prefill_swap_preemptions : 0;
@@ -178,6 +182,7 @@ SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s, int6
   // No TPOT at all (every finished request had one token): each met it, so the run does.
   if (m_slo->tpot_ms)
     o.tpot = check(*m_slo->tpot_ms, m_tpot_target, t.tpot, t.tpot_met, t.left, t.finished > 0);
+  if (m_slo->e2e_ms) o.e2e = check(*m_slo->e2e_ms, m_e2e_target, t.e2e, t.e2e_met, t.left, false);
   o.requests_met = t.all_met;
   o.attainment = share(t.all_met, t.left);
   if (duration_s > 0) o.goodput_per_s = static_cast<double>(t.all_met) / duration_s;

@@ -67,10 +67,10 @@ void for_each_field(const SloCheck& c, F&& f) {
 
 struct SloSummary {
   double percentile = 99;
-  std::optional<SloCheck> ttft, tpot;  ///< those with a target
-  int64_t requests_met = 0;            ///< requests meeting every given target
-  double attainment = 0;               ///< requests_met / requests
-  double goodput_per_s = 0;            ///< requests_met / duration
+  std::optional<SloCheck> ttft, tpot, e2e;  ///< those with a target
+  int64_t requests_met = 0;                 ///< requests meeting every given target
+  double attainment = 0;                    ///< requests_met / requests
+  double goodput_per_s = 0;                 ///< requests_met / duration
   int64_t accelerators = 1;
   double goodput_per_s_per_accelerator = 0;
 };
@@ -80,6 +80,7 @@ void for_each_field(const SloSummary& s, F&& f) {
   f(Field("percentile"), s.percentile);
   f(Field("ttft"), s.ttft);
   f(Field("tpot"), s.tpot);
+  f(Field("e2e"), s.e2e);
   f(Field("requests_met"), s.requests_met);
   f(Field("attainment"), s.attainment);
   f(Field("goodput_requests_per_s"), s.goodput_per_s);
@@ -305,11 +306,11 @@ struct RequestTally {
   /// A request that arrived here (routed here; its prefill replica when disaggregated): its TTFT.
   void add_entry(const Request& r, bool ttft_ok);
   /// A request that left from here (released, rejected or unfinished): everything but its TTFT.
-  void add_exit(const Request& r, bool tpot_ok, bool all_ok);
+  void add_exit(const Request& r, bool tpot_ok, bool e2e_ok, bool all_ok);
 
   int64_t entered = 0, left = 0, finished = 0;
-  int64_t ttft_met = 0, tpot_met = 0, all_met = 0;  ///< only counted with SLO targets
-  int64_t preemptions = 0, swap_preemptions = 0;    ///< those that happened here (finished)
+  int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, all_met = 0;  ///< only with SLO targets
+  int64_t preemptions = 0, swap_preemptions = 0;  ///< those that happened here (finished)
   QuantileSketch ttft, tpot, e2e;
 };
 
@@ -351,7 +352,7 @@ class MetricsRecorder final : public RequestRecorder {
   uint64_t m_first_rejected_id = UINT64_MAX;
   std::string m_first_rejected_reason;
   std::optional<SloTargets> m_slo;
-  Time m_ttft_target, m_tpot_target;  // the targets in whole nanoseconds
+  Time m_ttft_target, m_tpot_target, m_e2e_target;  // the targets in whole nanoseconds
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
   std::vector<RequestTally> m_replicas, m_pools;
   std::vector<int64_t> m_accelerators;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <iterator>
 #include <string>
 
@@ -38,7 +39,8 @@ bool column_shown(size_t k, const SloSummary* run_slo) {
     if (!run_slo) return false;
     if (k == 0) return run_slo->ttft.has_value();
     if (k == 1) return run_slo->tpot.has_value();
-    return run_slo->ttft && run_slo->tpot;
+    return int{run_slo->ttft.has_value()} + run_slo->tpot.has_value() + run_slo->e2e.has_value() >
+           1;
   } else {
     return true;
   }
@@ -222,10 +224,13 @@ std::string summary_table(const Summary& s) {
     std::string checks;
     if (slo.ttft) checks += slo_check_text("TTFT", slo.percentile, *slo.ttft) + "; ";
     if (slo.tpot) checks += slo_check_text("TPOT", slo.percentile, *slo.tpot) + "; ";
+    if (slo.e2e) checks += slo_check_text("E2E", slo.percentile, *slo.e2e) + "; ";
     fmt::format_to(it,
                    "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
                    "accelerator of {})\n",
-                   checks, 100.0 * slo.attainment, slo.ttft && slo.tpot ? "both" : "it",
+                   checks, 100.0 * slo.attainment,
+                   std::array<const char*, 4>{"", "it", "both", "all three"}[static_cast<size_t>(
+                       int{slo.ttft.has_value()} + slo.tpot.has_value() + slo.e2e.has_value())],
                    slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
   }
   out += latency_table(s);

@@ -45,17 +45,21 @@ std::optional<SloTargets> read_slo(const Cfg& root) {
   if (top.IsMap())
     for (const auto& kv : top)
       if (kv.first.IsScalar() && kv.first.Scalar() == "slo" && kv.second.IsNull())
-        throw InputError(fmt::format("slo at {}: an empty section: give ttft_ms, tpot_ms or both",
-                                     root.doc().where(kv.first, "slo")));
+        throw InputError(
+            fmt::format("slo at {}: an empty section: give ttft_ms, tpot_ms, e2e_ms "
+                        "or several",
+                        root.doc().where(kv.first, "slo")));
   const std::optional<Cfg> c = root.optional_child("slo");
   if (!c) return std::nullopt;
   constexpr RealRange k_target{0.0, 1e9, true};  // up to 11.6 days: whole ns fit in 64 bits
   SloTargets t;
   t.ttft_ms = c->optional_real("ttft_ms", k_target);
   t.tpot_ms = c->optional_real("tpot_ms", k_target);
+  t.e2e_ms = c->optional_real("e2e_ms", k_target);
   t.percentile = c->get_real("percentile", 99.0, {0.0, 100.0, true});
   t.accelerators = c->get_int("accelerators", 0, {1, 1 << 20});  // 0: not given
-  if (!t.ttft_ms && !t.tpot_ms) c->fail("", "needs ttft_ms, tpot_ms or both");
+  if (!t.ttft_ms && !t.tpot_ms && !t.e2e_ms)
+    c->fail("", "needs ttft_ms, tpot_ms, e2e_ms or several");
   return t;
 }
 

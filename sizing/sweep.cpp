@@ -217,9 +217,11 @@ SweepSlo read_sweep_slo(const Cfg& root) {
   SweepSlo s;
   s.ttft_ms = c.optional_real("ttft_ms", k_target);
   s.tpot_ms = c.optional_real("tpot_ms", k_target);
+  s.e2e_ms = c.optional_real("e2e_ms", k_target);
   s.percentile = c.get_real("percentile", 99.0, {0.0, 100.0, true});
   s.min_attainment = c.optional_real("min_attainment", {0.0, 1.0, false});
-  if (!s.ttft_ms && !s.tpot_ms) c.fail("", "needs ttft_ms, tpot_ms or both");
+  if (!s.ttft_ms && !s.tpot_ms && !s.e2e_ms)
+    c.fail("", "needs ttft_ms, tpot_ms, e2e_ms or several");
   return s;
 }
 
@@ -249,6 +251,7 @@ std::string SweepSlo::override_text() const {
   std::string t = "slo={";
   if (ttft_ms) t += fmt::format("ttft_ms: {}, ", *ttft_ms);
   if (tpot_ms) t += fmt::format("tpot_ms: {}, ", *tpot_ms);
+  if (e2e_ms) t += fmt::format("e2e_ms: {}, ", *e2e_ms);
   return t + fmt::format("percentile: {}}}", percentile);
 }
 
@@ -256,6 +259,7 @@ bool meets_slo(const Summary& s, std::optional<double> min_attainment) {
   if (!s.slo || s.rejected > 0 || s.unfinished > 0 || !s.stopped_by.empty()) return false;
   if (s.slo->ttft && !s.slo->ttft->met) return false;
   if (s.slo->tpot && !s.slo->tpot->met) return false;
+  if (s.slo->e2e && !s.slo->e2e->met) return false;
   return !min_attainment || s.slo->attainment >= *min_attainment;
 }
 

@@ -159,6 +159,32 @@ TEST_CASE("slo: summary.json carries the slo object, null without the section", 
   CHECK(nlohmann::json::parse(run(scenario("")).summary_json).at("slo").is_null());
 }
 
+TEST_CASE("slo: an e2e_ms target, vLLM's e2el goodput, counts arrival to release",
+          "[metrics][slo]") {
+  // E2E {60, 40, 60, 20} ms for r0, r1, r2, r4 (r3 rejected): at most 50 ms are r1 and r4, 2 of
+  // the 5 requests; p99 of the four (position 2.97) is 60 ms > 50. With TTFT <= 20 ms too
+  // (r0, r1, r4 meet it), the requests meeting both are still r1 and r4.
+  const Summary e = run(scenario("slo: {e2e_ms: 50}\n")).summary;
+  REQUIRE(e.slo);
+  REQUIRE(e.slo->e2e);
+  CHECK_FALSE(e.slo->ttft);
+  CHECK(e.slo->e2e->requests_met == 2);
+  CHECK(e.slo->e2e->attainment == 0.4);
+  CHECK(e.slo->e2e->percentile_ms == Approx(60));
+  CHECK_FALSE(e.slo->e2e->met);
+  CHECK(e.slo->requests_met == 2);
+  CHECK(e.slo->goodput_per_s == Approx(2 / 0.12));
+  CHECK(run(scenario("slo: {e2e_ms: 60}\n")).summary.slo->e2e->met);  // inclusive bound
+  const Summary both = run(scenario("slo: {ttft_ms: 20, e2e_ms: 50}\n")).summary;
+  CHECK(both.slo->ttft->requests_met == 3);
+  CHECK(both.slo->requests_met == 2);
+  CHECK_THAT(summary_table(both),
+             Catch::Contains("E2E p99 60.0 ms > 50 ms missed; 40.0% of requests meet both"));
+  const auto j = nlohmann::json::parse(run(scenario("slo: {e2e_ms: 50}\n")).summary_json).at("slo");
+  CHECK(j.at("e2e").at("target_ms") == 50.0);
+  CHECK(j.at("tpot").is_null());
+}
+
 TEST_CASE("slo: the printed summary has one slo line", "[metrics][slo]") {
   const std::string table =
       summary_table(run(scenario("slo: {ttft_ms: 20, tpot_ms: 15}\n")).summary);
@@ -193,7 +219,7 @@ TEST_CASE("slo: bad sections are config errors with file and line", "[metrics][s
   const auto err = [](const std::string& m) { return "servesim: error: " + m + "\n"; };
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: 2000, tpot_s: 0.1}\n") ==
         err("slo.tpot_s at c.yaml:10:22: unknown key (did you mean tpot_ms?) (valid here: "
-            "accelerators, percentile, tpot_ms, ttft_ms)"));
+            "accelerators, e2e_ms, percentile, tpot_ms, ttft_ms)"));
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: -5}\n") ==
         err("slo.ttft_ms = \"-5\" at c.yaml:10:16: must be > 0 and <= 1000000000"));
   CHECK(config_error(k_synthetic + "slo: {tpot_ms: 0}\n") ==
@@ -205,9 +231,9 @@ TEST_CASE("slo: bad sections are config errors with file and line", "[metrics][s
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: 2000, accelerators: 0}\n") ==
         err("slo.accelerators = \"0\" at c.yaml:10:36: must be an integer from 1 to 1048576"));
   CHECK(config_error(k_synthetic + "slo: {percentile: 90}\n") ==
-        err("slo at c.yaml:10:6: needs ttft_ms, tpot_ms or both"));
+        err("slo at c.yaml:10:6: needs ttft_ms, tpot_ms, e2e_ms or several"));
   CHECK(config_error(k_synthetic + "slo:\n") ==
-        err("slo at c.yaml:10:1: an empty section: give ttft_ms, tpot_ms or both"));
+        err("slo at c.yaml:10:1: an empty section: give ttft_ms, tpot_ms, e2e_ms or several"));
   CHECK(config_error(k_synthetic + "slo: 2000\n") ==
         err("slo = \"2000\" at c.yaml:10:6: must be a map"));
   // percentile 100 is the maximum; it is allowed.
