@@ -309,6 +309,9 @@ TEST_CASE("catalog: contradictory settings name both keys", "[cli][catalog]") {
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, block_size: 2000") ==
         err("kv.block_size = \"2000\" at c.yaml:11:56: must not exceed the KV capacity (1000 "
             "tokens)"));
+  CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 0") ==
+        err("kv.capacity_tokens = \"0\" at c.yaml:11:38: must be an integer from 1 to "
+            "1125899906842624"));
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, block_size: 0") ==
         err("kv.block_size = \"0\" at c.yaml:11:56: must be an integer from 1 to 1048576"));
 }

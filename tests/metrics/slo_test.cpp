@@ -185,6 +185,23 @@ TEST_CASE("slo: an e2e_ms target, vLLM's e2el goodput, counts arrival to release
   CHECK(j.at("tpot").is_null());
 }
 
+TEST_CASE("slo: with nothing finished no TTFT or E2E check is met and no percentile is given",
+          "[metrics][slo]") {
+  // One request, larger than the KV cache: rejected at arrival, so every distribution is empty.
+  const std::string yaml = trace_scenario("0,1000,2\n", "{kind: linear, per_seq_ms: 10}",
+                                          "{kind: continuous, max_num_seqs: 2}",
+                                          "{policy: paged, capacity_tokens: 100, block_size: 1}") +
+                           "slo: {ttft_ms: 20, tpot_ms: 15, e2e_ms: 50}\n";
+  const Summary s = run(yaml).summary;
+  REQUIRE(s.slo);
+  CHECK_FALSE(s.slo->ttft->met);
+  CHECK_FALSE(s.slo->ttft->percentile_ms.has_value());
+  CHECK_FALSE(s.slo->e2e->met);
+  CHECK_FALSE(s.slo->e2e->percentile_ms.has_value());
+  CHECK_FALSE(s.slo->tpot->met);  // no request finished at all
+  CHECK(s.slo->requests_met == 0);
+}
+
 TEST_CASE("slo: the printed summary has one slo line", "[metrics][slo]") {
   const std::string table =
       summary_table(run(scenario("slo: {ttft_ms: 20, tpot_ms: 15}\n")).summary);
