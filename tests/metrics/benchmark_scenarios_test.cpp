@@ -103,4 +103,10 @@ TEST_CASE("benchmark: bad sections name the key", "[metrics]") {
   CHECK_THAT(error("{kind: mlperf_server, ttft_limit_ms: 2000}"), Catch::Contains("tpot_limit_ms"));
   CHECK_THAT(error("{kind: vllm_bench, ttft_limit_ms: 2000}"),
              Catch::Contains("only kind: mlperf_server"));
+  // LoadGen's sorted index n x p / 100 is a sample only below 100: 100 is refused, 99.99 is not.
+  CHECK_THAT(error("{kind: mlperf_server, ttft_limit_ms: 2000, tpot_limit_ms: 100, "
+                   "percentile: 100}"),
+             Catch::Contains("percentile") && Catch::Contains("must be < 100"));
+  CHECK(error("{kind: mlperf_server, ttft_limit_ms: 2000, tpot_limit_ms: 100, "
+              "percentile: 99.99}") == "(no error)");
 }

@@ -353,6 +353,14 @@ TEST_CASE("vllm: each version's keys are refused where the version lacks them",
   CHECK_THAT(config_error(vllm(", enable_chunked_prefill: false"), kv),
              Catch::Contains("prefill-only steps are V0's"));
   CHECK(config_error(vllm(", version: \"0.6.6\", num_scheduler_steps: 8"), kv) == "no error");
+  // One step is no multi-step: it goes with chunked prefill. The steps range ends at 1,024.
+  CHECK(config_error(vllm(", version: \"0.6.6\", num_scheduler_steps: 1, "
+                          "enable_chunked_prefill: true"),
+                     kv) == "no error");
+  CHECK(config_error(vllm(", version: \"0.6.6\", num_scheduler_steps: 1024"), kv) == "no error");
+  CHECK_THAT(config_error(vllm(", version: \"0.6.6\", num_scheduler_steps: 1025"), kv),
+             Catch::Contains("num_scheduler_steps") &&
+                 Catch::Contains("must be an integer from 1 to 1024"));
 }
 
 TEST_CASE("vllm V0: prefix caching is off by default, as in vLLM before 0.8",
