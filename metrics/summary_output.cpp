@@ -31,6 +31,11 @@ double stat_of(const Distribution& d, Stat s) {
   return 0;
 }
 
+/// How many latency targets the run's SLO has (TTFT, TPOT, E2E).
+int targets_of(const SloSummary& s) {
+  return int{s.ttft.has_value()} + s.tpot.has_value() + s.e2e.has_value();
+}
+
 /// Whether the k-th printed column of a value of type T shows in a run with `run_slo`: a
 /// replica's or pool's SLO columns (TTFT met, TPOT met, all met) follow the run's checks.
 template <class T>
@@ -39,8 +44,7 @@ bool column_shown(size_t k, const SloSummary* run_slo) {
     if (!run_slo) return false;
     if (k == 0) return run_slo->ttft.has_value();
     if (k == 1) return run_slo->tpot.has_value();
-    return int{run_slo->ttft.has_value()} + run_slo->tpot.has_value() + run_slo->e2e.has_value() >
-           1;
+    return targets_of(*run_slo) > 1;
   } else {
     return true;
   }
@@ -229,8 +233,8 @@ std::string summary_table(const Summary& s) {
                    "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
                    "accelerator of {})\n",
                    checks, 100.0 * slo.attainment,
-                   std::array<const char*, 4>{"", "it", "both", "all three"}[static_cast<size_t>(
-                       int{slo.ttft.has_value()} + slo.tpot.has_value() + slo.e2e.has_value())],
+                   std::array<const char*, 4>{"", "it", "both",
+                                              "all three"}[static_cast<size_t>(targets_of(slo))],
                    slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
   }
   out += latency_table(s);

@@ -82,25 +82,32 @@
             paths: function () { return null; }, points: {show: true, size: size || 6, fill: stroke}};
   }
 
-  // A vertical line at x = v (data units), labelled.
-  function vline(u, v, stroke, label) {
-    if (v === null || v === undefined) return;
-    var x = Math.round(u.valToPos(v, 'x', true));
-    var b = u.bbox;
-    if (x < b.left || x > b.left + b.width) return;
+  // A dashed line from (x0, y0) to (x1, y1) in canvas pixels, its label at (lx, ly).
+  function dashed(u, x0, y0, x1, y1, stroke, label, lx, ly, align) {
     var ctx = u.ctx;
     ctx.save();
     ctx.strokeStyle = stroke;
     ctx.setLineDash([5, 4]);
     ctx.lineWidth = 1.5 * devicePixelRatio;
     ctx.beginPath();
-    ctx.moveTo(x, b.top);
-    ctx.lineTo(x, b.top + b.height);
+    ctx.moveTo(x0, y0);
+    ctx.lineTo(x1, y1);
     ctx.stroke();
     ctx.fillStyle = stroke;
     ctx.font = (11 * devicePixelRatio) + 'px sans-serif';
-    ctx.fillText(label, x + 4 * devicePixelRatio, b.top + 12 * devicePixelRatio);
+    if (align) ctx.textAlign = align;
+    ctx.fillText(label, lx, ly);
     ctx.restore();
+  }
+
+  // A vertical line at x = v (data units), labelled.
+  function vline(u, v, stroke, label) {
+    if (v === null || v === undefined) return;
+    var x = Math.round(u.valToPos(v, 'x', true));
+    var b = u.bbox;
+    if (x < b.left || x > b.left + b.width) return;
+    dashed(u, x, b.top, x, b.top + b.height, stroke, label,
+           x + 4 * devicePixelRatio, b.top + 12 * devicePixelRatio);
   }
 
   // A horizontal line at y = v (data units of scale `scale`, 'y' unless given), labelled.
@@ -109,20 +116,8 @@
     var y = Math.round(u.valToPos(v, scale || 'y', true));
     var b = u.bbox;
     if (y < b.top || y > b.top + b.height) return;
-    var ctx = u.ctx;
-    ctx.save();
-    ctx.strokeStyle = stroke;
-    ctx.setLineDash([5, 4]);
-    ctx.lineWidth = 1.5 * devicePixelRatio;
-    ctx.beginPath();
-    ctx.moveTo(b.left, y);
-    ctx.lineTo(b.left + b.width, y);
-    ctx.stroke();
-    ctx.fillStyle = stroke;
-    ctx.font = (11 * devicePixelRatio) + 'px sans-serif';
-    ctx.textAlign = 'right';
-    ctx.fillText(label, b.left + b.width - 4 * devicePixelRatio, y - 4 * devicePixelRatio);
-    ctx.restore();
+    dashed(u, b.left, y, b.left + b.width, y, stroke, label,
+           b.left + b.width - 4 * devicePixelRatio, y - 4 * devicePixelRatio, 'right');
   }
 
   // A range for a linear scale that holds the data and every value of `marks` (SLO lines), so
