@@ -1,10 +1,14 @@
 // The command line end to end: every shipped config runs; bad input exits 2 and writes nothing.
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -14,7 +18,58 @@ using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
 
+namespace {
+
+using Json = nlohmann::json;
+
+/// A summary's figures as scripts/golden.py records them: the leaves of nested maps by dotted
+/// path, without lists, the `config` echo, `servesim_version` or any `definition` text.
+void flatten(const Json& x, const std::string& prefix, std::map<std::string, Json>& out) {
+  for (const auto& [k, v] : x.items()) {
+    if (prefix.empty() && (k == "config" || k == "servesim_version")) continue;
+    if (k == "definition") continue;
+    const std::string path = prefix.empty() ? k : prefix + "." + k;
+    if (v.is_object())
+      flatten(v, path, out);
+    else if (!v.is_array())
+      out[path] = v;
+  }
+}
+
+/// The golden figures differ from this run's: a message per figure, empty when they agree.
+std::string golden_differences(const Json& golden, const std::map<std::string, Json>& now) {
+  std::string diff;
+  std::map<std::string, Json> want;
+  for (const auto& [k, v] : golden.items()) want[k] = v;
+  for (const auto& [k, v] : want) {
+    const auto it = now.find(k);
+    if (it == now.end()) {
+      diff += k + ": " + v.dump() + " -> (absent)\n";
+      continue;
+    }
+    const Json& w = it->second;
+    bool same = v == w;
+    if (!same && v.is_number() && w.is_number() && !v.is_boolean() && !w.is_boolean()) {
+      const double a = v.get<double>(), b = w.get<double>();
+      same = std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b));
+    }
+    if (!same) diff += k + ": " + v.dump() + " -> " + w.dump() + "\n";
+  }
+  for (const auto& [k, v] : now)
+    if (!want.count(k)) diff += k + ": (absent) -> " + v.dump() + "\n";
+  return diff;
+}
+
+}  // namespace
+
+// Every shipped scenario runs, passes the engine's invariant checks, and gives the answers
+// recorded in tests/data/golden/configs.json (scripts/golden.py writes that file; rerun it when
+// a change is meant to move an example's figures, and the diff shows which moved).
 TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") {
+  Json golden;
+  std::ifstream(fs::path(SERVESIM_SOURCE_DIR) / "tests/data/golden/configs.json") >> golden;
+  REQUIRE(golden.is_object());
+  std::set<std::string> seen;
   int n = 0;
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
   const std::set<fs::path> not_scenarios{"models", "hardware", "shape-roofline", "step_times",
@@ -47,8 +102,21 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     REQUIRE(r.code == 0);
     CHECK(fs::file_size(dir / "summary.json") > 100);
     CHECK(fs::file_size(dir / "requests.csv") > 100);
+    const std::string rel = e.path().lexically_relative(configs).generic_string();
+    seen.insert(rel);
+    Json summary;
+    std::ifstream(dir / "summary.json") >> summary;
+    std::map<std::string, Json> figures;
+    flatten(summary, "", figures);
+    INFO("figures that moved (rerun scripts/golden.py if the change is meant):");
+    REQUIRE(golden.contains(rel));
+    CHECK(golden_differences(golden[rel], figures) == "");
   }
   CHECK(n >= 8);
+  for (const auto& [rel, figures] : golden.items()) {
+    INFO(rel << " is in the golden file but is no longer a scenario under configs/");
+    CHECK((seen.count(rel) || !fs::exists(SERVESIM_SHARED_DATA)));
+  }
 }
 
 TEST_CASE("cli: the default scenario runs, prints a summary and is reproducible", "[cli]") {
