@@ -487,23 +487,64 @@ double Cfg::to_real(const YAML::Node& n, const std::string& key, RealRange r) co
   return v;
 }
 
+namespace {
+thread_local KeyLog* t_key_log = nullptr;
+}  // namespace
+
+KeyLog::KeyLog() : m_outer(t_key_log) { t_key_log = this; }
+KeyLog::~KeyLog() { t_key_log = m_outer; }
+bool KeyLog::recording() { return t_key_log != nullptr; }
+
+void KeyLog::note(const Cfg& c, const std::string& key, std::string allowed,
+                  std::string fallback) {
+  if (t_key_log == nullptr) return;
+  t_key_log->m_uses.push_back(
+      {c.key_path(key), std::move(allowed), std::move(fallback), c.doc().file()});
+}
+
+std::string describe(const IntRange& r) {
+  constexpr int64_t lo = std::numeric_limits<int64_t>::min();
+  constexpr int64_t hi = std::numeric_limits<int64_t>::max();
+  if (r.min == lo && r.max == hi) return "integer";
+  if (r.max == hi) return fmt::format("integer >= {}", r.min);
+  if (r.min == lo) return fmt::format("integer <= {}", r.max);
+  return fmt::format("integer from {} to {}", r.min, r.max);
+}
+
+std::string describe(const RealRange& r) {
+  const bool no_min = std::isinf(r.min) && r.min < 0;
+  const bool no_max = std::isinf(r.max);
+  if (no_min && no_max) return "number";
+  if (no_min) return fmt::format("number <= {}", r.max);
+  const std::string lo = fmt::format("{} {}", r.min_exclusive ? ">" : ">=", r.min);
+  if (no_max) return "number " + lo;
+  if (!r.min_exclusive) return fmt::format("number from {} to {}", r.min, r.max);
+  return fmt::format("number {} and <= {}", lo, r.max);
+}
+
 int64_t Cfg::get_int(const std::string& key, IntRange r) const {
+  if (KeyLog::recording()) KeyLog::note(*this, key, describe(r), "required");
   return to_int(require(key, "an integer"), key, r);
 }
 int64_t Cfg::get_int(const std::string& key, int64_t def, IntRange r) const {
+  if (KeyLog::recording()) KeyLog::note(*this, key, describe(r), std::to_string(def));
   return has(key) ? to_int(lookup(key), key, r) : def;
 }
 std::optional<int64_t> Cfg::optional_int(const std::string& key, IntRange r) const {
+  if (KeyLog::recording()) KeyLog::note(*this, key, describe(r), "none");
   if (!has(key)) return std::nullopt;
   return to_int(lookup(key), key, r);
 }
 double Cfg::get_real(const std::string& key, RealRange r) const {
+  if (KeyLog::recording()) KeyLog::note(*this, key, describe(r), "required");
   return to_real(require(key, "a number"), key, r);
 }
 double Cfg::get_real(const std::string& key, double def, RealRange r) const {
+  if (KeyLog::recording()) KeyLog::note(*this, key, describe(r), fmt::format("{}", def));
   return has(key) ? to_real(lookup(key), key, r) : def;
 }
 std::optional<double> Cfg::optional_real(const std::string& key, RealRange r) const {
+  if (KeyLog::recording()) KeyLog::note(*this, key, describe(r), "none");
   if (!has(key)) return std::nullopt;
   return to_real(lookup(key), key, r);
 }

@@ -137,6 +137,42 @@ class Cfg {
   std::string m_path;
 };
 
+/// One typed key a part of servesim asked for while a KeyLog was open.
+struct KeyUse {
+  std::string path;     ///< the key's path in its document: "scheduler.max_num_seqs"
+  std::string allowed;  ///< what the reader accepts: "integer from 1 to 1048576", "number > 0"
+  std::string fallback;  ///< its default: "256", "0.9", "required", or "none" (optional)
+  std::string file;      ///< the document it was asked of
+};
+
+/// "integer", "integer >= 1", "integer from 1 to 1024": what a range allows, as messages and
+/// `KeyUse::allowed` write it.
+[[nodiscard]] std::string describe(const IntRange& r);
+/// "number", "number > 0", "number >= 0", "number from 0 to 1", "number > 0 and <= 100".
+[[nodiscard]] std::string describe(const RealRange& r);
+
+/// While one is alive, every number a Cfg reads on this thread (get_int, get_real and their
+/// optional forms, whether the key is present or not) is recorded with its range and default:
+/// what tests/core/config_docs_test.cpp checks docs/config.md against. Logs nest; the innermost
+/// records. Costs nothing when none is open.
+class KeyLog {
+ public:
+  KeyLog();
+  ~KeyLog();
+  KeyLog(const KeyLog&) = delete;
+  KeyLog& operator=(const KeyLog&) = delete;
+  [[nodiscard]] const std::vector<KeyUse>& uses() const { return m_uses; }
+  /// True while a log is open on this thread.
+  [[nodiscard]] static bool recording();
+  /// Records a use of `key` of `c` in the innermost open log of this thread, if any.
+  static void note(const Cfg& c, const std::string& key, std::string allowed,
+                   std::string fallback);
+
+ private:
+  KeyLog* m_outer;
+  std::vector<KeyUse> m_uses;
+};
+
 /// Levenshtein distance, for "did you mean" suggestions.
 [[nodiscard]] size_t edit_distance(std::string_view a, std::string_view b);
 /// "a, b, c" from a list of names.
