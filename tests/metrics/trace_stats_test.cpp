@@ -43,3 +43,27 @@ TEST_CASE("trace stats: gap figures at the smallest gaps", "[metrics][trace_stat
   CHECK(one["gap_mean_s"].is_null());
   CHECK(one["gap_cv"].is_null());
 }
+
+TEST_CASE("trace stats: a block hash past the prompt's end covers no tokens",
+          "[metrics][trace_stats]") {
+  // Two requests of 5 prompt tokens, blocks of 4 and three block hashes each (more than the
+  // prompt covers): block 0 holds tokens 0-3, block 1 token 4 only, block 2 none. The second
+  // request repeats the first's hashes, so all its 3 blocks hit.
+  TraceStats s(1'000'000'000);
+  for (uint64_t id = 0; id < 2; ++id) {
+    RequestSpec r;
+    r.id = id;
+    r.arrival = Time::ns(static_cast<int64_t>(id));
+    r.prompt_tokens = 5;
+    r.output_tokens = 1;
+    r.block_hashes = {1, 2, 3};
+    r.hash_block_tokens = 4;
+    s.add(r);
+  }
+  const auto p = s.figures()["prefix_reuse"];
+  CHECK(p["blocks"].get<int64_t>() == 6);
+  CHECK(p["hit_blocks"].get<int64_t>() == 3);
+  CHECK(p["hashed_tokens"].get<int64_t>() == 10);  // (4 + 1 + 0) x 2
+  CHECK(p["hit_tokens"].get<int64_t>() == 5);      // the second request's 4 + 1 + 0
+  CHECK(p["hit_fraction_of_prompt_tokens"].get<double>() == Approx(0.5));
+}

@@ -66,3 +66,16 @@ TEST_CASE("binned grid: sizes below 1 count as 1, beyond the table go to the gri
   CHECK(b.at(3, 256) == b.grid().at(3, 256));    // y at the table's end
   CHECK(b.at(3, 1000) == b.grid().at(3, 1000));  // beyond
 }
+
+TEST_CASE("binned grid: a length between two points is interpolated linearly in the table",
+          "[models]") {
+  // z = x y^2 / 1000 below y = 4096. Between 32 and 64 the y points are 2 apart, so 33 lies
+  // halfway between 32 and 34: the table gives (32^2 + 34^2) / 2 / 1000 = 1.090, where the
+  // log-log grid follows the power law, 33^2 / 1000 = 1.089. Within the table's 2^20 lengths
+  // the table, not the grid, answers.
+  const BinnedGrid b(power_grid(1, 2), 12, 20);
+  CHECK(b.grid().at(1, 33) == Approx(1.089).epsilon(1e-9));
+  CHECK(b.at_one(33) == Approx(1.090).epsilon(1e-9));
+  CHECK(b.at(1, 33) == Approx(1.090).epsilon(1e-9));
+  CHECK(b.at(3, 33) == Approx(3 * 1.090).epsilon(1e-9));
+}

@@ -220,3 +220,14 @@ TEST_CASE("vllm jsonl: an arrival too far from the first is an input error (fuzz
       read_vllm_jsonl(huge),
       Catch::EndsWith("huge.jsonl:1: not a JSON object servesim can read (a number out of range)"));
 }
+
+TEST_CASE("fit: steps shorter than a millisecond keep their fitted base time", "[models][fit]") {
+  // 0.3 ms a step plus 0.02 ms a sequence: base and per-sequence time add to 0.32 ms, under
+  // 1 ms but above 0, so the "a step must take time" floor (1e-6 ms, for a fit whose base and
+  // per-sequence terms are both 0) does not replace the base.
+  const auto m = fit_linear(synthetic(0.3, 0.02, 0.00001, 0.001));
+  CHECK_THAT(m->yaml(), Catch::Contains("base_ms: 0.3\n"));
+  CHECK_THAT(m->yaml(), Catch::Contains("per_seq_ms: 0.02\n"));
+  // One sequence of 16 context tokens: 0.3 + 0.02 + 16 x 0.00001 = 0.32016 ms.
+  CHECK(m->predict_ms(shape(1, 16, 0)) == Approx(0.32016).epsilon(1e-9));
+}

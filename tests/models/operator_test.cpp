@@ -270,6 +270,24 @@ TEST_CASE("operator: the newest version folder is found by comparing numbers as 
   fs::remove_all(root);
 }
 
+TEST_CASE("operator: a version number of ten digits or more is compared as text",
+          "[models][operator]") {
+  // Numbers of up to 9 digits compare as numbers, longer ones as text. Folders vllm-0.1.0 and
+  // vllm-0000000000.0.1, listed in that text order ('.' sorts before '0'): their second tokens
+  // 0 and 0000000000 are equal as numbers, which would leave the next ones, 1 > 0, to pick
+  // vllm-0.1.0; as text "0" is a prefix of "0000000000", so vllm-0000000000.0.1 is the newer.
+  namespace fs = std::filesystem;
+  const fs::path root = temp_dir() / "aic-long-version";
+  fs::remove_all(root);
+  fs::copy(k_dir, root, fs::copy_options::recursive);
+  const fs::path gpu = root / "tiny_gpu";
+  fs::copy(gpu / "vllm-0.1.0", gpu / "vllm-0000000000.0.1", fs::copy_options::recursive);
+  const auto src = open_operator_tables({root.string(), "tiny_gpu", "vllm", false});
+  CHECK_THAT(src->describe(), Catch::StartsWith("tiny_gpu vllm-0000000000.0.1 (each table from "
+                                                "the newest vllm-* folder with it)"));
+  fs::remove_all(root);
+}
+
 TEST_CASE(
     "operator: the NCCL table's all-reduce is read from its half rows only; a message of "
     "0 bytes is refused",

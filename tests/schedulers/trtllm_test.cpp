@@ -75,6 +75,30 @@ TEST_CASE("trtllm: chunked context cuts chunks at whole KV blocks", "[schedulers
   CHECK(r[1].finish.count_ns() == ms(11));
 }
 
+TEST_CASE(
+    "trtllm: without chunked context a prompt of exactly max_num_tokens waits for a whole "
+    "step's budget, and one token more is rejected",
+    "[schedulers][trtllm]") {
+  // max_num_tokens 16. r0 (t=0, prompt 4, 3 tokens), r1 (t=1 ms, prompt 16, 1 token), r2 (t=2
+  // ms, prompt 17, 1 token).
+  // t=0  r0 prefills: 2 + 1 + 2 = 5 ms                                -> t=5: r0 token 1
+  //      (r2's 17 tokens exceed 16 and cannot be chunked: rejected at arrival)
+  // t=5  r0's decode takes 1 of the 16 tokens; r1's 16 do not fit the 15 left, and a prompt
+  //      that fits max_num_tokens is not cut into chunks: r1 waits. 2 + 1 = 3 ms -> t=8
+  // t=8  the same                                                     -> t=11: r0 done
+  // t=11 r1 alone, all 16 tokens at once: 2 + 1 + 8 = 11 ms           -> t=22: r1 done
+  const std::string kv = "{policy: paged, capacity_tokens: 1024, block_size: 16}";
+  auto r = run_requests(trace_scenario("0,4,3\n0.001,16,1\n0.002,17,1\n", k_linear,
+                                       "{kind: trtllm, max_num_tokens: 16}", kv));
+  CHECK(r[0].finish.count_ns() == ms(11));
+  CHECK(r[1].first_admitted.count_ns() == ms(11));
+  CHECK(r[1].finish.count_ns() == ms(22));
+  CHECK(r[1].preemptions == 0);
+  CHECK(r[2].state == RequestState::Rejected);
+  CHECK_THAT(r[2].reject_reason,
+             Catch::Contains("its prompt of 17 tokens exceeds scheduler.max_num_tokens = 16"));
+}
+
 TEST_CASE("trtllm: bad settings are refused with the rule", "[schedulers][trtllm]") {
   const auto error = [](const std::string& sched) {
     return input_error_of(trace_scenario("0,4,2\n", k_linear, sched, k_small_kv));

@@ -82,6 +82,34 @@ TEST_CASE("dynamic: a full batch goes at once without waiting for the delay", "[
   CHECK(r[2].release.count_ns() == ms(204));
 }
 
+TEST_CASE("dynamic: a wake-up later than the timer already pending is left for that timer",
+          "[sim][golden]") {
+  // max_batch_size 2, max_queue_delay_ms 20; r0 (0), r1 (1 ms), r2 (2 ms), r3 (8 ms), each a
+  // prompt of 2 and 1 token.
+  // t=0  r0 waits alone: a wake-up at its deadline, 20 ms
+  // t=1  r1 fills the batch: 2 + 2 + 0.5*4 = 6 ms -> t=7 both released; the timer at 20 stays
+  // t=7  r2 waits alone; its deadline, 22 ms, is after the pending timer, which is left to
+  //      plan again (and ask for 22 then if r2 still waits): no timer at 22
+  // t=8  r3 fills the batch: 6 ms -> t=14 both released
+  // t=20 the timer: nothing waits, nothing more is asked. The last event is at 20 ms, so a run
+  //      bounded at 21 ms completes.
+  Scenario sc = build_scenario(doc_of(
+      trace_scenario("0,2,1\n0.001,2,1\n0.002,2,1\n0.008,2,1\n", k_linear,
+                     "{kind: dynamic, max_batch_size: 2, max_queue_delay_ms: 20}", k_big_kv)));
+  RunLimits limits;
+  limits.max_sim_time = Time::from_ms(21);
+  Simulation sim(std::move(sc.components), /*check=*/true, limits);
+  CollectingRecorder rec;
+  sim.add_recorder(rec);
+  sim.run();
+  CHECK(sim.stats().stopped_by == "");
+  const auto r = rec.by_id();
+  REQUIRE(r.size() == 4);
+  CHECK(r[1].release.count_ns() == ms(7));
+  CHECK(r[2].first_admitted.count_ns() == ms(8));
+  CHECK(r[3].release.count_ns() == ms(14));
+}
+
 TEST_CASE("continuous: paged KV preempts the newest request by recompute", "[sim][golden][kv]") {
   // Every step 1 ms. KV: 4 blocks of 2 tokens. r0, r1 both (t=0, prompt 3, 4 tokens): each
   // peaks at 3 + 4 - 1 = 6 tokens = 3 blocks, so both fit alone but not together.

@@ -60,3 +60,25 @@ TEST_CASE("invariants: every shipped scheduler passes --check on the default sce
   CHECK(r.err == "");
   CHECK(r.code == 0);
 }
+
+TEST_CASE("invariants: the message names the replica only when there are several", "[sim][check]") {
+  // A single engine: the first step, at 0 ns, breaks the books.
+  Simulation single(components(), /*check=*/true);
+  CHECK_THROWS_WITH(single.run(),
+                    "invariant broken after planning step 1 at 0 ns: KV use 0 differs from the "
+                    "16 tokens the running requests hold");
+  // Two replicas, round robin: request 0 (t=0) goes to replica 0, which keeps the rules;
+  // request 1 (t=100 ms) to replica 1, whose first step breaks them.
+  Scenario sc = build_scenario(doc_of(
+      "workload: {synthetic: {requests: 2, arrival: {kind: fixed, rate_per_s: 10},\n"
+      "  prompt_tokens: {kind: fixed, value: 8}, output_tokens: {kind: fixed, value: 2}}}\n"
+      "step_time: {kind: linear, base_ms: 1}\nscheduler: {kind: continuous, max_num_seqs: 1}\n"
+      "kv: {policy: paged, capacity_tokens: 64, block_size: 16}\n"
+      "cluster: {replicas: 2, router: {kind: round_robin}}\n"));
+  REQUIRE(sc.components.replicas.size() == 2);
+  sc.components.replicas[1].scheduler = std::make_unique<CheatingScheduler>();
+  Simulation pair(std::move(sc.components), /*check=*/true);
+  CHECK_THROWS_WITH(pair.run(),
+                    "invariant broken after planning step 1 at 100000000 ns on replica 1: KV use 0 "
+                    "differs from the 16 tokens the running requests hold");
+}
