@@ -64,6 +64,12 @@ void Simulation::pull_next_arrival() {
   update_arrivals_done();
 }
 
+bool Simulation::work_left() const {
+  if (m_next_posted || !m_ready.empty() || !m_routing.empty()) return true;
+  return std::any_of(m_reps.begin(), m_reps.end(),
+                     [](const Replica& r) { return r.state.live() > 0; });
+}
+
 void Simulation::update_arrivals_done() {
   const bool done = !m_next_posted && m_ready.empty() && m_routing.empty();
   for (Replica& r : m_reps) r.state.set_arrivals_done(done);
@@ -120,6 +126,9 @@ void Simulation::run_events() {
   while (!m_events.empty()) {
     const Event e = m_events.top();
     if (const char* why = stop_reason(e.time(), ++events)) {
+      // With every request served and none to come, what is left are wake-ups nothing waits
+      // for (a dynamic batcher's timer for a batch already dispatched): the run is complete.
+      if (!work_left()) return;
       m_stats.stopped_by = why;
       record_unfinished();  // partial: what is in flight stays unfinished
       return;

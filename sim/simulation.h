@@ -175,6 +175,8 @@ class Simulation {
   void pull_next_arrival();
   /// arrivals_done: the source has nothing more and no request made ready is still to arrive.
   void update_arrivals_done();
+  /// True while a request is queued, running or in transfer, or an arrival is still to come.
+  [[nodiscard]] bool work_left() const;
   /// Takes the request due now: the source's next, or a request made ready by a departure,
   /// whichever comes first by (arrival, id).
   [[nodiscard]] RequestSpec& due_arrival();

@@ -150,7 +150,7 @@ TEST_CASE("catalog: non-UTF-8 bytes and control characters are escaped, never ec
             "output_tokens; found: arrival_s,prompt_tokens,out\\u{202E}put_tokens)"));
 }
 
-TEST_CASE("catalog: a huge value is cut to 40 characters; a huge line stops the reader",
+TEST_CASE("catalog: a huge value is cut to 40 characters, a huge line stops the reader",
           "[cli][catalog]") {
   CHECK(trace_error(k_header + "0," + std::string(5000, '9') + ",2\n") ==
         err("t.csv:2: column prompt_tokens = \"" + std::string(40, '9') +
@@ -161,7 +161,7 @@ TEST_CASE("catalog: a huge value is cut to 40 characters; a huge line stops the 
             "...\"): not a CSV row"));
 }
 
-TEST_CASE("catalog: a UTF-8 byte-order mark is skipped; UTF-16 is named", "[cli][catalog]") {
+TEST_CASE("catalog: a UTF-8 byte-order mark is skipped, UTF-16 is named", "[cli][catalog]") {
   const Run ok =
       run_servesim({{"c.yaml", k_trace_config}, {"t.csv", "\xEF\xBB\xBF" + k_header + "0,1,1\n"}});
   CHECK(ok.err == "");

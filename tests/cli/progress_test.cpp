@@ -55,7 +55,7 @@ TEST_CASE("progress: a line once a tenth is done and a second has passed", "[cli
   CHECK(out.str().find("sweep  25% 2.5/10 points") != std::string::npos);
 }
 
-TEST_CASE("progress: disabled writes nothing; updates from threads are safe", "[cli][progress]") {
+TEST_CASE("progress: disabled writes nothing, updates from threads are safe", "[cli][progress]") {
   std::ostringstream out;
   {
     Progress off("run", 10, "s", out, false);

@@ -359,7 +359,7 @@ TEST_CASE("trace gen: Mooncake hash_ids come back as prefix_hash, with the same 
   CHECK(again["prompt_tokens"] == original["prompt_tokens"]);
 }
 
-TEST_CASE("trace stats: sessions are counted; trace gen refuses a closed loop", "[cli]") {
+TEST_CASE("trace stats: sessions are counted, trace gen refuses a closed loop", "[cli]") {
   const std::string csv = write_temp("s.csv",
                                      "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
                                      "0,10,2,a,\n0,5,3,a,1\n0.5,7,1,b,\n0,7,1,a,2\n");

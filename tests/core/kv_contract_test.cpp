@@ -52,7 +52,7 @@ TEST_CASE("kv policies: a request needing exactly the capacity fits, one token m
   }
 }
 
-TEST_CASE("kv policies: two halves exactly fill the memory; nothing more is admitted",
+TEST_CASE("kv policies: two halves exactly fill the memory, nothing more is admitted",
           "[core][kv][contract]") {
   for (const std::string& name : kv_policy_names()) {
     INFO(name);

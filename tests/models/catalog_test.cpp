@@ -198,7 +198,7 @@ prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
              Catch::Contains("give the dense peak of at least one of fp32, bf16"));
 }
 
-TEST_CASE("catalog: an unknown name gets the close one and the valid ones; a path is a file",
+TEST_CASE("catalog: an unknown name gets the close one and the valid ones, a path is a file",
           "[models][catalog]") {
   CHECK_THROWS_WITH(load_model("llama-2-13"),
                     Catch::Contains("unknown model \"llama-2-13\" (did you mean llama-2-13b?) "

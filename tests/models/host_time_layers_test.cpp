@@ -6,7 +6,7 @@
 using namespace servesim;
 using namespace servesim::test;
 
-TEST_CASE("host_time: eager_launch_us_per_layer 0 needs no layer count; 1 does",
+TEST_CASE("host_time: eager_launch_us_per_layer 0 needs no layer count, 1 does",
           "[models][host_time]") {
   const auto yaml = [](const std::string& launch) {
     return trace_scenario("0,16,3\n", "{kind: linear, base_ms: 2}",

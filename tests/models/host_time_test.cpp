@@ -79,7 +79,7 @@ TEST_CASE("host_time: exposed host time adds to the step, hidden host time overl
   CHECK(off_path->step_ms(decode(4)) == Approx(2.3));
 }
 
-TEST_CASE("host_time: CUDA graphs pad small decode steps; the rest run eager",
+TEST_CASE("host_time: CUDA graphs pad small decode steps, the rest run eager",
           "[models][host_time]") {
   const HostTime none;
   const auto padded = with_host_time(std::make_unique<Stub>(), none, graphs(true, false), true);

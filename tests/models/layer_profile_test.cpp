@@ -174,7 +174,7 @@ std::unique_ptr<StepTimeModel> moe_model(const std::string& extra = "") {
 
 }  // namespace
 
-TEST_CASE("layer_profile: experts and top-k are read off moe.csv; distinct experts expected",
+TEST_CASE("layer_profile: experts and top-k are read off moe.csv, distinct experts expected",
           "[models]") {
   const LayerProfile p(k_moe + "/tp1", 2);
   REQUIRE(p.is_moe());
@@ -219,7 +219,7 @@ TEST_CASE("layer_profile: a tpN folder without moe.csv takes tp1's, the experts 
         Approx(2 * layer + 2.76267 + 2.027 + 216.053 + 10.1227).epsilon(1e-12));
 }
 
-TEST_CASE("layer_profile: data-parallel ranks split the step; the experts see all its tokens",
+TEST_CASE("layer_profile: data-parallel ranks split the step, the experts see all its tokens",
           "[models]") {
   // Two decodes at 16 KV over 2 ranks: each computes one (attention 7.69067, the 1-token dense
   // layers, once at 1 token and 1 sequence); the experts, shared by 2 GPUs, see 2 tokens: 7.75

@@ -246,7 +246,7 @@ TEST_CASE("roofline: bad settings name the key and what is allowed", "[models][r
                              "fp8, int8, int4)"));
 }
 
-TEST_CASE("step-time contract: every model gives a positive, repeatable time; a cost bounds it",
+TEST_CASE("step-time contract: every model gives a positive, repeatable time, a cost bounds it",
           "[models][contract]") {
   const std::map<std::string, std::string> sections{
       {"layer_profile",

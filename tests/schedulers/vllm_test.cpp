@@ -288,7 +288,7 @@ TEST_CASE("vllm V0: without chunked prefill a prompt longer than the budget is r
   CHECK(r[1].first_token.count_ns() == ms(7));
 }
 
-TEST_CASE("vllm V0 chunked: decodes first, then prefill chunks; the whole prompt's KV at once",
+TEST_CASE("vllm V0 chunked: decodes first, then prefill chunks, the whole prompt's KV at once",
           "[schedulers][vllm]") {
   // Budget 8, 4 blocks of 16. r0 (t=0, prompt 6, 3 tokens), r1 (t=0, prompt 20, 1 token),
   // r2 (t=0, prompt 20, 1 token).

@@ -91,13 +91,16 @@ TEST_CASE("dynamic: a wake-up later than the timer already pending is left for t
   // t=7  r2 waits alone; its deadline, 22 ms, is after the pending timer, which is left to
   //      plan again (and ask for 22 then if r2 still waits): no timer at 22
   // t=8  r3 fills the batch: 6 ms -> t=14 both released
-  // t=20 the timer: nothing waits, nothing more is asked. The last event is at 20 ms, so a run
-  //      bounded at 21 ms completes.
+  // t=20 the timer: nothing waits, nothing more is asked.
+  // Every request is served at 14 ms, so a run bounded at 15 ms or 21 ms is complete, not
+  // partial: the timer left at 20 ms waits for nothing (it once made a run bounded at 15 ms
+  // report "simulated time limit" with all four requests finished).
+  const int64_t bound_ms = GENERATE(15, 21);
   Scenario sc = build_scenario(doc_of(
       trace_scenario("0,2,1\n0.001,2,1\n0.002,2,1\n0.008,2,1\n", k_linear,
                      "{kind: dynamic, max_batch_size: 2, max_queue_delay_ms: 20}", k_big_kv)));
   RunLimits limits;
-  limits.max_sim_time = Time::from_ms(21);
+  limits.max_sim_time = Time::from_ms(bound_ms);
   Simulation sim(std::move(sc.components), /*check=*/true, limits);
   CollectingRecorder rec;
   sim.add_recorder(rec);
@@ -105,9 +108,29 @@ TEST_CASE("dynamic: a wake-up later than the timer already pending is left for t
   CHECK(sim.stats().stopped_by == "");
   const auto r = rec.by_id();
   REQUIRE(r.size() == 4);
+  for (const Request& q : r) CHECK(q.state == RequestState::Released);
   CHECK(r[1].release.count_ns() == ms(7));
   CHECK(r[2].first_admitted.count_ns() == ms(8));
   CHECK(r[3].release.count_ns() == ms(14));
+}
+
+TEST_CASE("limits: a run stopped by its time bound with requests in flight is partial",
+          "[sim][golden]") {
+  // The same four requests bounded at 10 ms: r2 and r3 are still in flight.
+  Scenario sc = build_scenario(doc_of(
+      trace_scenario("0,2,1\n0.001,2,1\n0.002,2,1\n0.008,2,1\n", k_linear,
+                     "{kind: dynamic, max_batch_size: 2, max_queue_delay_ms: 20}", k_big_kv)));
+  RunLimits limits;
+  limits.max_sim_time = Time::from_ms(10);
+  Simulation sim(std::move(sc.components), /*check=*/true, limits);
+  CollectingRecorder rec;
+  sim.add_recorder(rec);
+  sim.run();
+  CHECK(sim.stats().stopped_by == "simulated time limit");
+  const auto r = rec.by_id();
+  REQUIRE(r.size() == 4);
+  CHECK(r[1].state == RequestState::Released);
+  CHECK(r[3].state != RequestState::Released);
 }
 
 TEST_CASE("continuous: paged KV preempts the newest request by recompute", "[sim][golden][kv]") {

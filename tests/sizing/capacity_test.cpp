@@ -57,7 +57,7 @@ TEST_CASE("capacity: finds the hand-worked saturation rate of a fixed-interval w
   CHECK(r.probes[*r.failing].run.summary.ttft_s.p99 > 0.010);
 }
 
-TEST_CASE("capacity: a looser tolerance stops sooner; a rate_scale in the config composes",
+TEST_CASE("capacity: a looser tolerance stops sooner, a rate_scale in the config composes",
           "[sizing][capacity]") {
   CapacityOptions o;
   o.tolerance = 0.5;  // 8 meets, 16 fails: 16 - 8 > 4, so 12 (fails), then 12 - 8 = 4 <= 4

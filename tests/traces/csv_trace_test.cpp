@@ -96,7 +96,7 @@ TEST_CASE("csv trace: a missing trace file is reported at its config key", "[tra
   }
 }
 
-TEST_CASE("synthetic: same seed same workload; rates and ranges hold", "[traces]") {
+TEST_CASE("synthetic: same seed same workload, rates and ranges hold", "[traces]") {
   const std::string yaml =
       "requests: 20000\narrival: {kind: poisson, rate_per_s: 4}\n"
       "prompt_tokens: {kind: uniform, min: 16, max: 64}\n"

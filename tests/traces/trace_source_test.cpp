@@ -62,7 +62,7 @@ TEST_CASE("trace: sort: true loads the trace and sorts it stably, ids in file or
   CHECK(arrivals_ns(sorted) == std::vector<int64_t>{0, 250'000'000});
 }
 
-TEST_CASE("trace: servesim CSV keeps its arrivals; the others start at the first request",
+TEST_CASE("trace: servesim CSV keeps its arrivals, the others start at the first request",
           "[traces]") {
   const auto csv = drain(*trace_of("path: " + write_temp("a.csv", k_header + "2.5,1,1\n") + "\n"));
   CHECK(csv[0].arrival.count_ns() == 2'500'000'000);
@@ -133,7 +133,7 @@ TEST_CASE("trace: a first line no format matches lists the known formats", "[tra
   CHECK(trace_error("u.jsonl", "{oops\n") == "u.jsonl:1: not a JSON object (column 2)");
 }
 
-TEST_CASE("trace: format names the reader; csv is servesim_csv", "[traces]") {
+TEST_CASE("trace: format names the reader, csv is servesim_csv", "[traces]") {
   const std::string path = k_test_data + "azure_conv_2023_excerpt.csv";
   CHECK(drain(*trace_of("path: " + path + "\nformat: azure\n")).size() == 30);
   CHECK_THAT(error_from([&] { (void)trace_of("path: " + path + "\nformat: csv\n"); }),

@@ -7,7 +7,7 @@
 using namespace servesim;
 using namespace servesim::test;
 
-TEST_CASE("vidur: arrived_at, num_prefill_tokens, num_decode_tokens; found by its header",
+TEST_CASE("vidur: arrived_at, num_prefill_tokens, num_decode_tokens, found by its header",
           "[traces]") {
   // Arrivals relative to the first row: 1.5 s -> 0, 2.25 s -> 0.75 s. The id column is ignored.
   const std::string path = write_temp(
