@@ -288,7 +288,8 @@ TEST_CASE("operator: a version number of ten digits or more is compared as text"
   fs::remove_all(root);
 }
 
-TEST_CASE("operator: the NCCL table's all-reduce is read from its half rows only, a message of "
+TEST_CASE(
+    "operator: the NCCL table's all-reduce is read from its half rows only, a message of "
     "0 bytes is refused",
     "[models][operator]") {
   // The tiny nccl.csv holds all_gather and int8 rows that are faster (0.001 ms) than the half

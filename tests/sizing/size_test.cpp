@@ -92,7 +92,8 @@ TEST_CASE("size: points are the axes' product, labelled, last axis fastest", "[s
         o.end());
 }
 
-TEST_CASE("size: rows carry costs, infeasible points their reasons, the cheapest meets its SLOs "
+TEST_CASE(
+    "size: rows carry costs, infeasible points their reasons, the cheapest meets its SLOs "
     "when run alone",
     "[sizing][size]") {
   const Files f = write_sweep(k_sweep);
@@ -135,7 +136,8 @@ TEST_CASE("size: rows carry costs, infeasible points their reasons, the cheapest
   CHECK(alone["slo"]["tpot"]["met"] == true);
 }
 
-TEST_CASE("size: a base naming its model and chip in kv.memory gets names from the shorthands, a chip "
+TEST_CASE(
+    "size: a base naming its model and chip in kv.memory gets names from the shorthands, a chip "
     "without the sweep's price tier is refused",
     "[sim][size]") {
   std::string base = k_base;
