@@ -495,8 +495,7 @@ KeyLog::KeyLog() : m_outer(t_key_log) { t_key_log = this; }
 KeyLog::~KeyLog() { t_key_log = m_outer; }
 bool KeyLog::recording() { return t_key_log != nullptr; }
 
-void KeyLog::note(const Cfg& c, const std::string& key, std::string allowed,
-                  std::string fallback) {
+void KeyLog::note(const Cfg& c, const std::string& key, std::string allowed, std::string fallback) {
   if (t_key_log == nullptr) return;
   t_key_log->m_uses.push_back(
       {c.key_path(key), std::move(allowed), std::move(fallback), c.doc().file()});

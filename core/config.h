@@ -139,8 +139,8 @@ class Cfg {
 
 /// One typed key a part of servesim asked for while a KeyLog was open.
 struct KeyUse {
-  std::string path;     ///< the key's path in its document: "scheduler.max_num_seqs"
-  std::string allowed;  ///< what the reader accepts: "integer from 1 to 1048576", "number > 0"
+  std::string path;      ///< the key's path in its document: "scheduler.max_num_seqs"
+  std::string allowed;   ///< what the reader accepts: "integer from 1 to 1048576", "number > 0"
   std::string fallback;  ///< its default: "256", "0.9", "required", or "none" (optional)
   std::string file;      ///< the document it was asked of
 };
@@ -165,8 +165,7 @@ class KeyLog {
   /// True while a log is open on this thread.
   [[nodiscard]] static bool recording();
   /// Records a use of `key` of `c` in the innermost open log of this thread, if any.
-  static void note(const Cfg& c, const std::string& key, std::string allowed,
-                   std::string fallback);
+  static void note(const Cfg& c, const std::string& key, std::string allowed, std::string fallback);
 
  private:
   KeyLog* m_outer;
