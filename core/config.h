@@ -153,7 +153,7 @@ struct KeyUse {
 
 /// While one is alive, every number a Cfg reads on this thread (get_int, get_real and their
 /// optional forms, whether the key is present or not) is recorded with its range and default:
-/// what tests/core/config_docs_test.cpp checks docs/config.md against. Logs nest; the innermost
+/// what tests/cli/config_docs_test.cpp checks docs/config.md against. Logs nest; the innermost
 /// records. Costs nothing when none is open.
 class KeyLog {
  public:
