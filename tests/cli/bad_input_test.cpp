@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "core/errors.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 #include "traces/workload_source.h"
 
 using namespace servesim;

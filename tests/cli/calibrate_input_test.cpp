@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

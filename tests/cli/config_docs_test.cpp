@@ -19,6 +19,7 @@
 #include "core/config.h"
 #include "sim/scenario.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 namespace fs = std::filesystem;

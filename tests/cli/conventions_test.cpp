@@ -19,6 +19,7 @@
 #include "cli/completion.h"
 #include "metrics/exports.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

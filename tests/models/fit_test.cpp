@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "models/measurements.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 #include "traces/workload_source.h"
 
 using namespace servesim;

@@ -11,6 +11,7 @@
 #include "metrics/timeline.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

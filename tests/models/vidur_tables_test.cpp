@@ -13,6 +13,7 @@
 #include "models/measurements.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

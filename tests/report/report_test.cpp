@@ -10,6 +10,7 @@
 #include "report/report_data.h"
 #include "report/step_series.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

@@ -13,6 +13,7 @@
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_run.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;

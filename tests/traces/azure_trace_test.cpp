@@ -1,3 +1,4 @@
+#include "tests/test_paths.h"
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_rows.h"
 

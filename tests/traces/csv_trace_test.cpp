@@ -2,6 +2,7 @@
 
 #include "core/errors.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 #include "traces/factories.h"  // make_synthetic
 #include "traces/workload_source.h"
 

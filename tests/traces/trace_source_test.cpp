@@ -1,6 +1,7 @@
 #include <filesystem>
 #include <sstream>
 
+#include "tests/test_paths.h"
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_reader.h"
 

@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 #include "traces/factories.h"  // make_trace
 #include "traces/workload_source.h"
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 using namespace servesim;
 using namespace servesim::test;
