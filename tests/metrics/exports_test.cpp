@@ -127,6 +127,8 @@ TEST_CASE("exports: request_goodput is the SLO goodput", "[metrics]") {
   write_vllm_bench_json(text, r.out.summary, r.tokens, {99});
   const nlohmann::json j = nlohmann::json::parse(text.str());
   CHECK(j["request_goodput"].get<double>() == Approx(3 / 0.12));
+  // The offered rate: 5 requests over their arrivals' span, 0 to 100 ms.
+  CHECK(j["request_rate"].get<double>() == Approx(50));
 }
 
 TEST_CASE("exports: a stall between tokens is one gap after the first token", "[metrics]") {

@@ -48,6 +48,21 @@ std::map<std::string, std::pair<double, double>> spans_of(const json& t, int tid
 
 }  // namespace
 
+TEST_CASE("timeline: times are written as exact microseconds, 0 without a sign",
+          "[metrics][timeline]") {
+  std::ostringstream text;
+  TimelineWriter w(text, 1000);
+  RunOptions o;
+  o.step_observers.push_back(&w);
+  o.request_recorders.push_back(&w);
+  (void)run_scenario(doc_of(k_two_requests), o);
+  w.finish();
+  // The first step starts at 0 and lasts 10 ms; the second starts at 10 ms.
+  CHECK(text.str().find("\"ts\":0.000,\"dur\":10000.000") != std::string::npos);
+  CHECK(text.str().find("\"ts\":10000.000,") != std::string::npos);
+  CHECK(text.str().find("-0.000") == std::string::npos);
+}
+
 TEST_CASE("timeline: steps and request phases in microseconds, worked by hand",
           "[metrics][timeline]") {
   const json t = timeline_of(k_two_requests, 1000);

@@ -243,6 +243,13 @@ TEST_CASE("host_time: off unless asked, and bad settings are refused with the ke
                  "{kind: vllm, enable_prefix_caching: false, cuda_graphs: {capture_sizes: [4, 2]}}",
                  k_kv)),
              Catch::Contains("capture_sizes") && Catch::Contains("ascending"));
+  // A size with text after its digits is no integer.
+  CHECK_THAT(
+      input_error_of(trace_scenario(
+          trace, k_linear,
+          "{kind: vllm, enable_prefix_caching: false, cuda_graphs: {capture_sizes: [2, 4x]}}",
+          k_kv)),
+      Catch::Contains("capture_sizes") && Catch::Contains("ascending"));
   CHECK_THAT(input_error_of(
                  trace_scenario(trace, k_linear,
                                 "{kind: vllm, enable_prefix_caching: false, version: \"0.6.3\", "

@@ -365,6 +365,7 @@ TEST_CASE("layer_profile: the skew fit is least squares per cell, multilinear be
   CHECK(fit.alpha(0, 2 * std::sqrt(2.0), 0.375, 1024) == Approx((0.2 + 0.5) / 2).epsilon(1e-12));
   // A chunk is never interpolated towards pure decode: 8 tokens clamp to the 16-token chunk.
   CHECK(fit.alpha(8, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
+  CHECK(fit.alpha(1, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));  // one token is a chunk too
   CHECK(fit.alpha(4096, 2, 0.5, 1024) == Approx(0.3).epsilon(1e-12));
   // Beyond the grid: clamped to its edges (n 4, share 1/4, kv_big 1024).
   CHECK(fit.alpha(0, 100, 0.01, 1e6) == Approx(0.5).epsilon(1e-12));
