@@ -110,7 +110,10 @@ template <class T>
     return j;
   } else if constexpr (requires { v.has_value(); }) {
     return v ? field_json(*v, f) : J(nullptr);
-  } else if constexpr (requires { v.begin()->first.size(); v.begin()->second; }) {
+  } else if constexpr (requires {
+                         v.begin()->first.size();
+                         v.begin()->second;
+                       }) {
     J j = J::object();  // named values: counters, or summaries by name (classes)
     for (const auto& [name, x] : v) j[name] = field_json(x, f);
     return j;

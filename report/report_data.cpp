@@ -115,18 +115,13 @@ constexpr Expected k_run_summary[] = {{"kind", Want::String},
                                       {"pools", Want::Array},
                                       {"classes", Want::Object}};
 // Each value of a run's "classes" (by class name): what the per-class charts read.
-constexpr Expected k_class_summary[] = {{"requests", Want::Number},
-                                        {"finished", Want::Number},
-                                        {"ttft_s", Want::Object},
-                                        {"ttft_s.p99", Want::Number},
-                                        {"tpot_s", Want::Object},
-                                        {"tpot_s.p99", Want::Number},
-                                        {"slo", Want::Object},
-                                        {"slo.attainment", Want::Number},
-                                        {"slo.ttft", Want::Object},
-                                        {"slo.ttft.attainment", Want::Number},
-                                        {"slo.tpot", Want::Object},
-                                        {"slo.tpot.attainment", Want::Number}};
+constexpr Expected k_class_summary[] = {
+    {"requests", Want::Number}, {"finished", Want::Number},
+    {"ttft_s", Want::Object},   {"ttft_s.p99", Want::Number},
+    {"tpot_s", Want::Object},   {"tpot_s.p99", Want::Number},
+    {"slo", Want::Object},      {"slo.attainment", Want::Number},
+    {"slo.ttft", Want::Object}, {"slo.ttft.attainment", Want::Number},
+    {"slo.tpot", Want::Object}, {"slo.tpot.attainment", Want::Number}};
 // Each entry of a run's "replicas" (and "pools"): what the per-replica charts read.
 constexpr Expected k_replica_summary[] = {{"pool", Want::String},
                                           {"role", Want::String},
@@ -265,7 +260,8 @@ json request_cdfs(const fs::path& path) {
       if (!csv.field(k).empty()) v[k].push_back(csv.real(k, 0, 1e12));
     const std::string_view name = csv.field(Class);
     if (name.empty()) continue;
-    const size_t c = static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    const size_t c =
+        static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
     if (c == names.size()) {
       if (names.size() == 1024)
         throw InputError(fmt::format("{}:{}: column class names more than 1024 classes",

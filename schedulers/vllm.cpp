@@ -144,7 +144,8 @@ class VllmScheduler final : public Scheduler {
   // id) order is next (with equal priorities the queue is in arrival order: the front again).
   [[nodiscard]] size_t first_seen(const SchedulerView& s, Time seen) const {
     const std::deque<uint32_t>& w = s.waiting();
-    if (!m_s.priority || seen == Time::max()) return s.req(w.front()).spec.arrival > seen ? w.size() : 0;
+    if (!m_s.priority || seen == Time::max())
+      return s.req(w.front()).spec.arrival > seen ? w.size() : 0;
     for (size_t i = 0; i < w.size(); ++i)
       if (s.req(w[i]).spec.arrival <= seen) return i;
     return w.size();

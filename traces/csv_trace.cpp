@@ -27,9 +27,9 @@ namespace servesim {
 namespace {
 
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
-const std::vector<std::string> k_optional{
-    "prefix_hash", "request_id",        "session_id", "parent_id",
-    "think_s",     "max_output_tokens", "class",      "priority"};
+const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id",
+                                          "parent_id",   "think_s",    "max_output_tokens",
+                                          "class",       "priority"};
 enum : size_t {
   k_arrival,
   k_prompt,
@@ -93,10 +93,10 @@ class ServesimCsvRows final : public TraceRowReader {
             printable(m_csv.path(), 1024), m_csv.line(), row.max_output_tokens, row.output_tokens));
     }
     row.class_id = m_csv.has(k_class) ? class_of(m_csv.field(k_class)) : 0;
-    row.priority = m_csv.field(k_priority).empty()
-                       ? 0
-                       : static_cast<int32_t>(m_csv.integer(k_priority, k_min_priority,
-                                                            k_max_priority));
+    row.priority =
+        m_csv.field(k_priority).empty()
+            ? 0
+            : static_cast<int32_t>(m_csv.integer(k_priority, k_min_priority, k_max_priority));
     return true;
   }
   bool absolute_time() const override { return true; }
@@ -136,10 +136,10 @@ class ServesimCsvRows final : public TraceRowReader {
     for (size_t i = 0; i < m_classes.size(); ++i)
       if (m_classes[i] == name) return static_cast<uint16_t>(i);
     if (!valid_class_name(name))
-      throw InputError(fmt::format("{}:{}: column class = {}: must be {} (every row names its "
-                                   "class when the column is there)",
-                                   printable(m_csv.path(), 1024), m_csv.line(), quote_input(name),
-                                   k_class_name_allowed));
+      throw InputError(fmt::format(
+          "{}:{}: column class = {}: must be {} (every row names its "
+          "class when the column is there)",
+          printable(m_csv.path(), 1024), m_csv.line(), quote_input(name), k_class_name_allowed));
     if (m_classes.size() == k_max_classes)
       throw InputError(fmt::format("{}:{}: column class = {}: a trace may name at most {} classes",
                                    printable(m_csv.path(), 1024), m_csv.line(), quote_input(name),

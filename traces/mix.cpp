@@ -120,9 +120,10 @@ std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed) {
     p.source = make_workload(part, mix_component_seed(seed, i));
     if (p.source->reactive()) {
       const std::string kind = part.one_of(workload_source_names());
-      part.fail(kind, "a reactive source (its requests wait for replies: closed_loop, or a "
-                      "trace with session_id, parent_id or think_s) cannot be a mix component: "
-                      "run it on its own");
+      part.fail(kind,
+                "a reactive source (its requests wait for replies: closed_loop, or a "
+                "trace with session_id, parent_id or think_s) cannot be a mix component: "
+                "run it on its own");
     }
     names.push_back(name);
     parts.push_back(std::move(p));

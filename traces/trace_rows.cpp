@@ -181,8 +181,8 @@ const std::vector<std::string>& TraceRowReader::class_names() const {
 bool valid_class_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   for (const char c : name)
-    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-          c == '_' || c == '-' || c == '.'))
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-' || c == '.'))
       return false;
   return true;
 }

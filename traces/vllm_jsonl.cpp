@@ -39,9 +39,9 @@ class VllmJsonlRows final : public TraceRowReader {
                           ? p->get<uint64_t>() <= static_cast<uint64_t>(k_max_priority)
                           : p->is_number_integer() && p->get<int64_t>() >= k_min_priority;
       if (!ok)
-        m_lines.bad("priority", *p,
-                    fmt::format("must be an integer from {} to {}", k_min_priority,
-                                k_max_priority));
+        m_lines.bad(
+            "priority", *p,
+            fmt::format("must be an integer from {} to {}", k_min_priority, k_max_priority));
       row.priority = static_cast<int32_t>(p->get<int64_t>());
     }
     return true;

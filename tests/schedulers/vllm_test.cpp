@@ -407,7 +407,8 @@ TEST_CASE("vllm: priority admits a later, more urgent arrival first", "[schedule
   const std::string rows = "0,4,2,0\n0.001,2,1,5\n0.002,2,1,-1\n";
   const std::string kv = "{policy: paged, capacity_tokens: 1024, block_size: 16}";
   const std::string sched = ", max_num_seqs: 1, max_num_batched_tokens: 64";
-  auto prio = run_requests(priority_scenario(rows, vllm(sched + ", scheduling_policy: priority"), kv));
+  auto prio =
+      run_requests(priority_scenario(rows, vllm(sched + ", scheduling_policy: priority"), kv));
   REQUIRE(prio.size() == 3);
   CHECK(prio[0].finish.count_ns() == ms(8));
   CHECK(prio[2].first_admitted.count_ns() == ms(8));
@@ -437,7 +438,8 @@ TEST_CASE("vllm: priority preempts the least urgent request, not the newest",
   const std::string rows = "0,4,8,1\n0.001,4,8,0\n";
   const std::string kv = "{policy: paged, capacity_tokens: 16, block_size: 4}";
   const std::string sched = ", max_num_seqs: 4, max_num_batched_tokens: 64";
-  auto prio = run_requests(priority_scenario(rows, vllm(sched + ", scheduling_policy: priority"), kv));
+  auto prio =
+      run_requests(priority_scenario(rows, vllm(sched + ", scheduling_policy: priority"), kv));
   REQUIRE(prio.size() == 2);
   CHECK(prio[0].preemptions == 1);
   CHECK(prio[1].preemptions == 0);

@@ -148,11 +148,11 @@ TEST_CASE("synthetic: fixed arrivals are evenly spaced from start_s", "[traces]"
 
 TEST_CASE("csv trace: class and priority columns", "[traces]") {
   // Classes are numbered in order of first appearance; an empty priority cell is 0.
-  auto source = trace_of(
-      "path: " + write_temp("classes.csv",
-                            "arrival_s,prompt_tokens,output_tokens,class,priority\n"
-                            "0,1,1,chat,-3\n0.5,1,1,batch,\n1,1,1,chat,1000000000\n"
-                            "2,1,1,\"batch\",-1000000000\n"));
+  auto source =
+      trace_of("path: " + write_temp("classes.csv",
+                                     "arrival_s,prompt_tokens,output_tokens,class,priority\n"
+                                     "0,1,1,chat,-3\n0.5,1,1,batch,\n1,1,1,chat,1000000000\n"
+                                     "2,1,1,\"batch\",-1000000000\n"));
   const std::vector<RequestSpec> r = drain(*source);
   REQUIRE(r.size() == 4);
   CHECK(source->class_names() == std::vector<std::string>{"chat", "batch"});
@@ -165,8 +165,8 @@ TEST_CASE("csv trace: class and priority columns", "[traces]") {
   CHECK(r[2].priority == 1'000'000'000);
   CHECK(r[3].priority == -1'000'000'000);
   // Without the columns: no class names, priority 0.
-  auto plain = trace_of("path: " + write_temp("plain.csv",
-                                              "arrival_s,prompt_tokens,output_tokens\n0,1,1\n"));
+  auto plain = trace_of("path: " +
+                        write_temp("plain.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n"));
   CHECK(drain(*plain)[0].priority == 0);
   CHECK(plain->class_names().empty());
 }
@@ -178,8 +178,7 @@ TEST_CASE("csv trace: a bad class or priority names the line and what is allowed
   CHECK(error_of(h + "0,1,1,a,1.5\n") == ":2: column priority = \"1.5\": " + range);
   CHECK(error_of(h + "0,1,1,a,0\n0,1,1,a,1000000001\n") ==
         ":3: column priority = \"1000000001\": " + range);
-  CHECK(error_of(h + "0,1,1,a,-1000000001\n") ==
-        ":2: column priority = \"-1000000001\": " + range);
+  CHECK(error_of(h + "0,1,1,a,-1000000001\n") == ":2: column priority = \"-1000000001\": " + range);
   const std::string names =
       "must be 1 to 64 characters from A-Z, a-z, 0-9, '_', '-' and '.' (every row names its "
       "class when the column is there)";

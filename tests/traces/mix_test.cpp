@@ -67,9 +67,9 @@ TEST_CASE("mix: each component draws with a seed of its own from the run's", "[t
   CHECK(mix_component_seed(0, 1) == 0x6e789e6aa1b965f4ull);
   // Component 1's requests are the synthetic source's own under seed mix_component_seed(7, 1),
   // whatever component 0 is; two alike components draw different lengths.
-  auto mixed = drain(*workload_of("mix: {components: [{name: a, " + k_synthetic +
-                                      "},\n  {name: b, " + k_synthetic + "}]}\n",
-                                  7));
+  auto mixed = drain(*workload_of(
+      "mix: {components: [{name: a, " + k_synthetic + "},\n  {name: b, " + k_synthetic + "}]}\n",
+      7));
   auto alone = drain(*workload_of(k_synthetic + "\n", mix_component_seed(7, 1)));
   auto first = drain(*workload_of(k_synthetic + "\n", mix_component_seed(7, 0)));
   std::vector<int32_t> from_b, from_a, want_b, want_a;
@@ -89,9 +89,9 @@ TEST_CASE("mix: bad components name the key and what is allowed", "[traces]") {
              Catch::Contains("\"a\" is also the name of components[0]"));
   CHECK_THAT(mix_error("mix: {components: [{name: \"a b\", " + k_synthetic + "}]}\n"),
              Catch::Contains("1 to 64 characters from A-Z, a-z, 0-9, '_', '-' and '.'"));
-  CHECK_THAT(mix_error("mix: {components: [{name: a, priority: 1000000001, " + k_synthetic +
-                       "}]}\n"),
-             Catch::Contains("workload.mix.components[0].priority"));
+  CHECK_THAT(
+      mix_error("mix: {components: [{name: a, priority: 1000000001, " + k_synthetic + "}]}\n"),
+      Catch::Contains("workload.mix.components[0].priority"));
   CHECK_THAT(mix_error("mix: {components: [{name: a, colour: red, " + k_synthetic + "}]}\n"),
              Catch::Contains("colour"));
   CHECK_THAT(mix_error("mix: {components: [{name: a, closed_loop: {users: 2, requests: 4, "

@@ -8,8 +8,8 @@
 //   - every request's class is one of class_names() (class 0 when the list is empty).
 #include <fmt/format.h>
 
-#include <catch2/catch.hpp>
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <map>
 
 #include "tests/traces/trace_test_support.h"
