@@ -187,3 +187,33 @@ TEST_CASE("csv trace: a bad class or priority names the line and what is allowed
   CHECK(error_of(h + "0,1,1," + std::string(65, 'x') + ",0\n") ==
         ":2: column class = \"" + std::string(40, 'x') + "\"... (65 bytes): " + names);
 }
+
+TEST_CASE("vllm jsonl: an optional integer priority field", "[traces]") {
+  const auto rows = [](const std::string& text) {
+    std::istringstream in(text);
+    return read_vllm_jsonl(in, "p.jsonl");
+  };
+  const auto r = rows(
+      "{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 0, \"priority\": -4}\n"
+      "{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 1}\n");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].priority == -4);
+  CHECK(r[1].priority == 0);
+  const auto error = [&](const std::string& value) {
+    try {
+      (void)rows("{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 0, \"priority\": " +
+                 value + "}\n");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string allowed = ": must be an integer from -1000000000 to 1000000000";
+  CHECK(error("1.5") == "p.jsonl:1: field \"priority\" = 1.5" + allowed);
+  // A string is shown as the file writes it, escaped (JsonLines::bad).
+  CHECK(error("\"1\"") == "p.jsonl:1: field \"priority\" = \\\"1\\\"" + allowed);
+  // A huge unsigned value must not wrap into range.
+  CHECK(error("18446744073709551615") ==
+        "p.jsonl:1: field \"priority\" = 18446744073709551615" + allowed);
+  CHECK(error("-1000000001") == "p.jsonl:1: field \"priority\" = -1000000001" + allowed);
+}
