@@ -334,7 +334,7 @@ double SkewFit::alpha(double prefill_chunk, double n, double share, double kv_bi
     // among the profiled chunks above 0 only.
     size_t first = 0;
     if (d == 0 && a.front() == 0.0) {
-      if (q[d] <= 0 || a.size() == 1) continue;  // lo = hi = 0
+      if (q[d] <= 0 || a.size() < 2) continue;  // lo = hi = 0: no chunk above 0 was profiled
       first = 1;
     }
     const auto begin = a.begin() + static_cast<std::ptrdiff_t>(first);

@@ -9,9 +9,11 @@ exactly, every number to 1e-9 relative. A change that moves any shipped example'
 therefore fails the suite until this script is rerun, and the diff of configs.json shows which
 figures moved and by how much.
 
-What is left out of a summary, in this script and in the test alike: lists (per-replica and
-per-pool rows), the `config` echo of the input, `servesim_version`, and every `definition`
-text. Configs that read ../shared/data are recorded only where that folder exists.
+Lists are kept element by element (`replicas[0].busy_share`, `slo.targets[1]`). What is left
+out, in this script and in the test alike: the `config` echo of the input, `servesim_version`,
+and every `definition` text. Besides the summary, the table `servesim run` prints is kept whole
+under the key `(stdout)`, with the output folder written as OUT. Configs that read
+../shared/data are recorded only where that folder exists.
 
   python3 scripts/golden.py                      # uses build/servesim
   python3 scripts/golden.py --servesim PATH      # another binary
@@ -52,13 +54,18 @@ def flatten(x, prefix, out):
         if k == "definition":
             continue
         path = f"{prefix}.{k}" if prefix else k
-        if isinstance(v, dict):
-            flatten(v, path, out)
-        elif isinstance(v, list):
-            continue
-        else:
-            out[path] = v
+        leaf(v, path, out)
     return out
+
+
+def leaf(v, path, out):
+    if isinstance(v, dict):
+        flatten(v, path, out)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            leaf(x, f"{path}[{i}]", out)
+    else:
+        out[path] = v
 
 
 def same(a, b):
@@ -83,12 +90,13 @@ def main():
                 if "shared/data" in f.read() and not shared:
                     continue
             out = os.path.join(tmp, rel.replace("/", "-")[: -len(".yaml")])
-            r = subprocess.run([args.servesim, "run", path, "--out", out, "--quiet"],
+            r = subprocess.run([args.servesim, "run", path, "--out", out, "--no-progress"],
                                capture_output=True, text=True)
             if r.returncode != 0:
                 sys.exit(f"{rel}: servesim exited {r.returncode}\n{r.stderr}")
             with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
                 golden[rel] = flatten(json.load(f), "", {})
+            golden[rel]["(stdout)"] = r.stdout.replace(out, "OUT")
     if args.check:
         with open(GOLDEN, encoding="utf-8") as f:
             old = json.load(f)

@@ -23,18 +23,34 @@ namespace {
 
 using Json = nlohmann::json;
 
+void flatten(const Json& x, const std::string& prefix, std::map<std::string, Json>& out);
+
+void leaf(const Json& v, const std::string& path, std::map<std::string, Json>& out) {
+  if (v.is_object()) {
+    flatten(v, path, out);
+  } else if (v.is_array()) {
+    for (size_t i = 0; i < v.size(); ++i) leaf(v[i], path + "[" + std::to_string(i) + "]", out);
+  } else {
+    out[path] = v;
+  }
+}
+
 /// A summary's figures as scripts/golden.py records them: the leaves of nested maps by dotted
-/// path, without lists, the `config` echo, `servesim_version` or any `definition` text.
+/// path and of lists by index, without the `config` echo, `servesim_version` or any
+/// `definition` text.
 void flatten(const Json& x, const std::string& prefix, std::map<std::string, Json>& out) {
   for (const auto& [k, v] : x.items()) {
     if (prefix.empty() && (k == "config" || k == "servesim_version")) continue;
     if (k == "definition") continue;
-    const std::string path = prefix.empty() ? k : prefix + "." + k;
-    if (v.is_object())
-      flatten(v, path, out);
-    else if (!v.is_array())
-      out[path] = v;
+    leaf(v, prefix.empty() ? k : prefix + "." + k, out);
   }
+}
+
+/// `text` with every occurrence of `from` written as `to`.
+std::string replaced(std::string text, const std::string& from, const std::string& to) {
+  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+    text.replace(at, from.size(), to);
+  return text;
 }
 
 /// The golden figures differ from this run's: a message per figure, empty when they agree.
@@ -64,8 +80,9 @@ std::string golden_differences(const Json& golden, const std::map<std::string, J
 }  // namespace
 
 // Every shipped scenario runs, passes the engine's invariant checks, and gives the answers
-// recorded in tests/data/golden/configs.json (scripts/golden.py writes that file; rerun it when
-// a change is meant to move an example's figures, and the diff shows which moved).
+// recorded in tests/data/golden/configs.json: its summary.json's figures and the table it
+// prints (scripts/golden.py writes that file; rerun it when a change is meant to move an
+// example's figures, and the diff shows which moved).
 TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") {
   Json golden;
   std::ifstream(fs::path(SERVESIM_SOURCE_DIR) / "tests/data/golden/configs.json") >> golden;
@@ -98,7 +115,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     }
     const fs::path dir = temp_dir() / "out";
     const CliResult r =
-        cli({"run", e.path().string(), "--out", dir.string(), "--quiet", "--check"});
+        cli({"run", e.path().string(), "--out", dir.string(), "--no-progress", "--check"});
     CHECK(r.err == "");
     REQUIRE(r.code == 0);
     CHECK(fs::file_size(dir / "summary.json") > 100);
@@ -109,6 +126,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     std::ifstream(dir / "summary.json") >> summary;
     std::map<std::string, Json> figures;
     flatten(summary, "", figures);
+    figures["(stdout)"] = replaced(r.out, dir.string(), "OUT");  // the table it printed
     INFO("figures that moved (rerun scripts/golden.py if the change is meant):");
     REQUIRE(golden.contains(rel));
     CHECK(golden_differences(golden[rel], figures) == "");

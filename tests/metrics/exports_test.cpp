@@ -133,7 +133,8 @@ TEST_CASE("exports: a stall between tokens is one gap after the first token", "[
   // Replica 0's steps end at 10, 20, 30, 40, 50 ms. A request with tokens at 10 and 50 ms and
   // 3 in all was in 2 of the 4 steps after its first token: its gaps are taken as
   // 40 - 10 = 30 and 50 - 40 = 10 ms (sum 40 ms, exact). One with 5 tokens from 10 to 50 ms was
-  // in all 4: gaps of 10 ms, exact.
+  // in all 4: gaps of 10 ms, exact. One with 4 tokens from 10 to 50 ms was in all 4 steps but
+  // has 3 gaps: the stall is taken as its first gap, to the third-last step end (20, 10, 10 ms).
   TokenTimes t;
   StepRecord s;
   for (int k = 0; k < 5; ++k) {
@@ -150,11 +151,20 @@ TEST_CASE("exports: a stall between tokens is one gap after the first token", "[
   Request b = a;
   b.spec.id = 0;
   b.spec.output_tokens = 5;
+  Request c = a;
+  c.spec.id = 2;
+  c.spec.output_tokens = 4;
   t.record(a);
   t.record(b);
   CHECK(t.stall_placed_requests() == 1);
+  t.record(c);
+  CHECK(t.stall_placed_requests() == 2);
   const std::vector<RequestTimes>& rs = t.requests();
   REQUIRE(rs[0].id == 0);
+  REQUIRE(rs[2].itl_end - rs[2].itl_begin == 3);
+  CHECK(t.itls_s()[rs[2].itl_begin] == Approx(0.020));
+  CHECK(t.itls_s()[rs[2].itl_begin + 1] == Approx(0.010));
+  CHECK(t.itls_s()[rs[2].itl_begin + 2] == Approx(0.010));
   std::vector<double> a_gaps(t.itls_s().begin() + static_cast<long>(rs[1].itl_begin),
                              t.itls_s().begin() + static_cast<long>(rs[1].itl_end));
   REQUIRE(a_gaps.size() == 2);
@@ -204,6 +214,17 @@ TEST_CASE("exports: --percentiles and --export on servesim run", "[metrics][cli]
                              "--percentiles", "50,101"});
   CHECK(bad.code == 2);
   CHECK(bad.err.find("--percentiles \"50,101\": \"101\" is not a percentile") != std::string::npos);
+  // The bounds themselves are percentiles: p0 is the least value, p100 the greatest.
+  const CliResult ends = cli({"run", (dir / "c.yaml").string(), "--out", (dir / "e").string(), "-q",
+                              "--percentiles", "0,100", "--export", "vllm-bench"});
+  REQUIRE(ends.code == 0);
+  std::ifstream ein(dir / "e" / "vllm-bench.json");
+  const nlohmann::json e = nlohmann::json::parse(ein);
+  CHECK(e["p0_ttft_ms"].get<double>() <= e["median_ttft_ms"].get<double>());
+  CHECK(e["p100_ttft_ms"].get<double>() >= e["median_ttft_ms"].get<double>());
+  CHECK(parse_percentiles("0", "--percentiles") == std::vector<double>{0});
+  CHECK_THROWS_WITH(parse_percentiles("-0.5", "--percentiles"),
+                    Catch::Contains("\"-0.5\" is not a percentile"));
   const CliResult fmt_bad = cli(
       {"run", (dir / "c.yaml").string(), "--out", (dir / "b").string(), "-q", "--export", "genai"});
   CHECK(fmt_bad.code == 2);

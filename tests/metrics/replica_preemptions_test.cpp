@@ -35,3 +35,34 @@ TEST_CASE("replica metrics: a moved request's preemptions split between its two 
   CHECK(s.replicas[0].preemptions == 1);
   CHECK(s.replicas[1].preemptions == 2);
 }
+
+TEST_CASE("replica metrics: without track_replicas the rows hold the engine's counts only",
+          "[metrics]") {
+  // A recorder that was not asked to track replicas has no per-replica tallies: each row still
+  // gets the engine's figures (steps, routed, busy share), and no request figures.
+  MetricsRecorder m;
+  Request r;
+  r.spec.id = 0;
+  r.spec.prompt_tokens = 8;
+  r.spec.output_tokens = 1;
+  r.generated_tokens = 1;
+  r.state = RequestState::Released;
+  r.first_admitted = Time::from_ms(0);
+  r.first_token = r.last_token = r.finish = r.release = Time::from_ms(10);
+  r.replica = 1;
+  m.record(r);
+  RunStats stats;
+  stats.replicas.resize(2);
+  stats.replicas[1].routed = 1;
+  stats.replicas[1].steps = 1;
+  stats.replicas[1].busy_ns = 10'000'000;
+  stats.end = Time::from_ms(10);
+  const Summary s = m.summary(stats);
+  REQUIRE(s.replicas.size() == 2);
+  CHECK(s.replicas[0].requests == 0);
+  CHECK(s.replicas[1].requests == 0);
+  CHECK(s.replicas[1].routed == 1);
+  CHECK(s.replicas[1].steps == 1);
+  CHECK(s.replicas[1].busy_share == Approx(1.0));
+  CHECK(s.finished == 1);
+}

@@ -60,6 +60,13 @@ TEST_CASE("nnls: solves exactly when the solution is non-negative, clamps otherw
   const auto y = nnls({{1, 0}, {0, 1}, {1, 1}}, {-1, 1, 0});
   CHECK(y[0] == 0.0);
   CHECK(y[1] == Approx(0.5));
+  // No rows: no terms, so no coefficients.
+  CHECK(nnls({}, {}).empty());
+  // When adding a term does not lower the residual, the smaller set of terms is kept: the two
+  // columns are equal, so x1 alone (found first) stands and x2 stays 0.
+  const auto z = nnls({{1, 1}, {2, 2}}, {2, 4});
+  CHECK(z[0] == Approx(2));
+  CHECK(z[1] == 0.0);
 }
 
 TEST_CASE("fit: linear recovers the coefficients that made the data", "[models][fit]") {

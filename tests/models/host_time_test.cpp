@@ -181,6 +181,26 @@ TEST_CASE("host_time: vLLM's default capture sizes pad 3 seats to 4 and 5 to 8",
   CHECK(decode_ms(9) == Approx(2 + 16 + 1.5));
 }
 
+TEST_CASE("host_time: vLLM 0.11 and later capture up to twice max_num_seqs tokens",
+          "[models][host_time]") {
+  // max_num_seqs 8: graphs of 1, 2, 4, 8 and 16 tokens (min(2 x 8, 512) = 16). One request,
+  // prompt p, 1 token, so one prefill step of p tokens on 1 sequence: gpu 2 + 1 + 0.5 p, the
+  // launches of 10 layers x 2 ms = 20 ms when eager (the step is max(gpu, 20)), plus 1.5 ms of
+  // host time. p = 16 is captured: 11 + 1.5 = 12.5 ms. p = 17 is above the largest graph:
+  // eager, max(11.5, 20) + 1.5 = 21.5 ms. (Graphs up to 3 x 8 = 24 would pad 17 to 24.)
+  const std::string sched = "{kind: vllm, enable_prefix_caching: false, max_num_seqs: 8, " +
+                            k_host +
+                            ", cuda_graphs: {layers: 10, eager_launch_us_per_layer: 2000}}";
+  const auto first_token_ms = [&](int prompt) {
+    const auto r =
+        run_requests(trace_scenario("0," + std::to_string(prompt) + ",1\n", k_linear, sched, k_kv));
+    REQUIRE(r.size() == 1);
+    return static_cast<double>(r[0].first_token.count_ns()) / 1e6;
+  };
+  CHECK(first_token_ms(16) == Approx(12.5));
+  CHECK(first_token_ms(17) == Approx(21.5));
+}
+
 TEST_CASE("host_time: sglang's overlap scheduler and trtllm's exact-size graphs, timed by hand",
           "[models][host_time]") {
   const std::string trace = "0,4,2\n";

@@ -438,4 +438,22 @@ TEST_CASE(
   CHECK(write("0,0,3,23,30\n0,0,1,15,10\n").attention_us(0, 0, 3, 15) == 30);
   // Without the tie the nearer row wins whatever the order: B at KV 19 is 0.0625 away.
   CHECK(write("0,0,1,15,10\n0,0,3,19,30\n").attention_us(0, 0, 3, 15) == 30);
+  // Decode batches up to 2^24 are read; one more is refused, naming the file, line and column.
+  CHECK(write("0,0,16777216,15,10\n").attention_us(0, 0, 1, 15) == 10);
+  CHECK_THROWS_WITH(write("0,0,16777217,15,10\n"),
+                    Catch::Contains("attention.csv:2: column n_decode = \"16777217\""));
+}
+
+TEST_CASE("layer_profile: a skew fit of pure decodes alone answers for mixed batches too",
+          "[models]") {
+  // Only pure-decode rows (prefill chunk 0): cells (n 2, share 1/2) alpha 0.2 and (n 4, share
+  // 1/4) alpha 0.5 (see k_skew_csv). A batch with a prefill chunk has no chunk of its own to
+  // interpolate among, so it takes the pure-decode cells.
+  const std::string header = "pc,n,nb,kvs,kv_big,t_mean_us,t_max_us,t_skew_us\n";
+  const std::string dir =
+      folder_with_skew(header + "0,2,1,256,1024,100,110,102\n0,4,1,256,1024,50,60,55\n");
+  const SkewFit fit(SkewFit::read(dir + "/skew.csv"));
+  CHECK(fit.alpha(16, 2, 0.5, 1024) == Approx(0.2).epsilon(1e-12));
+  CHECK(fit.alpha(512, 4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
+  CHECK(fit.alpha(0, 4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
 }

@@ -38,8 +38,11 @@ TEST_CASE("swap: a preempted request resumes without recomputing, paying its tra
       trace_scenario(k_two, k_linear, "{kind: continuous, max_num_seqs: 4}", k_small_kv));
   CHECK(rc[0].finish.count_ns() == ms(92));
   CHECK(rc[1].finish.count_ns() == ms(120));
+  CHECK(rc[1].preemptions == 1);
+  CHECK(rc[1].swap_preemptions == 0);  // recompute is the default: nothing goes to host memory
   auto r = run_requests(trace_scenario(k_two, k_linear, k_swap + "}", k_small_kv));
   CHECK(r[1].preemptions == 1);
+  CHECK(r[1].swap_preemptions == 1);
   CHECK(r[0].finish.count_ns() == ms(95.1));
   CHECK(r[1].first_token.count_ns() == ms(23));
   CHECK(r[1].finish.count_ns() == ms(110.2));
@@ -52,6 +55,7 @@ TEST_CASE("swap: with the host swap space full, preemption falls back to recompu
   auto r =
       run_requests(trace_scenario(k_two, k_linear, k_swap + ", swap_space_gb: 0.003}", k_small_kv));
   CHECK(r[1].preemptions == 1);
+  CHECK(r[1].swap_preemptions == 0);
   CHECK(r[0].finish.count_ns() == ms(92));
   CHECK(r[1].finish.count_ns() == ms(120));
 }

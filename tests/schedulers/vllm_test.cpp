@@ -336,6 +336,49 @@ TEST_CASE("vllm V0 multi-step: a decode group of num_scheduler_steps runs to its
   CHECK(r[2].first_token.count_ns() == ms(25));
 }
 
+TEST_CASE("vllm V0 multi-step: each sequence of a group is given KV for the group's tokens",
+          "[schedulers][vllm]") {
+  // num_scheduler_steps 4, budget 64, 2 blocks of 16. r0 (t=0, prompt 13, 4 tokens: at most 16
+  // KV tokens, 1 block), r1 (t=0, prompt 13, 9 tokens: 21, 2 blocks).
+  // t=0  both prefill (1 block each, none free): 2 + 2 + 0.5*26 = 17 ms -> t=17: token 1 each
+  // t=17 a decode group: r0 needs KV for min(13 + 4, 16) = 16 tokens, its 1 block; r1 for
+  //      min(13 + 4, 21) = 17, a 2nd block, none free: r1, the newest, is preempted (token by
+  //      token it would have fit until its 17th). r0 alone, 3 ms a step: tokens 2-4 at 20, 23,
+  //      26 (done), a padded step -> the group ends at 29, r0 released.
+  // t=29 r1 recomputes 13 + 1 = 14 tokens: 2 + 1 + 7 = 10 ms -> t=39: token 2
+  // t=39 a group with KV for 18 (2 blocks): tokens 3-6 at 42, 45, 48, 51
+  // t=51 a group with KV for min(22, 21): tokens 7-9 at 54, 57, 60 (done), padding -> t=63
+  const std::string sched = vllm(
+      ", version: \"0.6.6\", num_scheduler_steps: 4, max_num_seqs: 4, max_num_batched_tokens: 64");
+  auto r = run_requests(trace_scenario("0,13,4\n0,13,9\n", k_linear, sched,
+                                       "{policy: paged, capacity_tokens: 32, block_size: 16}"));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].preemptions == 0);
+  CHECK(r[0].finish.count_ns() == ms(26));
+  CHECK(r[0].release.count_ns() == ms(29));
+  CHECK(r[1].preemptions == 1);
+  CHECK(r[1].first_token.count_ns() == ms(17));
+  CHECK(r[1].finish.count_ns() == ms(60));
+  CHECK(r[1].release.count_ns() == ms(63));
+}
+
+TEST_CASE("vllm V0 chunked: a running prefill takes the last token of the budget",
+          "[schedulers][vllm]") {
+  // Every step 10 ms, budget 4. r0, r1, r2 (t=0, prompt 1, 10 tokens) and r3 (t=0, prompt 8,
+  // 1 token). t=0: r0-r2 join with their prompts, r3 with a chunk of the 1 token left. Each
+  // later step: three decodes, then r3's next chunk of 1 (the budget's last token), so r3's
+  // prefill is done in its 8th step: its token at 80 ms. r0-r2 finish at 100 ms.
+  const std::string sched = vllm(
+      ", version: \"0.6.6\", enable_chunked_prefill: true, max_num_seqs: 4, "
+      "max_num_batched_tokens: 4");
+  auto r =
+      run_requests(trace_scenario("0,1,10\n0,1,10\n0,1,10\n0,8,1\n", "{kind: linear, base_ms: 10}",
+                                  sched, "{policy: paged, capacity_tokens: 1024, block_size: 16}"));
+  REQUIRE(r.size() == 4);
+  CHECK(r[3].first_token.count_ns() == ms(80));
+  for (int i = 0; i < 3; ++i) CHECK(r[static_cast<size_t>(i)].finish.count_ns() == ms(100));
+}
+
 TEST_CASE("vllm: each version's keys are refused where the version lacks them",
           "[schedulers][vllm]") {
   const std::string kv = "{policy: paged, capacity_tokens: 64, block_size: 16}";

@@ -31,6 +31,17 @@ TEST_CASE("time overflow: a step of 1e300 ms is refused, not rounded to 1 ns",
                         "tokens) starting at 0 s"));
 }
 
+TEST_CASE("time overflow: a step shorter than 1 ns takes 1 ns, so time always advances",
+          "[sim][overflow][hostile]") {
+  // 1e-7 ms is 0.1 ns, which rounds to 0: each step is taken as 1 ns. Prompt 1, 3 tokens:
+  // steps end at 1, 2 and 3 ns.
+  const auto reqs =
+      run_requests(trace_scenario("0,1,3\n", "{kind: linear, base_ms: 1e-7}", k_sched, k_kv));
+  REQUIRE(reqs.size() == 1);
+  CHECK(reqs[0].first_token.count_ns() == 1);
+  CHECK(reqs[0].finish.count_ns() == 3);
+}
+
 TEST_CASE("time overflow: an arrival near the 9e9 s limit with long steps",
           "[sim][overflow][hostile]") {
   // 1e7 s steps from 8.9e9 s: the 31st would end at 9.21e9 s, past 9.2e9 s.
