@@ -49,7 +49,30 @@ void BatchState::recycle(uint32_t slot) {
 
 void BatchState::enqueue(uint32_t slot) {
   m_requests[slot].state = RequestState::Queued;
-  m_waiting.push_back(slot);
+  put_waiting(slot, false);
+}
+
+void SchedulerView::put_waiting(uint32_t slot, bool front) {
+  if (!m_priority_order) {
+    if (front)
+      m_waiting.push_front(slot);
+    else
+      m_waiting.push_back(slot);
+    return;
+  }
+  // (priority, arrival, id) is unique (ids are), so the place is exact. A new arrival with the
+  // common priority goes to the back, where the search ends at once.
+  const auto before = [this](uint32_t a, uint32_t b) {
+    const RequestSpec& x = m_requests[a].spec;
+    const RequestSpec& y = m_requests[b].spec;
+    if (x.priority != y.priority) return x.priority < y.priority;
+    return x.arrival != y.arrival ? x.arrival < y.arrival : x.id < y.id;
+  };
+  if (m_waiting.empty() || !before(slot, m_waiting.back())) {
+    m_waiting.push_back(slot);
+    return;
+  }
+  m_waiting.insert(std::upper_bound(m_waiting.begin(), m_waiting.end(), slot, before), slot);
 }
 
 void BatchState::reject(uint32_t slot, std::string reason) {
@@ -86,7 +109,7 @@ void SchedulerView::preempt(uint32_t slot) {
   ++m_preemptions;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
-  m_waiting.push_front(slot);
+  put_waiting(slot, true);
 }
 
 void SchedulerView::preempt_swap(uint32_t slot) {
@@ -101,7 +124,7 @@ void SchedulerView::preempt_swap(uint32_t slot) {
   m_swapped[slot] = 1;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
-  m_waiting.push_front(slot);
+  put_waiting(slot, true);
 }
 
 void SchedulerView::swap_in_at(size_t index) {

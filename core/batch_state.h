@@ -39,8 +39,12 @@ class SchedulerView {
   [[nodiscard]] const Request& req(uint32_t slot) const { return m_requests[slot]; }
   [[nodiscard]] KvManager& kv() { return *m_kv; }
   [[nodiscard]] const KvManager& kv() const { return *m_kv; }
-  /// Queued requests, first come first served (front = next). Preempted ones go to the front.
+  /// Queued requests (front = next): first come first served, preempted ones at the front; or,
+  /// once the engine has called BatchState::set_priority_order, in (priority, arrival, id)
+  /// order, a preempted request going back to its place in that order.
   [[nodiscard]] const std::deque<uint32_t>& waiting() const { return m_waiting; }
+  /// Whether waiting() is in (priority, arrival, id) order (Scheduler::priority_order).
+  [[nodiscard]] bool priority_order() const { return m_priority_order; }
   /// Running requests in admission order (back = newest).
   [[nodiscard]] const std::vector<uint32_t>& running() const { return m_running; }
   /// The step being planned (cleared by the engine when the step ends).
@@ -67,7 +71,8 @@ class SchedulerView {
   /// queue out of order, such as SGLang's longest-prefix-match). REQUIRES: as admit_front's.
   void admit_at(size_t index, int64_t cached_tokens = 0);
   /// Preemption by recompute: frees its KV, drops it from the plan, puts it at the front of the
-  /// queue; it will prefill its prompt plus every token generated so far.
+  /// queue (priority order: at its place); it will prefill its prompt plus every token
+  /// generated so far.
   void preempt(uint32_t slot);
   /// Preemption by swapping (vLLM V0's preemption_mode: swap): frees its GPU KV, drops it from
   /// the plan and puts it at the front of the queue like preempt(), but keeps its computed
@@ -91,6 +96,10 @@ class SchedulerView {
   SchedulerView& operator=(SchedulerView&&) noexcept = default;
   ~SchedulerView() = default;
 
+  /// Puts `slot` in the waiting queue: at the front (`front`) or the back, or in priority order
+  /// at its place by (priority, arrival, id).
+  void put_waiting(uint32_t slot, bool front);
+
   std::vector<Request> m_requests;
   std::vector<uint32_t> m_free;
   std::vector<uint8_t> m_swapped;  // by slot: 1 while queued after preempt_swap
@@ -108,6 +117,7 @@ class SchedulerView {
   int32_t m_finished_this_step = 0;
   bool m_arrivals_done = false;
   bool m_hold_kv_on_release = false;
+  bool m_priority_order = false;
 };
 
 /// The engine's side: a SchedulerView plus taking requests in and out, time, and what the
@@ -143,6 +153,9 @@ class BatchState : public SchedulerView {
   /// Requests holding a slot (in flight).
   [[nodiscard]] size_t live() const { return m_requests.size() - m_free.size(); }
   void enqueue(uint32_t slot);
+  /// Keeps the waiting queue in (priority, arrival, id) order from now on (a scheduler whose
+  /// Scheduler::priority_order() is true). REQUIRES: the queue is empty.
+  void set_priority_order(bool on) { m_priority_order = on; }
   void reject(uint32_t slot, std::string reason);
   void set_now(Time t) { m_now = t; }
   /// Whether the workload has nothing more known to arrive. With a reactive source (sessions,

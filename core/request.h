@@ -42,7 +42,15 @@ struct RequestSpec {
   /// client (streaming). Both 0 without it; the engine's times are then the client's.
   Time api_in;
   Time api_out;
+  /// The request's class: an index into the run's class names (WorkloadSource::class_names),
+  /// which is empty when the workload names no class (then every request has class 0).
+  uint16_t class_id = 0;
+  /// vLLM's priority: a lower value is served first (scheduling_policy: priority); default 0.
+  int32_t priority = 0;
 };
+
+/// The most classes a run may name (class ids are 16-bit).
+inline constexpr size_t k_max_classes = 1024;
 
 struct Request {
   RequestSpec spec;

@@ -130,6 +130,7 @@ void MetricsRecorder::record(const Request& r) {
   }
   m_all.add_entry(r, ttft_ok);
   m_all.add_exit(r, tpot_ok, e2e_ok, all_ok);
+  if (m_class_names && !m_class_names->empty()) record_class(r, ttft_ok, tpot_ok, e2e_ok, all_ok);
   if (m_replicas.empty()) return;
   // Its first token belongs to the replica it was routed to, the rest to the one it left from.
   const bool moved = r.prefill_replica != k_no_replica;
@@ -150,6 +151,45 @@ void MetricsRecorder::record(const Request& r) {
   };
   tally(m_replicas[entry], m_replicas[r.replica]);
   if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[r.replica]]);
+}
+
+void MetricsRecorder::record_class(const Request& r, bool ttft_ok, bool tpot_ok, bool e2e_ok,
+                                   bool all_ok) {
+  while (m_classes.size() <= r.spec.class_id) m_classes.emplace_back(m_exact_limit);
+  ClassTally& c = m_classes[r.spec.class_id];
+  c.all.add_entry(r, ttft_ok);
+  c.all.add_exit(r, tpot_ok, e2e_ok, all_ok);
+  if (r.state == RequestState::Rejected) {
+    ++c.rejected;
+  } else if (r.state != RequestState::Released) {
+    ++c.unfinished;
+  } else {
+    c.preemptions += r.preemptions;
+    c.queue.add((r.first_admitted - r.spec.arrival).seconds());
+  }
+}
+
+void MetricsRecorder::class_summaries(Summary& s, const RunStats& stats) {
+  for (size_t k = 0; k < stats.class_names.size(); ++k) {
+    ClassSummary c;
+    if (k < m_classes.size()) {
+      ClassTally& t = m_classes[k];
+      c.requests = t.all.left;
+      c.finished = t.all.finished;
+      c.rejected = t.rejected;
+      c.unfinished = t.unfinished;
+      c.preemptions = t.preemptions;
+      c.ttft_s = finish(t.all.ttft);
+      c.tpot_s = finish(t.all.tpot);
+      c.e2e_s = finish(t.all.e2e);
+      c.queue_s = finish(t.queue);
+      if (m_slo) c.slo = slo_summary(t.all, s.duration_s, m_slo->accelerators);
+    } else if (m_slo) {  // a class with no request: nothing met, nothing missed
+      RequestTally none(0);
+      c.slo = slo_summary(none, s.duration_s, m_slo->accelerators);
+    }
+    s.classes.emplace_back(stats.class_names[k], std::move(c));
+  }
 }
 
 SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s, int64_t accelerators) {
@@ -234,6 +274,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
     replica_summaries(s, stats);
   }
   if (!stats.pools.empty()) pool_summaries(s, stats);
+  class_summaries(s, stats);
   return s;
 }
 
@@ -327,6 +368,7 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
     for (uint32_t i = p.first_replica; i < p.first_replica + p.replicas; ++i)
       accelerators.at(i) = p.accelerators_per_replica;
   m.track_replicas(std::move(accelerators), stats.pools);
+  m.set_class_names(&stats.class_names);
   for (const Request& r : requests) m.record(r);
   return m.summary(stats);
 }

@@ -214,6 +214,33 @@ void for_each_field(const KvManager::PrefixStats& p, F&& f) {
   f(Field("evicted_blocks"), p.evicted_blocks);
 }
 
+/// One class of requests (Summary::classes): the overall figures restricted to its requests
+/// (docs/metrics.md#classes).
+struct ClassSummary {
+  int64_t requests = 0;  ///< recorded: finished, rejected or unfinished
+  int64_t finished = 0;
+  int64_t rejected = 0;
+  int64_t unfinished = 0;
+  int64_t preemptions = 0;  ///< of its finished requests
+  Distribution ttft_s, tpot_s, e2e_s, queue_s;
+  /// With an `slo` section: its attainment, and goodput over the run's duration.
+  std::optional<SloSummary> slo;
+};
+
+template <class F>
+void for_each_field(const ClassSummary& c, F&& f) {
+  f(Field("requests"), c.requests);
+  f(Field("finished"), c.finished);
+  f(Field("rejected"), c.rejected);
+  f(Field("unfinished"), c.unfinished);
+  f(Field("preemptions"), c.preemptions);
+  f(Field("ttft_s"), c.ttft_s);
+  f(Field("tpot_s"), c.tpot_s);
+  f(Field("e2e_s"), c.e2e_s);
+  f(Field("queue_s"), c.queue_s);
+  f(Field("slo", k_json | k_omit_empty), c.slo);
+}
+
 struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
@@ -249,6 +276,9 @@ struct Summary {
   std::vector<ReplicaSummary> replicas;
   std::vector<PoolSummary> pools;                ///< with cluster.pools
   std::optional<KvTransferSummary> kv_transfer;  ///< with prefill/decode pools
+  /// When the workload names classes (WorkloadSource::class_names): each one's figures, by
+  /// name, in the workload's order.
+  std::vector<std::pair<std::string, ClassSummary>> classes;
 };
 
 /// summary.json's keys after the version and seed (metrics/summary_output.cpp), and the rows of
@@ -291,6 +321,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("replicas", k_json | k_omit_empty).index("replica"), s.replicas);
   f(Field("pools", k_json | k_omit_empty), s.pools);
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
+  f(Field("classes", k_json | k_omit_empty), s.classes);
 }
 
 /// REQUIRES: sorted values. p in [0, 100].
@@ -314,6 +345,15 @@ struct RequestTally {
   QuantileSketch ttft, tpot, e2e;
 };
 
+/// A class's tally (Summary::classes): the requests' latencies and SLO counts, and what only
+/// the run's own figures otherwise count.
+struct ClassTally {
+  explicit ClassTally(size_t exact_limit) : all(exact_limit), queue(exact_limit) {}
+  RequestTally all;
+  QuantileSketch queue;
+  int64_t rejected = 0, unfinished = 0, preemptions = 0;
+};
+
 /// Builds the summary as requests leave the engine, in memory that does not grow with the run
 /// (past QuantileSketch's exact limit).
 class MetricsRecorder final : public RequestRecorder {
@@ -328,6 +368,9 @@ class MetricsRecorder final : public RequestRecorder {
   /// REQUIRES: before the first record(); without it a cluster's replicas and pools have
   /// empty distributions and no SLO summary.
   void track_replicas(std::vector<int64_t> accelerators, const std::vector<PoolSpec>& pools);
+  /// The run's class names (Simulation::class_names): while they are empty no class is
+  /// tallied, so a run without classes pays nothing for them. REQUIRES: `names` outlives this.
+  void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
   void record(const Request& r) override;
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
@@ -341,6 +384,10 @@ class MetricsRecorder final : public RequestRecorder {
   [[nodiscard]] SloSummary part_slo_summary(RequestTally& t, double duration_s,
                                             int64_t accelerators);
   void replica_summaries(Summary& s, const RunStats& stats);
+  /// Tallies `r` in its class's ClassTally.
+  void record_class(const Request& r, bool ttft_ok, bool tpot_ok, bool e2e_ok, bool all_ok);
+  /// Summary::classes, one per name in stats.class_names.
+  void class_summaries(Summary& s, const RunStats& stats);
   void pool_summaries(Summary& s, const RunStats& stats);
 
   Summary m_s;
@@ -357,6 +404,8 @@ class MetricsRecorder final : public RequestRecorder {
   std::vector<RequestTally> m_replicas, m_pools;
   std::vector<int64_t> m_accelerators;
   std::vector<uint32_t> m_pool_of;
+  std::vector<ClassTally> m_classes;  // by RequestSpec::class_id, grown as classes appear
+  const std::vector<std::string>* m_class_names = nullptr;
 };
 
 /// The summary of a finished set of requests (tests).

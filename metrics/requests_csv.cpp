@@ -60,13 +60,22 @@ const char* state_name(const Request& r) {
 RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
   fmt::format_to(std::back_inserter(m_buf),
                  "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
-                 "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason\n");
+                 "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason,class,priority\n");
 }
 
 namespace {
 
+/// ",<class>,<priority>\n": the row's last columns.
+void put_class(Line& l, const Request& r, const std::vector<std::string>* names) {
+  l.comma();
+  if (names && r.spec.class_id < names->size()) l.put((*names)[r.spec.class_id]);
+  l.comma();
+  l.put_int(r.spec.priority);
+  l.put("\n");
+}
+
 template <typename Buffer>
-void format_row(Buffer& out, const Request& r) {
+void format_row(Buffer& out, const Request& r, const std::vector<std::string>* names) {
   Line l;
   l.put_int(static_cast<int64_t>(r.spec.id));
   l.comma();
@@ -88,7 +97,10 @@ void format_row(Buffer& out, const Request& r) {
     std::string reason = r.reject_reason;
     std::replace(reason.begin(), reason.end(), '"', '\'');
     out.append(reason.data(), reason.data() + reason.size());
-    out.append(std::string_view("\"\n"));
+    Line tail;
+    tail.put("\"");
+    put_class(tail, r, names);
+    tail.append_to(out);
     return;
   }
   if (r.state != RequestState::Released) {  // a bounded run stopped first
@@ -101,7 +113,8 @@ void format_row(Buffer& out, const Request& r) {
     l.put_int(r.generated_tokens);
     l.put(" of ");
     l.put_int(r.spec.output_tokens);
-    l.put(" tokens generated\"\n");
+    l.put(" tokens generated\"");
+    put_class(l, r, names);
     l.append_to(out);
     return;
   }
@@ -123,7 +136,8 @@ void format_row(Buffer& out, const Request& r) {
   l.put_int(r.preemptions);
   l.comma();
   l.put(state_name(r));
-  l.put(",\n");
+  l.comma();
+  put_class(l, r, names);
   l.append_to(out);
 }
 
@@ -132,7 +146,7 @@ void format_row(Buffer& out, const Request& r) {
 void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   if (r.spec.id == m_next_id && m_held.empty()) {  // in order: straight to the buffer
-    format_row(m_buf, r);
+    format_row(m_buf, r, m_class_names);
     ++m_next_id;
     if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
     return;
@@ -146,7 +160,7 @@ void RequestsCsvWriter::record(const Request& r) {
       m_spare.pop_back();
     }
   }
-  format_row(m_held[index], r);
+  format_row(m_held[index], r, m_class_names);
   while (!m_held.empty() && !m_held.front().empty()) {
     m_buf.append(m_held.front());
     m_spare.push_back(std::move(m_held.front()));
@@ -169,9 +183,11 @@ void RequestsCsvWriter::finish() {
   m_out.flush();
 }
 
-std::string requests_csv(const std::vector<Request>& requests) {
+std::string requests_csv(const std::vector<Request>& requests,
+                         const std::vector<std::string>& class_names) {
   std::ostringstream out;
   RequestsCsvWriter w(out);
+  w.set_class_names(&class_names);
   for (const Request& r : requests) w.record(r);
   w.finish();
   return out.str();

@@ -19,6 +19,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   Simulation sim(std::move(sc.components), options.check, options.limits);
   MetricsRecorder metrics(sc.slo);
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
+  metrics.set_class_names(&sim.class_names());
   sim.add_recorder(metrics);
   std::optional<BenchmarkRecorder> bench;
   if (sc.benchmark) sim.add_recorder(bench.emplace(*sc.benchmark));
@@ -26,6 +27,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   std::optional<RequestsCsvWriter> csv;
   if (!options.no_requests_csv) {
     csv.emplace(options.requests_csv ? *options.requests_csv : text);
+    csv->set_class_names(&sim.class_names());
     sim.add_recorder(*csv);
   }
   std::optional<StepsCsvWriter> steps;

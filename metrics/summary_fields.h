@@ -110,9 +110,12 @@ template <class T>
     return j;
   } else if constexpr (requires { v.has_value(); }) {
     return v ? field_json(*v, f) : J(nullptr);
-  } else if constexpr (std::is_same_v<T, std::vector<std::pair<std::string, int64_t>>>) {
-    J j = J::object();  // named counters
-    for (const auto& [name, n] : v) j[name] = n;
+  } else if constexpr (requires {
+                         v.begin()->first.size();
+                         v.begin()->second;
+                       }) {
+    J j = J::object();  // named values: counters, or summaries by name (classes)
+    for (const auto& [name, x] : v) j[name] = field_json(x, f);
     return j;
   } else if constexpr (requires { v.begin(); } && !std::is_convertible_v<T, std::string>) {
     J a = J::array();  // a list of summaries

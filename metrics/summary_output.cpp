@@ -237,6 +237,17 @@ std::string summary_table(const Summary& s) {
                                               "all three"}[static_cast<size_t>(targets_of(slo))],
                    slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
   }
+  constexpr size_t k_max_class_lines = 32;  // beyond that summary.json has them
+  for (size_t k = 0; k < s.classes.size() && k < k_max_class_lines; ++k) {
+    const auto& [name, c] = s.classes[k];
+    fmt::format_to(it, "class      {}: {} finished, {} rejected; TTFT p50 {:.1f} ms, p99 {:.1f} ms",
+                   name, c.finished, c.rejected, c.ttft_s.p50 * 1e3, c.ttft_s.p99 * 1e3);
+    if (c.slo) fmt::format_to(it, "; {:.1f}% meet the SLO", 100.0 * c.slo->attainment);
+    fmt::format_to(it, "\n");
+  }
+  if (s.classes.size() > k_max_class_lines)
+    fmt::format_to(it, "class      ... {} more classes (summary.json lists every one)\n",
+                   s.classes.size() - k_max_class_lines);
   out += latency_table(s);
   if (!s.replicas.empty()) out += replica_table(s);
   return out;

@@ -573,6 +573,82 @@
     });
   }
 
+  // ---- per class (summary.json "classes", requests.csv's class column) ----
+  // An entry of summary.json's "classes" (tests/report/report_test.cpp checks each name).
+  function ckey(path) { return function (c) { return get(c, path); }; }
+  function classNames(r) {
+    var c = r.summary.classes;
+    return c && typeof c === 'object' ? Object.keys(c) : [];
+  }
+
+  function classCharts(parent, runs) {
+    var withClasses = runs.filter(function (r) { return classNames(r).length; });
+    var box = el('div', {class: 'charts'});
+    parent.appendChild(box);
+    var many = withClasses.length > 1;
+    var label = function (r, name) { return (many ? r.name + ': ' : '') + name; };
+    // TTFT and TPOT CDFs, one series per class (and run), on one chart each.
+    [['ttft_ms', 'TTFT (ms)', key('slo.ttft.target_ms')],
+     ['tpot_ms', 'TPOT (ms)', key('slo.tpot.target_ms')]].forEach(function (c) {
+      var tables = [], series = [{label: c[1]}], slos = [], k = 0;
+      withClasses.forEach(function (r) {
+        var cdf = r.cdf && r.cdf.classes ? r.cdf.classes : {};
+        classNames(r).forEach(function (name) {
+          var i = k++;
+          var d = cdf[name] ? cdf[name][c[0]] : null;
+          if (!d || !d.x.length) return;
+          tables.push([d.x, d.p]);
+          series.push(cdfSeries(label(r, name), i, d.x.length));
+        });
+        var target = c[2](r.summary);
+        if (target !== null && slos.indexOf(target) < 0) slos.push(target);
+      });
+      if (!tables.length) return;
+      chart(box, 'CDF of ' + c[1] + ' per class', 'share of each class\'s finished requests at or under x ' +
+            '(requests.csv, its class column)' + (slos.length ? '; dashed: the SLO target' : ''), {
+        scales: {x: {time: false, range: rangeWith(slos)}, y: {range: [0, 1.02]}},
+        axes: [{label: c[1]}, {label: 'share of the class\'s requests'}],
+        series: series
+      }, uPlot.join(tables), function (u) {
+        slos.forEach(function (v) { vline(u, v, '#d62728', 'SLO ' + fmt(v) + ' ms'); });
+      });
+    });
+    // SLO attainment per class: every target, and each target alone when one run is shown.
+    var withSlo = withClasses.filter(function (r) { return key('slo')(r.summary) !== null; });
+    if (!withSlo.length) return;
+    var names = [];
+    withSlo.forEach(function (r) {
+      classNames(r).forEach(function (n) { if (names.indexOf(n) < 0) names.push(n); });
+    });
+    var cols = [];
+    withSlo.forEach(function (r) {
+      var of = function (reader) {
+        return function (name) {
+          var c = r.summary.classes[name];
+          if (!c || !ckey('requests')(c)) return null;
+          return times(reader, 100)(c);
+        };
+      };
+      cols.push([many ? r.name + ': every target' : 'every target', of(ckey('slo.attainment'))]);
+      if (!many) {
+        if (key('slo.ttft')(r.summary) !== null) cols.push(['TTFT target', of(ckey('slo.ttft.attainment'))]);
+        if (key('slo.tpot')(r.summary) !== null) cols.push(['TPOT target', of(ckey('slo.tpot.attainment'))]);
+      }
+    });
+    var series = [{label: 'class'}], data = [names.map(function (_, i) { return i; })];
+    cols.forEach(function (c, i) {
+      series.push(pointSeries(c[0], color(i), 8));
+      data.push(names.map(function (n) { var v = c[1](n); return typeof v === 'number' ? v : null; }));
+    });
+    chart(box, 'SLO attainment per class', '% of each class\'s requests meeting the SLO (summary.json classes)', {
+      scales: {x: {time: false, range: [-0.5, names.length - 0.5]}, y: {range: rangeWith([0, 100], true)}},
+      axes: [{label: 'class', incrs: [1, 2, 5, 10], values: function (u, splits) {
+        return splits.map(function (v) { return v === Math.round(v) && names[v] !== undefined ? names[v] : ''; });
+      }}, {label: '% meeting'}],
+      series: series
+    }, data);
+  }
+
   // ---- per replica (summary.json "replicas" of a cluster) ----
   function replicaName(reps, i) {
     var pool = rkey('pool')(reps[i]);
@@ -673,6 +749,8 @@
     if (runs.length) {
       section('Summary (summary.json)').appendChild(summaryTable(runs));
       cdfCharts(section('Latency distributions'), runs);
+      if (runs.some(function (r) { return classNames(r).length; }))
+        classCharts(section('Per class (summary.json, requests.csv)'), runs);
       if (runs.some(function (r) { return (r.summary.replicas || []).length > 1; }))
         replicaCharts(section('Per replica (summary.json)'), runs);
       seriesCharts(section('Over time (steps.csv)'), runs);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -111,7 +112,16 @@ constexpr Expected k_run_summary[] = {{"kind", Want::String},
                                       {"slo.tpot", Want::Object},
                                       {"slo.tpot.target_ms", Want::Number},
                                       {"replicas", Want::Array},
-                                      {"pools", Want::Array}};
+                                      {"pools", Want::Array},
+                                      {"classes", Want::Object}};
+// Each value of a run's "classes" (by class name): what the per-class charts read.
+constexpr Expected k_class_summary[] = {
+    {"requests", Want::Number}, {"finished", Want::Number},
+    {"ttft_s", Want::Object},   {"ttft_s.p99", Want::Number},
+    {"tpot_s", Want::Object},   {"tpot_s.p99", Want::Number},
+    {"slo", Want::Object},      {"slo.attainment", Want::Number},
+    {"slo.ttft", Want::Object}, {"slo.ttft.attainment", Want::Number},
+    {"slo.tpot", Want::Object}, {"slo.tpot.attainment", Want::Number}};
 // Each entry of a run's "replicas" (and "pools"): what the per-replica charts read.
 constexpr Expected k_replica_summary[] = {{"pool", Want::String},
                                           {"role", Want::String},
@@ -196,6 +206,20 @@ void check_each(const json& parent, const char* key, const Expected (&expected)[
   }
 }
 
+// check_types() on each value of the object at `key` (absent or null: nothing to check).
+template <size_t N>
+void check_values(const json& parent, const char* key, const Expected (&expected)[N],
+                  const fs::path& file) {
+  if (!parent.is_object() || !parent.contains(key) || !parent[key].is_object()) return;
+  for (const auto& [name, value] : parent[key].items()) {
+    const std::string at = fmt::format("{}.{}.", key, name);
+    if (!value.is_object())
+      throw InputError(fmt::format("{}: key \"{}\" is not an object", shown(file),
+                                   printable(at.substr(0, at.size() - 1), 200)));
+    check_types(value, expected, file, at);
+  }
+}
+
 // A directory's path components, without empty ones and "." ("out/static/" -> out, static).
 std::vector<std::string> components_of(const std::string& dir) {
   std::vector<std::string> parts;
@@ -218,23 +242,48 @@ std::string suffix_of(const std::vector<std::string>& parts, size_t k, const std
 // The directory's name as the page shows it: its last component ("out/static/" -> "static").
 std::string name_of(const std::string& dir) { return suffix_of(components_of(dir), 1, dir); }
 
-// requests.csv's latency columns over finished requests, as CDFs in milliseconds.
+// requests.csv's latency columns over finished requests, as CDFs in milliseconds; with a
+// class column naming classes, also "classes": {name: {"ttft_ms", "tpot_ms"}} in order of first
+// appearance.
 json request_cdfs(const fs::path& path) {
-  enum { Ttft, Tpot, E2e, Queue, Status };
+  enum { Ttft, Tpot, E2e, Queue, Status, Class };
   check_input_file(path, std::numeric_limits<uintmax_t>::max());
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open file", shown(path)));
-  CsvColumns csv(in, path.string(), {"ttft_s", "tpot_s", "e2e_s", "queue_s", "status"});
+  CsvColumns csv(in, path.string(), {"ttft_s", "tpot_s", "e2e_s", "queue_s", "status"}, {"class"});
   std::vector<double> v[4];
+  std::vector<std::string> names;  // the classes, in order of first appearance
+  std::vector<std::array<std::vector<double>, 2>> by_class;  // each class's TTFT and TPOT
   while (csv.next_row()) {
     if (csv.field(Status) != "finished") continue;
     for (size_t k : {Ttft, Tpot, E2e, Queue})
       if (!csv.field(k).empty()) v[k].push_back(csv.real(k, 0, 1e12));
+    const std::string_view name = csv.field(Class);
+    if (name.empty()) continue;
+    const size_t c =
+        static_cast<size_t>(std::find(names.begin(), names.end(), name) - names.begin());
+    if (c == names.size()) {
+      if (names.size() == 1024)
+        throw InputError(fmt::format("{}:{}: column class names more than 1024 classes",
+                                     shown(path), csv.line()));
+      names.emplace_back(name);
+      by_class.emplace_back();
+    }
+    if (!csv.field(Ttft).empty()) by_class[c][0].push_back(v[Ttft].back());
+    if (!csv.field(Tpot).empty()) by_class[c][1].push_back(v[Tpot].back());
   }
-  return {{"ttft_ms", cdf_points(std::move(v[Ttft]), 1e3, k_cdf_points)},
-          {"tpot_ms", cdf_points(std::move(v[Tpot]), 1e3, k_cdf_points)},
-          {"e2e_ms", cdf_points(std::move(v[E2e]), 1e3, k_cdf_points)},
-          {"queue_ms", cdf_points(std::move(v[Queue]), 1e3, k_cdf_points)}};
+  json out = {{"ttft_ms", cdf_points(std::move(v[Ttft]), 1e3, k_cdf_points)},
+              {"tpot_ms", cdf_points(std::move(v[Tpot]), 1e3, k_cdf_points)},
+              {"e2e_ms", cdf_points(std::move(v[E2e]), 1e3, k_cdf_points)},
+              {"queue_ms", cdf_points(std::move(v[Queue]), 1e3, k_cdf_points)}};
+  if (!names.empty()) {
+    json classes = json::object();
+    for (size_t c = 0; c < names.size(); ++c)
+      classes[names[c]] = {{"ttft_ms", cdf_points(std::move(by_class[c][0]), 1e3, k_cdf_points)},
+                           {"tpot_ms", cdf_points(std::move(by_class[c][1]), 1e3, k_cdf_points)}};
+    out["classes"] = std::move(classes);
+  }
+  return out;
 }
 
 // summary.json without the resolved config (the page shows a few of its keys only).
@@ -364,6 +413,7 @@ json read_result_dir(const std::string& dir) {
     check_types(summary, k_run_summary, d / "summary.json");
     check_each(summary, "replicas", k_replica_summary, d / "summary.json");
     check_each(summary, "pools", k_replica_summary, d / "summary.json");
+    check_values(summary, "classes", k_class_summary, d / "summary.json");
   }
   json r = sweep ? read_sweep(d, summary) : read_run(d, summary);
   r["name"] = name_of(dir);

@@ -20,7 +20,8 @@ namespace servesim {
 /// One result directory as the page wants it. A run directory (summary.json, and when present
 /// requests.csv and steps.csv) gives
 ///   {"kind": "run", "name", "summary": {...}, "cdf": {"ttft_ms", "tpot_ms", "e2e_ms",
-///    "queue_ms"} or null, "series": {...} or null, "roofline": {...} or null};
+///    "queue_ms", and with requests.csv's class column "classes": {name: {"ttft_ms",
+///    "tpot_ms"}}} or null, "series": {...} or null, "roofline": {...} or null};
 /// a sweep directory (summary.json with "kind": "sweep", and points.csv) gives
 ///   {"kind": "sweep", "name", "slo": {...} or null, "axes": [column, ...] (the swept columns,
 ///    those points.csv has beyond servesim size's own), "points": [{column: value, ...}, ...]};

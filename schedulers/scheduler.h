@@ -36,6 +36,10 @@ class Scheduler {
   /// The most requests this policy runs at once (its seats: max_num_seqs and the like). A
   /// disaggregated decode replica admits delivered requests only while fewer run.
   [[nodiscard]] virtual int64_t max_running() const { return INT64_MAX; }
+  /// True when the policy serves by priority: the engine then keeps the waiting queue in
+  /// (RequestSpec::priority, arrival, id) order (SchedulerView::waiting). Policies that ignore
+  /// priority keep the default, first come first served.
+  [[nodiscard]] virtual bool priority_order() const { return false; }
   /// Called once, when the scenario is built, with this replica's own KV manager (a pool's
   /// own kv section included): a policy that depends on the KV pool takes what it needs here
   /// (trtllm its chunk unit, the block size; swap preemption the KV bytes of a token).

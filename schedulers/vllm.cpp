@@ -7,10 +7,14 @@
 //      next token, or its next prefill chunk (the rest of its prefill, capped at
 //      long_prefill_token_threshold when that is set, and at the budget left). If the KV manager
 //      cannot hold the new tokens, the lowest-priority running request is preempted by
-//      recompute (fcfs: the newest admission; priority: the latest arrival, which may already be
-//      in the step, whose tokens then go back to the budget), again until the request fits; if
-//      it is itself preempted, the pass stops there;
-//   2. unless the step preempted anything, the waiting requests, from the front of the queue,
+//      recompute (fcfs: the newest admission; priority: the highest (priority, arrival, id),
+//      which may already be in the step, whose tokens then go back to the budget), again until
+//      the request fits; if it is itself preempted, the pass stops there (priority: when that
+//      leaves the step empty while others run, the step is planned again, as vLLM's engine
+//      calls schedule() again at once);
+//   2. unless the step preempted anything, the waiting requests, from the front of the queue
+//      (fcfs: arrival order, preempted requests first; priority: (priority, arrival, id) order,
+//      a preempted request back at its place, as vLLM's heap of waiting requests),
 //      while fewer than max_num_seqs run and budget is left: a request skips its cached prefix,
 //      takes a first chunk (capped as above), and joins if, with scheduler_reserve_full_isl,
 //      its whole prefill fits in the free KV memory, and the KV manager admits the chunk;
@@ -29,6 +33,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <deque>
 #include <optional>
 #include <string>
 #include <utility>
@@ -53,6 +58,7 @@ class VllmScheduler final : public Scheduler {
   explicit VllmScheduler(const VllmSettings& s) : m_s(s) {}
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_num_seqs; }
+  [[nodiscard]] bool priority_order() const override { return m_s.priority; }
 
   void plan_step(SchedulerView& s) override {
     // Planned while the previous step ran (async_scheduling): what arrived since that step
@@ -60,6 +66,34 @@ class VllmScheduler final : public Scheduler {
     const bool overlapped = m_s.async_scheduling && m_ran_before && m_prev_end == s.now();
     const Time seen = overlapped ? m_prev_start : Time::max();
     int64_t budget = m_s.max_num_batched_tokens;
+    bool preempted = running_pass(s, budget);
+    // priority: a request that preempts itself stops the pass, and when it was the first, the
+    // step is empty while others still run. vLLM's engine then calls schedule() again at once:
+    // planned afresh, the others use the memory it freed. (fcfs preempts from the back, so a
+    // request that preempts itself first runs alone: this never happens there.)
+    while (preempted && s.plan().empty() && !s.running().empty()) {
+      budget = m_s.max_num_batched_tokens;
+      preempted = running_pass(s, budget);
+    }
+    if (!preempted) {  // else the memory it freed goes to the requests already running
+      admit(s, budget, seen, overlapped ? m_finished_prev : 0);
+      // Nothing to overlap: vLLM plans again once the previous step's outputs are in.
+      if (overlapped && s.plan().empty()) admit(s, budget, Time::max(), 0);
+    }
+    if (!s.plan().empty()) m_prev_start = s.now();  // the step starts now
+  }
+
+  void after_step(SchedulerView& s) override {
+    m_finished_prev = s.finished_this_step();
+    m_prev_end = s.now();
+    m_ran_before = true;
+    release_finished(s);
+  }
+
+ private:
+  // The running pass: each running request's next token or chunk within `budget`, preempting
+  // while it cannot get KV. True when it preempted anything.
+  bool running_pass(SchedulerView& s, int64_t& budget) {
     bool preempted = false;
     for (size_t i = 0; i < s.running().size() && budget > 0;) {
       const uint32_t slot = s.running()[i];
@@ -82,38 +116,39 @@ class VllmScheduler final : public Scheduler {
       budget -= n;
       ++i;
     }
-    if (!preempted) {  // else the memory it freed goes to the requests already running
-      admit(s, budget, seen, overlapped ? m_finished_prev : 0);
-      // Nothing to overlap: vLLM plans again once the previous step's outputs are in.
-      if (overlapped && s.plan().empty()) admit(s, budget, Time::max(), 0);
-    }
-    if (!s.plan().empty()) m_prev_start = s.now();  // the step starts now
+    return preempted;
   }
 
-  void after_step(SchedulerView& s) override {
-    m_finished_prev = s.finished_this_step();
-    m_prev_end = s.now();
-    m_ran_before = true;
-    release_finished(s);
-  }
-
- private:
   // The waiting pass: from the queue's front, requests that arrived by `seen` while fewer than
   // max_num_seqs - `held_seats` run and budget is left.
   void admit(SchedulerView& s, int64_t budget, Time seen, int64_t held_seats) {
     while (!s.waiting().empty() && budget > 0 &&
            static_cast<int64_t>(s.running().size()) + held_seats < m_s.max_num_seqs) {
-      const uint32_t slot = s.waiting().front();
+      const size_t at = first_seen(s, seen);
+      if (at == s.waiting().size()) break;
+      const uint32_t slot = s.waiting()[at];
       Request& r = s.req(slot);
-      if (r.spec.arrival > seen) break;
       const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
       const int64_t n = std::min(capped(r.prefill_target - cached), budget);
       if (m_s.reserve_full_isl && !s.kv().can_admit(r, cached, r.prefill_target)) break;
       if (!s.kv().try_admit(r, cached, cached + n)) break;
-      s.admit_front(cached);
+      s.admit_at(at, cached);
       s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
       budget -= n;
     }
+  }
+
+  // The first waiting request that arrived by `seen`, or waiting().size(). fcfs looks at the
+  // front only: a front not yet seen stops admission. priority: vLLM's heap does not hold the
+  // requests that arrived after the plan started, so the first seen one in (priority, arrival,
+  // id) order is next (with equal priorities the queue is in arrival order: the front again).
+  [[nodiscard]] size_t first_seen(const SchedulerView& s, Time seen) const {
+    const std::deque<uint32_t>& w = s.waiting();
+    if (!m_s.priority || seen == Time::max())
+      return s.req(w.front()).spec.arrival > seen ? w.size() : 0;
+    for (size_t i = 0; i < w.size(); ++i)
+      if (s.req(w[i]).spec.arrival <= seen) return i;
+    return w.size();
   }
 
   [[nodiscard]] int64_t capped(int64_t tokens) const {
@@ -122,14 +157,15 @@ class VllmScheduler final : public Scheduler {
   }
 
   // fcfs: the newest admission (the back of running). priority: the highest (priority,
-  // arrival); every request has priority 0, so the latest arrival, equal arrivals ordered as in
-  // the trace (vLLM's arrival times are clock readings, never equal).
+  // arrival, id): the least urgent, latest arrival, equal arrivals ordered as in the trace
+  // (vLLM's arrival times are clock readings, never equal).
   [[nodiscard]] size_t victim_index(const SchedulerView& s) const {
     const std::vector<uint32_t>& running = s.running();
     if (!m_s.priority) return running.size() - 1;
     const auto later = [&](uint32_t a, uint32_t b) {
       const RequestSpec& x = s.req(a).spec;
       const RequestSpec& y = s.req(b).spec;
+      if (x.priority != y.priority) return x.priority > y.priority;
       return x.arrival != y.arrival ? x.arrival > y.arrival : x.id > y.id;
     };
     const auto latest = std::max_element(running.begin(), running.end(),

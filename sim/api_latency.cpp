@@ -43,6 +43,9 @@ class ApiLatencySource final : public WorkloadSource {
   }
   [[nodiscard]] bool reactive() const override { return m_inner->reactive(); }
   [[nodiscard]] size_t waiting() const override { return m_inner->waiting(); }
+  [[nodiscard]] const std::vector<std::string>& class_names() const override {
+    return m_inner->class_names();
+  }
 
   void on_depart(const Request& r, Time now, std::vector<RequestSpec>& ready) override {
     const size_t from = ready.size();

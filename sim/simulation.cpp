@@ -22,6 +22,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   for (size_t i = 0; i < m_reps.size(); ++i) {
     m_stats.replicas[i].kv_capacity_tokens = m_reps[i].state.kv().capacity_tokens();
     m_stats.kv_capacity_tokens += m_stats.replicas[i].kv_capacity_tokens;
+    m_reps[i].state.set_priority_order(m_reps[i].scheduler->priority_order());
   }
   m_loads.resize(m_reps.size());
   if (!m_c.pools.empty()) setup_pools();
@@ -118,6 +119,7 @@ void Simulation::run() {
   }
   if (m_transfers) m_stats.kv_transfer = m_transfers->stats();
   m_stats.workload_counters = m_c.source->counters();
+  m_stats.class_names = m_c.source->class_names();
 }
 
 void Simulation::run_events() {

@@ -97,6 +97,8 @@ struct RunStats {
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
+  /// The workload's class names (WorkloadSource::class_names); empty: no named class.
+  std::vector<std::string> class_names;
   Time end;  ///< time of the last event
   // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
   int64_t costed_steps = 0;
@@ -147,6 +149,11 @@ class Simulation {
   void run();
 
   [[nodiscard]] const RunStats& stats() const { return m_stats; }
+  /// The workload's class names as known so far (WorkloadSource::class_names): every request
+  /// already recorded has its class here. Valid while the simulation lives.
+  [[nodiscard]] const std::vector<std::string>& class_names() const {
+    return m_c.source->class_names();
+  }
 
  private:
   struct Replica {

@@ -156,6 +156,7 @@ Probe run_probe(const std::string& text, const std::string& file,
     Simulation sim(std::move(sc->components), false, limits);
     MetricsRecorder metrics(slo);
     metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
+    metrics.set_class_names(&sim.class_names());
     ArrivalSpan span;
     sim.add_recorder(metrics);
     sim.add_recorder(span);

@@ -10,7 +10,11 @@
 //   parent_id    request_id values (';' or space separated) this request waits for;
 //   think_s      seconds between the last parent's reply and this request;
 //   max_output_tokens  the request's max_tokens (>= output_tokens), reserved by a KV policy
-//                with kv.max_output_tokens instead of that default.
+//                with kv.max_output_tokens instead of that default;
+//   class        the request's class name (valid_class_name), for per-class metrics; every row
+//                names one when the column is there;
+//   priority     an integer from -10^9 to 10^9 (vLLM's meaning: lower is served first; an
+//                empty cell is 0), used by vllm's scheduling_policy: priority.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -24,7 +28,8 @@ namespace {
 
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
 const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id",
-                                          "parent_id",   "think_s",    "max_output_tokens"};
+                                          "parent_id",   "think_s",    "max_output_tokens",
+                                          "class",       "priority"};
 enum : size_t {
   k_arrival,
   k_prompt,
@@ -34,7 +39,9 @@ enum : size_t {
   k_session,
   k_parent,
   k_think,
-  k_max_output
+  k_max_output,
+  k_class,
+  k_priority
 };
 
 /// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
@@ -85,9 +92,15 @@ class ServesimCsvRows final : public TraceRowReader {
             "never asks for more than its maximum",
             printable(m_csv.path(), 1024), m_csv.line(), row.max_output_tokens, row.output_tokens));
     }
+    row.class_id = m_csv.has(k_class) ? class_of(m_csv.field(k_class)) : 0;
+    row.priority =
+        m_csv.field(k_priority).empty()
+            ? 0
+            : static_cast<int32_t>(m_csv.integer(k_priority, k_min_priority, k_max_priority));
     return true;
   }
   bool absolute_time() const override { return true; }
+  const std::vector<std::string>& class_names() const override { return m_classes; }
   std::string arrival_label() const override { return "column arrival_s"; }
   const char* empty_trace() const override { return "the trace has a header but no requests"; }
   bool has_dependencies() const override {
@@ -118,8 +131,26 @@ class ServesimCsvRows final : public TraceRowReader {
     }
   }
 
+  /// The id of class `name`, a new one the first time it is met.
+  uint16_t class_of(std::string_view name) {
+    for (size_t i = 0; i < m_classes.size(); ++i)
+      if (m_classes[i] == name) return static_cast<uint16_t>(i);
+    if (!valid_class_name(name))
+      throw InputError(fmt::format(
+          "{}:{}: column class = {}: must be {} (every row names its "
+          "class when the column is there)",
+          printable(m_csv.path(), 1024), m_csv.line(), quote_input(name), k_class_name_allowed));
+    if (m_classes.size() == k_max_classes)
+      throw InputError(fmt::format("{}:{}: column class = {}: a trace may name at most {} classes",
+                                   printable(m_csv.path(), 1024), m_csv.line(), quote_input(name),
+                                   k_max_classes));
+    m_classes.emplace_back(name);
+    return static_cast<uint16_t>(m_classes.size() - 1);
+  }
+
   CsvColumns m_csv;
   TraceOptions m_options;
+  std::vector<std::string> m_classes;
 };
 
 }  // namespace

@@ -23,6 +23,10 @@ std::unique_ptr<WorkloadSource> make_trace(const Cfg& c, uint64_t seed);
 std::unique_ptr<WorkloadSource> make_synthetic(const Cfg& c, uint64_t seed);
 /// workload.closed_loop: users who each send a request a think time after the last reply.
 std::unique_ptr<WorkloadSource> make_closed_loop(const Cfg& c, uint64_t seed);
+/// workload.mix: several sources merged by arrival, each a named class (traces/mix.cpp).
+std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed);
+/// The seed of a mix's component `index` (0-based) in a run seeded with `seed`.
+[[nodiscard]] uint64_t mix_component_seed(uint64_t seed, size_t index);
 /// workload.servegen: ServeGen's per-window client traces (traces/servegen.cpp).
 std::unique_ptr<WorkloadSource> make_servegen(const Cfg& c, uint64_t seed);
 

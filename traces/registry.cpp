@@ -7,14 +7,20 @@ namespace servesim {
 namespace {
 
 // Sorted by name. A new source is one file and one line here.
-constexpr Registry<WorkloadFactory, 4> k_sources{{{
+constexpr Registry<WorkloadFactory, 5> k_sources{{{
     {"closed_loop", &make_closed_loop},
+    {"mix", &make_mix},
     {"servegen", &make_servegen},
     {"synthetic", &make_synthetic},
     {"trace", &make_trace},
 }}};
 
 }  // namespace
+
+const std::vector<std::string>& WorkloadSource::class_names() const {
+  static const std::vector<std::string> none;
+  return none;
+}
 
 std::vector<std::string> workload_source_names() { return k_sources.names(); }
 

@@ -173,4 +173,18 @@ int64_t JsonLines::tokens(const nlohmann::json& row, const char* key,
   bad(key, v, tokens_allowed(false));
 }
 
+const std::vector<std::string>& TraceRowReader::class_names() const {
+  static const std::vector<std::string> none;
+  return none;
+}
+
+bool valid_class_name(std::string_view name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (const char c : name)
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+          c == '-' || c == '.'))
+      return false;
+  return true;
+}
+
 }  // namespace servesim

@@ -42,6 +42,8 @@ struct TraceRow {
   std::vector<uint64_t> parents;  ///< parent_id: request_id values (row numbers without it)
   int64_t think_ns = 0;           ///< think_s: delay after the parents' replies
   int64_t max_output_tokens = 0;  ///< max_output_tokens column (servesim CSV); 0: absent
+  uint16_t class_id = 0;          ///< class column: index in TraceRowReader::class_names()
+  int32_t priority = 0;           ///< priority column (servesim CSV), field (vLLM JSONL); 0: absent
 };
 
 class TraceRowReader {
@@ -60,7 +62,20 @@ class TraceRowReader {
   [[nodiscard]] virtual bool has_dependencies() const { return false; }
   /// Whether rows carry request_id (TraceRow::key); otherwise a row's key is its row number.
   [[nodiscard]] virtual bool has_request_ids() const { return false; }
+  /// The class names the rows read so far have named (TraceRow::class_id indexes it); empty
+  /// when the file has no class column.
+  [[nodiscard]] virtual const std::vector<std::string>& class_names() const;
 };
+
+/// A class name as a trace or config gives it: 1 to 64 characters from A-Z, a-z, 0-9, '_', '-'
+/// and '.', so that it needs no quoting in requests.csv or summary.json.
+[[nodiscard]] bool valid_class_name(std::string_view name);
+/// What valid_class_name allows, for messages.
+inline constexpr const char* k_class_name_allowed =
+    "1 to 64 characters from A-Z, a-z, 0-9, '_', '-' and '.'";
+/// A request's priority (vLLM's: lower is served first) is an integer in this range.
+inline constexpr int64_t k_min_priority = -1'000'000'000;
+inline constexpr int64_t k_max_priority = 1'000'000'000;
 
 /// One per format. `name` stands for the file in messages, as given (readers pass it through
 /// printable()). REQUIRES: `in` outlives the reader.

@@ -1,6 +1,7 @@
 // vLLM benchmark / LLMServingSim request logs (`requests.jsonl`): one JSON object a line with
 // `input_toks`, `output_toks` and `arrival_time` (seconds, any origin: often the Unix epoch);
-// other fields are ignored. Arrivals are taken relative to the first request.
+// an optional integer `priority` (vLLM's: lower is served first; default 0); other fields are
+// ignored. Arrivals are taken relative to the first request.
 #include <fmt/format.h>
 
 #include <cmath>
@@ -31,6 +32,18 @@ class VllmJsonlRows final : public TraceRowReader {
     row.arrival_ns = seconds_to_ns(t.get<double>());
     row.arrival_text = printable(t.dump());
     row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
+    row.priority = 0;
+    if (const auto p = obj.find("priority"); p != obj.end()) {
+      // JSON integers >= 0 parse as unsigned: compared as such, a huge one cannot wrap.
+      const bool ok = p->is_number_unsigned()
+                          ? p->get<uint64_t>() <= static_cast<uint64_t>(k_max_priority)
+                          : p->is_number_integer() && p->get<int64_t>() >= k_min_priority;
+      if (!ok)
+        m_lines.bad(
+            "priority", *p,
+            fmt::format("must be an integer from {} to {}", k_min_priority, k_max_priority));
+      row.priority = static_cast<int32_t>(p->get<int64_t>());
+    }
     return true;
   }
   std::string arrival_label() const override { return "field \"arrival_time\""; }

@@ -44,6 +44,11 @@ class WorkloadSource {
   virtual void on_depart(const Request& /*r*/, Time /*now*/, std::vector<RequestSpec>& /*ready*/) {}
   /// Reactive sources: how many requests still wait for others to leave.
   [[nodiscard]] virtual size_t waiting() const { return 0; }
+  /// The names of the request classes (RequestSpec::class_id indexes it), as known so far:
+  /// every request already yielded has its class here, and the list only grows (a streamed
+  /// trace learns names as it reads). Empty when the workload names no class: every request is
+  /// then class 0, unnamed. Wrappers (transforms) pass their inner source's list on.
+  [[nodiscard]] virtual const std::vector<std::string>& class_names() const;
 };
 
 /// The one way to build a workload (traces/registry.cpp): reads the `workload` map, which holds

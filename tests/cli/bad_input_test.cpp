@@ -182,7 +182,8 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[cli]
         err("schedular at c.yaml:8:1: unknown key (did you mean scheduler?); scheduler (a map) "
             "is required"));
   CHECK(config_error("synthetic:", "synthetc:") ==
-        err("workload at c.yaml:2:3: needs exactly one of closed_loop, servegen, synthetic, trace: "
+        err("workload at c.yaml:2:3: needs exactly one of closed_loop, mix, servegen, synthetic, "
+            "trace: "
             "found synthetc (did "
             "you mean synthetic?)"));
   CHECK(config_error("kind: continuous", "kind: contiuous") ==

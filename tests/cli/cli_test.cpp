@@ -195,7 +195,8 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
   CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));
-  CHECK_THAT(all.out, Catch::Contains("workload-sources: closed_loop servegen synthetic trace"));
+  CHECK_THAT(all.out,
+             Catch::Contains("workload-sources: closed_loop mix servegen synthetic trace"));
   CHECK(cli({"list", "schedulers"}).out ==
         "continuous\ndynamic\norca\nsarathi\nsglang\nstatic\ntrtllm\nvllm\n");
   CHECK(cli({"list", "routers"}).out ==

@@ -110,9 +110,10 @@ TEST_CASE("config: missing sections and keys are named", "[core][config]") {
 TEST_CASE("config: exactly one workload source and one KV capacity", "[core][config]") {
   CHECK_THAT(error_of(replace(k_good, "  capacity_tokens: 1000\n", "")),
              Catch::Contains("needs exactly one of capacity_tokens, memory"));
-  CHECK_THAT(error_of(replace(k_good, "  synthetic:", "  synthetc:")),
-             Catch::Contains("needs exactly one of closed_loop, servegen, synthetic, trace: found "
-                             "synthetc (did you mean synthetic?)"));
+  CHECK_THAT(
+      error_of(replace(k_good, "  synthetic:", "  synthetc:")),
+      Catch::Contains("needs exactly one of closed_loop, mix, servegen, synthetic, trace: found "
+                      "synthetc (did you mean synthetic?)"));
 }
 
 TEST_CASE("config: cross-field rules name both keys", "[core][config]") {

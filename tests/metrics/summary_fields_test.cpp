@@ -42,6 +42,9 @@ Summary full_summary() {
   p.slo = slo;
   s.pools = {p};
   s.kv_transfer = KvTransferSummary{};
+  ClassSummary c;
+  c.slo = slo;
+  s.classes = {{"chat", c}, {"batch", c}};
   return s;
 }
 
@@ -49,6 +52,11 @@ template <class T>
 constexpr bool k_is_list = false;
 template <class U>
 constexpr bool k_is_list<std::vector<U>> = HasFields<U>;
+// Summaries by name (Summary::classes): a JSON object keyed by the names.
+template <class T>
+constexpr bool k_is_named_list = false;
+template <class U>
+constexpr bool k_is_named_list<std::vector<std::pair<std::string, U>>> = HasFields<U>;
 
 // The JSON keys `j` must have from `s`'s field list, nested structs included: every listed key
 // of `form` is there, in order, and no other. `extra`: keys the writer adds (version, seed).
@@ -61,6 +69,13 @@ void check_value(const T& v, const J& j, const Field& f) {
     check_fields(v, j, (f.outputs & k_as_short) ? k_short : k_json, {});
   } else if constexpr (requires { v.has_value(); }) {
     if (v) check_value(*v, j, f);
+  } else if constexpr (k_is_named_list<T>) {
+    REQUIRE(j.size() == v.size());
+    auto it = j.begin();
+    for (const auto& [name, x] : v) {
+      CHECK(it.key() == name);  // in the list's order
+      check_fields(x, *it++, k_json, {});
+    }
   } else if constexpr (k_is_list<T>) {
     REQUIRE(j.size() == v.size());
     for (size_t i = 0; i < v.size(); ++i)
@@ -109,6 +124,7 @@ TEST_CASE("summary fields: empty parts are null or left out as their field says"
   CHECK_FALSE(j.contains("replicas"));
   CHECK_FALSE(j.contains("pools"));
   CHECK_FALSE(j.contains("kv_transfer"));
+  CHECK_FALSE(j.contains("classes"));
   CHECK(j.at("prefix_cache").is_null());
   CHECK(j.at("slo").is_null());
   CHECK(j.at("mbu").is_null());

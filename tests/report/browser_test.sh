@@ -3,7 +3,7 @@
 # drew nothing. Usage: browser_test.sh SERVESIM SOURCE_DIR WORK_DIR
 # Builds the report from three small runs (static, dynamic and continuous batching on the same
 # trace, with steps.csv), a roofline run, a two-replica run with an SLO, the hand-written sweep
-# fixture and a capacity search, and a second page of a one-request run (every distribution a
+# fixture, a capacity search and a run of two request classes, and a second page of a one-request run (every distribution a
 # single value), then reads each page's #report-status (report/report.js keeps it up to date)
 # from Chromium's --dump-dom. Keeps WORK_DIR/report.html, one.html and screenshots
 # (report.png, one.png) as artefacts.
@@ -52,6 +52,22 @@ cluster:
 slo: {ttft_ms: 100, tpot_ms: 20}
 YAML
 "$servesim" run "$work/pools.yaml" --out "$work/pools/run" --quiet --no-progress
+# Two request classes with an SLO: the per-class CDFs and the SLO attainment per class.
+cat >"$work/classes.yaml" <<'YAML'
+workload:
+  mix:
+    components:
+      - {name: chat, synthetic: {requests: 30, arrival: {kind: poisson, rate_per_s: 20},
+         prompt_tokens: {kind: uniform, min: 10, max: 200}, output_tokens: {kind: uniform, min: 2, max: 40}}}
+      - {name: batch, priority: 1, synthetic: {requests: 20, arrival: {kind: burst},
+         prompt_tokens: {kind: uniform, min: 500, max: 1000}, output_tokens: {kind: uniform, min: 2, max: 80}}}
+step_time: {kind: linear, base_ms: 5, per_seq_ms: 0.5, per_prefill_token_ms: 0.01}
+scheduler: {kind: vllm, max_num_seqs: 8, max_num_batched_tokens: 2048, scheduling_policy: priority,
+  enable_prefix_caching: false}
+kv: {policy: paged, block_size: 16, capacity_tokens: 65536}
+slo: {ttft_ms: 200, tpot_ms: 10}
+YAML
+"$servesim" run "$work/classes.yaml" --out "$work/classes/run" --quiet --no-progress
 # One request: every distribution is one value (a page of its own, so that its CDFs must draw).
 "$servesim" run "$src/configs/examples/seed-continuous.yaml" --out "$work/one/run" --steps \
   --quiet --no-progress --set workload.synthetic.requests=1
@@ -88,7 +104,7 @@ YAML
 "$servesim" size "$work/rate-sweep.yaml" --out "$work/rate-sweep" -q
 "$servesim" report "$work/runs/static" "$work/runs/dynamic" "$work/runs/continuous" \
   "$work/runs/roofline" "$work/cluster/run" "$work/pools/run" "$src/tests/data/report/sweep-fixture" \
-  "$work/capacity" "$work/rate-sweep" --out "$work"   # $work/report.html
+  "$work/capacity" "$work/rate-sweep" "$work/classes/run" --out "$work"   # $work/report.html
 "$servesim" report "$work/one/run" --out "$work/one"   # $work/one/report.html
 
 flags=(--headless --no-sandbox --disable-gpu --disable-extensions --no-first-run
@@ -138,8 +154,9 @@ check() {
 # 6 time series, 1 roofline, 6 sweep charts (throughput, cost by TTFT and by TPOT; attainment,
 # p99 TTFT and p99 TPOT against rate) of the fixture, 3 capacity charts (the same three against
 # offered rate), 4 of the rate sweep (throughput against p99 E2E and the three against its rate
-# axis; it has no costs).
-check report 35
+# axis; it has no costs), 3 per-class charts of the classes run (TTFT and TPOT CDFs per class,
+# SLO attainment per class).
+check report 38
 # The one-request page: 4 CDFs + 4 tails of one value each, 6 time series.
 check one/report 14
 exit $fail

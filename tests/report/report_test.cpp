@@ -364,6 +364,39 @@ TEST_CASE("report: every summary key the page reads exists in a run's summary", 
     CHECK(at_path(p["pools"][0], path) != nullptr);
 }
 
+TEST_CASE("report: every class key the page reads exists in a run's classes", "[report]") {
+  // A mix of two classes with an SLO: summary.json's classes hold every path ckey() names, and
+  // the run's CDFs are split by requests.csv's class column.
+  const auto dir = temp_dir() / "classes";
+  const std::string config = write_temp(
+      "classes.yaml",
+      "workload: {mix: {components: [\n"
+      "  {name: chat, synthetic: {requests: 3, arrival: {kind: fixed, rate_per_s: 100},\n"
+      "   prompt_tokens: {kind: fixed, value: 8}, output_tokens: {kind: fixed, value: 3}}},\n"
+      "  {name: batch, priority: 1, synthetic: {requests: 2, arrival: {kind: burst},\n"
+      "   prompt_tokens: {kind: fixed, value: 64}, output_tokens: {kind: fixed, value: 2}}}]}}\n"
+      "step_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 8}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n"
+      "slo: {ttft_ms: 100, tpot_ms: 50}\n");
+  REQUIRE(run_cli_quiet({"run", config, "--out", dir.string(), "--quiet"}) == 0);
+  const json run = read_result_dir(dir.string());
+  const json& classes = run["summary"]["classes"];
+  REQUIRE(classes.size() == 2);
+  CHECK(classes.contains("chat"));  // the page's JSON keeps names sorted
+  const std::string js = read_text(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
+  const std::vector<std::string> paths = js_paths(js, {"ckey('"});
+  REQUIRE(paths.size() >= 4);
+  for (const std::string& path : paths) {
+    INFO("classes.chat." << path);
+    CHECK(at_path(classes["chat"], path) != nullptr);
+  }
+  const json& cdf = run["cdf"]["classes"];
+  REQUIRE(cdf.size() == 2);
+  CHECK(!cdf["chat"]["ttft_ms"]["x"].empty());
+  CHECK(cdf["batch"]["tpot_ms"]["p"].back() == 1.0);
+}
+
 TEST_CASE("report: every capacity and sweep column the page reads exists", "[report]") {
   const std::string js = read_text(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
   // servesim capacity's folder: capacity.json's probes.

@@ -3,6 +3,7 @@
 #include "core/errors.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
+#include "tests/traces/trace_test_support.h"
 #include "traces/factories.h"  // make_synthetic
 #include "traces/workload_source.h"
 
@@ -143,4 +144,76 @@ TEST_CASE("synthetic: fixed arrivals are evenly spaced from start_s", "[traces]"
   std::vector<int64_t> t;
   while (src->next(r)) t.push_back(r.arrival.count_ns());
   CHECK(t == std::vector<int64_t>{1'000'000'000, 1'250'000'000, 1'500'000'000});
+}
+
+TEST_CASE("csv trace: class and priority columns", "[traces]") {
+  // Classes are numbered in order of first appearance; an empty priority cell is 0.
+  auto source =
+      trace_of("path: " + write_temp("classes.csv",
+                                     "arrival_s,prompt_tokens,output_tokens,class,priority\n"
+                                     "0,1,1,chat,-3\n0.5,1,1,batch,\n1,1,1,chat,1000000000\n"
+                                     "2,1,1,\"batch\",-1000000000\n"));
+  const std::vector<RequestSpec> r = drain(*source);
+  REQUIRE(r.size() == 4);
+  CHECK(source->class_names() == std::vector<std::string>{"chat", "batch"});
+  CHECK(r[0].class_id == 0);
+  CHECK(r[1].class_id == 1);
+  CHECK(r[2].class_id == 0);
+  CHECK(r[3].class_id == 1);
+  CHECK(r[0].priority == -3);
+  CHECK(r[1].priority == 0);
+  CHECK(r[2].priority == 1'000'000'000);
+  CHECK(r[3].priority == -1'000'000'000);
+  // Without the columns: no class names, priority 0.
+  auto plain = trace_of("path: " +
+                        write_temp("plain.csv", "arrival_s,prompt_tokens,output_tokens\n0,1,1\n"));
+  CHECK(drain(*plain)[0].priority == 0);
+  CHECK(plain->class_names().empty());
+}
+
+TEST_CASE("csv trace: a bad class or priority names the line and what is allowed", "[traces]") {
+  const std::string h = "arrival_s,prompt_tokens,output_tokens,class,priority\n";
+  const std::string range = "must be an integer from -1000000000 to 1000000000";
+  CHECK(error_of(h + "0,1,1,a,abc\n") == ":2: column priority = \"abc\": " + range);
+  CHECK(error_of(h + "0,1,1,a,1.5\n") == ":2: column priority = \"1.5\": " + range);
+  CHECK(error_of(h + "0,1,1,a,0\n0,1,1,a,1000000001\n") ==
+        ":3: column priority = \"1000000001\": " + range);
+  CHECK(error_of(h + "0,1,1,a,-1000000001\n") == ":2: column priority = \"-1000000001\": " + range);
+  const std::string names =
+      "must be 1 to 64 characters from A-Z, a-z, 0-9, '_', '-' and '.' (every row names its "
+      "class when the column is there)";
+  CHECK(error_of(h + "0,1,1,,0\n") == ":2: column class = \"\": " + names);
+  CHECK(error_of(h + "0,1,1,\"a b\",0\n") == ":2: column class = \"a b\": " + names);
+  CHECK(error_of(h + "0,1,1," + std::string(65, 'x') + ",0\n") ==
+        ":2: column class = \"" + std::string(40, 'x') + "\"... (65 bytes): " + names);
+}
+
+TEST_CASE("vllm jsonl: an optional integer priority field", "[traces]") {
+  const auto rows = [](const std::string& text) {
+    std::istringstream in(text);
+    return read_vllm_jsonl(in, "p.jsonl");
+  };
+  const auto r = rows(
+      "{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 0, \"priority\": -4}\n"
+      "{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 1}\n");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].priority == -4);
+  CHECK(r[1].priority == 0);
+  const auto error = [&](const std::string& value) {
+    try {
+      (void)rows("{\"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 0, \"priority\": " +
+                 value + "}\n");
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  const std::string allowed = ": must be an integer from -1000000000 to 1000000000";
+  CHECK(error("1.5") == "p.jsonl:1: field \"priority\" = 1.5" + allowed);
+  // A string is shown as the file writes it, escaped (JsonLines::bad).
+  CHECK(error("\"1\"") == "p.jsonl:1: field \"priority\" = \\\"1\\\"" + allowed);
+  // A huge unsigned value must not wrap into range.
+  CHECK(error("18446744073709551615") ==
+        "p.jsonl:1: field \"priority\" = 18446744073709551615" + allowed);
+  CHECK(error("-1000000001") == "p.jsonl:1: field \"priority\" = -1000000001" + allowed);
 }

@@ -4,9 +4,11 @@
 //   - ids are 0, 1, 2, ... in the order next() gives them;
 //   - a non-reactive source gives arrivals in non-decreasing order, prompt and output >= 1 token;
 //   - size_hint(), when non-zero, is the number of requests;
-//   - the same config and seed give the same requests; a reactive source's first requests too.
+//   - the same config and seed give the same requests; a reactive source's first requests too;
+//   - every request's class is one of class_names() (class 0 when the list is empty).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <map>
 
@@ -28,6 +30,12 @@ std::map<std::string, std::string> k_cases() {
        "closed_loop: {users: 3, requests: 12, think_s: 0.5, think: fixed, ramp_s: 0.03,\n"
        "  prompt_tokens: {kind: uniform, min: 10, max: 50}, output_tokens: {kind: uniform, min: 1, "
        "max: 20}}\n"},
+      {"mix",
+       "mix: {components: [{name: chat, priority: 0, synthetic: {requests: 20, arrival: {kind: "
+       "poisson, rate_per_s: 5}, prompt_tokens: {kind: uniform, min: 1, max: 50}, "
+       "output_tokens: {kind: uniform, min: 1, max: 20}}},\n"
+       "  {name: batch, trace: {path: " +
+           csv + "}}]}\n"},
       {"servegen",
        fmt::format("servegen: {{trace: {}servegen_m_large_excerpt-trace.csv}}\n", k_test_data)},
       {"synthetic",
@@ -71,7 +79,8 @@ bool same(const std::vector<RequestSpec>& a, const std::vector<RequestSpec>& b) 
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i)
     if (a[i].id != b[i].id || a[i].arrival != b[i].arrival ||
-        a[i].prompt_tokens != b[i].prompt_tokens || a[i].output_tokens != b[i].output_tokens)
+        a[i].prompt_tokens != b[i].prompt_tokens || a[i].output_tokens != b[i].output_tokens ||
+        a[i].class_id != b[i].class_id || a[i].priority != b[i].priority)
       return false;
   return true;
 }
@@ -118,6 +127,7 @@ TEST_CASE("workload sources: ids in order, arrivals never go back, lengths >= 1,
       CHECK(ra[i].id == i);
       CHECK(ra[i].prompt_tokens >= 1);
       CHECK(ra[i].output_tokens >= 1);
+      CHECK(ra[i].class_id < std::max<size_t>(1, a->class_names().size()));
       if (i > 0) CHECK(ra[i - 1].arrival <= ra[i].arrival);
     }
     if (!a->reactive() && a->size_hint() != 0) CHECK(a->size_hint() == ra.size());

@@ -1,0 +1,134 @@
+// workload.mix: several workload sources merged into one, each a class of requests
+// (docs/workloads.md#mix):
+//
+//   workload: {mix: {components: [{name: chat, priority: 0, synthetic: {...}},
+//                                 {name: batch, priority: 1, trace: {...}}]}}
+//
+// Each component is a whole workload map (one source of any registered kind, and optionally its
+// own transform) plus `name`, its class (required, unique, valid_class_name), and `priority`,
+// which when given replaces the priority of every request of the component; without it the
+// requests keep their own (a trace's priority column, else 0). The component's name replaces
+// any class its rows name. Requests are merged by arrival; equal arrivals come in component
+// order, then in the component's own order; ids are renumbered 0, 1, 2, ... in merged order.
+// Component k draws from its own generator, seeded with mix_component_seed(seed, k), so a
+// component's requests do not change when another is added after it. A reactive component
+// (closed_loop, or a trace with session or dependency columns) is refused: its on_depart would
+// have to be routed back through the merge, which servesim does not do.
+#include <fmt/format.h>
+
+#include <optional>
+#include <utility>
+
+#include "traces/factories.h"
+
+namespace servesim {
+namespace {
+
+class Mix final : public WorkloadSource {
+ public:
+  struct Part {
+    std::unique_ptr<WorkloadSource> source;
+    std::optional<int32_t> priority;
+    RequestSpec ahead;  // the part's next request, when `more`
+    bool more = false;
+  };
+
+  Mix(std::vector<Part> parts, std::vector<std::string> names)
+      : m_parts(std::move(parts)), m_names(std::move(names)) {
+    for (Part& p : m_parts) p.more = p.source->next(p.ahead);
+  }
+
+  bool next(RequestSpec& out) override {
+    Part* first = nullptr;
+    uint16_t k = 0;
+    for (uint16_t i = 0; i < m_parts.size(); ++i) {
+      Part& p = m_parts[i];
+      // Strictly earlier only: an equal arrival keeps the earlier component.
+      if (p.more && (first == nullptr || p.ahead.arrival < first->ahead.arrival)) {
+        first = &p;
+        k = i;
+      }
+    }
+    if (first == nullptr) return false;
+    out = std::move(first->ahead);
+    first->ahead = RequestSpec{};  // a source need not set every field of what it fills
+    out.id = m_next_id++;
+    out.class_id = k;
+    if (first->priority) out.priority = *first->priority;
+    first->more = first->source->next(first->ahead);
+    return true;
+  }
+
+  size_t size_hint() const override {
+    size_t n = 0;
+    for (const Part& p : m_parts) {
+      if (p.source->size_hint() == 0) return 0;
+      n += p.source->size_hint();
+    }
+    return n;
+  }
+
+  /// Each component's counters, named "<component>.<counter>".
+  std::vector<std::pair<std::string, int64_t>> counters() const override {
+    std::vector<std::pair<std::string, int64_t>> out;
+    for (size_t i = 0; i < m_parts.size(); ++i)
+      for (auto& [name, n] : m_parts[i].source->counters())
+        out.emplace_back(fmt::format("{}.{}", m_names[i], name), n);
+    return out;
+  }
+
+  const std::vector<std::string>& class_names() const override { return m_names; }
+
+ private:
+  std::vector<Part> m_parts;
+  std::vector<std::string> m_names;
+  uint64_t m_next_id = 0;
+};
+
+}  // namespace
+
+uint64_t mix_component_seed(uint64_t seed, size_t index) {
+  // SplitMix64's finaliser over the seed stepped by the golden ratio once per component: seeds
+  // of neighbouring components (and of neighbouring run seeds) share no visible pattern.
+  uint64_t z = seed + 0x9e3779b97f4a7c15ull * (static_cast<uint64_t>(index) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed) {
+  const std::vector<Cfg> components = c.list_of_maps("components");
+  if (components.size() > k_max_classes)
+    c.fail("components", fmt::format("has {} components; a mix may have at most {}",
+                                     components.size(), k_max_classes));
+  std::vector<Mix::Part> parts;
+  std::vector<std::string> names;
+  for (size_t i = 0; i < components.size(); ++i) {
+    const Cfg& part = components[i];
+    const std::string name = part.get_string("name");
+    if (!valid_class_name(name))
+      part.fail("name", fmt::format("\"{}\": a class name must be {}", printable(name, 80),
+                                    k_class_name_allowed));
+    for (size_t j = 0; j < i; ++j)
+      if (names[j] == name)
+        part.fail("name", fmt::format("\"{}\" is also the name of components[{}]: each "
+                                      "component is a class and needs a name of its own",
+                                      name, j));
+    Mix::Part p;
+    if (const auto pr = part.optional_int("priority", {k_min_priority, k_max_priority}))
+      p.priority = static_cast<int32_t>(*pr);
+    p.source = make_workload(part, mix_component_seed(seed, i));
+    if (p.source->reactive()) {
+      const std::string kind = part.one_of(workload_source_names());
+      part.fail(kind,
+                "a reactive source (its requests wait for replies: closed_loop, or a "
+                "trace with session_id, parent_id or think_s) cannot be a mix component: "
+                "run it on its own");
+    }
+    names.push_back(name);
+    parts.push_back(std::move(p));
+  }
+  return std::make_unique<Mix>(std::move(parts), std::move(names));
+}
+
+}  // namespace servesim
