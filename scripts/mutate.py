@@ -22,6 +22,12 @@ interrupted run is restored before anything else). Run on demand; not part of CI
 
 Prints the score (killed / valid) and each survivor, and writes BUILD/mutation/result.json
 and result.csv. docs/testing.md records the latest run.
+
+Mutants shown to be equivalent (no test can tell them from the original) are listed in
+scripts/mutation_equivalent.txt, each with the reason, and matched by file, column, kind and
+the source line's text (so a list entry survives edits elsewhere in the file). They still run:
+a listed mutant that survives counts as equivalent and leaves the score's denominator; one
+that is killed counts as killed and its entry is reported as stale.
 """
 
 import argparse
@@ -191,6 +197,26 @@ def run(cmd, timeout, log):
     return rc, out, time.time() - t0
 
 
+EQUIVALENT = os.path.join(ROOT, "scripts", "mutation_equivalent.txt")
+
+
+def read_equivalent(path=EQUIVALENT):
+    """{(file, col, kind, source line): reason} from `file | col:kind | reason | source line`."""
+    out = {}
+    if not os.path.exists(path):
+        return out
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            if not line.strip() or line.startswith("#"):
+                continue
+            parts = [p.strip() for p in line.rstrip("\n").split(" | ", 3)]
+            col_kind = parts[1].split(":") if len(parts) == 4 else []
+            if len(col_kind) != 2 or not col_kind[0].isdigit():
+                sys.exit(f"{path}:{n}: expected `file | col:kind | reason | source line`")
+            out[(parts[0], int(col_kind[0]), col_kind[1], parts[3])] = parts[2]
+    return out
+
+
 def configure(build):
     if os.path.exists(os.path.join(build, "build.ninja")):
         return
@@ -272,24 +298,44 @@ def main():
 
     # Leave the build matching the restored sources.
     run(build_cmd, None, log)
+    equivalent = read_equivalent()
+    stale = []
+    for r in results:
+        key = (r["file"], r["col"], r["kind"], r["orig_line"])
+        if key not in equivalent:
+            continue
+        if r["status"] == "survived":
+            r["status"] = "equivalent"
+            r["reason"] = equivalent[key]
+        elif r["status"] in ("killed", "timeout"):
+            stale.append(r)
     valid = [r for r in results if r["status"] != "invalid"]
     killed = [r for r in valid if r["status"] in ("killed", "timeout")]
     survivors = [r for r in valid if r["status"] == "survived"]
-    score = len(killed) / len(valid) if valid else 0.0
+    equiv = [r for r in valid if r["status"] == "equivalent"]
+    counted = len(valid) - len(equiv)
+    raw = len(killed) / len(valid) if valid else 0.0
+    score = len(killed) / counted if counted else 0.0
     summary = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                "command": " ".join(sys.argv), "mutants": len(results), "valid": len(valid),
-               "killed": len(killed), "survived": len(survivors),
-               "invalid": len(results) - len(valid), "score": round(score, 4), "results": results}
+               "killed": len(killed), "survived": len(survivors), "equivalent": len(equiv),
+               "invalid": len(results) - len(valid), "raw_score": round(raw, 4),
+               "score": round(score, 4), "results": results}
     with open(os.path.join(out_dir, "result.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
     with open(os.path.join(out_dir, "result.csv"), "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=["id", "file", "line", "col", "kind", "old", "new",
-                                          "status", "build_s", "test_s", "orig_line"])
+                                          "status", "build_s", "test_s", "orig_line", "reason"])
         w.writeheader()
         for r in results:
             w.writerow(r)
-    print(f"\nscore {len(killed)}/{len(valid)} = {100 * score:.1f}% of valid mutants killed "
-          f"({len(results) - len(valid)} invalid)")
+    print(f"\nscore {len(killed)}/{counted} = {100 * score:.1f}% of valid mutants killed, "
+          f"leaving out {len(equiv)} known equivalent ({len(killed)}/{len(valid)} = "
+          f"{100 * raw:.1f}% of all valid; {len(results) - len(valid)} invalid)")
+    for r in stale:
+        print(f"  stale equivalent entry, killed: {r['id']}  {r['orig_line']}")
+    for r in equiv:
+        print(f"  equivalent {r['file']}:{r['line']}  ({r['old']} -> {r['new'] or 'deleted'}): {r['reason']}")
     for r in survivors:
         print(f"  survived {r['file']}:{r['line']}  {r['orig_line']}  ({r['old']} -> {r['new'] or 'deleted'})")
     print(f"results: {out_dir}/result.json, result.csv")
