@@ -495,3 +495,35 @@ TEST_CASE("vllm: priority preempts the least urgent request, not the newest",
   CHECK(fcfs[0].preemptions == 0);
   CHECK(fcfs[1].preemptions == 1);
 }
+
+TEST_CASE("vllm: a preempted request not yet in the step gives no tokens back to the budget",
+          "[schedulers][vllm]") {
+  // Every step 10 ms, budget 32, 64 KV tokens in blocks of 1, priority policy, no full-prompt
+  // reservation. r0 (t=0, prompt 2, 10 tokens, priority 0), v (t=0, prompt 33, 10 tokens,
+  // priority 1), r1 (t=5 ms, prompt 60, 1 token, priority 0).
+  // t=0   r0's 2 and v's first 30 (KV 32)                        -> t=10: r0 token 1
+  // t=10  r0 decodes, v's last 3, r1 joins with 28 (KV 64: full)  -> t=20
+  // t=20  r0 needs one more token of KV: v, the least urgent, is preempted before it was
+  //       planned, so the budget stays 32 - 1 = 31 for r1's next chunk (KV 4 + 59 = 63)
+  // t=30  r0 takes the last free token; r1's last prompt token finds none: r1 (the later
+  //       arrival of priority 0) preempts itself. From here, every two steps: r1 recomputes
+  //       31 tokens, then its next 29 do not fit beside r0's growing KV, and it is preempted
+  //       again (at 30, 50, 70 and 90 ms); r0 finishes at 100 ms.
+  // t=100 r1's 31, t=110 its last 29                              -> t=120: r1's token
+  // (Had v's preemption given a token back, r1's prompt would have been done at t=30.)
+  const std::string path = write_temp("budget.csv",
+                                      "arrival_s,prompt_tokens,output_tokens,priority\n"
+                                      "0,2,10,0\n0,33,10,1\n0.005,60,1,0\n");
+  const auto r = run_requests(
+      "workload: {trace: {path: " + path +
+      "}}\nstep_time: {kind: linear, base_ms: 10}\nscheduler: " +
+      vllm(", scheduling_policy: priority, max_num_seqs: 3, max_num_batched_tokens: 32, "
+           "scheduler_reserve_full_isl: false") +
+      "\nkv: {policy: paged, capacity_tokens: 64, block_size: 1}\n");
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].preemptions == 0);
+  CHECK(r[0].finish.count_ns() == ms(100));
+  CHECK(r[1].preemptions == 1);
+  CHECK(r[2].preemptions == 4);
+  CHECK(r[2].first_token.count_ns() == ms(120));
+}
