@@ -26,7 +26,8 @@ const std::string k_two_requests =
     "scheduler: {kind: continuous, max_num_seqs: 8}\n"
     "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n";
 
-json timeline_of(const std::string& yaml, uint64_t max_requests) {
+/// The timeline.json text of a run of `yaml`.
+std::string timeline_text_of(const std::string& yaml, uint64_t max_requests) {
   std::ostringstream text;
   TimelineWriter w(text, max_requests);
   RunOptions o;
@@ -34,7 +35,12 @@ json timeline_of(const std::string& yaml, uint64_t max_requests) {
   o.request_recorders.push_back(&w);
   (void)run_scenario(doc_of(yaml), o);
   w.finish();
-  return json::parse(text.str());  // throws (and fails the test) if not valid JSON
+  return text.str();
+}
+
+json timeline_of(const std::string& yaml, uint64_t max_requests) {
+  // Throws (and fails the test) if not valid JSON.
+  return json::parse(timeline_text_of(yaml, max_requests));
 }
 
 // name -> [ts, ts + dur] of request `tid`'s complete events.
@@ -50,17 +56,11 @@ std::map<std::string, std::pair<double, double>> spans_of(const json& t, int tid
 
 TEST_CASE("timeline: times are written as exact microseconds, 0 without a sign",
           "[metrics][timeline]") {
-  std::ostringstream text;
-  TimelineWriter w(text, 1000);
-  RunOptions o;
-  o.step_observers.push_back(&w);
-  o.request_recorders.push_back(&w);
-  (void)run_scenario(doc_of(k_two_requests), o);
-  w.finish();
+  const std::string text = timeline_text_of(k_two_requests, 1000);
   // The first step starts at 0 and lasts 10 ms; the second starts at 10 ms.
-  CHECK(text.str().find("\"ts\":0.000,\"dur\":10000.000") != std::string::npos);
-  CHECK(text.str().find("\"ts\":10000.000,") != std::string::npos);
-  CHECK(text.str().find("-0.000") == std::string::npos);
+  CHECK(text.find("\"ts\":0.000,\"dur\":10000.000") != std::string::npos);
+  CHECK(text.find("\"ts\":10000.000,") != std::string::npos);
+  CHECK(text.find("-0.000") == std::string::npos);
 }
 
 TEST_CASE("timeline: steps and request phases in microseconds, worked by hand",
