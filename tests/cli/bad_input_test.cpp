@@ -9,6 +9,7 @@
 #include "core/errors.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
+#include "tests/text.h"
 #include "traces/workload_source.h"
 
 using namespace servesim;
@@ -22,12 +23,6 @@ struct Run {
   std::string out, err;
   bool wrote_output;
 };
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size())
-    s.replace(pos, from.size(), to);
-  return s;
-}
 
 /// Writes `files` into a fresh folder and runs `servesim args...`, where "{dir}" in an argument
 /// stands for the folder. The folder's path is cut out of what servesim prints, so messages read

@@ -14,6 +14,7 @@
 
 #include "tests/support.h"
 #include "tests/test_paths.h"
+#include "tests/text.h"
 
 using namespace servesim;
 using namespace servesim::test;
@@ -44,13 +45,6 @@ void flatten(const Json& x, const std::string& prefix, std::map<std::string, Jso
     if (k == "definition") continue;
     leaf(v, prefix.empty() ? k : prefix + "." + k, out);
   }
-}
-
-/// `text` with every occurrence of `from` written as `to`.
-std::string replaced(std::string text, const std::string& from, const std::string& to) {
-  for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
-    text.replace(at, from.size(), to);
-  return text;
 }
 
 /// The golden figures differ from this run's: a message per figure, empty when they agree.
@@ -126,7 +120,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     std::ifstream(dir / "summary.json") >> summary;
     std::map<std::string, Json> figures;
     flatten(summary, "", figures);
-    figures["(stdout)"] = replaced(r.out, dir.string(), "OUT");  // the table it printed
+    figures["(stdout)"] = replace_all(r.out, dir.string(), "OUT");  // the table it printed
     INFO("figures that moved (rerun scripts/golden.py if the change is meant):");
     REQUIRE(golden.contains(rel));
     CHECK(golden_differences(golden[rel], figures) == "");
