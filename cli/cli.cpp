@@ -232,6 +232,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   std::optional<RunRequest> q = parse_run(args, out, interrupt);
   if (!q) return 0;
   RunOptions& options = q->options;
+  options.percentiles = q->percentiles;  // summary.json's ITL too
   // requests.csv streams to a temporary file as requests finish; both files take their names
   // only once the run is complete (or stopped and marked partial).
   Scenario scenario = build_scenario(q->doc);  // a bad config stops here, before any output

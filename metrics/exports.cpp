@@ -61,17 +61,13 @@ std::string percentile_word(double p) {
 }
 
 void TokenTimes::on_step(const StepRecord& s) {
-  if (s.replica >= m_step_ends_ns.size()) {
-    m_step_ends_ns.resize(s.replica + 1);
-    m_step_durations_ns.resize(s.replica + 1);
-  }
-  m_step_ends_ns[s.replica].push_back((s.start + s.duration).count_ns());
+  if (s.replica >= m_step_durations_ns.size()) m_step_durations_ns.resize(s.replica + 1);
+  m_step_ends.add(s.replica, (s.start + s.duration).count_ns(), s.kv_capacity_tokens);
   m_step_durations_ns[s.replica].push_back(s.duration.count_ns());
 }
 
 int64_t TokenTimes::step_duration_ns(uint32_t rep, int64_t end_ns) const {
-  if (rep >= m_step_ends_ns.size()) return 0;
-  const std::vector<int64_t>& ends = m_step_ends_ns[rep];
+  const std::vector<int64_t>& ends = m_step_ends.of(rep);
   const auto it = std::lower_bound(ends.begin(), ends.end(), end_ns);
   if (it == ends.end() || *it != end_ns) return 0;
   return m_step_durations_ns[rep][static_cast<size_t>(it - ends.begin())];
@@ -100,29 +96,11 @@ void TokenTimes::record(const Request& r) {
   // The step that produced the first token ran where the request was first admitted.
   const uint32_t first_rep = r.prefill_replica != k_no_replica ? r.prefill_replica : r.replica;
   int64_t execution_ns = step_duration_ns(first_rep, r.first_token.count_ns());
-  if (n > 1) {
-    const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
-    if (r.replica >= m_step_ends_ns.size()) {
-      m_step_ends_ns.resize(r.replica + 1);
-      m_step_durations_ns.resize(r.replica + 1);
-    }
-    const std::vector<int64_t>& ends = m_step_ends_ns[r.replica];
-    const auto lo = std::upper_bound(ends.begin(), ends.end(), t0);
-    const auto hi = std::upper_bound(lo, ends.end(), t1);
-    const int64_t steps = hi - lo;  // step ends in (t0, t1]
-    if (steps >= n - 1 && hi != lo && *(hi - 1) == t1) {
-      m_stall_placed += steps > n - 1;
-      int64_t prev = t0;
-      for (auto it = hi - (n - 1); it != hi; ++it) {
-        m_itls_s.push_back(static_cast<double>(*it - prev) * 1e-9);
-        prev = *it;
-        execution_ns += m_step_durations_ns[r.replica][static_cast<size_t>(it - ends.begin())];
-      }
-    } else {  // cannot happen with the engine's token times; keep the sum regardless
-      ++m_stall_placed;
-      for (int32_t k = 1; k < n; ++k) m_itls_s.push_back(t.tpot_s);
-    }
-  }
+  const GapsFrom from = request_gaps(m_step_ends, r, [&](double gap_s, std::ptrdiff_t step) {
+    m_itls_s.push_back(gap_s);
+    if (step >= 0) execution_ns += m_step_durations_ns[r.replica][static_cast<size_t>(step)];
+  });
+  m_stall_placed += from == GapsFrom::stall_placed || from == GapsFrom::mean;
   t.execution_s = static_cast<double>(execution_ns) * 1e-9;
   t.scheduled_to_first_token_s = (r.first_token - r.first_admitted).seconds();
   t.scheduled_to_finish_s = (r.finish - r.first_admitted).seconds();

@@ -6,19 +6,7 @@
 // GenAI-Perf's profile export JSON and Vidur's request_metrics.csv.
 //
 // ITL is every gap between two consecutive output tokens of a request, pooled over all finished
-// requests. The engine reports each step (StepObserver) and each request once, when it leaves
-// (RequestRecorder); a request's output tokens after its first come at ends of steps of the
-// replica it left from, between its first and last token. TokenTimes keeps each replica's step
-// ends (8 bytes a step, appended: no allocation per step once the vector has grown) and, when a
-// request leaves, takes its token times from them:
-//   - the replica ran exactly n - 1 steps in (first token, last token] (n output tokens): the
-//     request was in every one, and those are its token times, exactly;
-//   - it ran more (a preemption, a disaggregated hand-over, a wait for a seat): the request's
-//     n - 1 later tokens are taken as the last n - 1 of those step ends, so that the extra
-//     time is one gap after the first token. Exact when the request took part in every step of
-//     the replica from its second token on (a hand-over, with no preemption on the decode
-//     replica); otherwise the sum, the request's mean and the pooled mean stay exact and the
-//     stall is one gap where it may have been several. TokenTimes counts such requests.
+// requests, as metrics/token_gaps.h derives them (the same gaps as summary.json's itl_s).
 #include <cstdint>
 #include <iosfwd>
 #include <string>
@@ -27,6 +15,7 @@
 
 #include "core/request.h"
 #include "metrics/metrics.h"
+#include "metrics/token_gaps.h"
 #include "sim/recorder.h"
 #include "sim/step_observer.h"
 
@@ -85,15 +74,15 @@ class TokenTimes final : public StepObserver, public RequestRecorder {
   /// The gaps of every finished request, in seconds; RequestTimes::itl_begin/end index it.
   [[nodiscard]] const std::vector<double>& itls_s() const { return m_itls_s; }
   /// Finished requests whose replica ran more steps between their first and last token than
-  /// they had gaps (their stall is placed after the first token, see above).
+  /// they had gaps (their stall is placed after the first token: metrics/token_gaps.h).
   [[nodiscard]] int64_t stall_placed_requests() const { return m_stall_placed; }
 
  private:
   /// The duration of replica `rep`'s step that ended at `end_ns` (0 if none did).
   [[nodiscard]] int64_t step_duration_ns(uint32_t rep, int64_t end_ns) const;
 
-  std::vector<std::vector<int64_t>> m_step_ends_ns;       // per replica, increasing
-  std::vector<std::vector<int64_t>> m_step_durations_ns;  // beside m_step_ends_ns
+  StepEnds m_step_ends{false};                            // every step end, per replica
+  std::vector<std::vector<int64_t>> m_step_durations_ns;  // beside m_step_ends
   std::vector<RequestTimes> m_requests;
   std::vector<double> m_itls_s;
   int64_t m_stall_placed = 0;

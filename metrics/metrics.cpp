@@ -7,6 +7,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "metrics/exports.h"
+
 namespace servesim {
 
 double percentile(const std::vector<double>& sorted, double p) {
@@ -58,16 +60,19 @@ void RequestTally::add_entry(const Request& r, bool ttft_ok) {
   ttft_met += ttft_ok;
 }
 
-void RequestTally::add_exit(const Request& r, bool tpot_ok, bool e2e_ok, bool all_ok) {
+void RequestTally::add_exit(const Request& r, const std::vector<double>& gaps,
+                            const SloVerdict& ok) {
   ++left;
   if (r.state != RequestState::Released) return;
   ++finished;
   if (r.spec.output_tokens > 1)
     tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
   e2e.add((r.release - r.spec.arrival).seconds());
-  tpot_met += tpot_ok;
-  e2e_met += e2e_ok;
-  all_met += all_ok;
+  for (double g : gaps) itl.add(g);
+  tpot_met += ok.tpot;
+  e2e_met += ok.e2e;
+  itl_met += ok.itl;
+  all_met += ok.all;
 }
 
 MetricsRecorder::MetricsRecorder(size_t exact_limit)
@@ -79,6 +84,7 @@ MetricsRecorder::MetricsRecorder(std::optional<SloTargets> slo, size_t exact_lim
   if (m_slo && m_slo->ttft_ms) m_ttft_target = Time::from_ms(*m_slo->ttft_ms);
   if (m_slo && m_slo->tpot_ms) m_tpot_target = Time::from_ms(*m_slo->tpot_ms);
   if (m_slo && m_slo->e2e_ms) m_e2e_target = Time::from_ms(*m_slo->e2e_ms);
+  if (m_slo && m_slo->itl_ms) m_itl_target = Time::from_ms(*m_slo->itl_ms);
 }
 
 void MetricsRecorder::track_replicas(std::vector<int64_t> accelerators,
@@ -116,21 +122,33 @@ void MetricsRecorder::record(const Request& r) {
     m_last_release = std::max(m_last_release, r.release);
     m_queue.add((r.first_admitted - r.spec.arrival).seconds());
   }
+  // Its inter-token gaps (metrics/token_gaps.h), into a buffer reused from request to request.
+  m_gaps.clear();
+  double largest_gap = 0;
+  const GapsFrom gaps_from = request_gaps(m_step_ends, r, [&](double g, std::ptrdiff_t) {
+    m_gaps.push_back(g);
+    largest_gap = std::max(largest_gap, g);
+  });
   // A rejected or unfinished request meets no target.
-  bool ttft_ok = false, tpot_ok = false, e2e_ok = false, all_ok = false;
+  SloVerdict ok;
   if (released && m_slo) {
-    ttft_ok = r.first_token - r.spec.arrival <= m_ttft_target;
+    ok.ttft = r.first_token - r.spec.arrival <= m_ttft_target;
     // One output token has no TPOT: it meets the TPOT target (as vLLM's benchmark counts it).
-    tpot_ok =
+    ok.tpot =
         r.spec.output_tokens <= 1 ||
         per_token_within(r.last_token - r.first_token, r.spec.output_tokens - 1, m_tpot_target);
-    e2e_ok = r.release - r.spec.arrival <= m_e2e_target;
-    all_ok =
-        (ttft_ok || !m_slo->ttft_ms) && (tpot_ok || !m_slo->tpot_ms) && (e2e_ok || !m_slo->e2e_ms);
+    ok.e2e = r.release - r.spec.arrival <= m_e2e_target;
+    // Each gap no longer than the target (no gap: met). Step gaps are whole nanoseconds times
+    // 1e-9, as the target is: the comparison is exact; mean gaps compare as TPOT does.
+    ok.itl = gaps_from == GapsFrom::mean ? per_token_within(r.last_token - r.first_token,
+                                                            r.spec.output_tokens - 1, m_itl_target)
+                                         : largest_gap <= m_itl_target.seconds();
+    ok.all = (ok.ttft || !m_slo->ttft_ms) && (ok.tpot || !m_slo->tpot_ms) &&
+             (ok.e2e || !m_slo->e2e_ms) && (ok.itl || !m_slo->itl_ms);
   }
-  m_all.add_entry(r, ttft_ok);
-  m_all.add_exit(r, tpot_ok, e2e_ok, all_ok);
-  if (m_class_names && !m_class_names->empty()) record_class(r, ttft_ok, tpot_ok, e2e_ok, all_ok);
+  m_all.add_entry(r, ok.ttft);
+  m_all.add_exit(r, m_gaps, ok);
+  if (m_class_names && !m_class_names->empty()) record_class(r, ok);
   if (m_replicas.empty()) return;
   // Its first token belongs to the replica it was routed to, the rest to the one it left from.
   const bool moved = r.prefill_replica != k_no_replica;
@@ -139,8 +157,8 @@ void MetricsRecorder::record(const Request& r) {
     throw std::logic_error(fmt::format("a request left replica {} of {} tracked",
                                        std::max(entry, r.replica), m_replicas.size()));
   const auto tally = [&](RequestTally& in, RequestTally& out) {
-    in.add_entry(r, ttft_ok);
-    out.add_exit(r, tpot_ok, e2e_ok, all_ok);
+    in.add_entry(r, ok.ttft);
+    out.add_exit(r, m_gaps, ok);
     if (!released) return;
     const int32_t there = moved ? r.prefill_preemptions : 0;
     const int32_t swapped_there = moved ? r.prefill_swap_preemptions : 0;
@@ -153,12 +171,11 @@ void MetricsRecorder::record(const Request& r) {
   if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[r.replica]]);
 }
 
-void MetricsRecorder::record_class(const Request& r, bool ttft_ok, bool tpot_ok, bool e2e_ok,
-                                   bool all_ok) {
+void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
   while (m_classes.size() <= r.spec.class_id) m_classes.emplace_back(m_exact_limit);
   ClassTally& c = m_classes[r.spec.class_id];
-  c.all.add_entry(r, ttft_ok);
-  c.all.add_exit(r, tpot_ok, e2e_ok, all_ok);
+  c.all.add_entry(r, ok.ttft);
+  c.all.add_exit(r, m_gaps, ok);
   if (r.state == RequestState::Rejected) {
     ++c.rejected;
   } else if (r.state != RequestState::Released) {
@@ -183,6 +200,7 @@ void MetricsRecorder::class_summaries(Summary& s, const RunStats& stats) {
       c.tpot_s = finish(t.all.tpot);
       c.e2e_s = finish(t.all.e2e);
       c.queue_s = finish(t.queue);
+      c.itl_s = gap_distribution(t.all.itl);
       if (m_slo) c.slo = slo_summary(t.all, s.duration_s, m_slo->accelerators);
     } else if (m_slo) {  // a class with no request: nothing met, nothing missed
       RequestTally none(0);
@@ -223,11 +241,24 @@ SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s, int6
   if (m_slo->tpot_ms)
     o.tpot = check(*m_slo->tpot_ms, m_tpot_target, t.tpot, t.tpot_met, t.left, t.finished > 0);
   if (m_slo->e2e_ms) o.e2e = check(*m_slo->e2e_ms, m_e2e_target, t.e2e, t.e2e_met, t.left, false);
+  // No gap at all (one-token requests only): each met it, as with TPOT.
+  if (m_slo->itl_ms)
+    o.itl = check(*m_slo->itl_ms, m_itl_target, t.itl.q, t.itl_met, t.left, t.finished > 0);
   o.requests_met = t.all_met;
   o.attainment = share(t.all_met, t.left);
   if (duration_s > 0) o.goodput_per_s = static_cast<double>(t.all_met) / duration_s;
   o.goodput_per_s_per_accelerator = o.goodput_per_s / static_cast<double>(o.accelerators);
   return o;
+}
+
+GapDistribution MetricsRecorder::gap_distribution(GapSketch& g) const {
+  GapDistribution d;
+  static_cast<Distribution&>(d) = finish(g.q);
+  d.median = d.p50;
+  d.std = g.std();
+  for (double p : m_percentiles)
+    d.percentiles.emplace_back("p" + percentile_word(p), d.count ? g.q.percentile(p) : 0.0);
+  return d;
 }
 
 std::string MetricsRecorder::first_rejection() const {
@@ -251,6 +282,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   s.tpot_s = finish(m_all.tpot);
   s.e2e_s = finish(m_all.e2e);
   s.queue_s = finish(m_queue);
+  s.itl_s = gap_distribution(m_all.itl);
   s.steps = stats.steps;
   s.stopped_by = stats.stopped_by;
   s.mean_batch_sequences =
@@ -280,7 +312,8 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
 
 namespace {
 
-/// A tally's requests, distributions and preemptions into a replica's or pool's summary.
+/// A tally's requests, distributions and preemptions into a replica's or pool's summary (its
+/// gaps: MetricsRecorder::gap_distribution).
 template <class Out>
 void fill_from(Out& o, RequestTally& t) {
   o.requests = t.left;
@@ -304,6 +337,7 @@ SloSummary MetricsRecorder::part_slo_summary(RequestTally& t, double duration_s,
   // a prefill replica) has no check, rather than a "missed" one.
   if (t.entered == 0) o.ttft.reset();
   if (t.left == 0) o.tpot.reset();
+  if (t.left == 0) o.itl.reset();
   return o;
 }
 
@@ -313,6 +347,7 @@ void MetricsRecorder::replica_summaries(Summary& s, const RunStats& stats) {
     ReplicaSummary r;
     if (i < m_replicas.size()) {  // tracked (track_replicas)
       fill_from(r, m_replicas[i]);
+      r.itl_s = gap_distribution(m_replicas[i].itl);
       if (m_slo) r.slo = part_slo_summary(m_replicas[i], s.duration_s, m_accelerators[i]);
     }
     r.routed = rs.routed;
@@ -340,6 +375,7 @@ void MetricsRecorder::pool_summaries(Summary& s, const RunStats& stats) {
     p.accelerators = spec.accelerators_per_replica * spec.replicas;
     if (k < m_pools.size()) {
       fill_from(p, m_pools[k]);
+      p.itl_s = gap_distribution(m_pools[k].itl);
       if (m_slo) p.slo = part_slo_summary(m_pools[k], s.duration_s, p.accelerators);
     }
     for (uint32_t i = spec.first_replica; i < spec.first_replica + spec.replicas; ++i) {

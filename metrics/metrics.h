@@ -7,20 +7,25 @@
 //   output tokens/s = output tokens of finished requests / (last release - first arrival)
 // Percentiles interpolate linearly between order statistics (numpy's default).
 // With SLO targets (config `slo`), a request meets a target when its own TTFT / TPOT is <= it
-// (one output token: no TPOT, meets the TPOT target); rejected and unfinished requests meet
-// none. Goodput = requests meeting every target / duration (docs/metrics.md#slos-and-goodput).
+// (one output token: no TPOT, meets the TPOT target; no gap, meets the ITL target, which a
+// request meets when its largest gap is <= it); rejected and unfinished requests meet none.
+//   ITL   = every gap between consecutive output tokens, pooled (metrics/token_gaps.h) Goodput =
+//   requests meeting every target / duration (docs/metrics.md#slos-and-goodput).
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/kv/kv_manager.h"
 #include "core/quantiles.h"
 #include "core/request.h"
 #include "metrics/summary_fields.h"
+#include "metrics/token_gaps.h"
 #include "sim/recorder.h"
 #include "sim/simulation.h"
 #include "sim/slo.h"
+#include "sim/step_observer.h"
 
 namespace servesim {
 
@@ -45,6 +50,28 @@ void for_each_field(const Distribution& d, F&& f) {
   f(Field("exact"), d.exact);
 }
 
+/// The distribution of inter-token gaps (ITL): a Distribution with vLLM's median and std, and
+/// any further percentiles asked for (servesim run --percentiles).
+struct GapDistribution : Distribution {
+  double median = 0;  ///< p50, under vLLM's name
+  double std = 0;     ///< population standard deviation (numpy's std)
+  std::vector<std::pair<std::string, double>> percentiles;  ///< "p99.9" -> value
+};
+
+template <class F>
+void for_each_field(const GapDistribution& d, F&& f) {
+  f(Field("count"), d.count);
+  f(Field("mean"), d.mean);
+  f(Field("median"), d.median);
+  f(Field("std"), d.std);
+  f(Field("p50"), d.p50);
+  f(Field("p90"), d.p90);
+  f(Field("p99"), d.p99);
+  f(Field("max"), d.max);
+  f(Field("exact"), d.exact);
+  f(Field("percentiles", k_json | k_omit_empty), d.percentiles);
+}
+
 /// One latency target and how the run did against it.
 struct SloCheck {
   double target_ms = 0;
@@ -67,10 +94,10 @@ void for_each_field(const SloCheck& c, F&& f) {
 
 struct SloSummary {
   double percentile = 99;
-  std::optional<SloCheck> ttft, tpot, e2e;  ///< those with a target
-  int64_t requests_met = 0;                 ///< requests meeting every given target
-  double attainment = 0;                    ///< requests_met / requests
-  double goodput_per_s = 0;                 ///< requests_met / duration
+  std::optional<SloCheck> ttft, tpot, e2e, itl;  ///< those with a target
+  int64_t requests_met = 0;                      ///< requests meeting every given target
+  double attainment = 0;                         ///< requests_met / requests
+  double goodput_per_s = 0;                      ///< requests_met / duration
   int64_t accelerators = 1;
   double goodput_per_s_per_accelerator = 0;
 };
@@ -81,6 +108,7 @@ void for_each_field(const SloSummary& s, F&& f) {
   f(Field("ttft"), s.ttft);
   f(Field("tpot"), s.tpot);
   f(Field("e2e"), s.e2e);
+  f(Field("itl", k_json | k_omit_empty), s.itl);
   f(Field("requests_met"), s.requests_met);
   f(Field("attainment"), s.attainment);
   f(Field("goodput_requests_per_s"), s.goodput_per_s);
@@ -101,6 +129,7 @@ void for_each_request_field(const T& r, F& f) {
     r.ttft_s);
   f(Field("tpot_s").col("TPOT p99 ms", 12, Stat::p99, 1e3, 2), r.tpot_s);
   f(Field("e2e_s"), r.e2e_s);
+  f(Field("itl_s"), r.itl_s);
   f(Field("slo").col("TTFT met", 10).col("TPOT met", 10).col("all met", 10), r.slo);
 }
 
@@ -121,6 +150,7 @@ struct ReplicaSummary {
   double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
   /// TTFT of the requests routed here; TPOT and E2E of those that finished here.
   Distribution ttft_s, tpot_s, e2e_s;
+  GapDistribution itl_s;          ///< the gaps of the requests that finished here
   std::optional<SloSummary> slo;  ///< with an `slo` config section
   std::string pool;               ///< with cluster.pools: its pool's name
   int64_t handed_off = 0;         ///< prefill: requests whose KV left for a decode replica
@@ -160,6 +190,7 @@ struct PoolSummary {
   double ttft_mean_s = 0, tpot_mean_s = 0, e2e_mean_s = 0;  ///< the distributions' means
   /// Over its replicas' requests, attributed as in ReplicaSummary.
   Distribution ttft_s, tpot_s, e2e_s;
+  GapDistribution itl_s;
   std::optional<SloSummary> slo;
 };
 
@@ -223,6 +254,7 @@ struct ClassSummary {
   int64_t unfinished = 0;
   int64_t preemptions = 0;  ///< of its finished requests
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
+  GapDistribution itl_s;
   /// With an `slo` section: its attainment, and goodput over the run's duration.
   std::optional<SloSummary> slo;
 };
@@ -238,6 +270,7 @@ void for_each_field(const ClassSummary& c, F&& f) {
   f(Field("tpot_s"), c.tpot_s);
   f(Field("e2e_s"), c.e2e_s);
   f(Field("queue_s"), c.queue_s);
+  f(Field("itl_s"), c.itl_s);
   f(Field("slo", k_json | k_omit_empty), c.slo);
 }
 
@@ -255,6 +288,7 @@ struct Summary {
   double output_tokens_per_s = 0;
   double requests_per_s = 0;  ///< finished requests / duration
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
+  GapDistribution itl_s;  ///< inter-token latency: every gap, pooled (metrics/token_gaps.h)
   int64_t preemptions = 0;
   int64_t swap_preemptions = 0;  ///< of preemptions, those by swapping (preemption_mode: swap)
   int64_t preempted_requests = 0;
@@ -302,6 +336,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("tpot_s").row("TPOT", 1e3, "ms"), s.tpot_s);
   f(Field("e2e_s").row("E2E", 1.0, "s"), s.e2e_s);
   f(Field("queue_s").row("queue", 1e3, "ms"), s.queue_s);
+  f(Field("itl_s").row("ITL", 1e3, "ms"), s.itl_s);
   f(Field("preemptions"), s.preemptions);
   f(Field("swap_preemptions"), s.swap_preemptions);
   f(Field("preempted_requests"), s.preempted_requests);
@@ -328,21 +363,28 @@ void for_each_field(const Summary& s, F&& f) {
 [[nodiscard]] double percentile(const std::vector<double>& sorted, double p);
 [[nodiscard]] Distribution distribution(std::vector<double> values);
 
+/// Which SLO targets a request met (all false without targets, or when it did not finish).
+struct SloVerdict {
+  bool ttft = false, tpot = false, e2e = false, itl = false, all = false;
+};
+
 /// The latency distributions and SLO counts of a set of requests: the run's, a replica's or a
 /// pool's. A request's first token and the rest of it may be counted in different tallies
 /// (disaggregation: its prefill and decode replicas).
 struct RequestTally {
   explicit RequestTally(size_t exact_limit)
-      : ttft(exact_limit), tpot(exact_limit), e2e(exact_limit) {}
+      : ttft(exact_limit), tpot(exact_limit), e2e(exact_limit), itl(exact_limit) {}
   /// A request that arrived here (routed here; its prefill replica when disaggregated): its TTFT.
   void add_entry(const Request& r, bool ttft_ok);
-  /// A request that left from here (released, rejected or unfinished): everything but its TTFT.
-  void add_exit(const Request& r, bool tpot_ok, bool e2e_ok, bool all_ok);
+  /// A request that left from here (released, rejected or unfinished): everything but its TTFT,
+  /// its inter-token gaps included (`gaps`, in seconds).
+  void add_exit(const Request& r, const std::vector<double>& gaps, const SloVerdict& ok);
 
   int64_t entered = 0, left = 0, finished = 0;
-  int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, all_met = 0;  ///< only with SLO targets
+  int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, itl_met = 0, all_met = 0;  ///< with SLOs
   int64_t preemptions = 0, swap_preemptions = 0;  ///< those that happened here (finished)
   QuantileSketch ttft, tpot, e2e;
+  GapSketch itl;
 };
 
 /// A class's tally (Summary::classes): the requests' latencies and SLO counts, and what only
@@ -356,7 +398,7 @@ struct ClassTally {
 
 /// Builds the summary as requests leave the engine, in memory that does not grow with the run
 /// (past QuantileSketch's exact limit).
-class MetricsRecorder final : public RequestRecorder {
+class MetricsRecorder final : public RequestRecorder, public StepObserver {
  public:
   explicit MetricsRecorder(size_t exact_limit = QuantileSketch::k_default_exact_limit);
   /// Also checks every request against `slo` (when given) as it is recorded.
@@ -372,6 +414,13 @@ class MetricsRecorder final : public RequestRecorder {
   /// tallied, so a run without classes pays nothing for them. REQUIRES: `names` outlives this.
   void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
   void record(const Request& r) override;
+  /// Keeps the step ends the gaps are derived from (StepEnds, bounded); without steps a
+  /// request's gaps are its mean (GapsFrom::mean).
+  void on_step(const StepRecord& s) override {
+    m_step_ends.add(s.replica, (s.start + s.duration).count_ns(), s.kv_capacity_tokens);
+  }
+  /// Further percentiles of the ITL distributions (GapDistribution::percentiles).
+  void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
   /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
@@ -385,7 +434,9 @@ class MetricsRecorder final : public RequestRecorder {
                                             int64_t accelerators);
   void replica_summaries(Summary& s, const RunStats& stats);
   /// Tallies `r` in its class's ClassTally.
-  void record_class(const Request& r, bool ttft_ok, bool tpot_ok, bool e2e_ok, bool all_ok);
+  void record_class(const Request& r, const SloVerdict& ok);
+  /// A gap sketch's distribution, with the further percentiles.
+  [[nodiscard]] GapDistribution gap_distribution(GapSketch& g) const;
   /// Summary::classes, one per name in stats.class_names.
   void class_summaries(Summary& s, const RunStats& stats);
   void pool_summaries(Summary& s, const RunStats& stats);
@@ -399,7 +450,10 @@ class MetricsRecorder final : public RequestRecorder {
   uint64_t m_first_rejected_id = UINT64_MAX;
   std::string m_first_rejected_reason;
   std::optional<SloTargets> m_slo;
-  Time m_ttft_target, m_tpot_target, m_e2e_target;  // the targets in whole nanoseconds
+  Time m_ttft_target, m_tpot_target, m_e2e_target, m_itl_target;  // in whole nanoseconds
+  StepEnds m_step_ends{true};
+  std::vector<double> m_gaps;  // the gaps of the request being recorded (reused)
+  std::vector<double> m_percentiles;
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
   std::vector<RequestTally> m_replicas, m_pools;
   std::vector<int64_t> m_accelerators;

@@ -18,6 +18,8 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   const std::shared_ptr<Document> doc = sc.doc;
   Simulation sim(std::move(sc.components), options.check, options.limits);
   MetricsRecorder metrics(sc.slo);
+  metrics.set_percentiles(options.percentiles);
+  sim.add_step_observer(metrics);  // its step ends give the inter-token gaps
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   metrics.set_class_names(&sim.class_names());
   sim.add_recorder(metrics);

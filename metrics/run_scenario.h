@@ -27,6 +27,8 @@ struct RunOptions {
   std::vector<StepObserver*> step_observers;
   /// More request recorders (timelines, progress); each must outlive the run.
   std::vector<RequestRecorder*> request_recorders;
+  /// Further percentiles of summary.json's ITL distributions (servesim run --percentiles).
+  std::vector<double> percentiles;
 };
 
 /// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).

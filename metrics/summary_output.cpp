@@ -31,9 +31,9 @@ double stat_of(const Distribution& d, Stat s) {
   return 0;
 }
 
-/// How many latency targets the run's SLO has (TTFT, TPOT, E2E).
+/// How many latency targets the run's SLO has (TTFT, TPOT, E2E, ITL).
 int targets_of(const SloSummary& s) {
-  return int{s.ttft.has_value()} + s.tpot.has_value() + s.e2e.has_value();
+  return int{s.ttft.has_value()} + s.tpot.has_value() + s.e2e.has_value() + s.itl.has_value();
 }
 
 /// Whether the k-th printed column of a value of type T shows in a run with `run_slo`: a
@@ -54,7 +54,7 @@ bool column_shown(size_t k, const SloSummary* run_slo) {
 /// decode replica has no TTFT of its own: docs/metrics.md).
 template <class T>
 std::string cell(const Shown& c, size_t k, const T& v, int64_t requests) {
-  if constexpr (std::is_same_v<T, Distribution>) {
+  if constexpr (std::is_base_of_v<Distribution, T>) {
     return v.count ? fmt::format("{:.{}f}", stat_of(v, c.stat) * c.scale, c.digits)
                    : std::string("-");
   } else if constexpr (std::is_same_v<T, std::optional<SloSummary>>) {
@@ -111,14 +111,15 @@ std::string replica_table(const Summary& s) {
   return out;
 }
 
-/// The run's latency table: a row per Distribution field with Field::row.
+/// The run's latency table: a row per Distribution field with Field::row (GapDistribution's
+/// too: ITL).
 std::string latency_table(const Summary& s) {
   std::string out;
   auto it = std::back_inserter(out);
   fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
                  "p99", "max");
   for_each_field(s, [&](const Field& f, const auto& v) {
-    if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Distribution>) {
+    if constexpr (std::is_base_of_v<Distribution, std::decay_t<decltype(v)>>) {
       for (size_t k = 0; k < f.shown_count; ++k) {
         const Shown& r = f.shown[k];
         fmt::format_to(it, "{:<12}", r.header);
@@ -229,12 +230,13 @@ std::string summary_table(const Summary& s) {
     if (slo.ttft) checks += slo_check_text("TTFT", slo.percentile, *slo.ttft) + "; ";
     if (slo.tpot) checks += slo_check_text("TPOT", slo.percentile, *slo.tpot) + "; ";
     if (slo.e2e) checks += slo_check_text("E2E", slo.percentile, *slo.e2e) + "; ";
+    if (slo.itl) checks += slo_check_text("ITL", slo.percentile, *slo.itl) + "; ";
     fmt::format_to(it,
                    "slo        {}{:.1f}% of requests meet {}; goodput {:.2f} req/s ({:.2f} per "
                    "accelerator of {})\n",
                    checks, 100.0 * slo.attainment,
-                   std::array<const char*, 4>{"", "it", "both",
-                                              "all three"}[static_cast<size_t>(targets_of(slo))],
+                   std::array<const char*, 5>{"", "it", "both", "all three",
+                                              "all four"}[static_cast<size_t>(targets_of(slo))],
                    slo.goodput_per_s, slo.goodput_per_s_per_accelerator, slo.accelerators);
   }
   constexpr size_t k_max_class_lines = 32;  // beyond that summary.json has them
@@ -242,6 +244,7 @@ std::string summary_table(const Summary& s) {
     const auto& [name, c] = s.classes[k];
     fmt::format_to(it, "class      {}: {} finished, {} rejected; TTFT p50 {:.1f} ms, p99 {:.1f} ms",
                    name, c.finished, c.rejected, c.ttft_s.p50 * 1e3, c.ttft_s.p99 * 1e3);
+    if (c.itl_s.count > 0) fmt::format_to(it, "; ITL p99 {:.2f} ms", c.itl_s.p99 * 1e3);
     if (c.slo) fmt::format_to(it, "; {:.1f}% meet the SLO", 100.0 * c.slo->attainment);
     fmt::format_to(it, "\n");
   }

@@ -205,6 +205,7 @@
     ['TPOT p50', ms('tpot_s.p50'), 3], ['TPOT p99', ms('tpot_s.p99'), 3],
     ['E2E p50', ms('e2e_s.p50'), 1], ['E2E p99', ms('e2e_s.p99'), 1],
     ['queue p50', ms('queue_s.p50'), 2], ['queue p99', ms('queue_s.p99'), 2],
+    ['ITL p50', ms('itl_s.p50'), 3], ['ITL p99', ms('itl_s.p99'), 3],
     ['engine'],
     ['steps', key('steps'), 0],
     ['sequences/step', key('mean_batch_sequences'), 2],
@@ -307,6 +308,71 @@
         series: tailSeries
       }, uPlot.join(tails), drawSlos);
     });
+  }
+
+  // ---- inter-token latency (summary.json itl_s: every gap between consecutive tokens) ----
+  // The percentiles of an itl_s object as [[label, p, ms], ...] by p: p50, p90, p99, any asked
+  // for with --percentiles, and the max as p100.
+  function gapPoints(d) {
+    if (!d || typeof d !== 'object' || !(d.count > 0)) return [];
+    var pts = [['p50', 50, d.p50], ['p90', 90, d.p90], ['p99', 99, d.p99], ['max', 100, d.max]];
+    Object.keys(d.percentiles || {}).forEach(function (name) {
+      var p = parseFloat(name.slice(1));
+      if (isFinite(p) && !pts.some(function (q) { return q[1] === p; })) pts.push([name, p, d.percentiles[name]]);
+    });
+    pts.sort(function (a, b) { return a[1] - b[1]; });
+    return pts.map(function (q) { return [q[0], q[1], typeof q[2] === 'number' ? q[2] * 1e3 : null]; });
+  }
+
+  // One chart of ITL percentiles: a line per entry of `lines` ([label, itl_s object]), the
+  // percentiles on a categorical axis (p50 ... max), the SLO targets as dashed lines.
+  function gapChart(parent, title, caption, lines, slos) {
+    var withData = lines.filter(function (l) { return gapPoints(l[1]).length; });
+    if (!withData.length) return;
+    var labels = [], ps = [];
+    withData.forEach(function (l) {
+      gapPoints(l[1]).forEach(function (q) {
+        if (ps.indexOf(q[1]) < 0) { ps.push(q[1]); labels.push(q[0]); }
+      });
+    });
+    var order = ps.map(function (_, i) { return i; }).sort(function (a, b) { return ps[a] - ps[b]; });
+    ps = order.map(function (i) { return ps[i]; });
+    labels = order.map(function (i) { return labels[i]; });
+    var series = [{label: 'percentile'}], data = [ps.map(function (_, i) { return i; })];
+    withData.forEach(function (l, i) {
+      var s = lineSeries(l[0], i);
+      s.points = {show: true, size: 7, fill: color(i)};
+      series.push(s);
+      var pts = gapPoints(l[1]);
+      data.push(ps.map(function (p) {
+        var q = pts.filter(function (x) { return x[1] === p; })[0];
+        return q ? q[2] : null;
+      }));
+    });
+    chart(parent, title, caption + (slos.length ? '; dashed: the SLO target' : ''), {
+      scales: {x: {time: false, range: [-0.5, ps.length - 0.5]}, y: {range: rangeWith(slos, true)}},
+      axes: [{label: 'percentile of the gaps', incrs: [1, 2, 5, 10], values: function (u, splits) {
+        return splits.map(function (v) { return v === Math.round(v) && labels[v] !== undefined ? labels[v] : ''; });
+      }}, {label: 'ITL (ms)'}],
+      series: series
+    }, data, function (u) {
+      slos.forEach(function (v) { hline(u, v, '#d62728', 'SLO ITL ' + fmt(v) + ' ms'); });
+    });
+  }
+
+  function sloTargets(runs, reader) {
+    var out = [];
+    runs.forEach(function (r) { var v = reader(r.summary); if (v !== null && out.indexOf(v) < 0) out.push(v); });
+    return out;
+  }
+
+  function itlCharts(parent, runs) {
+    var box = el('div', {class: 'charts'});
+    parent.appendChild(box);
+    gapChart(box, 'ITL percentiles', 'inter-token latency: every gap between consecutive output ' +
+             'tokens of the finished requests, pooled (summary.json itl_s)',
+             runs.map(function (r) { return [r.name, r.summary.itl_s]; }),
+             sloTargets(runs, key('slo.itl.target_ms')));
   }
 
   // A y range from just under 0 to over the largest value, so that a series that stays at 0
@@ -613,6 +679,13 @@
         slos.forEach(function (v) { vline(u, v, '#d62728', 'SLO ' + fmt(v) + ' ms'); });
       });
     });
+    // ITL percentiles, one line per class (and run).
+    var gapLines = [];
+    withClasses.forEach(function (r) {
+      classNames(r).forEach(function (name) { gapLines.push([label(r, name), r.summary.classes[name].itl_s]); });
+    });
+    gapChart(box, 'ITL percentiles per class', 'each class\'s gaps between consecutive output tokens ' +
+             '(summary.json classes, itl_s)', gapLines, sloTargets(withClasses, key('slo.itl.target_ms')));
     // SLO attainment per class: every target, and each target alone when one run is shown.
     var withSlo = withClasses.filter(function (r) { return key('slo')(r.summary) !== null; });
     if (!withSlo.length) return;
@@ -633,6 +706,7 @@
       if (!many) {
         if (key('slo.ttft')(r.summary) !== null) cols.push(['TTFT target', of(ckey('slo.ttft.attainment'))]);
         if (key('slo.tpot')(r.summary) !== null) cols.push(['TPOT target', of(ckey('slo.tpot.attainment'))]);
+        if (key('slo.itl')(r.summary) !== null) cols.push(['ITL target', of(ckey('slo.itl.attainment'))]);
       }
     });
     var series = [{label: 'class'}], data = [names.map(function (_, i) { return i; })];
@@ -748,7 +822,9 @@
     var capacities = results.filter(function (r) { return r.kind === 'capacity'; });
     if (runs.length) {
       section('Summary (summary.json)').appendChild(summaryTable(runs));
-      cdfCharts(section('Latency distributions'), runs);
+      var latency = section('Latency distributions');
+      cdfCharts(latency, runs);
+      itlCharts(latency, runs);
       if (runs.some(function (r) { return classNames(r).length; }))
         classCharts(section('Per class (summary.json, requests.csv)'), runs);
       if (runs.some(function (r) { return (r.summary.replicas || []).length > 1; }))

@@ -48,7 +48,7 @@ CapacityProbe probe_at(const std::string& text, const std::string& file,
   if (!p.run.built || !p.run.error.empty()) throw InputError(p.run.error);
   if (!p.run.summary.slo)
     throw InputError(
-        fmt::format("{}: capacity needs an slo section (ttft_ms, tpot_ms, e2e_ms; "
+        fmt::format("{}: capacity needs an slo section (ttft_ms, tpot_ms, e2e_ms, itl_ms; "
                     "docs/config.md#slo)",
                     file));
   p.meets_slo = meets_slo(p.run.summary, o.min_attainment);

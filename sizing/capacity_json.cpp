@@ -30,6 +30,7 @@ nlohmann::ordered_json capacity_json(const std::string& config, const CapacityRe
       {"ttft_ms", slo.ttft ? nlohmann::json(slo.ttft->target_ms) : nlohmann::json()},
       {"tpot_ms", slo.tpot ? nlohmann::json(slo.tpot->target_ms) : nlohmann::json()},
       {"e2e_ms", slo.e2e ? nlohmann::json(slo.e2e->target_ms) : nlohmann::json()},
+      {"itl_ms", slo.itl ? nlohmann::json(slo.itl->target_ms) : nlohmann::json()},
       {"percentile", slo.percentile},
       {"min_attainment", o.min_attainment ? nlohmann::json(*o.min_attainment) : nlohmann::json()}};
   j["tolerance"] = o.tolerance;

@@ -218,10 +218,11 @@ SweepSlo read_sweep_slo(const Cfg& root) {
   s.ttft_ms = c.optional_real("ttft_ms", k_target);
   s.tpot_ms = c.optional_real("tpot_ms", k_target);
   s.e2e_ms = c.optional_real("e2e_ms", k_target);
+  s.itl_ms = c.optional_real("itl_ms", k_target);
   s.percentile = c.get_real("percentile", 99.0, {0.0, 100.0, true});
   s.min_attainment = c.optional_real("min_attainment", {0.0, 1.0, false});
-  if (!s.ttft_ms && !s.tpot_ms && !s.e2e_ms)
-    c.fail("", "needs ttft_ms, tpot_ms, e2e_ms or several");
+  if (!s.ttft_ms && !s.tpot_ms && !s.e2e_ms && !s.itl_ms)
+    c.fail("", "needs ttft_ms, tpot_ms, e2e_ms, itl_ms or several");
   return s;
 }
 
@@ -252,6 +253,7 @@ std::string SweepSlo::override_text() const {
   if (ttft_ms) t += fmt::format("ttft_ms: {}, ", *ttft_ms);
   if (tpot_ms) t += fmt::format("tpot_ms: {}, ", *tpot_ms);
   if (e2e_ms) t += fmt::format("e2e_ms: {}, ", *e2e_ms);
+  if (itl_ms) t += fmt::format("itl_ms: {}, ", *itl_ms);
   return t + fmt::format("percentile: {}}}", percentile);
 }
 
@@ -260,6 +262,7 @@ bool meets_slo(const Summary& s, std::optional<double> min_attainment) {
   if (s.slo->ttft && !s.slo->ttft->met) return false;
   if (s.slo->tpot && !s.slo->tpot->met) return false;
   if (s.slo->e2e && !s.slo->e2e->met) return false;
+  if (s.slo->itl && !s.slo->itl->met) return false;
   return !min_attainment || s.slo->attainment >= *min_attainment;
 }
 

@@ -17,7 +17,7 @@ namespace servesim {
 
 /// The sweep's `slo` section: the scenario's `slo` keys plus `min_attainment`.
 struct SweepSlo {
-  std::optional<double> ttft_ms, tpot_ms, e2e_ms;
+  std::optional<double> ttft_ms, tpot_ms, e2e_ms, itl_ms;
   double percentile = 99;
   /// When given, a run meets its SLOs only if this share of requests met every target.
   std::optional<double> min_attainment;

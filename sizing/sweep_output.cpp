@@ -195,6 +195,7 @@ std::string sweep_summary_json(const SweepSpec& spec, const std::vector<PointRes
   slo["ttft_ms"] = spec.slo.ttft_ms ? nlohmann::ordered_json(*spec.slo.ttft_ms) : nullptr;
   slo["tpot_ms"] = spec.slo.tpot_ms ? nlohmann::ordered_json(*spec.slo.tpot_ms) : nullptr;
   slo["e2e_ms"] = spec.slo.e2e_ms ? nlohmann::ordered_json(*spec.slo.e2e_ms) : nullptr;
+  slo["itl_ms"] = spec.slo.itl_ms ? nlohmann::ordered_json(*spec.slo.itl_ms) : nullptr;
   slo["percentile"] = spec.slo.percentile;
   slo["min_attainment"] =
       spec.slo.min_attainment ? nlohmann::ordered_json(*spec.slo.min_attainment) : nullptr;

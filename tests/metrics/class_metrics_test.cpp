@@ -92,9 +92,9 @@ TEST_CASE("classes: each class's counts, latencies and SLO attainment", "[metric
   // The printed summary has a line per class.
   CHECK_THAT(summary_table(out.summary),
              Catch::Contains("class      chat: 3 finished, 0 rejected; TTFT p50 20.0 ms, p99 "
-                             "59.2 ms; 33.3% meet the SLO\n"
+                             "59.2 ms; ITL p99 20.00 ms; 33.3% meet the SLO\n"
                              "class      batch: 1 finished, 1 rejected; TTFT p50 20.0 ms, p99 "
-                             "20.0 ms; 0.0% meet the SLO\n"));
+                             "20.0 ms; ITL p99 20.00 ms; 0.0% meet the SLO\n"));
 
   const nlohmann::json j = nlohmann::json::parse(out.summary_json);
   CHECK(j["classes"]["chat"]["requests"] == 3);

@@ -236,7 +236,7 @@ TEST_CASE("slo: bad sections are config errors with file and line", "[metrics][s
   const auto err = [](const std::string& m) { return "servesim: error: " + m + "\n"; };
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: 2000, tpot_s: 0.1}\n") ==
         err("slo.tpot_s at c.yaml:10:22: unknown key (did you mean tpot_ms?) (valid here: "
-            "accelerators, e2e_ms, percentile, tpot_ms, ttft_ms)"));
+            "accelerators, e2e_ms, itl_ms, percentile, tpot_ms, ttft_ms)"));
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: -5}\n") ==
         err("slo.ttft_ms = \"-5\" at c.yaml:10:16: must be > 0 and <= 1000000000"));
   CHECK(config_error(k_synthetic + "slo: {tpot_ms: 0}\n") ==
@@ -248,9 +248,9 @@ TEST_CASE("slo: bad sections are config errors with file and line", "[metrics][s
   CHECK(config_error(k_synthetic + "slo: {ttft_ms: 2000, accelerators: 0}\n") ==
         err("slo.accelerators = \"0\" at c.yaml:10:36: must be an integer from 1 to 1048576"));
   CHECK(config_error(k_synthetic + "slo: {percentile: 90}\n") ==
-        err("slo at c.yaml:10:6: needs ttft_ms, tpot_ms, e2e_ms or several"));
-  CHECK(config_error(k_synthetic + "slo:\n") ==
-        err("slo at c.yaml:10:1: an empty section: give ttft_ms, tpot_ms, e2e_ms or several"));
+        err("slo at c.yaml:10:6: needs ttft_ms, tpot_ms, e2e_ms, itl_ms or several"));
+  CHECK(config_error(k_synthetic + "slo:\n") == err("slo at c.yaml:10:1: an empty section: give "
+                                                    "ttft_ms, tpot_ms, e2e_ms, itl_ms or several"));
   CHECK(config_error(k_synthetic + "slo: 2000\n") ==
         err("slo = \"2000\" at c.yaml:10:6: must be a map"));
   // percentile 100 is the maximum; it is allowed.

@@ -123,6 +123,34 @@ class Run(unittest.TestCase):
         self.assertIsNone(quiet.steps)
         self.assertEqual(quiet.summary, self.cli_summary)
 
+    def test_summary_carries_itl(self):
+        """summary.json's itl_s (docs/metrics.md#inter-token-latency-itl) comes through as is,
+        per class too, and slo.itl_ms checks it; the CLI's --percentiles ITL row agrees."""
+        r = servesim.run(DEFAULT_DICT, {"slo": {"itl_ms": 12}})
+        itl = r.summary["itl_s"]
+        self.assertEqual(itl, self.cli_summary["itl_s"])
+        for k in ("count", "mean", "median", "std", "p50", "p90", "p99", "max", "exact"):
+            self.assertIn(k, itl)
+        tokens = sum(r.requests["output_tokens"]) - r.summary["finished"]
+        self.assertEqual(itl["count"], tokens)
+        self.assertEqual(itl["median"], itl["p50"])
+        self.assertLessEqual(itl["p50"], itl["p99"])
+        self.assertEqual(r.summary["slo"]["itl"]["target_ms"], 12)
+        self.assertEqual(r.summary["slo"]["itl"]["met"],
+                         r.summary["slo"]["itl"]["percentile_ms"] <= 12)
+        self.assertIn("ITL p99", r.table)
+        _, out, _ = cli("run", "--no-progress", "--out", str(WORK / "pct"),
+                        "--percentiles", "50,99")
+        # The last ITL row: the --percentiles table's (count mean median std p50 p99), below
+        # the summary table's.
+        row = [line.split() for line in out.splitlines() if line.startswith("ITL ")][-1]
+        self.assertEqual(int(row[1]), itl["count"])
+        self.assertAlmostEqual(float(row[2]), itl["mean"] * 1e3, delta=1e-3)
+        self.assertAlmostEqual(float(row[4]), itl["std"] * 1e3, delta=1e-3)
+        self.assertAlmostEqual(float(row[6]), itl["p99"] * 1e3, delta=1e-3)
+        pct = json.loads((WORK / "pct" / "summary.json").read_text())["itl_s"]["percentiles"]
+        self.assertAlmostEqual(pct["p99"], itl["p99"], places=15)
+
     def test_overrides_and_seed_match_set_and_seed(self):
         want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
         for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),

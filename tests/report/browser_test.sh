@@ -149,14 +149,14 @@ check() {
   echo "$page: $work/$page.html ($(wc -c <"$work/$page.html") bytes)"
 }
 
-# CHARTS_EXPECTED: 4 latency CDFs + their 4 tails, 3 per-replica charts each of the cluster and
+# CHARTS_EXPECTED: 4 latency CDFs + their 4 tails, the ITL percentiles, 3 per-replica charts each of the cluster and
 # the pools runs and the pools run's per-pool chart,
 # 6 time series, 1 roofline, 6 sweep charts (throughput, cost by TTFT and by TPOT; attainment,
 # p99 TTFT and p99 TPOT against rate) of the fixture, 3 capacity charts (the same three against
 # offered rate), 4 of the rate sweep (throughput against p99 E2E and the three against its rate
-# axis; it has no costs), 3 per-class charts of the classes run (TTFT and TPOT CDFs per class,
-# SLO attainment per class).
-check report 38
-# The one-request page: 4 CDFs + 4 tails of one value each, 6 time series.
-check one/report 14
+# axis; it has no costs), 4 per-class charts of the classes run (TTFT and TPOT CDFs per class,
+# ITL percentiles per class, SLO attainment per class).
+check report 40
+# The one-request page: 4 CDFs + 4 tails of one value each, the ITL percentiles, 6 time series.
+check one/report 15
 exit $fail

@@ -250,7 +250,7 @@ TEST_CASE("size: bad sweep files name the file, line and key", "[sizing][size]")
              Catch::Contains("axis at s.yaml:3:") && Catch::Contains("did you mean axes"));
   CHECK_THAT(sweep_error("base: nothere.yaml\nslo: {ttft_ms: 5}\n"), Catch::Contains("base"));
   CHECK_THAT(sweep_error("base: base.yaml\nslo: {min_attainment: 0.9}\n"),
-             Catch::Contains("needs ttft_ms, tpot_ms, e2e_ms or several"));
+             Catch::Contains("needs ttft_ms, tpot_ms, e2e_ms, itl_ms or several"));
 }
 
 TEST_CASE("size: every sweep in configs/sweeps loads and lists its points", "[sizing][size]") {

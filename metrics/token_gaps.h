@@ -1,0 +1,130 @@
+#pragma once
+// Inter-token latency (ITL): the gaps between consecutive output tokens of a request, pooled
+// over finished requests (docs/metrics.md#inter-token-latency-itl). One definition serves
+// summary.json (MetricsRecorder) and the exports and `--percentiles` (TokenTimes,
+// metrics/exports.h).
+//
+// The engine reports each step (StepObserver) and each request once, when it leaves
+// (RequestRecorder); a request's output tokens after its first come at ends of steps of the
+// replica it left from, between its first and last token. StepEnds keeps each replica's step
+// ends (8 bytes a step, appended: no allocation per step once the vector has grown) and, when a
+// request leaves, request_gaps takes its token times from them:
+//   - the replica ran exactly n - 1 steps in (first token, last token] (n output tokens): the
+//     request was in every one, and those are its token times, exactly;
+//   - it ran more (a preemption, a disaggregated hand-over, a wait for a seat): the request's
+//     n - 1 later tokens are taken as the last n - 1 of those step ends, so that the extra
+//     time is one gap after the first token. Exact when the request took part in every step of
+//     the replica from its second token on (a hand-over, with no preemption on the decode
+//     replica); otherwise the sum, the request's mean and the pooled mean stay exact and the
+//     stall is one gap where it may have been several.
+// A chunked prefill produces no token until its last chunk, so its chunks are inside the TTFT,
+// not gaps; other requests' chunks lengthen the steps they share, and so the gaps.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+#include "core/quantiles.h"
+#include "core/request.h"
+
+namespace servesim {
+
+/// Each replica's step ends, in ns, increasing. Bounded (MetricsRecorder): a replica keeps at
+/// least its last kv_capacity_tokens + k_slack ends (a request has fewer output tokens than its
+/// replica holds KV tokens), in at most twice that. Unbounded (TokenTimes): every end.
+class StepEnds {
+ public:
+  static constexpr size_t k_slack = 4096;
+  explicit StepEnds(bool bounded) : m_bounded(bounded) {}
+
+  /// `kv_capacity_tokens`: the replica's (StepRecord), for the bound.
+  void add(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens) {
+    if (replica >= m_ends.size()) {
+      m_ends.resize(replica + 1);
+      m_trimmed.resize(replica + 1, false);
+    }
+    std::vector<int64_t>& e = m_ends[replica];
+    if (m_bounded) {
+      const size_t keep = static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack;
+      if (e.size() >= 2 * keep) {
+        e.erase(e.begin(), e.end() - static_cast<std::ptrdiff_t>(keep));
+        m_trimmed[replica] = true;
+      }
+    }
+    e.push_back(end_ns);
+  }
+  /// Replica `r`'s ends (empty when it ran no step).
+  [[nodiscard]] const std::vector<int64_t>& of(uint32_t r) const {
+    static const std::vector<int64_t> none;
+    return r < m_ends.size() ? m_ends[r] : none;
+  }
+  /// Whether replica `r` dropped its oldest ends (bounded only).
+  [[nodiscard]] bool trimmed(uint32_t r) const { return r < m_trimmed.size() && m_trimmed[r]; }
+
+ private:
+  bool m_bounded;
+  std::vector<std::vector<int64_t>> m_ends;
+  std::vector<bool> m_trimmed;
+};
+
+/// How request_gaps found a request's gaps.
+enum class GapsFrom : uint8_t {
+  none,          ///< fewer than two output tokens, or not finished: no gap
+  steps,         ///< its replica's steps, one per token: exact
+  stall_placed,  ///< more steps than gaps: the stall is the gap after the first token
+  mean,          ///< its steps are not kept: n - 1 gaps of its mean (TPOT); the sum is exact
+};
+
+/// Calls gap(seconds, index) for each of the n - 1 gaps of finished request `r`, in order:
+/// `index` is the step's position in ends.of(r.replica), or -1 for a mean gap.
+template <class F>
+GapsFrom request_gaps(const StepEnds& ends, const Request& r, F&& gap) {
+  const int32_t n = r.spec.output_tokens;
+  if (r.state != RequestState::Released || n <= 1) return GapsFrom::none;
+  const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
+  const std::vector<int64_t>& e = ends.of(r.replica);
+  const auto lo = std::upper_bound(e.begin(), e.end(), t0);
+  const auto hi = std::upper_bound(lo, e.end(), t1);
+  const int64_t steps = hi - lo;  // step ends in (t0, t1] that are kept
+  if (steps >= n - 1 && hi != lo && *(hi - 1) == t1) {
+    int64_t prev = t0;
+    for (auto it = hi - (n - 1); it != hi; ++it) {
+      gap(static_cast<double>(*it - prev) * 1e-9, it - e.begin());
+      prev = *it;
+    }
+    // Trimmed ends before lo may have been in (t0, t1] too.
+    const bool more = steps > n - 1 || (lo == e.begin() && ends.trimmed(r.replica));
+    return more ? GapsFrom::stall_placed : GapsFrom::steps;
+  }
+  // Not kept (a bounded StepEnds trimmed them), or no steps were observed (summarize()).
+  const double mean = (r.last_token - r.first_token).seconds() / (n - 1);
+  for (int32_t k = 1; k < n; ++k) gap(mean, -1);
+  return GapsFrom::mean;
+}
+
+/// A stream of gaps: QuantileSketch's count, mean, max and percentiles, and the population
+/// standard deviation from sums shifted by the first gap (no division per gap; the shift keeps
+/// the sums small, so the std agrees with numpy's two-pass one to many digits).
+struct GapSketch {
+  explicit GapSketch(size_t exact_limit) : q(exact_limit) {}
+  void add(double v) {
+    if (q.count() == 0) m_shift = v;
+    q.add(v);
+    const double d = v - m_shift;
+    m_sum += d;
+    m_squares += d * d;
+  }
+  [[nodiscard]] double std() const {
+    if (q.count() == 0) return 0.0;
+    const auto n = static_cast<double>(q.count());
+    const double mean = m_sum / n;
+    return std::sqrt(std::max(0.0, m_squares / n - mean * mean));
+  }
+
+  QuantileSketch q;
+
+ private:
+  double m_shift = 0, m_sum = 0, m_squares = 0;
+};
+
+}  // namespace servesim

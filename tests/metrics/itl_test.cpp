@@ -1,0 +1,212 @@
+// Inter-token latency in summary.json (itl_s), per class, in the printed table and as an SLO
+// target (slo.itl_ms), on tests/metrics/slo_test.cpp's tiny trace with every time worked by hand;
+// and the bounded step ends it is derived from (metrics/token_gaps.h, docs/metrics.md#itl).
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "metrics/exports.h"
+#include "metrics/metrics.h"
+#include "metrics/output.h"
+#include "sizing/sweep.h"
+#include "tests/support.h"
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+// Every step lasts 10 ms per sequence in it; two seats; 100 KV tokens.
+// r0 (t=0, prompt 1, 3 tokens, chat), r1 (t=0, 1, 2, batch), r2 (t=0, 1, 1, chat),
+// r3 (t=0, prompt 1000: rejected at arrival, batch), r4 (t=100 ms, 1, 2, chat).
+// Step ends: 20, 40, 60, 110, 120 ms. Gaps: r0 20, 20; r1 20; r4 10 (r2: one token, none).
+// ITL = {20, 20, 20, 10} ms: mean 17.5, median 20, std sqrt(18.75) = 4.33013, p25 17.5.
+// chat: {20, 20, 10}; batch: {20}. Largest gap: r0 20, r1 20, r4 10 ms.
+std::string scenario(const std::string& slo) {
+  const std::string path =
+      write_temp("itl.csv",
+                 "arrival_s,prompt_tokens,output_tokens,class\n0,1,3,chat\n0,1,2,batch\n"
+                 "0,1,1,chat\n0,1000,1,batch\n0.1,1,2,chat\n");
+  return "workload: {trace: {path: " + path +
+         "}}\nstep_time: {kind: linear, per_seq_ms: 10}\n"
+         "scheduler: {kind: continuous, max_num_seqs: 2}\n"
+         "kv: {policy: paged, capacity_tokens: 100, block_size: 1}\n" +
+         slo;
+}
+
+RunOutput run(const std::string& yaml, std::vector<double> percentiles = {},
+              TokenTimes* tokens = nullptr) {
+  RunOptions o;
+  o.no_requests_csv = true;
+  o.percentiles = std::move(percentiles);
+  if (tokens) {
+    o.step_observers.push_back(tokens);
+    o.request_recorders.push_back(tokens);
+  }
+  return run_scenario(build_scenario(doc_of(yaml)), o);
+}
+
+}  // namespace
+
+TEST_CASE("itl: summary.json has every gap pooled, as the hand-worked trace says",
+          "[metrics][itl]") {
+  const RunOutput out = run(scenario(""), {25, 99.9});
+  const GapDistribution& d = out.summary.itl_s;
+  CHECK(d.count == 4);
+  CHECK(d.mean == Approx(0.0175));
+  CHECK(d.median == Approx(0.020));
+  CHECK(d.p50 == Approx(0.020));
+  CHECK(d.std == Approx(std::sqrt(18.75) * 1e-3));
+  CHECK(d.max == Approx(0.020));
+  CHECK(d.exact);
+  REQUIRE(d.percentiles.size() == 2);
+  CHECK(d.percentiles[0].first == "p25");
+  CHECK(d.percentiles[0].second == Approx(0.0175));
+  CHECK(d.percentiles[1].first == "p99.9");
+  const auto j = nlohmann::json::parse(out.summary_json);
+  CHECK(j["itl_s"]["count"] == 4);
+  CHECK(j["itl_s"]["median"].get<double>() == Approx(0.020));
+  CHECK(j["itl_s"]["std"].get<double>() == Approx(std::sqrt(18.75) * 1e-3));
+  CHECK(j["itl_s"]["percentiles"]["p25"].get<double>() == Approx(0.0175));
+  // Without --percentiles: no percentiles key.
+  CHECK_FALSE(
+      nlohmann::json::parse(run(scenario("")).summary_json)["itl_s"].contains("percentiles"));
+}
+
+TEST_CASE("itl: summary.json's ITL is the --percentiles and vllm-bench ITL", "[metrics][itl]") {
+  // A run with preemptions and chunked prefill, so that some stalls are placed (token_gaps.h).
+  const std::string yaml = R"(workload:
+  synthetic:
+    requests: 300
+    arrival: {kind: poisson, rate_per_s: 40}
+    prompt_tokens: {kind: uniform, min: 10, max: 400}
+    output_tokens: {kind: uniform, min: 1, max: 120}
+step_time: {kind: linear, base_ms: 5, per_seq_ms: 0.5, per_prefill_token_ms: 0.01}
+scheduler: {kind: continuous, max_num_seqs: 32, max_num_batched_tokens: 128, chunked_prefill: true}
+kv: {policy: paged, capacity_tokens: 3000, block_size: 16}
+)";
+  TokenTimes tokens;
+  const RunOutput out = run(yaml, {50, 90, 99}, &tokens);
+  const LatencyReport lr = latency_report(tokens, {50, 90, 99});
+  const GapDistribution& d = out.summary.itl_s;
+  REQUIRE(out.summary.preemptions > 0);
+  CHECK(tokens.stall_placed_requests() > 0);
+  CHECK(d.count == lr.itl.count);
+  CHECK(d.mean == Approx(lr.itl.mean).epsilon(1e-12));
+  CHECK(d.median == lr.itl.median);
+  CHECK(d.std == Approx(lr.itl.std).epsilon(1e-9));
+  CHECK(d.max == lr.itl.max);
+  CHECK(d.p90 == lr.itl.percentiles[1].second);
+  CHECK(d.p99 == lr.itl.percentiles[2].second);
+}
+
+TEST_CASE("itl: per class, and a row of the printed table", "[metrics][itl]") {
+  const RunOutput out = run(scenario(""));
+  REQUIRE(out.summary.classes.size() == 2);
+  const ClassSummary& chat = out.summary.classes[0].second;
+  const ClassSummary& batch = out.summary.classes[1].second;
+  CHECK(chat.itl_s.count == 3);
+  CHECK(chat.itl_s.mean == Approx(0.050 / 3));
+  CHECK(chat.itl_s.p50 == Approx(0.020));
+  CHECK(batch.itl_s.count == 1);
+  CHECK(batch.itl_s.max == Approx(0.020));
+  const auto j = nlohmann::json::parse(out.summary_json);
+  CHECK(j["classes"]["chat"]["itl_s"]["count"] == 3);
+  const std::string table = summary_table(out.summary);
+  CHECK_THAT(table,
+             Catch::Contains(fmt::format("{:<12}{:>12.3f}{:>12.3f}{:>12.3f}{:>12.3f}{:>12.3f}  ms",
+                                         "ITL", 17.5, 20.0, 20.0, 20.0, 20.0)));
+  CHECK_THAT(table, Catch::Contains("class      chat: 3 finished") &&
+                        Catch::Contains("; ITL p99 20.00 ms"));
+}
+
+TEST_CASE("itl: slo.itl_ms checks each request's largest gap and the run's percentile",
+          "[metrics][itl][slo]") {
+  // itl_ms 15 at p50: r0 (20) and r1 (20) miss, r2 (no gap) and r4 (10) meet: 2 of 5 (r3 was
+  // rejected). p50 of {10, 20, 20, 20} = 20 > 15: missed.
+  Summary s = run(scenario("slo: {itl_ms: 15, percentile: 50}\n")).summary;
+  REQUIRE(s.slo);
+  REQUIRE(s.slo->itl);
+  CHECK_FALSE(s.slo->ttft);
+  CHECK(s.slo->itl->requests_met == 2);
+  CHECK(s.slo->itl->attainment == Approx(0.4));
+  CHECK(*s.slo->itl->percentile_ms == Approx(20));
+  CHECK_FALSE(s.slo->itl->met);
+  CHECK(s.slo->requests_met == 2);
+  CHECK(s.slo->goodput_per_s == Approx(2 / 0.12));
+  CHECK_FALSE(meets_slo(s, std::nullopt));
+  // chat: r2, r4 meet, r0 misses; batch: r1 misses, r3 rejected.
+  CHECK(s.classes[0].second.slo->itl->requests_met == 2);
+  CHECK(s.classes[1].second.slo->itl->requests_met == 0);
+  // A gap equal to the target meets it: every finished request, and p99 20 <= 20.
+  s = run(scenario("slo: {itl_ms: 20, ttft_ms: 1000}\n")).summary;
+  CHECK(s.slo->itl->requests_met == 4);
+  CHECK(s.slo->itl->met);
+  CHECK(s.slo->requests_met == 4);
+  CHECK(meets_slo(s, std::nullopt) == false);  // r3 was rejected: capacity never counts it met
+  const std::string table = summary_table(s);
+  CHECK_THAT(table, Catch::Contains("ITL p99 20.0 ms <= 20 ms met"));
+  CHECK_THAT(table, Catch::Contains("meet both"));
+  const auto j = nlohmann::json::parse(run(scenario("slo: {itl_ms: 20}\n")).summary_json);
+  CHECK(j["slo"]["itl"]["target_ms"] == 20.0);
+  CHECK(j["slo"]["itl"]["requests_met"] == 4);
+  CHECK_FALSE(
+      nlohmann::json::parse(run(scenario("slo: {ttft_ms: 20}\n")).summary_json)["slo"].contains(
+          "itl"));
+}
+
+TEST_CASE("itl: slo.itl_ms is validated", "[metrics][itl][slo]") {
+  const std::string path = write_temp("itl_bad.yaml", scenario("slo: {itl_ms: 0}\n"));
+  const CliResult r = cli({"run", path, "--out", (temp_dir() / "itl_bad").string(), "-q"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("slo.itl_ms = \"0\"") && Catch::Contains("must be > 0"));
+}
+
+TEST_CASE("itl: bounded step ends keep what a request's gaps need", "[metrics][itl]") {
+  // kv capacity 1: keeps at least 1 + k_slack ends, at most twice that.
+  StepEnds ends(true);
+  const size_t keep = 1 + StepEnds::k_slack;
+  for (size_t k = 1; k <= 5 * keep; ++k) ends.add(0, static_cast<int64_t>(k) * 10, 1);
+  CHECK(ends.trimmed(0));
+  CHECK(ends.of(0).size() >= keep);
+  CHECK(ends.of(0).size() <= 2 * keep);
+  CHECK(ends.of(0).back() == static_cast<int64_t>(5 * keep) * 10);
+  Request r;
+  r.state = RequestState::Released;
+  r.spec.output_tokens = 3;  // recent: its steps are kept, gaps exact
+  r.last_token = Time::ns(static_cast<int64_t>(5 * keep) * 10);
+  r.first_token = Time::ns(r.last_token.count_ns() - 20);
+  std::vector<double> gaps;
+  CHECK(request_gaps(ends, r, [&](double g, std::ptrdiff_t) { gaps.push_back(g); }) ==
+        GapsFrom::steps);
+  CHECK(gaps == std::vector<double>{10e-9, 10e-9});
+  // One whose first steps were dropped: n - 1 gaps of its mean, the sum exact.
+  r.spec.output_tokens = static_cast<int32_t>(3 * keep);
+  r.first_token = Time::ns(10);
+  r.last_token = Time::ns(10 + (r.spec.output_tokens - 1) * 10);
+  gaps.clear();
+  CHECK(request_gaps(ends, r, [&](double g, std::ptrdiff_t) { gaps.push_back(g); }) ==
+        GapsFrom::mean);
+  CHECK(gaps.size() == 3 * keep - 1);
+  CHECK(gaps.front() == Approx(10e-9));
+  // Unbounded (TokenTimes): nothing dropped.
+  StepEnds all(false);
+  for (size_t k = 1; k <= 5 * keep; ++k) all.add(0, static_cast<int64_t>(k) * 10, 1);
+  CHECK(all.of(0).size() == 5 * keep);
+  CHECK_FALSE(all.trimmed(0));
+}
+
+TEST_CASE("itl: capacity and size count a missed ITL check as a miss", "[metrics][itl][slo]") {
+  Summary s;
+  s.slo.emplace();
+  s.slo->itl = SloCheck{};
+  s.slo->itl->met = true;
+  CHECK(meets_slo(s, std::nullopt));
+  s.slo->itl->met = false;
+  CHECK_FALSE(meets_slo(s, std::nullopt));
+  SweepSlo slo;
+  slo.itl_ms = 50;
+  CHECK(slo.override_text() == "slo={itl_ms: 50, percentile: 99}");
+}
