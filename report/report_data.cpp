@@ -327,6 +327,7 @@ json read_sweep(const fs::path& dir, const json& summary) {
                                       "reason",
                                       "meets_slo",
                                       "pareto",
+                                      "cheapest",
                                       "replicas",
                                       "accelerators",
                                       "cost_per_hour_usd",
@@ -346,7 +347,23 @@ json read_sweep(const fs::path& dir, const json& summary) {
     if (std::none_of(std::begin(k_own), std::end(k_own),
                      [&](const char* own) { return column == own; }))
       axes.push_back(column);
-  return {{"kind", "sweep"}, {"slo", slo}, {"axes", axes}, {"points", std::move(points)}};
+  // The scenario axes (docs/sizing.md#axis-roles) as summary.json names them; null for a sweep
+  // written before axes had roles (the page then infers them from the keys, as `size` does).
+  json scenario_axes = nullptr;
+  if (summary.contains("axes") && summary["axes"].is_array()) {
+    for (const json& a : summary["axes"]) {
+      if (!a.is_object() || !a.contains("role") || !a["role"].is_string() || !a.contains("key") ||
+          !a["key"].is_string())
+        continue;
+      if (scenario_axes.is_null()) scenario_axes = json::array();
+      if (a["role"] == "scenario") scenario_axes.push_back(a["key"]);
+    }
+  }
+  return {{"kind", "sweep"},
+          {"slo", slo},
+          {"axes", axes},
+          {"scenario_axes", scenario_axes},
+          {"points", std::move(points)}};
 }
 
 // capacity.json (servesim capacity): the SLO, the rate found and every probe, in the order run.

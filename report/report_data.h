@@ -19,12 +19,15 @@ namespace servesim {
 
 /// One result directory as the page wants it. A run directory (summary.json, and when present
 /// requests.csv and steps.csv) gives
-///   {"kind": "run", "name", "summary": {...}, "cdf": {"ttft_ms", "tpot_ms", "e2e_ms",
+///   {"kind": "run", "name", "summary": {...}, ("cost": added by write_report), "cdf": {"ttft_ms",
+///   "tpot_ms", "e2e_ms",
 ///    "queue_ms", and with requests.csv's class column "classes": {name: {"ttft_ms",
 ///    "tpot_ms"}}} or null, "series": {...} or null, "roofline": {...} or null};
 /// a sweep directory (summary.json with "kind": "sweep", and points.csv) gives
 ///   {"kind": "sweep", "name", "slo": {...} or null, "axes": [column, ...] (the swept columns,
-///    those points.csv has beyond servesim size's own), "points": [{column: value, ...}, ...]};
+///    those points.csv has beyond servesim size's own), "scenario_axes": [key, ...] (summary.json's
+///    axes of role scenario) or null (a sweep written before roles), "points": [{column: value,
+///    ...}, ...]};
 /// a capacity directory (capacity.json, what servesim capacity writes) gives
 ///   {"kind": "capacity", "name", "slo": {...}, "found", "capacity": {...} or null,
 ///    "probes": [{"offered_rate_per_s", "meets_slo", "ttft_p99_ms", ...}, ...]}.
