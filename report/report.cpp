@@ -65,9 +65,7 @@ void write_report(const std::vector<std::string>& dirs, const std::string& out_p
                   const volatile std::sig_atomic_t* interrupt,
                   const std::vector<std::string>& labels, const RunCost& run_cost) {
   OutputFile page(out_path, "--out");  // a FIFO or device as --out is refused before reading
-  nlohmann::json data = report_data(dirs, interrupt, labels);
-  for (auto& r : data["results"])
-    if (r["kind"] == "run") r["cost"] = run_cost ? run_cost(r["summary"]) : nlohmann::json();
+  const nlohmann::json data = report_data(dirs, interrupt, labels, run_cost);
   check_interrupt(interrupt);
   write_report_html(data, page.stream());
   page.commit();

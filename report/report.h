@@ -1,11 +1,12 @@
 #pragma once
 // servesim report: one self-contained HTML page from result directories (docs/report.md).
 #include <csignal>
-#include <functional>
 #include <iosfwd>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
+
+#include "report/report_data.h"
 
 namespace servesim {
 
@@ -20,10 +21,7 @@ void write_report_html(const nlohmann::json& data, std::ostream& out);
 /// directory's shortest distinguishing path suffix. Throws InputError naming the directory or
 /// file at fault (or the labels' count), or Interrupted once `interrupt` is set (checked
 /// between result folders); nothing is written then.
-/// `run_cost`, when given, prices each run from its summary.json (sizing/run_cost.h: the report
-/// layer knows no catalogue); its answer (an object or null) is the run's "cost", which the
-/// summary table shows.
-using RunCost = std::function<nlohmann::json(const nlohmann::json& summary)>;
+/// `run_cost` as for report_data().
 void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
                   const volatile std::sig_atomic_t* interrupt = nullptr,
                   const std::vector<std::string>& labels = {}, const RunCost& run_cost = {});

@@ -452,13 +452,26 @@
 
   function truthy(v) { return v === true || v === 1 || v === 'true'; }
 
+  // The columns holding the swept values: the axis columns, and `replicas` when the sweep has a
+  // replicas axis (its values are in that column, not one of their own), in the label's order.
+  function sweptColumns(sweep) {
+    var axes = (sweep.axes || []).slice();
+    var first = sweep.points.length && typeof sweep.points[0].label === 'string' ? sweep.points[0].label : '';
+    var keys = first.split(';').map(function (part) { return part.split('=')[0]; });
+    var at = keys.indexOf('replicas');
+    if (at < 0 || axes.indexOf('replicas') >= 0) return axes;
+    var before = keys.slice(0, at).filter(function (k) { return axes.indexOf(k) >= 0; }).length;
+    axes.splice(before, 0, 'replicas');
+    return axes;
+  }
+
   // A sweep point's label: its label column, or its swept values.
   function pointLabel(sweep) {
     return function (p) {
       // The label column when short ("h100 tp1 x2"), else the swept values ("20, 4"), whose
       // order the caption gives.
       if (typeof p.label === 'string' && p.label && p.label.length <= 24) return p.label;
-      return (sweep.axes || []).map(function (a) { return fmt(p[a]); }).join(', ');
+      return sweptColumns(sweep).map(function (a) { return fmt(p[a]); }).join(', ');
     };
   }
 
@@ -548,8 +561,8 @@
     var meets = function (p) { return truthy(p.meets_slo) ? tput(p) : null; };
     var misses = function (p) { return truthy(p.meets_slo) ? null : tput(p); };
     var longLabels = pts.some(function (p) { return typeof p.label === 'string' && p.label.length > 24; });
-    var labelled = pts.length > 60 ? '' : longLabels && (sweep.axes || []).length ?
-        '; each point labelled with its ' + sweep.axes.join(', ') : '; each point labelled';
+    var labelled = pts.length > 60 ? '' : longLabels && sweptColumns(sweep).length ?
+        '; each point labelled with its ' + sweptColumns(sweep).join(', ') : '; each point labelled';
     var d = scatterData(pts, 'e2e_p99_ms', [meets, misses], labelOf);
     chart(box, 'throughput against p99 latency: ' + sweep.name,
           'each feasible point: output tokens/s against p99 E2E latency (points.csv)' + labelled, {
@@ -563,13 +576,27 @@
       sweepRateCharts(box, sweep, pts, labelOf);
       return;
     }
-    var front = function (p) { return truthy(p.pareto) ? cost(p) : null; };
-    var series = [{label: 'p99 TTFT (ms)'}, pointSeries('points', '#1f77b4'),
-                  {label: 'Pareto front', stroke: '#ff7f0e', width: 2, spanGaps: true,
-                   points: {show: true, size: 8, fill: '#ff7f0e'}}];
-    var dt = scatterData(pts, 'ttft_p99_ms', [cost, front], labelOf);
+    // The Pareto front is each scenario point's (docs/sizing.md#axis-roles): one line each, so
+    // that no line joins fronts of different traffic (one line when there are too many).
+    var scen = scenarioAxes(sweep);
+    var scenOf = function (p) { return scen.map(function (a) { return a + '=' + fmt(p[a]); }).join('; '); };
+    var scenarios = [];
+    pts.forEach(function (p) { if (truthy(p.pareto) && scenarios.indexOf(scenOf(p)) < 0) scenarios.push(scenOf(p)); });
+    if (scenarios.length > palette.length - 1) scenarios = null;
+    var fronts = (scenarios || ['']).map(function (g) {
+      return function (p) { return truthy(p.pareto) && (!scenarios || scenOf(p) === g) ? cost(p) : null; };
+    });
+    var series = [{label: 'p99 TTFT (ms)'}, pointSeries('points', '#1f77b4')];
+    var frontColors = ['#ff7f0e'].concat(palette.filter(function (c) { return c !== '#1f77b4' && c !== '#ff7f0e'; }));
+    (scenarios || ['']).forEach(function (g, i) {
+      var c = frontColors[i % frontColors.length];
+      series.push({label: g ? 'Pareto front, ' + shortLabel(g, 48) : 'Pareto front', stroke: c, width: 2,
+                   spanGaps: true, points: {show: true, size: 8, fill: c}});
+    });
+    var dt = scatterData(pts, 'ttft_p99_ms', [cost].concat(fronts), labelOf);
     chart(box, 'cost against p99 TTFT: ' + sweep.name,
-          'feasible points and their Pareto front (cheapest for a given TTFT); dashed: the SLO' + labelled, {
+          'feasible points and their Pareto front (cheapest for a given TTFT' +
+          (scenarios && scenarios.length > 1 ? ', one per scenario point' : '') + '); dashed: the SLO' + labelled, {
       scales: {x: {time: false, range: rangeWith([slo.ttft_ms])}, y: {range: rangeWith([], true)}},
       axes: [{label: 'p99 TTFT (ms)'}, {label: 'cost (USD/hour)'}],
       series: series
@@ -637,7 +664,7 @@
     axes.forEach(function (a) {
       if (!rateAxis && /rate/.test(a) && pts.every(function (p) { return typeof p[a] === 'number'; })) rateAxis = a;
     });
-    var others = axes.filter(function (a) { return a !== rateAxis; });
+    var others = sweptColumns(sweep).filter(function (a) { return a !== rateAxis; });
     // An axis column is named by its config key, dots included: read it whole, not as a path.
     var xOf = rateAxis ? function (p) { return typeof p[rateAxis] === 'number' ? p[rateAxis] : null; } :
         pointKey('requests_per_s');

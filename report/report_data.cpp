@@ -407,7 +407,7 @@ json cdf_points(std::vector<double> values, double scale, size_t max_points) {
   return {{"x", x}, {"p", p}};
 }
 
-json read_result_dir(const std::string& dir) {
+json read_result_dir(const std::string& dir, const RunCost& run_cost) {
   const fs::path d(dir);
   if (!fs::is_directory(d))
     throw InputError(
@@ -433,6 +433,7 @@ json read_result_dir(const std::string& dir) {
     check_values(summary, "classes", k_class_summary, d / "summary.json");
   }
   json r = sweep ? read_sweep(d, summary) : read_run(d, summary);
+  if (!sweep) r["cost"] = run_cost ? run_cost(summary) : json(nullptr);
   r["name"] = name_of(dir);
   r["path"] = dir;
   return r;
@@ -465,7 +466,7 @@ std::vector<std::string> display_names(const std::vector<std::string>& dirs) {
 }
 
 json report_data(const std::vector<std::string>& dirs, const volatile std::sig_atomic_t* interrupt,
-                 const std::vector<std::string>& labels) {
+                 const std::vector<std::string>& labels, const RunCost& run_cost) {
   if (!labels.empty() && labels.size() != dirs.size())
     throw InputError(fmt::format(
         "--label: {} label{} for {} result director{} (give one --label per directory, in "
@@ -475,7 +476,7 @@ json report_data(const std::vector<std::string>& dirs, const volatile std::sig_a
   json results = json::array();
   for (size_t i = 0; i < dirs.size(); ++i) {
     check_interrupt(interrupt);
-    json r = read_result_dir(dirs[i]);
+    json r = read_result_dir(dirs[i], run_cost);
     r["name"] = names[i];
     results.push_back(std::move(r));
   }

@@ -104,8 +104,8 @@ TEST_CASE(
   REQUIRE(r.code == 0);
   const std::string csv = slurp(out / "points.csv");
   CHECK(csv.rfind(
-            "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,replicas,"
-            "accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
+            "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,cheapest,"
+            "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
             "tokens_per_usd,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,"
             "goodput_req_per_s,slo_attainment\n",
             0) == 0);
