@@ -9,6 +9,7 @@
 
 #include "cli/cli_options.h"
 #include "report/report.h"
+#include "sizing/run_cost.h"
 
 namespace servesim {
 
@@ -39,7 +40,7 @@ int cmd_report(const std::vector<std::string>& args, std::ostream& out,
   const std::string path = (std::filesystem::path(dir) / "report.html").string();
   const auto labels =
       vm.count("label") ? vm["label"].as<std::vector<std::string>>() : std::vector<std::string>{};
-  write_report(dirs, path, interrupt, labels);
+  write_report(dirs, path, interrupt, labels, &run_cost_json);
   const auto bytes = std::filesystem::file_size(path);
   if (c.json)
     print_json(out, c,

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "report/report.h"
+#include "sizing/run_cost.h"
 
 namespace servesim {
 
@@ -35,7 +36,7 @@ std::string RunExtras::after_commit(const std::string& dir) {
   else
     fs::remove(d / "timeline.json");
   if (m_o.report) {
-    write_report({dir}, (d / "report.html").string());
+    write_report({dir}, (d / "report.html").string(), nullptr, {}, &run_cost_json);
     wrote += fmt::format(", {}/report.html", dir);
   } else {
     fs::remove(d / "report.html");

@@ -111,6 +111,13 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
     for (size_t i = 0; i < spec.point_count(); ++i)
       points.push_back({{"point", i}, {"label", spec.label(i)}});
     const char* mode = spec.mode == SweepMode::Fixed ? "fixed" : "min_replicas";
+    // Each axis's role (docs/sizing.md#axis-roles), so that an inferred one can be checked.
+    nlohmann::ordered_json axes = nlohmann::ordered_json::array();
+    std::string roles;
+    for (const SweepAxis& a : spec.axes) {
+      axes.push_back({{"key", a.key}, {"role", role_name(a.role)}});
+      roles += fmt::format("{}{} ({})", roles.empty() ? "" : ", ", a.key, role_name(a.role));
+    }
     if (o.common.json) {
       print_json(out, o.common,
                  {{"command", "size"},
@@ -118,10 +125,14 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
                   {"files", nlohmann::ordered_json::array()},
                   {"mode", mode},
                   {"base", spec.base_file},
+                  {"axes", axes},
                   {"points", points}});
     } else if (o.common.tables()) {
       out << fmt::format("{} points ({} mode), base {}\n", spec.point_count(), mode,
                          spec.base_file);
+      if (!roles.empty())
+        out << fmt::format("axes: {}; {} scenario point{}\n", roles, spec.scenario_count(),
+                           spec.scenario_count() == 1 ? "" : "s");
       for (size_t i = 0; i < spec.point_count(); ++i)
         out << fmt::format("{:>5}  {}\n", i, spec.label(i));
     }
@@ -135,7 +146,7 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
   limits.interrupt = interrupt;
   std::vector<PointResult> rows = run_all(spec, o, mpi, limits);
   if (mpi.rank() != 0) return 0;
-  mark_pareto(rows);
+  mark_pareto(rows, spec);
   const std::string summary = sweep_summary_json(spec, rows);
   files->open("points.csv") << points_csv(spec, rows);
   files->open("summary.json") << summary;

@@ -157,7 +157,7 @@ SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides,
     RunLimits limits;
     limits.interrupt = flag;
     std::vector<PointResult> rows = evaluate_points(spec, all, threads, {}, limits);
-    mark_pareto(rows);
+    mark_pareto(rows, spec);
     return Out{points_csv(spec, rows), sweep_summary_json(spec, rows), sweep_report(spec, rows)};
   });
   SweepResult r;

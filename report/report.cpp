@@ -63,9 +63,9 @@ void write_report_html(const nlohmann::json& data, std::ostream& out) {
 
 void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
                   const volatile std::sig_atomic_t* interrupt,
-                  const std::vector<std::string>& labels) {
+                  const std::vector<std::string>& labels, const RunCost& run_cost) {
   OutputFile page(out_path, "--out");  // a FIFO or device as --out is refused before reading
-  const nlohmann::json data = report_data(dirs, interrupt, labels);
+  const nlohmann::json data = report_data(dirs, interrupt, labels, run_cost);
   check_interrupt(interrupt);
   write_report_html(data, page.stream());
   page.commit();

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "report/report_data.h"
+
 namespace servesim {
 
 /// The page for `data` (report_data()): report/template.html with the CSS, uPlot, report.js
@@ -19,8 +21,9 @@ void write_report_html(const nlohmann::json& data, std::ostream& out);
 /// directory's shortest distinguishing path suffix. Throws InputError naming the directory or
 /// file at fault (or the labels' count), or Interrupted once `interrupt` is set (checked
 /// between result folders); nothing is written then.
+/// `run_cost` as for report_data().
 void write_report(const std::vector<std::string>& dirs, const std::string& out_path,
                   const volatile std::sig_atomic_t* interrupt = nullptr,
-                  const std::vector<std::string>& labels = {});
+                  const std::vector<std::string>& labels = {}, const RunCost& run_cost = {});
 
 }  // namespace servesim

@@ -139,14 +139,18 @@
   }
 
   // Writes labels[i] beside point i of the series `which` (indices into u.series) that have a
-  // value there; at most `max` labels, so that a large sweep stays legible.
+  // value there; at most `max` labels, so that a large sweep stays legible. A label longer than
+  // 28 characters is cut with an ellipsis (the whole label is in the page's tables), and one
+  // that would overlap a label already written is left out.
   function labelPoints(u, which, labels, max) {
     if (!labels || labels.length > (max || 60)) return;
     var ctx = u.ctx;
     var b = u.bbox;
+    var dpr = devicePixelRatio;
+    var taken = [];
     ctx.save();
     ctx.fillStyle = '#333';
-    ctx.font = (10 * devicePixelRatio) + 'px sans-serif';
+    ctx.font = (10 * dpr) + 'px sans-serif';
     for (var i = 0; i < labels.length; i++) {
       which.forEach(function (s) {
         var v = u.data[s][i];
@@ -154,10 +158,21 @@
         var x = u.valToPos(u.data[0][i], 'x', true);
         var y = u.valToPos(v, u.series[s].scale || 'y', true);
         if (x < b.left || x > b.left + b.width || y < b.top || y > b.top + b.height) return;
-        ctx.fillText(String(labels[i]), x + 5 * devicePixelRatio, y - 5 * devicePixelRatio);
+        var text = shortLabel(String(labels[i]), 28);
+        var box = {x: x + 5 * dpr, y: y - 15 * dpr, w: ctx.measureText(text).width, h: 11 * dpr};
+        if (taken.some(function (t) {
+          return box.x < t.x + t.w && t.x < box.x + box.w && box.y < t.y + t.h && t.y < box.y + box.h;
+        })) return;
+        taken.push(box);
+        ctx.fillText(text, x + 5 * dpr, y - 5 * dpr);
       });
     }
     ctx.restore();
+  }
+
+  // `text` cut to `n` characters, the last an ellipsis, when longer.
+  function shortLabel(text, n) {
+    return text.length > n ? text.slice(0, n - 1) + '\u2026' : text;
   }
 
   // ---- numbers ----
@@ -216,15 +231,25 @@
     ['MFU %', pct('mfu'), 1],
     ['SLO'],
     ['attainment %', pct('slo.attainment'), 1],
-    ['goodput (req/s)', key('slo.goodput_requests_per_s'), 3]
+    ['goodput (req/s)', key('slo.goodput_requests_per_s'), 3],
+    // The run's cost (write_report's run_cost: the catalogue's price x accelerators, as servesim
+    // size prices a point); a run whose accelerator the catalogue does not price shows '-'.
+    ['cost (catalogue price x accelerators)'],
+    ['accelerator', runCost('hardware')],
+    ['accelerators', runCost('accelerators'), 0],
+    ['price tier', runCost('price_tier')],
+    ['USD/hour', runCost('usd_per_hour'), 2],
+    ['output tokens per USD', runCost('tokens_per_usd'), 0]
   ];
+  function runCost(path) { return function (s, r) { return r && r.cost ? get(r.cost, path) : null; }; }
 
   function summaryTable(runs) {
     var t = el('table', {class: 'summary'});
     var group = null;  // a group's header row, added with its first row that has a value
     var head = el('tr');
     head.appendChild(el('th', null, ''));
-    runs.forEach(function (r) { head.appendChild(el('th', {title: r.path}, r.name)); });
+    // A long run name wraps within its column (the whole path is the tooltip).
+    runs.forEach(function (r) { head.appendChild(el('th', {class: 'run', title: r.path}, r.name)); });
     t.appendChild(head);
     summaryRows.forEach(function (row) {
       var tr = el('tr');
@@ -234,10 +259,12 @@
         group = tr;
         return;
       }
-      var values = runs.map(function (r) { return row[1](r.summary); });
+      var values = runs.map(function (r) { return row[1](r.summary, r); });
       if (values.every(function (v) { return v === null; })) return;
       tr.appendChild(el('td', {class: 'label'}, row[0]));
-      values.forEach(function (v) { tr.appendChild(el('td', null, fmt(v, row[2]))); });
+      values.forEach(function (v) {
+        tr.appendChild(el('td', typeof v === 'string' ? {class: 'text'} : null, fmt(v, row[2])));
+      });
       if (group) t.appendChild(group);
       group = null;
       t.appendChild(tr);
@@ -491,14 +518,96 @@
 
   function truthy(v) { return v === true || v === 1 || v === 'true'; }
 
+  // The columns holding the swept values: the axis columns, and `replicas` when the sweep has a
+  // replicas axis (its values are in that column, not one of their own), in the label's order.
+  function sweptColumns(sweep) {
+    var axes = (sweep.axes || []).slice();
+    var first = sweep.points.length && typeof sweep.points[0].label === 'string' ? sweep.points[0].label : '';
+    var keys = first.split(';').map(function (part) { return part.split('=')[0]; });
+    var at = keys.indexOf('replicas');
+    if (at < 0 || axes.indexOf('replicas') >= 0) return axes;
+    var before = keys.slice(0, at).filter(function (k) { return axes.indexOf(k) >= 0; }).length;
+    axes.splice(before, 0, 'replicas');
+    return axes;
+  }
+
   // A sweep point's label: its label column, or its swept values.
   function pointLabel(sweep) {
     return function (p) {
       // The label column when short ("h100 tp1 x2"), else the swept values ("20, 4"), whose
       // order the caption gives.
       if (typeof p.label === 'string' && p.label && p.label.length <= 24) return p.label;
-      return (sweep.axes || []).map(function (a) { return fmt(p[a]); }).join(', ');
+      return sweptColumns(sweep).map(function (a) { return fmt(p[a]); }).join(', ');
     };
+  }
+
+  // The axes that are the scenario (docs/sizing.md#axis-roles): summary.json's roles, or for a
+  // sweep written before axes had roles, the keys `servesim size` infers scenario from.
+  function scenarioAxes(sweep) {
+    var axes = sweep.axes || [];
+    if (sweep.scenario_axes) return sweep.scenario_axes.filter(function (a) { return axes.indexOf(a) >= 0; });
+    return axes.filter(function (a) {
+      var last = a.split('.').pop();
+      return /^(workload|slo|seed)(\.|$)/.test(a) || last === 'rate' || /^rate_/.test(last) || /_rate/.test(last);
+    });
+  }
+
+  // A table cell of text that wraps within its column, the whole text as its tooltip.
+  function wrapCell(text) { return el('td', {class: 'wrap', title: text}, text); }
+
+  // The cheapest deployment meeting the SLOs at each scenario point: points.csv's `cheapest`
+  // column, or (a sweep written before it) the priced feasible point meeting the SLOs with the
+  // lowest cost, then p99 TTFT, then point, as `servesim size` picks it.
+  function cheapestTable(parent, sweep) {
+    var scen = scenarioAxes(sweep);
+    var scenOf = function (p) { return scen.map(function (a) { return a + '=' + fmt(p[a]); }).join('; '); };
+    var deploymentOf = function (p) {
+      var label = typeof p.label === 'string' ? p.label : '';
+      if (!scen.length) return label;
+      var parts = label.split(';').filter(function (part) { return scen.indexOf(part.split('=')[0]) < 0; });
+      return parts.join('; ') || 'base';
+    };
+    var order = [];
+    var best = {};
+    var hasColumn = sweep.points.some(function (p) { return p.cheapest !== undefined; });
+    var key = function (p) { return [p.cost_per_hour_usd, p.ttft_p99_ms, p.point]; };
+    var less = function (a, b) {
+      for (var i = 0; i < a.length; i++) if (a[i] !== b[i]) return a[i] < b[i];
+      return false;
+    };
+    sweep.points.forEach(function (p) {
+      var s = scenOf(p);
+      if (!(s in best)) { best[s] = null; order.push(s); }
+      var ok = hasColumn ? truthy(p.cheapest) :
+          truthy(p.feasible) && truthy(p.meets_slo) && typeof p.cost_per_hour_usd === 'number';
+      if (ok && (best[s] === null || less(key(p), key(best[s])))) best[s] = p;
+    });
+    var t = el('table', {class: 'summary cheapest'});
+    var head = el('tr');
+    var cols = ['scenario', 'cheapest deployment meeting the SLOs', 'replicas', 'accelerators',
+                'USD/hour', 'p99 TTFT (ms)', 'p99 TPOT (ms)', 'output tokens per USD', 'point'];
+    if (!scen.length) cols.shift();
+    cols.forEach(function (c) { head.appendChild(el('th', null, c)); });
+    t.appendChild(head);
+    order.forEach(function (s) {
+      var tr = el('tr');
+      var p = best[s];
+      if (scen.length) tr.appendChild(wrapCell(s));
+      if (!p) {
+        tr.appendChild(el('td', {class: 'text', colspan: String(cols.length - (scen.length ? 1 : 0))},
+                          'no priced deployment meets the SLOs'));
+      } else {
+        tr.appendChild(wrapCell(deploymentOf(p)));
+        [[p.replicas, 0], [p.accelerators, 0], [p.cost_per_hour_usd, 2], [p.ttft_p99_ms, 1],
+         [p.tpot_p99_ms, 1], [p.tokens_per_usd, 0], [p.point, 0]].forEach(function (v) {
+          tr.appendChild(el('td', null, fmt(v[0] === undefined ? null : v[0], v[1])));
+        });
+      }
+      t.appendChild(tr);
+    });
+    parent.appendChild(el('h3', null, scen.length ?
+        'Cheapest deployment per scenario (' + scen.join(', ') + ')' : 'Cheapest deployment'));
+    parent.appendChild(t);
   }
 
   function sweepCharts(parent, sweep, k) {
@@ -510,6 +619,7 @@
         (slo.ttft_ms ? 'TTFT ' + slo.ttft_ms + ' ms ' : '') + (slo.tpot_ms ? 'TPOT ' + slo.tpot_ms + ' ms ' : '') +
         (slo.ttft_ms || slo.tpot_ms ? 'at ' + pctl : 'none')));
     if (!pts.length) return;
+    if (pts.some(function (p) { return typeof p.cost_per_hour_usd === 'number'; })) cheapestTable(parent, sweep);
     var box = el('div', {class: 'charts'});
     parent.appendChild(box);
     var labelOf = pointLabel(sweep);
@@ -517,8 +627,8 @@
     var meets = function (p) { return truthy(p.meets_slo) ? tput(p) : null; };
     var misses = function (p) { return truthy(p.meets_slo) ? null : tput(p); };
     var longLabels = pts.some(function (p) { return typeof p.label === 'string' && p.label.length > 24; });
-    var labelled = pts.length > 60 ? '' : longLabels && (sweep.axes || []).length ?
-        '; each point labelled with its ' + sweep.axes.join(', ') : '; each point labelled';
+    var labelled = pts.length > 60 ? '' : longLabels && sweptColumns(sweep).length ?
+        '; each point labelled with its ' + sweptColumns(sweep).join(', ') : '; each point labelled';
     var d = scatterData(pts, 'e2e_p99_ms', [meets, misses], labelOf);
     chart(box, 'throughput against p99 latency: ' + sweep.name,
           'each feasible point: output tokens/s against p99 E2E latency (points.csv)' + labelled, {
@@ -532,13 +642,27 @@
       sweepRateCharts(box, sweep, pts, labelOf);
       return;
     }
-    var front = function (p) { return truthy(p.pareto) ? cost(p) : null; };
-    var series = [{label: 'p99 TTFT (ms)'}, pointSeries('points', '#1f77b4'),
-                  {label: 'Pareto front', stroke: '#ff7f0e', width: 2, spanGaps: true,
-                   points: {show: true, size: 8, fill: '#ff7f0e'}}];
-    var dt = scatterData(pts, 'ttft_p99_ms', [cost, front], labelOf);
+    // The Pareto front is each scenario point's (docs/sizing.md#axis-roles): one line each, so
+    // that no line joins fronts of different traffic (one line when there are too many).
+    var scen = scenarioAxes(sweep);
+    var scenOf = function (p) { return scen.map(function (a) { return a + '=' + fmt(p[a]); }).join('; '); };
+    var scenarios = [];
+    pts.forEach(function (p) { if (truthy(p.pareto) && scenarios.indexOf(scenOf(p)) < 0) scenarios.push(scenOf(p)); });
+    if (scenarios.length > palette.length - 1) scenarios = null;
+    var fronts = (scenarios || ['']).map(function (g) {
+      return function (p) { return truthy(p.pareto) && (!scenarios || scenOf(p) === g) ? cost(p) : null; };
+    });
+    var series = [{label: 'p99 TTFT (ms)'}, pointSeries('points', '#1f77b4')];
+    var frontColors = ['#ff7f0e'].concat(palette.filter(function (c) { return c !== '#1f77b4' && c !== '#ff7f0e'; }));
+    (scenarios || ['']).forEach(function (g, i) {
+      var c = frontColors[i % frontColors.length];
+      series.push({label: g ? 'Pareto front, ' + shortLabel(g, 48) : 'Pareto front', stroke: c, width: 2,
+                   spanGaps: true, points: {show: true, size: 8, fill: c}});
+    });
+    var dt = scatterData(pts, 'ttft_p99_ms', [cost].concat(fronts), labelOf);
     chart(box, 'cost against p99 TTFT: ' + sweep.name,
-          'feasible points and their Pareto front (cheapest for a given TTFT); dashed: the SLO' + labelled, {
+          'feasible points and their Pareto front (cheapest for a given TTFT' +
+          (scenarios && scenarios.length > 1 ? ', one per scenario point' : '') + '); dashed: the SLO' + labelled, {
       scales: {x: {time: false, range: rangeWith([slo.ttft_ms])}, y: {range: rangeWith([], true)}},
       axes: [{label: 'p99 TTFT (ms)'}, {label: 'cost (USD/hour)'}],
       series: series
@@ -606,7 +730,7 @@
     axes.forEach(function (a) {
       if (!rateAxis && /rate/.test(a) && pts.every(function (p) { return typeof p[a] === 'number'; })) rateAxis = a;
     });
-    var others = axes.filter(function (a) { return a !== rateAxis; });
+    var others = sweptColumns(sweep).filter(function (a) { return a !== rateAxis; });
     // An axis column is named by its config key, dots included: read it whole, not as a path.
     var xOf = rateAxis ? function (p) { return typeof p[rateAxis] === 'number' ? p[rateAxis] : null; } :
         pointKey('requests_per_s');

@@ -327,6 +327,7 @@ json read_sweep(const fs::path& dir, const json& summary) {
                                       "reason",
                                       "meets_slo",
                                       "pareto",
+                                      "cheapest",
                                       "replicas",
                                       "accelerators",
                                       "cost_per_hour_usd",
@@ -346,7 +347,23 @@ json read_sweep(const fs::path& dir, const json& summary) {
     if (std::none_of(std::begin(k_own), std::end(k_own),
                      [&](const char* own) { return column == own; }))
       axes.push_back(column);
-  return {{"kind", "sweep"}, {"slo", slo}, {"axes", axes}, {"points", std::move(points)}};
+  // The scenario axes (docs/sizing.md#axis-roles) as summary.json names them; null for a sweep
+  // written before axes had roles (the page then infers them from the keys, as `size` does).
+  json scenario_axes = nullptr;
+  if (summary.contains("axes") && summary["axes"].is_array()) {
+    for (const json& a : summary["axes"]) {
+      if (!a.is_object() || !a.contains("role") || !a["role"].is_string() || !a.contains("key") ||
+          !a["key"].is_string())
+        continue;
+      if (scenario_axes.is_null()) scenario_axes = json::array();
+      if (a["role"] == "scenario") scenario_axes.push_back(a["key"]);
+    }
+  }
+  return {{"kind", "sweep"},
+          {"slo", slo},
+          {"axes", axes},
+          {"scenario_axes", scenario_axes},
+          {"points", std::move(points)}};
 }
 
 // capacity.json (servesim capacity): the SLO, the rate found and every probe, in the order run.
@@ -390,7 +407,7 @@ json cdf_points(std::vector<double> values, double scale, size_t max_points) {
   return {{"x", x}, {"p", p}};
 }
 
-json read_result_dir(const std::string& dir) {
+json read_result_dir(const std::string& dir, const RunCost& run_cost) {
   const fs::path d(dir);
   if (!fs::is_directory(d))
     throw InputError(
@@ -416,6 +433,7 @@ json read_result_dir(const std::string& dir) {
     check_values(summary, "classes", k_class_summary, d / "summary.json");
   }
   json r = sweep ? read_sweep(d, summary) : read_run(d, summary);
+  if (!sweep) r["cost"] = run_cost ? run_cost(summary) : json(nullptr);
   r["name"] = name_of(dir);
   r["path"] = dir;
   return r;
@@ -448,7 +466,7 @@ std::vector<std::string> display_names(const std::vector<std::string>& dirs) {
 }
 
 json report_data(const std::vector<std::string>& dirs, const volatile std::sig_atomic_t* interrupt,
-                 const std::vector<std::string>& labels) {
+                 const std::vector<std::string>& labels, const RunCost& run_cost) {
   if (!labels.empty() && labels.size() != dirs.size())
     throw InputError(fmt::format(
         "--label: {} label{} for {} result director{} (give one --label per directory, in "
@@ -458,7 +476,7 @@ json report_data(const std::vector<std::string>& dirs, const volatile std::sig_a
   json results = json::array();
   for (size_t i = 0; i < dirs.size(); ++i) {
     check_interrupt(interrupt);
-    json r = read_result_dir(dirs[i]);
+    json r = read_result_dir(dirs[i], run_cost);
     r["name"] = names[i];
     results.push_back(std::move(r));
   }

@@ -3,6 +3,7 @@
 // page (docs/report.md lists each chart and the columns it comes from).
 #include <csignal>
 #include <cstddef>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,20 +18,27 @@ namespace servesim {
 [[nodiscard]] nlohmann::json cdf_points(std::vector<double> values, double scale,
                                         size_t max_points);
 
+/// Prices a run from its whole summary.json (sizing/run_cost.h: the report layer knows no
+/// catalogue): an object, or null when the cost is not known.
+using RunCost = std::function<nlohmann::json(const nlohmann::json& summary)>;
+
 /// One result directory as the page wants it. A run directory (summary.json, and when present
 /// requests.csv and steps.csv) gives
-///   {"kind": "run", "name", "summary": {...}, "cdf": {"ttft_ms", "tpot_ms", "e2e_ms",
+///   {"kind": "run", "name", "summary": {...}, "cost": run_cost(summary.json) or null, "cdf":
+///   {"ttft_ms", "tpot_ms", "e2e_ms",
 ///    "queue_ms", and with requests.csv's class column "classes": {name: {"ttft_ms",
 ///    "tpot_ms"}}} or null, "series": {...} or null, "roofline": {...} or null};
 /// a sweep directory (summary.json with "kind": "sweep", and points.csv) gives
 ///   {"kind": "sweep", "name", "slo": {...} or null, "axes": [column, ...] (the swept columns,
-///    those points.csv has beyond servesim size's own), "points": [{column: value, ...}, ...]};
+///    those points.csv has beyond servesim size's own), "scenario_axes": [key, ...] (summary.json's
+///    axes of role scenario) or null (a sweep written before roles), "points": [{column: value,
+///    ...}, ...]};
 /// a capacity directory (capacity.json, what servesim capacity writes) gives
 ///   {"kind": "capacity", "name", "slo": {...}, "found", "capacity": {...} or null,
 ///    "probes": [{"offered_rate_per_s", "meets_slo", "ttft_p99_ms", ...}, ...]}.
 /// "name" is the directory's last component; report_data() makes the names distinct.
 /// Throws InputError naming the file (and line) when a file is missing or malformed.
-[[nodiscard]] nlohmann::json read_result_dir(const std::string& dir);
+[[nodiscard]] nlohmann::json read_result_dir(const std::string& dir, const RunCost& run_cost = {});
 
 /// The names the page shows for `dirs`: each directory's shortest path suffix (whole
 /// components) that no other directory of the list shares ("A/run", "B/run" for A/run and
@@ -42,6 +50,7 @@ namespace servesim {
 /// empty or has one label per directory.
 [[nodiscard]] nlohmann::json report_data(const std::vector<std::string>& dirs,
                                          const volatile std::sig_atomic_t* interrupt = nullptr,
-                                         const std::vector<std::string>& labels = {});
+                                         const std::vector<std::string>& labels = {},
+                                         const RunCost& run_cost = {});
 
 }  // namespace servesim

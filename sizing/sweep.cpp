@@ -12,6 +12,7 @@
 #include "core/config.h"
 #include "models/catalog.h"
 #include "sim/scenario.h"
+#include "sizing/sweep_roles.h"
 
 namespace servesim {
 namespace {
@@ -182,10 +183,14 @@ void check_value(const SweepSpec& spec, const Cfg& axes, const std::string& key,
 }
 
 SweepAxis read_axis(const SweepSpec& spec, const Cfg& axes, const YAML::Node& key_node,
-                    const YAML::Node& values, const BaseShape& shape, const std::string& base_dir) {
+                    const YAML::Node& node, const BaseShape& shape, const std::string& base_dir) {
   SweepAxis a;
   a.key = key_node.Scalar();
   a.where = axes.doc().where(key_node, "axes." + a.key);
+  const AxisForm form = read_axis_form(axes, a.key, node);  // a list, or {values, role}
+  const YAML::Node values = form.values;
+  a.role = form.role.value_or(inferred_role(a.key));
+  a.role_given = form.role.has_value();
   // A name without a dot is a shorthand, or a whole section of the scenario (`scheduler`); a
   // near miss of a shorthand is reported as one (an unknown section fails in check_value).
   const auto& names = shorthand_names();

@@ -31,8 +31,22 @@ struct SweepSlo {
 /// REQUIRES: the run had an `slo` section (false otherwise).
 [[nodiscard]] bool meets_slo(const Summary& s, std::optional<double> min_attainment);
 
+/// What an axis varies (docs/sizing.md#axis-roles): a deployment choice (accelerator, replicas,
+/// parallelism, scheduler and engine settings), which sizing picks the cheapest of, or the
+/// scenario (request rate, trace, workload, SLO), for each value of which it picks one.
+enum class AxisRole : uint8_t { Deployment, Scenario };
+
+/// "deployment" or "scenario".
+[[nodiscard]] const char* role_name(AxisRole r);
+/// The role of an axis whose file gives none: scenario for a key under `workload` or `slo`, for
+/// `seed`, and for a rate-like last component (`rate_scale`, `rate_per_s`, `target_rate_per_s`);
+/// deployment for everything else, the shorthands included.
+[[nodiscard]] AxisRole inferred_role(const std::string& key);
+
 struct SweepAxis {
-  std::string key;                  ///< "accelerator" (a shorthand) or a key path
+  std::string key;  ///< "accelerator" (a shorthand) or a key path
+  AxisRole role = AxisRole::Deployment;
+  bool role_given = false;          ///< `role:` in the sweep file (else inferred_role(key))
   std::vector<std::string> values;  ///< each value as flow-style YAML, as labels show it
   /// The overrides each value stands for (one for a key path, several for a shorthand).
   std::vector<std::vector<std::string>> expansions;
@@ -59,6 +73,17 @@ struct SweepSpec {
   [[nodiscard]] std::vector<size_t> coordinates(size_t i) const;
   /// "accelerator=h100-sxm;replicas=2" for point `i` ("base" with no axes).
   [[nodiscard]] std::string label(size_t i) const;
+  /// Whether any axis is a scenario axis.
+  [[nodiscard]] bool has_scenario_axes() const;
+  /// The number of scenario points: the product of the scenario axes' sizes (1 with none).
+  [[nodiscard]] size_t scenario_count() const;
+  /// The scenario point (0 to scenario_count() - 1) point `i` belongs to: its scenario axes'
+  /// coordinates, the last varying fastest.
+  [[nodiscard]] size_t scenario_of(size_t i) const;
+  /// Point `i`'s scenario axes as `label` writes them ("" with no scenario axes).
+  [[nodiscard]] std::string scenario_label(size_t i) const;
+  /// Point `i`'s deployment axes as `label` writes them ("base" with no deployment axes).
+  [[nodiscard]] std::string deployment_label(size_t i) const;
   /// Every override of point `i`, in order: `sets`, the SLO, then each axis's expansion.
   [[nodiscard]] std::vector<std::string> overrides(size_t i) const;
   /// Where point `i`'s step times come from, for the step_source column: its step_time kind

@@ -109,9 +109,26 @@ bool priced(const PointResult& r) { return r.feasible && r.cost_per_hour_usd.has
 
 }  // namespace
 
-void mark_pareto(std::vector<PointResult>& rows) {
+namespace {
+
+// The cheapest row meeting the SLOs among rows[members] (cheapest()'s order).
+std::optional<size_t> cheapest_of(const std::vector<PointResult>& rows,
+                                  const std::vector<size_t>& members) {
+  std::optional<size_t> best;
+  for (size_t i : members) {
+    const PointResult& r = rows[i];
+    if (!priced(r) || !r.meets_slo) continue;
+    if (!best || std::pair(*r.cost_per_hour_usd, r.ttft_p99_ms) <
+                     std::pair(*rows[*best].cost_per_hour_usd, rows[*best].ttft_p99_ms))
+      best = i;
+  }
+  return best;
+}
+
+// Sets `pareto` on the front of rows[members].
+void mark_front(std::vector<PointResult>& rows, const std::vector<size_t>& members) {
   std::vector<size_t> order;
-  for (size_t i = 0; i < rows.size(); ++i) {
+  for (size_t i : members) {
     rows[i].pareto = false;
     if (priced(rows[i])) order.push_back(i);
   }
@@ -137,16 +154,40 @@ void mark_pareto(std::vector<PointResult>& rows) {
   }
 }
 
-std::optional<size_t> cheapest(const std::vector<PointResult>& rows) {
-  std::optional<size_t> best;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const PointResult& r = rows[i];
-    if (!priced(r) || !r.meets_slo) continue;
-    if (!best || std::pair(*r.cost_per_hour_usd, r.ttft_p99_ms) <
-                     std::pair(*rows[*best].cost_per_hour_usd, rows[*best].ttft_p99_ms))
-      best = i;
+// The front's rows of `members` by cost, then p99 TTFT, then point.
+std::vector<size_t> front_of(const std::vector<PointResult>& rows,
+                             const std::vector<size_t>& members) {
+  std::vector<size_t> front;
+  for (size_t i : members)
+    if (rows[i].pareto) front.push_back(i);
+  std::sort(front.begin(), front.end(), [&](size_t a, size_t b) {
+    return std::tuple(*rows[a].cost_per_hour_usd, rows[a].ttft_p99_ms, a) <
+           std::tuple(*rows[b].cost_per_hour_usd, rows[b].ttft_p99_ms, b);
+  });
+  return front;
+}
+
+}  // namespace
+
+std::vector<std::vector<size_t>> rows_by_scenario(const SweepSpec& spec,
+                                                  const std::vector<PointResult>& rows) {
+  std::vector<std::vector<size_t>> groups(spec.scenario_count());
+  for (size_t i = 0; i < rows.size(); ++i) groups.at(spec.scenario_of(rows[i].point)).push_back(i);
+  return groups;
+}
+
+void mark_pareto(std::vector<PointResult>& rows, const SweepSpec& spec) {
+  for (const std::vector<size_t>& group : rows_by_scenario(spec, rows)) {
+    mark_front(rows, group);
+    for (size_t i : group) rows[i].cheapest = false;
+    if (const auto best = cheapest_of(rows, group)) rows[*best].cheapest = true;
   }
-  return best;
+}
+
+std::optional<size_t> cheapest(const std::vector<PointResult>& rows) {
+  std::vector<size_t> all(rows.size());
+  for (size_t i = 0; i < rows.size(); ++i) all[i] = i;
+  return cheapest_of(rows, all);
 }
 
 std::string points_csv(const SweepSpec& spec, const std::vector<PointResult>& rows) {
@@ -201,19 +242,37 @@ std::string sweep_summary_json(const SweepSpec& spec, const std::vector<PointRes
       spec.slo.min_attainment ? nlohmann::ordered_json(*spec.slo.min_attainment) : nullptr;
   j["slo"] = slo;
   j["axes"] = nlohmann::ordered_json::array();
-  for (const auto& a : spec.axes) j["axes"].push_back({{"key", a.key}, {"values", a.values}});
+  for (const auto& a : spec.axes)
+    j["axes"].push_back({{"key", a.key}, {"values", a.values}, {"role", role_name(a.role)}});
   j["points"] = rows.size();
+  j["scenarios"] = spec.scenario_count();
   j["feasible"] = std::count_if(rows.begin(), rows.end(), [](auto& r) { return r.feasible; });
   j["meeting_slo"] = std::count_if(rows.begin(), rows.end(), [](auto& r) { return r.meets_slo; });
-  const std::optional<size_t> best = cheapest(rows);
-  j["cheapest"] = best ? row_json(spec, rows[*best]) : nlohmann::ordered_json();
+  // The cheapest deployment is chosen per scenario point: across scenario points (a lighter
+  // traffic, a looser SLO) "cheapest" would compare traffic, not deployments.
+  const std::vector<std::vector<size_t>> groups = rows_by_scenario(spec, rows);
+  nlohmann::ordered_json per = nlohmann::ordered_json::array();
   std::vector<size_t> front;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].pareto) front.push_back(i);
-  std::sort(front.begin(), front.end(), [&](size_t a, size_t b) {
-    return std::tuple(*rows[a].cost_per_hour_usd, rows[a].ttft_p99_ms, a) <
-           std::tuple(*rows[b].cost_per_hour_usd, rows[b].ttft_p99_ms, b);
-  });
+  for (const std::vector<size_t>& group : groups) {
+    if (group.empty()) continue;
+    const size_t first = rows[group.front()].point;
+    nlohmann::ordered_json scenario = nlohmann::ordered_json::object();
+    const std::vector<size_t> c = spec.coordinates(first);
+    for (size_t k = 0; k < spec.axes.size(); ++k)
+      if (spec.axes[k].role == AxisRole::Scenario)
+        scenario[spec.axes[k].key] = spec.axes[k].values[c[k]];
+    const std::optional<size_t> best = cheapest_of(rows, group);
+    per.push_back(
+        {{"scenario", scenario},
+         {"label", spec.scenario_label(first)},
+         {"cheapest", best ? row_json(spec, rows[*best]) : nlohmann::ordered_json()},
+         {"deployment", best ? nlohmann::ordered_json(spec.deployment_label(rows[*best].point))
+                             : nlohmann::ordered_json()}});
+    for (size_t i : front_of(rows, group)) front.push_back(i);
+  }
+  const std::optional<size_t> best = groups.size() == 1 ? cheapest(rows) : std::nullopt;
+  j["cheapest"] = best ? row_json(spec, rows[*best]) : nlohmann::ordered_json();
+  j["cheapest_per_scenario"] = per;
   j["pareto_front"] = nlohmann::ordered_json::array();
   for (size_t i : front) j["pareto_front"].push_back(row_json(spec, rows[i]));
   return j.dump(2) + "\n";
@@ -239,30 +298,54 @@ std::string sweep_report(const SweepSpec& spec, const std::vector<PointResult>& 
     }
     out += "\n";
   }
+  const bool per_scenario = spec.scenario_count() > 1;
+  const char* label_head = per_scenario ? "deployment" : "label";
   auto line = [&](const PointResult& r) {
     return fmt::format("{:>5}  {:>9}  {:>8.1f}  {:>8.1f}  {:>12.0f}  {:>5}  {}\n", r.point,
                        r.cost_per_hour_usd ? fmt::format("{:.2f}", *r.cost_per_hour_usd) : "-",
                        r.ttft_p99_ms, r.tpot_p99_ms, r.tokens_per_usd.value_or(0),
-                       r.meets_slo ? "yes" : "no", spec.label(r.point));
+                       r.meets_slo ? "yes" : "no",
+                       per_scenario ? spec.deployment_label(r.point) : spec.label(r.point));
   };
+
   const std::string head =
       fmt::format("{:>5}  {:>9}  {:>8}  {:>8}  {:>12}  {:>5}  {}\n", "point", "$/hour", "TTFT p99",
-                  "TPOT p99", "tokens/$", "meets", "label") +
+                  "TPOT p99", "tokens/$", "meets", label_head) +
       fmt::format("{:>5}  {:>9}  {:>8}  {:>8}\n", "", "", "ms", "ms");
-  if (const auto best = cheapest(rows))
-    out += "\ncheapest meeting the SLOs\n" + head + line(rows[*best]);
-  else
-    out += "\nno priced point meets the SLOs\n";
-  std::vector<size_t> front;
-  for (size_t i = 0; i < rows.size(); ++i)
-    if (rows[i].pareto) front.push_back(i);
-  std::sort(front.begin(), front.end(), [&](size_t a, size_t b) {
-    return std::tuple(*rows[a].cost_per_hour_usd, rows[a].ttft_p99_ms, a) <
-           std::tuple(*rows[b].cost_per_hour_usd, rows[b].ttft_p99_ms, b);
-  });
-  out +=
-      fmt::format("\nPareto front (cost per hour vs p99 TTFT), {} points\n", front.size()) + head;
-  for (size_t i : front) out += line(rows[i]);
+  const std::vector<std::vector<size_t>> groups = rows_by_scenario(spec, rows);
+  if (!per_scenario) {
+    if (const auto best = cheapest(rows))
+      out += "\ncheapest meeting the SLOs\n" + head + line(rows[*best]);
+    else
+      out += "\nno priced point meets the SLOs\n";
+    const std::vector<size_t> front = front_of(rows, groups.front());
+    out +=
+        fmt::format("\nPareto front (cost per hour vs p99 TTFT), {} points\n", front.size()) + head;
+    for (size_t i : front) out += line(rows[i]);
+    return out;
+  }
+  // Scenario axes: the cheapest deployment and the front of each scenario point, under its
+  // scenario values; the rows name the deployment only.
+  std::vector<std::string> keys;
+  for (const auto& a : spec.axes)
+    if (a.role == AxisRole::Scenario) keys.push_back(a.key);
+  out += fmt::format("\ncheapest deployment meeting the SLOs, per scenario ({})\n{}",
+                     fmt::join(keys, ", "), head);
+  size_t front_size = 0;
+  for (const auto& group : groups) {
+    if (group.empty()) continue;
+    out += fmt::format("{}\n", spec.scenario_label(rows[group.front()].point));
+    const std::optional<size_t> best = cheapest_of(rows, group);
+    out += best ? line(rows[*best]) : "    -  no priced deployment meets the SLOs\n";
+    front_size += front_of(rows, group).size();
+  }
+  out += fmt::format("\nPareto front (cost per hour vs p99 TTFT) per scenario, {} points\n{}",
+                     front_size, head);
+  for (const auto& group : groups) {
+    if (group.empty()) continue;
+    out += fmt::format("{}\n", spec.scenario_label(rows[group.front()].point));
+    for (size_t i : front_of(rows, group)) out += line(rows[i]);
+  }
   return out;
 }
 

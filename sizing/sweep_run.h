@@ -49,7 +49,8 @@ struct PointResult {
   bool feasible = false;
   std::string reason;  ///< why infeasible, or why no replica count met the SLOs; "" otherwise
   bool meets_slo = false;
-  bool pareto = false;  ///< filled in by mark_pareto
+  bool pareto = false;    ///< filled in by mark_pareto
+  bool cheapest = false;  ///< the cheapest meeting the SLOs in its scenario (mark_pareto)
   int64_t replicas = 0;
   int64_t accelerators = 0;
   std::optional<double> cost_per_hour_usd;
@@ -62,7 +63,8 @@ struct PointResult {
 /// A sweep point's fields (metrics/summary_fields.h), in points.csv's column order: the columns
 /// of points.csv and the keys of the sweep's summary.json rows (k_lead: before the label, axis
 /// and step_source columns; k_measured: empty when infeasible), and what MPI ranks send rank 0
-/// (k_wire; `pareto` is marked after the gather). R: PointResult, const to write, not to read.
+/// (k_wire; `pareto` and `cheapest` are marked after the gather). R: PointResult, const to write,
+/// not to read.
 template <class R, class F>
 requires std::same_as<std::remove_const_t<R>, PointResult>
 void for_each_field(R& r, F&& f) {
@@ -73,6 +75,7 @@ void for_each_field(R& r, F&& f) {
   f(Field("reason", row), r.reason);
   f(Field("meets_slo", row), r.meets_slo);
   f(Field("pareto", k_csv | k_json), r.pareto);
+  f(Field("cheapest", k_csv | k_json), r.cheapest);
   f(Field("replicas", metric), r.replicas);
   f(Field("accelerators", metric), r.accelerators);
   f(Field("cost_per_hour_usd", metric), r.cost_per_hour_usd);

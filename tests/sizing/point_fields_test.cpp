@@ -53,7 +53,7 @@ std::vector<PointResult> rows() {
   b.point = 1;
   b.reason = "config: x, y";
   std::vector<PointResult> r{a, b};
-  mark_pareto(r);
+  mark_pareto(r, SweepSpec{});
   return r;
 }
 
@@ -83,12 +83,12 @@ TEST_CASE("point fields: points.csv's header is the field list around the axis c
   CHECK(header == join(listed(k_csv, true)) + ",label,scheduler.max_num_seqs,step_source," +
                       join(listed(k_csv, false)));
   CHECK(header ==
-        "point,label,scheduler.max_num_seqs,step_source,feasible,reason,meets_slo,pareto,replicas,"
-        "accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,tokens_per_usd,"
+        "point,label,scheduler.max_num_seqs,step_source,feasible,reason,meets_slo,pareto,cheapest,"
+        "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,tokens_per_usd,"
         "ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,goodput_req_per_s,"
         "slo_attainment");
   // The infeasible row: quoted reason, empty measurements.
-  CHECK_THAT(csv, Catch::EndsWith(",false,\"config: x, y\",false,false,,,,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::EndsWith(",false,\"config: x, y\",false,false,false,,,,,,,,,,,,,\n"));
 }
 
 TEST_CASE("point fields: summary.json's rows have the listed keys, in points.csv's order",

@@ -104,8 +104,8 @@ TEST_CASE(
   REQUIRE(r.code == 0);
   const std::string csv = slurp(out / "points.csv");
   CHECK(csv.rfind(
-            "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,replicas,"
-            "accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
+            "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,cheapest,"
+            "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
             "tokens_per_usd,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,"
             "goodput_req_per_s,slo_attainment\n",
             0) == 0);
@@ -219,7 +219,7 @@ TEST_CASE("size: the Pareto front keeps rows no other beats on both cost and p99
     rows[i].cost_per_hour_usd = cost[i];
     rows[i].ttft_p99_ms = ttft[i];
   }
-  mark_pareto(rows);
+  mark_pareto(rows, SweepSpec{});  // no axes: one scenario
   CHECK(rows[0].pareto);
   CHECK(rows[1].pareto);
   CHECK_FALSE(rows[2].pareto);  // same cost as 1, slower
@@ -294,7 +294,7 @@ axes:
   CHECK_THAT(rejected.reason,
              Catch::StartsWith("40 requests rejected (first: request 0: needs 900064 KV tokens"));
   std::vector<PointResult> rows{ok, refused, rejected, evaluate_point(spec, 3)};
-  mark_pareto(rows);
+  mark_pareto(rows, spec);
   const std::string csv = points_csv(spec, rows);
   // Infeasible rows keep their place and leave the metrics empty.
   CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,\n"));
