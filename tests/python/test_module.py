@@ -295,6 +295,12 @@ class Sizing(unittest.TestCase):
         self.assertEqual(r.summary, want)
         self.assertNotEqual(r.summary, servesim.sweep("configs/sweeps/sizing-small.yaml",
                                                       jobs=2).summary)
+        # The run limits reach every point's runs: stopped at 5 simulated seconds, none of
+        # them is a whole run, and a partial run meets no SLO (as `size --max-sim-time 5`).
+        cut = servesim.sweep("configs/sweeps/sizing-small.yaml", jobs=2, max_sim_time=5)
+        self.assertTrue(r.points["meets_slo"].any())
+        self.assertFalse(cut.points["meets_slo"].any())
+        self.assertFalse(servesim.capacity(None, [SLO], max_sim_time=5).found)
         with self.assertRaises(ValueError) as e:
             servesim.sweep("configs/sweeps/sizing-small.yaml", seed=-1)
         self.assertIn("seed: expected an integer", str(e.exception))
