@@ -75,12 +75,11 @@ if [[ -n "$py" ]]; then
       >"$w/install-local.log" 2>&1 || err "cmake --install --prefix /usr/local --component python"
     mods=("$local_root/usr/local/$sitedir"/servesim*.so)
     [[ -f "${mods[0]}" ]] || err "--prefix /usr/local: no Python module in /usr/local/$sitedir"
-    if [[ "$("$py" -c 'import sys; print(sys.prefix)')" == /usr ]]; then
-      for d in "/usr/$pydir" "/usr/local/$sitedir"; do
-        "$py" -c 'import sys; sys.exit(sys.argv[1] not in sys.path)' "$d" ||
-          err "$py does not search $d, where cmake --install puts the module"
-      done
-    fi
+    # Only Debian's python3 (sys.prefix /usr) searches both prefixes; one call for both folders.
+    missing=$("$py" -c 'import sys
+if sys.prefix == "/usr": print(" ".join(d for d in sys.argv[1:] if d not in sys.path))' \
+      "/usr/$pydir" "/usr/local/$sitedir")
+    [[ -z "$missing" ]] || err "$py does not search $missing, where cmake --install puts the module"
   fi
 fi
 
