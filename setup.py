@@ -50,8 +50,8 @@ class CMakeBuild(build_ext):
         env = dict(os.environ)
         args = ["-DCMAKE_BUILD_TYPE=Release", "-DSERVESIM_PYTHON=ON", "-DSERVESIM_BUILD_TESTS=OFF",
                 "-DSERVESIM_MPI=OFF", f"-DPython3_EXECUTABLE={sys.executable}"]
-        if not (BUILD / "CMakeCache.txt").exists() and shutil.which("ninja"):
-            args += ["-G", "Ninja"]
+        configured = (BUILD / "CMakeCache.txt").is_file()
+        generator = ["-G", "Ninja"] if not configured and shutil.which("ninja") else []
         if not env.get("SERVESIM_NO_CCACHE") and shutil.which("ccache"):  # as scripts/ccache.sh
             env["CCACHE_BASEDIR"] = str(ROOT)
             env.setdefault("CCACHE_MAXSIZE", "5G")
@@ -59,7 +59,13 @@ class CMakeBuild(build_ext):
         if shutil.which("cmake") is None:
             sys.exit("setup.py: servesim builds with CMake (apt-get install cmake ninja-build)")
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
-        subprocess.run(["cmake", "-S", str(ROOT), "-B", str(BUILD), *args], env=env, check=True)
+        # Configured with the same arguments before: `cmake --build` reconfigures by itself when
+        # a CMakeLists.txt changed, so only a new interpreter or option needs the (slow) step.
+        stamp = BUILD / "setup-py-cmake-args.txt"
+        if not configured or not stamp.is_file() or stamp.read_text() != "\n".join(args):
+            subprocess.run(["cmake", "-S", str(ROOT), "-B", str(BUILD), *generator, *args],
+                           env=env, check=True)
+            stamp.write_text("\n".join(args))
         subprocess.run(["cmake", "--build", str(BUILD), "--target", "servesim_python",
                         "--parallel", jobs], env=env, check=True)
         built = BUILD / "python" / f"servesim{EXT_SUFFIX}"
