@@ -6,7 +6,9 @@
 #
 # What is installed, relative to the prefix:
 #   bin/servesim                                   the command line
-#   lib/python3/dist-packages/servesim*.so         the Python module, when it was built
+#   lib/python3/dist-packages/servesim*.so         the Python module, when it was built: where
+#                                                  its python3 looks (Debian's: this for /usr,
+#                                                  lib/python3.X/dist-packages for /usr/local)
 #   share/servesim/configs/                        examples, sweeps, reproductions, profiles,
 #   share/servesim/traces/data/                    step times and the traces they read, in the
 #                                                  same layout as the source tree, so their
@@ -36,11 +38,37 @@ install(FILES ${servesim_completion}
         DESTINATION ${CMAKE_INSTALL_DATADIR}/bash-completion/completions RENAME servesim)
 install(FILES ${servesim_man_page} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 
-# Debian's path for modules of any python3 (a relative path, so it follows the prefix).
-set(SERVESIM_PYTHON_INSTALL_DIR "lib/python3/dist-packages" CACHE STRING
-    "Where the Python module is installed, relative to the prefix")
-if(TARGET servesim_python)
-  install(TARGETS servesim_python LIBRARY DESTINATION ${SERVESIM_PYTHON_INSTALL_DIR})
+# The Python module goes where the python3 it was built for looks (python/CMakeLists.txt asks
+# it): for Debian's, lib/python3/dist-packages under the prefix /usr (the .deb) and
+# lib/python3.X/dist-packages under any other (/usr/local), chosen when `cmake --install` runs,
+# since --prefix may change the prefix then; for a venv's or pyenv's, its site-packages under
+# its own prefix. SERVESIM_PYTHON_INSTALL_DIR, relative to the prefix, puts it elsewhere.
+set(SERVESIM_PYTHON_INSTALL_DIR "" CACHE STRING
+    "Where the Python module is installed, relative to the prefix (empty: where the python3 it is built for looks)")
+if(SERVESIM_PYTHON_INSTALL_DIR STREQUAL "lib/python3/dist-packages")
+  # The fixed default of earlier versions, left in older build folders' caches: the automatic
+  # choice gives it for /usr, and a folder Python searches for other prefixes.
+  set_property(CACHE SERVESIM_PYTHON_INSTALL_DIR PROPERTY VALUE "")
+endif()
+set(servesim_python_usr_dir "")
+set(servesim_python_site_dir "")
+if(TARGET servesim_python AND SERVESIM_PYTHON_INSTALL_DIR)
+  install(TARGETS servesim_python LIBRARY DESTINATION ${SERVESIM_PYTHON_INSTALL_DIR}
+          COMPONENT python)
+  set(servesim_python_usr_dir ${SERVESIM_PYTHON_INSTALL_DIR})
+  set(servesim_python_site_dir ${SERVESIM_PYTHON_INSTALL_DIR})
+elseif(TARGET servesim_python)
+  get_directory_property(servesim_python_usr_dir DIRECTORY python
+                         DEFINITION SERVESIM_PYTHON_USR_DIR)
+  get_directory_property(servesim_python_site_dir DIRECTORY python
+                         DEFINITION SERVESIM_PYTHON_SITE_DIR)
+  install(CODE "
+    set(servesim_python_dir \"${servesim_python_site_dir}\")
+    if(CMAKE_INSTALL_PREFIX STREQUAL \"/usr\")
+      set(servesim_python_dir \"${servesim_python_usr_dir}\")
+    endif()
+    file(INSTALL DESTINATION \"\${CMAKE_INSTALL_PREFIX}/\${servesim_python_dir}\" TYPE MODULE
+         FILES \"$<TARGET_FILE:servesim_python>\")" COMPONENT python)
 endif()
 
 install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/servesim/configs)
@@ -105,6 +133,6 @@ if(SERVESIM_BUILD_TESTS)
   add_test(NAME install_tree
     COMMAND bash ${PROJECT_SOURCE_DIR}/tests/cli/install_test.sh ${CMAKE_COMMAND}
             ${CMAKE_BINARY_DIR} ${CMAKE_BINARY_DIR}/tests/install-test
-            ${SERVESIM_PYTHON_INSTALL_DIR} "${servesim_module_python}")
-  set_tests_properties(install_tree PROPERTIES TIMEOUT 60)
+            "${servesim_python_usr_dir}" "${servesim_module_python}" "${servesim_python_site_dir}")
+  set_tests_properties(install_tree PROPERTIES TIMEOUT 120)  # dpkg -S is slow on a busy machine
 endif()

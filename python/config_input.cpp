@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "metrics/exports.h"
 #include "sim/scenario.h"
 
 namespace servesim::python {
@@ -174,6 +175,32 @@ std::vector<std::string> override_list(const py::handle& overrides, const py::ha
   Document form("{}", "<--set>");
   for (const auto& o : all) form.apply_override(o);
   return all;
+}
+
+std::vector<double> percentile_list(const py::handle& percentiles) {
+  if (percentiles.is_none()) return {};
+  if (py::isinstance<py::str>(percentiles))
+    return parse_percentiles(percentiles.cast<std::string>(), "percentiles");
+  if (!py::isinstance<py::list>(percentiles) && !py::isinstance<py::tuple>(percentiles))
+    throw InputError(fmt::format(
+        "percentiles: expected a list of numbers in [0, 100] (as [50, 90, 99, 99.9]) or a str "
+        "(as \"50,90,99\"), not a {}",
+        type_name(percentiles)));
+  // Written out as --percentiles' text and read by the same parser, so the checks and the
+  // message are the command line's; fmt's shortest form reads back to the same double.
+  std::string text;
+  const py::module_ np = py::module_::import("numpy");
+  for (const auto& p : percentiles) {
+    if (py::isinstance<py::bool_>(p) ||
+        !(py::isinstance<py::int_>(p) || py::isinstance<py::float_>(p) ||
+          py::isinstance(p, np.attr("integer")) || py::isinstance(p, np.attr("floating"))))
+      throw InputError(
+          fmt::format("percentiles: {} is a {}; each percentile is a number in [0, 100]",
+                      quote_input(py::repr(p).cast<std::string>()), type_name(p)));
+    text += fmt::format("{}{}", text.empty() ? "" : ",",
+                        py::reinterpret_borrow<py::object>(p).cast<double>());
+  }
+  return parse_percentiles(text, "percentiles");
 }
 
 std::shared_ptr<Document> load_document(const ConfigText& c) {

@@ -42,6 +42,10 @@ struct ConfigText {
 [[nodiscard]] std::vector<std::string> override_list(const py::handle& overrides,
                                                      const py::handle& seed);
 
+/// `percentiles` as `--percentiles` takes them: None (not given: empty), a list or tuple of
+/// numbers, or one str ("50,90,99.9"), each in [0, 100]. Throws InputError as the option does.
+[[nodiscard]] std::vector<double> percentile_list(const py::handle& percentiles);
+
 /// The document `servesim run` reads: the file, the dict's YAML or the default scenario.
 [[nodiscard]] std::shared_ptr<Document> load_document(const ConfigText& c);
 

@@ -5,6 +5,8 @@
 #include <pybind11/stl.h>
 
 #include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
@@ -21,6 +23,29 @@ namespace {
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
 
+/// Imports numpy, which every result holds, so that a Python without it fails at `import
+/// servesim` with a message that says what to install, not pybind11's "initialization failed".
+/// pybind11 turns a std::exception thrown here into ImportError with its text.
+void import_numpy() {
+  try {
+    py::module_::import("numpy");
+  } catch (py::error_already_set& e) {
+    const std::string python = py::str(py::module_::import("sys").attr("executable"));
+    if (e.matches(PyExc_ModuleNotFoundError) &&
+        py::str(e.value().attr("name")).equal(py::str("numpy")))
+      throw std::runtime_error(fmt::format(
+          "servesim needs numpy: pip install numpy, or apt-get install python3-numpy (this "
+          "python is {})",
+          python));
+    // The error's own type and text, without pybind11's traceback ("At: ...").
+    const std::string why =
+        fmt::format("{}: {}", py::str(e.type().attr("__name__")).cast<std::string>(),
+                    py::str(e.value()).cast<std::string>());
+    throw std::runtime_error(
+        fmt::format("servesim needs numpy, which {} cannot import: {}", python, why));
+  }
+}
+
 constexpr const char* k_run_doc = R"(Runs a scenario, as `servesim run --steps` does, in memory.
 
 config: a path (str or os.PathLike) to a scenario YAML, a dict with the same content (written
@@ -34,6 +59,9 @@ requests, steps: keep requests.csv's / steps.csv's columns (False saves memory o
 check: verify the engine's invariants at every step (`--check`).
 max_sim_time, max_wall_time (seconds), max_queued: bound the run as the options of the same
     names do; a bounded run's results are partial (summary["partial"]).
+percentiles: as `--percentiles`: a list of numbers in [0, 100] (or "50,90,99.9"); the Result's
+    latency_s then holds mean, median, std, max and these percentiles of TTFT, TPOT, ITL and
+    E2E, and its table ends with the table the option prints.
 
 Returns a Result. Bad input raises ValueError with servesim's message.)";
 
@@ -42,7 +70,9 @@ constexpr const char* k_sweep_doc = R"(Runs a sizing sweep, as `servesim size` d
 sweep: a path to a sweep file (docs/sizing.md) or a dict with the same content (its `base`
     then resolves against the working directory).
 overrides: applied to the base scenario of every point, as `servesim size --set`.
+seed: an int, applied to the base scenario after the overrides (as "seed=N").
 jobs: threads (default: all cores); the results do not depend on it.
+max_sim_time, max_wall_time, max_queued: the limits of every run, as for run().
 
 Returns a SweepResult: .summary (summary.json), .points (points.csv's columns as numpy
 arrays), .points_df(), .report (what `servesim size` prints).)";
@@ -53,6 +83,7 @@ as `servesim capacity` does.
 config, overrides, seed: as for run(); the scenario needs an `slo` section.
 tolerance: the width of the final bracket, relative (1e-6 to 1).
 min_attainment: also require this share of requests within the SLOs (0 to 1).
+max_sim_time, max_wall_time, max_queued: the limits of every probe's run, as for run().
 
 Returns a CapacityResult: .summary (capacity.json), .probes (one numpy array per probe field,
 in the order run), .probes_df(), .run_summary (summary.json at the capacity, or None when no
@@ -66,7 +97,7 @@ PYBIND11_MODULE(servesim, m) {
       "run(), sweep() and capacity() do what `servesim run`, `servesim size` and `servesim "
       "capacity` do, with the results as dicts and numpy arrays instead of files.";
   m.attr("__version__") = SERVESIM_VERSION;
-  py::module_::import("numpy");  // every result holds numpy arrays: fail at import, not later
+  import_numpy();  // every result holds numpy arrays: fail at import, not later
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {
@@ -94,6 +125,10 @@ PYBIND11_MODULE(servesim, m) {
       .def_readonly("table", &RunResult::table, "the summary `servesim run` prints")
       .def_readonly("first_rejection", &RunResult::first_rejection,
                     "why the rejected request with the lowest id was rejected; '' if none was")
+      .def_readonly("latency_s", &RunResult::latency_s,
+                    "with percentiles: `servesim run --percentiles --json`'s latency_s, a dict "
+                    "{ttft, tpot, itl, e2e} of {count, mean, median, std, max, percentiles: "
+                    "{p50: ...}} in seconds; None without")
       .def(
           "requests_df",
           [](const RunResult& r) {
@@ -149,36 +184,52 @@ PYBIND11_MODULE(servesim, m) {
       "run",
       [](const py::object& config, const py::object& overrides, const py::object& seed,
          bool requests, bool steps, bool check, std::optional<double> max_sim_time,
-         std::optional<double> max_wall_time, std::optional<int64_t> max_queued) {
+         std::optional<double> max_wall_time, std::optional<int64_t> max_queued,
+         const py::object& percentiles) {
         return run(config, overrides, seed,
-                   RunArgs{requests, steps, check, max_sim_time, max_wall_time, max_queued});
+                   RunArgs{requests,
+                           steps,
+                           check,
+                           {max_sim_time, max_wall_time, max_queued},
+                           percentile_list(percentiles)});
       },
       k_run_doc, py::arg("config") = py::none(), py::arg("overrides") = py::none(),
       py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = true,
       py::arg("steps") = true, py::arg("check") = false, py::arg("max_sim_time") = py::none(),
-      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none());
+      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none(),
+      py::arg("percentiles") = py::none());
 
   m.def(
       "sweep",
-      [](const py::object& sweep_file, const py::object& overrides, std::optional<int> jobs) {
+      [](const py::object& sweep_file, const py::object& overrides, const py::object& seed,
+         std::optional<int> jobs, std::optional<double> max_sim_time,
+         std::optional<double> max_wall_time, std::optional<int64_t> max_queued) {
         if (jobs && (*jobs < 1 || *jobs > 4096))
           throw servesim::InputError(
               fmt::format("jobs: {} is out of range (allowed: from 1 to 4096)", *jobs));
-        return sweep(sweep_file, overrides,
-                     jobs ? std::optional<unsigned>(static_cast<unsigned>(*jobs)) : std::nullopt);
+        return sweep(
+            sweep_file, overrides, seed,
+            SweepArgs{jobs ? std::optional<unsigned>(static_cast<unsigned>(*jobs)) : std::nullopt,
+                      {max_sim_time, max_wall_time, max_queued}});
       },
-      k_sweep_doc, py::arg("sweep"), py::arg("overrides") = py::none(), py::kw_only(),
-      py::arg("jobs") = py::none());
+      k_sweep_doc, py::arg("sweep"), py::arg("overrides") = py::none(),
+      py::arg("seed") = py::none(), py::kw_only(), py::arg("jobs") = py::none(),
+      py::arg("max_sim_time") = py::none(), py::arg("max_wall_time") = py::none(),
+      py::arg("max_queued") = py::none());
 
   m.def(
       "capacity",
       [](const py::object& config, const py::object& overrides, const py::object& seed,
-         double tolerance, std::optional<double> min_attainment) {
-        return capacity(config, overrides, seed, CapacityArgs{tolerance, min_attainment});
+         double tolerance, std::optional<double> min_attainment, std::optional<double> max_sim_time,
+         std::optional<double> max_wall_time, std::optional<int64_t> max_queued) {
+        return capacity(
+            config, overrides, seed,
+            CapacityArgs{tolerance, min_attainment, {max_sim_time, max_wall_time, max_queued}});
       },
       k_capacity_doc, py::arg("config"), py::arg("overrides") = py::none(),
       py::arg("seed") = py::none(), py::kw_only(), py::arg("tolerance") = 0.01,
-      py::arg("min_attainment") = py::none());
+      py::arg("min_attainment") = py::none(), py::arg("max_sim_time") = py::none(),
+      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none());
 
   m.def(
       "to_yaml", [](const py::object& config) { return yaml_from_python(config); },

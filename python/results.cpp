@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/errors.h"
+#include "metrics/exports.h"
 #include "metrics/output.h"
 #include "metrics/run_scenario.h"
 #include "python/config_input.h"
@@ -76,6 +77,14 @@ py::object json_loads(const std::string& text) {
   return py::module_::import("json").attr("loads")(text);
 }
 
+/// One metric of `servesim run --percentiles --json`'s "latency_s", keys in its order.
+nlohmann::ordered_json latency_stats_json(const LatencyStats& st) {
+  nlohmann::ordered_json p = nlohmann::ordered_json::object();
+  for (const auto& [at, v] : st.percentiles) p["p" + percentile_word(at)] = v;
+  return {{"count", st.count}, {"mean", st.mean}, {"median", st.median},
+          {"std", st.std},     {"max", st.max},   {"percentiles", p}};
+}
+
 double checked_real(const char* name, double v, double min, double max, bool min_exclusive,
                     const char* unit) {
   if (!(min_exclusive ? v > min : v >= min) || !(v <= max))
@@ -83,6 +92,24 @@ double checked_real(const char* name, double v, double min, double max, bool min
                                  fmt::format("{}", v), min_exclusive ? "above" : "from", min, max,
                                  *unit ? " " : "", unit));
   return v;
+}
+
+/// The limits as the command line's options give them (cli/cli.cpp: run_limits), with the
+/// options' ranges; the interrupt flag is set on the worker thread.
+RunLimits run_limits(const LimitArgs& a) {
+  RunLimits limits;
+  if (a.max_sim_time)
+    limits.max_sim_time =
+        Time::from_seconds(checked_real("max_sim_time", *a.max_sim_time, 0, 9e9, true, "s"));
+  if (a.max_wall_time)
+    limits.max_wall_s = checked_real("max_wall_time", *a.max_wall_time, 0, 1e9, true, "s");
+  if (a.max_queued) {
+    if (*a.max_queued < 1 || *a.max_queued > 1'000'000'000)
+      throw InputError(fmt::format("max_queued: {} is out of range (allowed: from 1 to 1000000000)",
+                                   *a.max_queued));
+    limits.max_queued = *a.max_queued;
+  }
+  return limits;
 }
 
 }  // namespace
@@ -94,22 +121,12 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
   RunOptions options;  // the streams are set on the worker thread
   options.check = args.check;
   options.no_requests_csv = !args.requests;
-  if (args.max_sim_time)
-    options.limits.max_sim_time =
-        Time::from_seconds(checked_real("max_sim_time", *args.max_sim_time, 0, 9e9, true, "s"));
-  if (args.max_wall_time)
-    options.limits.max_wall_s =
-        checked_real("max_wall_time", *args.max_wall_time, 0, 1e9, true, "s");
-  if (args.max_queued) {
-    if (*args.max_queued < 1 || *args.max_queued > 1'000'000'000)
-      throw InputError(fmt::format("max_queued: {} is out of range (allowed: from 1 to 1000000000)",
-                                   *args.max_queued));
-    options.limits.max_queued = *args.max_queued;
-  }
+  options.limits = run_limits(args.limits);
   struct Out {
     RunOutput run;
     std::string steps_csv;
     std::vector<std::string> notes;
+    std::string latency_json, latency_table;  ///< percentiles given
   };
   Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
     std::shared_ptr<Document> doc = load_document(c);
@@ -121,8 +138,22 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     opts.limits.interrupt = flag;
     std::ostringstream steps;
     if (args.steps) opts.steps_csv = &steps;
+    std::optional<TokenTimes> tokens;  // per-token times, as `--percentiles` keeps them
+    if (!args.percentiles.empty()) {
+      opts.step_observers.push_back(&tokens.emplace());
+      opts.request_recorders.push_back(&*tokens);
+    }
     o.run = run_scenario(std::move(scenario), opts);
     o.steps_csv = steps.str();
+    if (tokens) {
+      const LatencyReport lr = latency_report(*tokens, args.percentiles);
+      o.latency_json = nlohmann::ordered_json{{"ttft", latency_stats_json(lr.ttft)},
+                                              {"tpot", latency_stats_json(lr.tpot)},
+                                              {"itl", latency_stats_json(lr.itl)},
+                                              {"e2e", latency_stats_json(lr.e2e)}}
+                           .dump();
+      o.latency_table = latency_table(lr);
+    }
     return o;
   });
   RunResult r;
@@ -136,15 +167,21 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     warn(py::str("servesim: note: " + n), py::arg("stacklevel") = 2);
   }
   r.table = summary_table(out.run.summary) + out.run.benchmark_table;
+  if (!out.latency_json.empty()) {
+    r.latency_s = json_loads(out.latency_json);
+    r.table += "\n" + out.latency_table;  // as `servesim run --percentiles` prints it
+  }
   r.first_rejection = out.run.first_rejection;
   return r;
 }
 
-SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides,
-                  std::optional<unsigned> jobs) {
-  const std::vector<std::string> sets = override_list(overrides, py::none());
+SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides, const py::handle& seed,
+                  const SweepArgs& args) {
+  const std::vector<std::string> sets = override_list(overrides, seed);
   const ConfigText c = config_text(sweep_file, "sweep", false);
-  const unsigned threads = jobs ? *jobs : std::max(1u, std::thread::hardware_concurrency());
+  const RunLimits point_limits = run_limits(args.limits);
+  const unsigned threads =
+      args.jobs ? *args.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (threads < 1 || threads > 4096)
     throw InputError(fmt::format("jobs: {} is out of range (allowed: from 1 to 4096)", threads));
   struct Out {
@@ -154,7 +191,7 @@ SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides,
     const SweepSpec spec = c.is_path ? load_sweep(c.file, sets) : parse_sweep(c.text, c.file, sets);
     std::vector<size_t> all(spec.point_count());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
-    RunLimits limits;
+    RunLimits limits = point_limits;
     limits.interrupt = flag;
     std::vector<PointResult> rows = evaluate_points(spec, all, threads, {}, limits);
     mark_pareto(rows, spec);
@@ -172,6 +209,7 @@ CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
   const std::vector<std::string> sets = override_list(overrides, seed);
   const ConfigText c = config_text(config, "config", true);
   CapacityOptions o;
+  o.limits = run_limits(args.limits);
   o.tolerance = checked_real("tolerance", args.tolerance, 1e-6, 1, false, "relative");
   if (args.min_attainment)
     o.min_attainment = checked_real("min_attainment", *args.min_attainment, 0, 1, false, "");

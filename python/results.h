@@ -21,12 +21,22 @@ struct RunResult {
   py::list notes;                    ///< what the command line prints as "servesim: note: ..."
   std::string table;                 ///< the summary the command line prints
   std::string first_rejection;
+  /// `servesim run --percentiles --json`'s "latency_s": count, mean, median, std, max and the
+  /// percentiles of TTFT, TPOT, ITL and E2E (None without percentiles)
+  py::object latency_s = py::none();
+};
+
+/// The limits of every run a call makes, as `--max-sim-time`, `--max-wall-time` (seconds) and
+/// `--max-queued`; checked against the options' ranges (InputError naming the argument).
+struct LimitArgs {
+  std::optional<double> max_sim_time, max_wall_time;
+  std::optional<int64_t> max_queued;
 };
 
 struct RunArgs {
   bool requests = true, steps = true, check = false;
-  std::optional<double> max_sim_time, max_wall_time;
-  std::optional<int64_t> max_queued;
+  LimitArgs limits;
+  std::vector<double> percentiles;  ///< --percentiles; empty: not given
 };
 [[nodiscard]] RunResult run(const py::handle& config, const py::handle& overrides,
                             const py::handle& seed, const RunArgs& args);
@@ -37,8 +47,13 @@ struct SweepResult {
   py::dict points;   ///< points.csv's columns
   std::string report;
 };
+struct SweepArgs {
+  std::optional<unsigned> jobs;  ///< default: all cores
+  LimitArgs limits;              ///< of each point's runs
+};
+/// `seed`, as for run(), is appended to the overrides of the base scenario ("seed=N").
 [[nodiscard]] SweepResult sweep(const py::handle& sweep, const py::handle& overrides,
-                                std::optional<unsigned> jobs);
+                                const py::handle& seed, const SweepArgs& args);
 
 /// What `servesim capacity` writes.
 struct CapacityResultPy {
@@ -49,6 +64,7 @@ struct CapacityResultPy {
 struct CapacityArgs {
   double tolerance = 0.01;
   std::optional<double> min_attainment;
+  LimitArgs limits;  ///< of each probe's run
 };
 [[nodiscard]] CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
                                         const py::handle& seed, const CapacityArgs& args);

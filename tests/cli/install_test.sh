@@ -5,9 +5,12 @@
 # (generated from the command table at build time). Also checks that the .deb's Depends names the
 # Debian package of every shared library the binary links (cmake/packaging.cmake), and that
 # CITATION.cff's version is the binary's. docs/packaging.md.
-# usage: install_test.sh CMAKE BUILD_DIR WORKDIR PYTHON_DIR [PYTHON3]
+# With PYTHON_SITE_DIR (where the module goes under prefixes other than /usr), the Python module
+# alone is also installed with --prefix /usr/local, and when PYTHON3 is Debian's (sys.prefix
+# /usr) both folders must be on its sys.path: an installed module is found without PYTHONPATH.
+# usage: install_test.sh CMAKE BUILD_DIR WORKDIR PYTHON_DIR [PYTHON3 [PYTHON_SITE_DIR]]
 set -uo pipefail
-cmake="$1"; build="$2"; w="$3"; pydir="$4"; py="${5:-}"
+cmake="$1"; build="$2"; w="$3"; pydir="$4"; py="${5:-}"; sitedir="${6:-}"
 fail=0
 err() { echo "FAIL: $*"; fail=1; }
 rm -rf "$w"; mkdir -p "$w"
@@ -66,6 +69,18 @@ if [[ -n "$py" ]]; then
   (cd "$w/cwd" && PYTHONPATH="$root$prefix/$pydir" "$py" -c \
     'import servesim, sys; r = servesim.run(); sys.exit(0 if r.summary else 1)') \
     >"$w/python.log" 2>&1 || err "installed Python module: $(tail -n 2 "$w/python.log")"
+  if [[ -n "$sitedir" ]]; then
+    local_root="$w/local-root"
+    DESTDIR="$local_root" "$cmake" --install "$build" --prefix /usr/local --component python \
+      >"$w/install-local.log" 2>&1 || err "cmake --install --prefix /usr/local --component python"
+    mods=("$local_root/usr/local/$sitedir"/servesim*.so)
+    [[ -f "${mods[0]}" ]] || err "--prefix /usr/local: no Python module in /usr/local/$sitedir"
+    # Only Debian's python3 (sys.prefix /usr) searches both prefixes; one call for both folders.
+    missing=$("$py" -c 'import sys
+if sys.prefix == "/usr": print(" ".join(d for d in sys.argv[1:] if d not in sys.path))' \
+      "/usr/$pydir" "/usr/local/$sitedir")
+    [[ -z "$missing" ]] || err "$py does not search $missing, where cmake --install puts the module"
+  fi
 fi
 
 # Every shared library of the binary (other than the loader) belongs to a package in Depends.

@@ -200,11 +200,65 @@ class Run(unittest.TestCase):
                 (lambda: servesim.run({"seed": object()}), "<dict>: seed: a value of type object cannot"),
                 (lambda: servesim.run({1: 2}), "keys must be strings"),
                 (lambda: servesim.run(max_queued=0), "max_queued: 0 is out of range"),
+                (lambda: servesim.capacity(None, [SLO], max_sim_time=0),
+                 "max_sim_time: 0 is out of range"),
+                (lambda: servesim.sweep("configs/sweeps/sizing-small.yaml", max_wall_time=-1),
+                 "max_wall_time: -1 is out of range"),
+                (lambda: servesim.sweep("configs/sweeps/sizing-small.yaml", max_queued=0),
+                 "max_queued: 0 is out of range"),
                 (lambda: servesim.capacity(None), "capacity needs an slo section"),
                 (lambda: servesim.sweep({"base": "nope.yaml"}), "no such base scenario")]:
             with self.assertRaises(ValueError) as e:
                 call()
             self.assertIn(words, str(e.exception))
+
+    def test_percentiles_match_the_cli(self):
+        _, out, _ = cli("run", "--percentiles", "50,90,99.9", "--json", "--out",
+                        str(WORK / "percentiles-json"))
+        want = json.loads(out)["latency_s"]
+        self.assertEqual(list(want), ["ttft", "tpot", "itl", "e2e"])
+        self.assertEqual(list(want["itl"]["percentiles"]), ["p50", "p90", "p99.9"])
+        for given in ([50, 90, 99.9], (50.0, np.int64(90), np.float64(99.9)), "50,90,99.9"):
+            r = servesim.run(percentiles=given, requests=False, steps=False)
+            self.assertEqual(r.latency_s, want, given)
+        self.assertEqual(r.summary, self.cli_summary)  # percentiles change no figure
+        self.assertIsNone(servesim.run(requests=False, steps=False).latency_s)
+        # The table ends with the one `servesim run --percentiles` prints after its summary.
+        _, text, _ = cli("run", "--percentiles", "50,90,99.9", "--out", str(WORK / "percentiles"))
+        latency = text[text.index("\nwrote "):].split("\n\n", 1)[1]
+        self.assertIn("ITL", latency)
+        self.assertTrue(r.table.endswith("\n" + latency), (r.table, latency))
+        self.assertTrue(r.table.startswith(servesim.run(steps=False).table))
+        for bad, words in [([120], '"120" is not a percentile'), ([], "an empty list"),
+                           ("50,,99", '"" is not a percentile'), ([True], '"True" is a bool'),
+                           (["50"], "'50'\" is a str"), (99, "expected a list of numbers"),
+                           ([float("nan")], "is not a percentile")]:
+            with self.assertRaises(ValueError) as e:
+                servesim.run(percentiles=bad, requests=False, steps=False)
+            self.assertIn("percentiles", str(e.exception))
+            self.assertIn(words, str(e.exception))
+
+    def test_missing_numpy_is_named(self):
+        """Without numpy (here hidden from a fresh interpreter), `import servesim` says what to
+        install instead of pybind11's 'initialization failed'; a numpy that fails to import is
+        named with its own error."""
+        for hide, words in [
+                ('sys.modules["numpy"] = None',
+                 "servesim needs numpy: pip install numpy, or apt-get install python3-numpy"),
+                ("class Broken:\n"
+                 "    def find_spec(self, name, path=None, target=None):\n"
+                 "        if name == 'numpy': raise ImportError('numpy is broken here')\n"
+                 "sys.meta_path.insert(0, Broken())",
+                 "cannot import: ImportError: numpy is broken here")]:
+            code = f"import sys\n{hide}\nimport servesim\n"
+            p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                               timeout=60)
+            self.assertNotEqual(p.returncode, 0)
+            last = p.stderr.strip().splitlines()[-1]
+            self.assertTrue(last.startswith("ImportError: servesim needs numpy"), p.stderr)
+            self.assertIn(words, last)
+            self.assertIn(sys.executable, last)
+            self.assertNotIn("initialization failed", p.stderr)
 
     def test_dataframes_need_pandas(self):
         r = servesim.run(steps=False)
@@ -259,6 +313,25 @@ class Sizing(unittest.TestCase):
         self.assertEqual(len(r.points["point"]), 6)
         self.assertEqual(r.points["meets_slo"].dtype, np.bool_)
         self.assertIn("cheapest", r.report)
+
+    def test_sweep_seed_is_the_base_scenarios(self):
+        out = WORK / "size-seed"
+        cli("size", "configs/sweeps/sizing-small.yaml", "--set", "seed=7", "-q", "--jobs", "2",
+            "--out", str(out))
+        want = json.loads((out / "summary.json").read_text())
+        r = servesim.sweep("configs/sweeps/sizing-small.yaml", seed=7, jobs=2)
+        self.assertEqual(r.summary, want)
+        self.assertNotEqual(r.summary, servesim.sweep("configs/sweeps/sizing-small.yaml",
+                                                      jobs=2).summary)
+        # The run limits reach every point's runs: stopped at 5 simulated seconds, none of
+        # them is a whole run, and a partial run meets no SLO (as `size --max-sim-time 5`).
+        cut = servesim.sweep("configs/sweeps/sizing-small.yaml", jobs=2, max_sim_time=5)
+        self.assertTrue(r.points["meets_slo"].any())
+        self.assertFalse(cut.points["meets_slo"].any())
+        self.assertFalse(servesim.capacity(None, [SLO], max_sim_time=5).found)
+        with self.assertRaises(ValueError) as e:
+            servesim.sweep("configs/sweeps/sizing-small.yaml", seed=-1)
+        self.assertIn("seed: expected an integer", str(e.exception))
 
     def test_capacity_matches_capacity(self):
         out = WORK / "capacity"
