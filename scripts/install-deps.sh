@@ -4,6 +4,7 @@
 set -euo pipefail
 pkgs=(cmake ninja-build g++ libboost-program-options-dev libboost-graph-dev libyaml-cpp-dev libspdlog-dev libfmt-dev
       nlohmann-json3-dev libeigen3-dev catch2 clang libclang-rt-14-dev python3
+      zlib1g-dev  # the large tables in data/ are stored gzipped (core/input_file.h)
       clang-format  # scripts/check_format.sh: the layout every .cpp/.h must have
       ccache  # compiler cache: a second build of the same sources (CI after a session) takes minutes
       pybind11-dev python3-dev python3-numpy  # the Python module (python/, docs/python.md)
