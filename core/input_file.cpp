@@ -43,7 +43,14 @@ class GzBuf final : public std::streambuf {
                         "store the plain file without .gz)",
                         m_name));
     }
-    if (n == 0) return traits_type::eof();
+    if (n == 0) {
+      // zlib reports a file cut short (Z_BUF_ERROR, "unexpected end of file") only through
+      // gzerror, and lets reads go on after it: the end is checked here.
+      int code = Z_OK;
+      (void)gzerror(m_file, &code);
+      if (code != Z_OK) fail();
+      return traits_type::eof();
+    }
     setg(m_buffer.data(), m_buffer.data(), m_buffer.data() + n);
     return traits_type::to_int_type(*gptr());
   }
