@@ -303,13 +303,13 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out_stream
           "are GPU time only.\n{}",
           set.cpu_overhead_source, pct(set.cpu_overhead->mape), overhead_yaml(*set.cpu_overhead));
     check_interrupt(interrupt);
-    const std::string path = (std::filesystem::path(dir) / "step_time.yaml").string();
-    OutputFile file(path, "--out");
+    const std::string yaml_path = (std::filesystem::path(dir) / "step_time.yaml").string();
+    OutputFile file(yaml_path, "--out");
     file.stream() << yaml;
     file.commit();
-    out << "\nwrote " << path << "\n";
+    out << "\nwrote " << yaml_path << "\n";
     j["out"] = dir;
-    j["files"].push_back(path);
+    j["files"].push_back(yaml_path);
   }
   if (c.json) print_json(out_stream, c, j);
   return 0;

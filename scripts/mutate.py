@@ -220,7 +220,9 @@ def read_equivalent(path=EQUIVALENT):
 def configure(build):
     if os.path.exists(os.path.join(build, "build.ninja")):
         return
-    cmd = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release"]
+    # File by file (no unity build), so a mutant recompiles one file, not its whole batch.
+    cmd = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
+           "-DSERVESIM_UNITY=OFF"]
     if shutil.which("ccache") and not os.environ.get("SERVESIM_NO_CCACHE"):
         os.environ.setdefault("CCACHE_BASEDIR", ROOT)
         cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
