@@ -167,7 +167,7 @@ def big_trace(exe, rate):
             start = text.index("workload:")
             end = text.index("step_time:")
             # The operator tables' path is relative to bench/configs/: make it absolute here.
-            tables = "../../../shared/data/timings/aiconfigurator"
+            tables = "../../data/timings/aiconfigurator"
             rest = text[end:].replace(f"path: {tables}", "path: " + os.path.normpath(
                 os.path.join(HERE, "configs", tables)))
             dst.write(text[:start] + f"workload:\n  trace: {{path: {path}}}\n" + rest)

@@ -12,6 +12,7 @@
 #include "cli/cli_options.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "core/input_file.h"
 #include "core/interrupt.h"
 #include "core/output_file.h"
 #include "models/fit.h"
@@ -105,7 +106,9 @@ nlohmann::ordered_json check_model(const std::string& path, const MeasurementSet
 /// be a regular file of at most this size. Published profiles are a few megabytes.
 constexpr uintmax_t k_max_measurement_bytes = uintmax_t{256} << 20;
 
-void check_measurement_file(const std::filesystem::path& p) {
+void check_measurement_file(const std::filesystem::path& given) {
+  // `name.csv` stands for `name.csv.gz` when only that is there (core/input_file.h).
+  const std::filesystem::path p = find_input(given).value_or(given);
   std::error_code ec;
   const auto st = std::filesystem::status(p, ec);
   if (!std::filesystem::exists(st))
@@ -132,7 +135,8 @@ void check_measurements_path(const std::string& path) {
   for (const fs::path& d : {dir, dir.parent_path() / "tp1"}) {
     if (!fs::is_directory(d, ec)) continue;
     for (const fs::directory_entry& e : fs::directory_iterator(d, ec))
-      if (e.path().extension() == ".csv") check_measurement_file(e.path());
+      if (e.path().extension() == ".csv" || e.path().extension() == ".gz")
+        check_measurement_file(e.path());
   }
 }
 

@@ -73,6 +73,9 @@ endif()
 
 install(DIRECTORY configs/ DESTINATION ${CMAKE_INSTALL_DATADIR}/servesim/configs)
 install(DIRECTORY traces/data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/servesim/traces/data)
+# The measured tables, profiles and runs the shipped configs read (docs/data.md), in the source
+# tree's layout, so that an installed example's `../../data/...` resolves under share/servesim/.
+install(DIRECTORY data/ DESTINATION ${CMAKE_INSTALL_DATADIR}/servesim/data)
 install(FILES README.md LICENSE CITATION.cff DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 # The vendored uPlot (MIT) is compiled into the report page; its licence goes with the binary.
@@ -86,7 +89,7 @@ set(SERVESIM_DEB_MAINTAINER "The servesim developers <servesim@localhost>" CACHE
     "Maintainer field of the .deb")
 set(servesim_deb_depends
     "libboost-program-options1.74.0" "libyaml-cpp0.7" "libspdlog1.10" "libfmt9"
-    "libstdc++6" "libgcc-s1" "libc6")
+    "zlib1g" "libstdc++6" "libgcc-s1" "libc6")
 if(SERVESIM_WITH_MPI)
   list(APPEND servesim_deb_depends "libopenmpi3")
 endif()

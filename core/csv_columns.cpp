@@ -9,6 +9,7 @@
 #include <limits>
 
 #include "core/errors.h"
+#include "core/input_file.h"
 
 namespace servesim {
 namespace {
@@ -59,13 +60,12 @@ struct GetArea : std::streambuf {
 }  // namespace
 
 CsvColumns::CsvColumns(std::string path, std::vector<std::string> columns)
-    : m_path(std::move(path)),
+    : m_path(find_input(path).value_or(std::filesystem::path(path)).string()),  // as stored
       m_name(printable(m_path, 1024)),
       m_columns(std::move(columns)),
-      m_file(m_path, std::ios::binary),
-      m_in(&m_file),
+      m_file(open_input(path)),
+      m_in(m_file.get()),
       m_required(m_columns.size()) {
-  if (!m_file) throw InputError(fmt::format("{}: cannot open file", m_name));
   read_header();
 }
 

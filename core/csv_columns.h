@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <fstream>
 #include <istream>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -31,8 +32,9 @@ namespace servesim {
 
 class CsvColumns {
  public:
-  /// Opens `path` and finds each of `columns` in its header (in any order; other columns are
-  /// ignored). Throws InputError if the file cannot be read or a column is missing.
+  /// Opens `path` (or `path`.gz, core/input_file.h) and finds each of `columns` in its header (in
+  /// any order; other columns are ignored). Throws InputError if the file cannot be read or a
+  /// column is missing.
   CsvColumns(std::string path, std::vector<std::string> columns);
   /// The same over a stream; `name` stands for the file in messages. REQUIRES: `in` outlives
   /// this reader.
@@ -86,7 +88,7 @@ class CsvColumns {
   std::string m_path;
   std::string m_name;  // m_path made printable, for messages
   std::vector<std::string> m_columns;
-  std::ifstream m_file;  // unused when reading a caller's stream
+  std::unique_ptr<std::istream> m_file;  // null when reading a caller's stream
   std::istream* m_in;
   std::string m_line;
   std::vector<std::string_view> m_fields;  // the requested columns of the current row

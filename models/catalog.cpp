@@ -301,7 +301,7 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
     c.fail("memory_gib", fmt::format("{} GiB is more than the datasheet's {} GB: memory_gib is "
                                      "the memory the device reports, in GiB (2^30 bytes)",
                                      h.memory_gib, h.memory_gb));
-  // The folders of the AIConfigurator operator tables (shared/data/timings/aiconfigurator).
+  // The folders of the AIConfigurator operator tables (data/timings/aiconfigurator).
   h.tables = c.get_choice("tables", {"a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s", "none",
                                      "rtx_pro_6000_server"});
   h.memory_bandwidth_gb_per_s = c.get_real("memory_bandwidth_gb_per_s", k_positive);

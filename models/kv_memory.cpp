@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/capacity_error.h"
 #include "models/catalog.h"
 
 namespace servesim {
@@ -26,6 +27,18 @@ struct KvMemoryFigures {
   double reserved_bytes = 0;      ///< activations, CUDA graphs, workspace: taken before the KV pool
   double kv_bytes_per_token = 0;  ///< one token's K and V on one accelerator
 };
+
+/// Cfg::fail's message, thrown as a CapacityError: the memory cannot hold the deployment (a
+/// sizing sweep marks the point infeasible rather than stopping).
+[[noreturn]] void fail_capacity(const Cfg& m, const std::string& key, const std::string& why) {
+  try {
+    m.fail(key, why);
+  } catch (const CapacityError&) {
+    throw;
+  } catch (const InputError& e) {
+    throw CapacityError(e.what());
+  }
+}
 
 // The explicit figures that `model:` stands for.
 const std::vector<std::string> k_model_keys{"head_dim", "kv_heads", "layers", "parameters"};
@@ -118,21 +131,23 @@ KvMemory read_kv_memory(const Cfg& m) {
   // Per accelerator: weights and KV heads are split tp ways; capacity counts the whole group.
   const double usable = f.device_bytes * f.utilization;
   if (f.weight_bytes >= usable)
-    m.fail(shape.key, fmt::format("the weights ({:.2f} GB{}) do not fit in {:.2f} GB usable "
-                                  "accelerator memory ({} x utilization {})",
-                                  f.weight_bytes / 1e9,
-                                  tp > 1 ? fmt::format(" on each of {} accelerators", tp) : "",
-                                  usable / 1e9, device_name, f.utilization));
+    fail_capacity(m, shape.key,
+                  fmt::format("the weights ({:.2f} GB{}) do not fit in {:.2f} GB usable "
+                              "accelerator memory ({} x utilization {})",
+                              f.weight_bytes / 1e9,
+                              tp > 1 ? fmt::format(" on each of {} accelerators", tp) : "",
+                              usable / 1e9, device_name, f.utilization));
   if (f.weight_bytes + f.reserved_bytes >= usable)
-    m.fail("reserved_gib",
-           fmt::format("the reserve ({:.2f} GiB) and the weights ({:.2f} GiB) leave no room for "
-                       "KV in {:.2f} GiB usable accelerator memory ({} x utilization {})",
-                       f.reserved_bytes / k_gib, f.weight_bytes / k_gib, usable / k_gib,
-                       device_name, f.utilization));
+    fail_capacity(
+        m, "reserved_gib",
+        fmt::format("the reserve ({:.2f} GiB) and the weights ({:.2f} GiB) leave no room for "
+                    "KV in {:.2f} GiB usable accelerator memory ({} x utilization {})",
+                    f.reserved_bytes / k_gib, f.weight_bytes / k_gib, usable / k_gib, device_name,
+                    f.utilization));
   const double pool_bytes =
       (usable - f.weight_bytes - f.reserved_bytes) * f.free_fraction.value_or(1.0);
   const double tokens = std::floor(pool_bytes / f.kv_bytes_per_token);
-  if (tokens < 1) m.fail(shape.key, "no memory left for the KV cache after the weights");
+  if (tokens < 1) fail_capacity(m, shape.key, "no memory left for the KV cache after the weights");
   // The same bound as capacity_tokens; also keeps an absurd accelerator_gib (1e300, whose
   // usable memory overflows to infinity) from reaching the integer conversion.
   if (!(tokens <= static_cast<double>(k_max_capacity_tokens)))

@@ -13,6 +13,7 @@
 #include "core/config.h"
 #include "core/csv_columns.h"
 #include "core/errors.h"
+#include "core/input_file.h"
 #include "models/factories.h"
 
 namespace servesim {
@@ -175,9 +176,8 @@ void LayerProfile::read_moe(const std::string& dir) {
   const fs::path p(dir);
   const int folder_tp = tp_of_folder(p);
   fs::path file = p / "moe.csv";
-  std::error_code ec;
-  if (!fs::exists(file, ec) && folder_tp > 1) file = p.parent_path() / "tp1" / "moe.csv";
-  if (!fs::exists(file, ec)) return;
+  if (!input_exists(file) && folder_tp > 1) file = p.parent_path() / "tp1" / "moe.csv";
+  if (!input_exists(file)) return;
   std::map<double, Curve> by_activated;
   CsvColumns csv(file.string(), {"tokens", "activated_experts", "time_us"});
   while (csv.next_row())
@@ -544,8 +544,9 @@ std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
   std::error_code ec;
   if (!std::filesystem::is_directory(p, ec))
     c.fail("path", fmt::format("no such profile folder ({}; relative paths are resolved against "
-                               "the config file's folder)",
-                               p.lexically_normal().string()));
+                               "the config file's folder; the measured profiles ship in the "
+                               "repository's data/timings/llmservingsim folder)",
+                               std::filesystem::absolute(p, ec).lexically_normal().string()));
   const auto layers = static_cast<int>(c.get_int("layers", {1, 100000}));
   const double overhead_ms = c.get_real("overhead_ms", 0.0, k_non_negative);
   LayerProfileModel::Parallel par;
@@ -564,9 +565,9 @@ std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
     if (c.has("skew_alpha"))
       c.fail("skew", "`fit` and skew_alpha are two ways to set the same alpha: give one");
     const std::string file = (p.lexically_normal() / "skew.csv").string();
-    std::error_code ec2;
-    if (!std::filesystem::exists(file, ec2))
-      c.fail("skew", fmt::format("`fit` reads {}, which does not exist; use `none`", file));
+    if (!input_exists(file))
+      c.fail("skew", fmt::format("`fit` reads {} (or {}.gz), which does not exist; use `none`",
+                                 file, file));
     skew_fit.emplace(SkewFit::read(file));
   }
   LayerProfile profile(p.lexically_normal().string(), layers);

@@ -4,12 +4,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
+#include <memory>
 #include <set>
 
 #include "core/config.h"
 #include "core/csv_columns.h"
 #include "core/errors.h"
+#include "core/input_file.h"
 #include "models/layer_profile.h"
 
 namespace servesim {
@@ -22,11 +23,11 @@ std::vector<std::string> measurement_formats() {
 std::string detect_measurement_format(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec))  // Vidur's tables are mlp.csv (and attention.csv)
-    return fs::exists(fs::path(path) / "mlp.csv", ec) ? "vidur" : "llmservingsim";
-  std::ifstream in(path);
-  if (!in) throw InputError(fmt::format("{}: cannot open measurements", path));
+    return input_exists(fs::path(path) / "mlp.csv") ? "vidur" : "llmservingsim";
+  if (!input_exists(path)) throw InputError(fmt::format("{}: cannot open measurements", path));
+  const std::unique_ptr<std::istream> in = open_input(path);
   std::string header;
-  std::getline(in, header);
+  std::getline(*in, header);
   if (header.find("prompt_time") != std::string::npos &&
       header.find("token_time") != std::string::npos)
     return "splitwise";

@@ -4,7 +4,7 @@
 // a step from these calls (docs/config.md, "kind: operator"); a source only answers for shapes.
 //
 // Two implementations:
-//   - measured tables (AIConfigurator's operator CSVs under shared/data/timings/aiconfigurator,
+//   - measured tables (AIConfigurator's operator CSVs under data/timings/aiconfigurator,
 //     models/operator_tables.cpp), for the GPUs someone measured;
 //   - the shape-aware roofline (a datasheet plus efficiency curves fitted once across every
 //     table, models/shape_roofline.cpp), for chips with no table.

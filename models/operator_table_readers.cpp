@@ -7,12 +7,13 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <fstream>
+#include <memory>
 #include <set>
 
 #include "core/config.h"
 #include "core/csv_columns.h"
 #include "core/errors.h"
+#include "core/input_file.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -29,10 +30,9 @@ void note(Breakpoints& bp, OperatorAxis a, double v) { bp[static_cast<size_t>(a)
 
 /// The header's latency variants: "latency_ms_fp8" -> "fp8".
 std::vector<std::string> variants_of(const fs::path& file) {
-  std::ifstream in(file, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", file.string()));
+  const std::unique_ptr<std::istream> in = open_input(file);
   std::string line;
-  if (!read_bounded_line(in, line, CsvColumns::k_max_line_bytes, file.string(), 1, "CSV header"))
+  if (!read_bounded_line(*in, line, CsvColumns::k_max_line_bytes, file.string(), 1, "CSV header"))
     return {};
   std::vector<std::string> out;
   for (const std::string& f : csv_fields(line, file.string(), 1))
@@ -87,8 +87,8 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
   GemmTable g;
   g.file = file;
   need_variant(g.file, dtype, "gemm dtype");
-  std::ifstream in(g.file, std::ios::binary);
-  CsvColumns csv(in, g.file.string(), {"m", "n", "k", "latency_ms_" + dtype});
+  const std::unique_ptr<std::istream> in = open_input(g.file);
+  CsvColumns csv(*in, g.file.string(), {"m", "n", "k", "latency_ms_" + dtype});
   std::set<double> ns, ks;
   // (m, latency) of each (n, k) line as read; its rows come together, so the line is looked up
   // once per run of them.
@@ -132,8 +132,8 @@ namespace {
 AttentionTable read_attention_rows(const fs::path& file, bool generation, const AttentionHeads& h,
                                    const std::string& variant, Breakpoints& bp, bool skim) {
   const std::string hd = key_num(h.head_dim), nh = key_num(h.heads), kvh = key_num(h.kv_heads);
-  std::ifstream in(file, std::ios::binary);
-  CsvColumns csv(in, file.string(),
+  const std::unique_ptr<std::istream> in = open_input(file);
+  CsvColumns csv(*in, file.string(),
                  {"head_dim", "num_heads", "num_key_value_heads", "batch_size", "isl", "step",
                   "latency_ms_" + variant},
                  {"window_size"});
@@ -201,8 +201,8 @@ AttentionTable read_attention_table(const fs::path& file, bool generation, const
 LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::string& dtype,
                         const std::string& distribution, Breakpoints& bp) {
   need_variant(file, distribution, "MoE distribution");
-  std::ifstream in(file, std::ios::binary);
-  CsvColumns csv(in, file.string(),
+  const std::unique_ptr<std::istream> in = open_input(file);
+  CsvColumns csv(*in, file.string(),
                  {"moe_dtype", "hidden_size", "inter_size", "num_experts", "topk", "moe_tp_size",
                   "moe_ep_size", "num_tokens", "latency_ms_" + distribution});
   const std::array<std::string, 7> want{dtype,
@@ -259,10 +259,10 @@ LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::stri
 std::map<std::string, LogCurve> read_allreduce_table(const fs::path& file, bool nccl,
                                                      Breakpoints& bp) {
   std::map<std::string, LogCurve> out;
-  std::ifstream in(file, std::ios::binary);
+  const std::unique_ptr<std::istream> in = open_input(file);
   std::map<std::string, std::map<double, double>> by_gpus;
   if (nccl) {
-    CsvColumns csv(in, file.string(),
+    CsvColumns csv(*in, file.string(),
                    {"op_name", "nccl_dtype", "num_gpus", "message_size", "latency_ms"});
     while (csv.next_row())
       if (csv.field(0) == "all_reduce" && csv.field(1) == "half")
@@ -271,7 +271,7 @@ std::map<std::string, LogCurve> read_allreduce_table(const fs::path& file, bool 
                      csv.positive_real(4));
   } else {
     // vLLM's files time the CUDA-graph path (what serving runs) and eager mode; keep the first.
-    CsvColumns csv(in, file.string(), {"num_gpus", "message_size", "latency_ms"},
+    CsvColumns csv(*in, file.string(), {"num_gpus", "message_size", "latency_ms"},
                    {"kernel_source", "allreduce_dtype"});
     while (csv.next_row()) {
       if (csv.has(3) && csv.field(3) != "vLLM_custom_graph") continue;

@@ -12,6 +12,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "core/input_file.h"
 #include "models/log_interp.h"
 #include "models/operator_table_readers.h"
 
@@ -122,13 +123,14 @@ class OperatorTables final : public OperatorSource {
     for (const std::string& d : subfolders(m_gpu_dir)) {
       if (d == m_o.engine || d.rfind(m_o.engine + "-", 0) == 0) folders.push_back(d);
     }
-    std::error_code ec;
     for (const std::string& d : folders)
-      if (fs::is_regular_file(m_gpu_dir / d / name, ec)) with_file.push_back(d);
+      if (input_exists(m_gpu_dir / d / name)) with_file.push_back(d);
     if (with_file.empty())
-      throw InputError(fmt::format("{}: no {} in {} (folders: {})", m_gpu_dir.string(), name,
-                                   m_o.engine, join_names(subfolders(m_gpu_dir))));
-    return m_gpu_dir / *std::max_element(with_file.begin(), with_file.end(), version_less) / name;
+      throw InputError(fmt::format("{}: no {} (nor {}.gz) in {} (folders: {})", m_gpu_dir.string(),
+                                   name, name, m_o.engine, join_names(subfolders(m_gpu_dir))));
+    // The file as stored: `name` or `name`.gz (core/input_file.h), named so in messages.
+    return *find_input(m_gpu_dir /
+                       *std::max_element(with_file.begin(), with_file.end(), version_less) / name);
   }
 
   fs::path allreduce_file() const {
@@ -139,7 +141,9 @@ class OperatorTables final : public OperatorSource {
     if (nccl.empty())
       throw InputError(fmt::format("{}: no nccl-* folder (folders: {})", m_gpu_dir.string(),
                                    join_names(subfolders(m_gpu_dir))));
-    return m_gpu_dir / *std::max_element(nccl.begin(), nccl.end(), version_less) / "nccl.csv";
+    const fs::path file =
+        m_gpu_dir / *std::max_element(nccl.begin(), nccl.end(), version_less) / "nccl.csv";
+    return find_input(file).value_or(file);  // a missing one is named when it is opened
   }
 
   void note(OperatorAxis a, double v) const { m_breakpoints[static_cast<size_t>(a)].insert(v); }
@@ -288,7 +292,11 @@ std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions
   const fs::path root(o.path);
   std::error_code ec;
   if (!fs::is_directory(root, ec))
-    throw InputError(fmt::format("{}: no such folder", root.string()));
+    throw InputError(
+        fmt::format("{}: no such folder (the measured tables ship in the repository's "
+                    "data/timings/aiconfigurator folder, installed under share/servesim/data; give "
+                    "operators.path relative to the config file)",
+                    fs::absolute(root, ec).lexically_normal().string()));
   const fs::path gpu_dir = root / o.gpu;
   if (o.gpu.empty() || o.gpu.find('/') != std::string::npos || !fs::is_directory(gpu_dir, ec)) {
     std::vector<std::string> gpus;

@@ -1,10 +1,11 @@
 #pragma once
 // The measured-table operator source: NVIDIA AIConfigurator's operator latencies
-// (shared/data/timings/aiconfigurator, its README.md describes the files) for one GPU and one
+// (data/timings/aiconfigurator, its README.md describes the files) for one GPU and one
 // engine, answered for any shape by log-log interpolation (models/log_interp.h).
 //
 // Layout read: <path>/<gpu>/<engine>-<version>/{gemm,context_attention,generation_attention,
-// moe,custom_allreduce}.csv, <path>/<gpu>/nccl-<version>/nccl.csv and <path>/systems/<gpu>.yaml
+// moe,custom_allreduce}.csv (each may be stored as .csv.gz, core/input_file.h),
+// <path>/<gpu>/nccl-<version>/nccl.csv and <path>/systems/<gpu>.yaml
 // (the datasheet: its memory bandwidth times its empirical factor, plus its constant latency,
 // give elementwise_ms, which no table measures). A table is read on its first query, and only
 // the rows that query's key selects (head layout, MoE shape, dtype column).

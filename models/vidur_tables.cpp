@@ -25,12 +25,13 @@
 #include <algorithm>
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 
 #include "core/csv_columns.h"
 #include "core/errors.h"
+#include "core/input_file.h"
 #include "models/catalog.h"
 #include "models/layer_profile.h"
 #include "models/measurements.h"
@@ -60,11 +61,7 @@ constexpr int64_t k_max_dim = int64_t{1} << 30;
 
 std::string median_col(const std::string& op) { return fmt::format("time_stats.{}.median", op); }
 
-std::ifstream open_table(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) throw InputError(fmt::format("{}: cannot open file", p.string()));
-  return in;
-}
+std::unique_ptr<std::istream> open_table(const fs::path& p) { return open_input(p); }
 
 /// An optional column's time: 0 when the table lacks the column or leaves the cell empty.
 double optional_ms(const CsvColumns& csv, size_t k) {
@@ -108,14 +105,14 @@ class Points {
 
 /// mlp.csv: each shape's per-layer token operators summed, by num_tokens.
 std::map<Shape, Points> read_mlp(const fs::path& file) {
-  std::ifstream in = open_table(file);
+  const std::unique_ptr<std::istream> in = open_table(file);
   std::vector<std::string> req{
       "n_embd",    "n_head", "n_kv_head", "n_expanded_embd", "num_tensor_parallel_workers",
       "num_tokens"};
   std::vector<std::string> opt;
   for (size_t i = 0; i < k_token_ops.size(); ++i)
     (i < k_required_ops ? req : opt).push_back(median_col(k_token_ops[i]));
-  CsvColumns csv(in, file.string(), req, opt);
+  CsvColumns csv(*in, file.string(), req, opt);
   std::map<Shape, Points> out;
   while (csv.next_row()) {
     const Shape s{csv.integer(0, 1, k_max_dim), csv.integer(1, 1, k_max_dim),
@@ -176,9 +173,9 @@ Choice choose(const std::map<Shape, Points>& groups, const MeasurementFilter& f,
 /// all_reduce.csv at the chosen TP degree (Vidur's own selection: num_workers and
 /// devices_per_node both equal to it), by tokens (bytes / (n_embd x 2)), smoothed.
 Curve read_all_reduce(const fs::path& file, const Shape& s) {
-  std::ifstream in = open_table(file);
+  const std::unique_ptr<std::istream> in = open_table(file);
   CsvColumns csv(
-      in, file.string(),
+      *in, file.string(),
       {"collective", "num_workers", "devices_per_node", "size", median_col("all_reduce")}, {});
   Points by_size;
   std::set<std::pair<int64_t, int64_t>> held;
@@ -227,8 +224,8 @@ struct AttentionRows {
 /// A chunk continuing a stored prefix has no StepShape-only form that the fitted forms read,
 /// so those rows are counted and skipped.
 AttentionRows read_attention(const fs::path& file, const Shape& s) {
-  std::ifstream in = open_table(file);
-  CsvColumns csv(in, file.string(),
+  const std::unique_ptr<std::istream> in = open_table(file);
+  CsvColumns csv(*in, file.string(),
                  {"n_embd", "n_q_head", "n_kv_head", "num_tensor_parallel_workers", "is_prefill",
                   "batch_size", "prefill_chunk_size", "kv_cache_size", median_col("attn_prefill"),
                   median_col("attn_decode")},
@@ -284,7 +281,7 @@ StepSample compose(const AttentionKey& k, double attention_ms, size_t line, cons
 void require_complete(const fs::path& dir) {
   std::vector<std::string> missing, present;
   for (const char* f : {"mlp.csv", "attention.csv"})
-    if (!fs::is_regular_file(dir / f)) missing.emplace_back(f);
+    if (!input_exists(dir / f)) missing.emplace_back(f);
   if (missing.empty()) return;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec))
@@ -302,9 +299,9 @@ void require_complete(const fs::path& dir) {
 /// prepare_inputs_e2e and process_model_outputs) by batch size, for one model at the TP degree.
 void fit_overheads(const fs::path& file, const Shape& s, const MeasurementFilter& f,
                    MeasurementSet& set) {
-  std::ifstream in = open_table(file);
+  const std::unique_ptr<std::istream> in = open_table(file);
   CsvColumns csv(
-      in, file.string(),
+      *in, file.string(),
       {"model_name", "tensor_parallel_degree", "batch_size", "schedule_median",
        "sampler_e2e_median", "prepare_inputs_e2e_median", "process_model_outputs_median"},
       {});
@@ -351,7 +348,7 @@ MeasurementSet read_vidur_tables(const std::string& dir, const MeasurementFilter
   const Curve per_layer = mlp.at(c.shape).curve();
   std::optional<Curve> all_reduce;
   if (c.shape.tp > 1) {
-    if (!fs::is_regular_file(p / "all_reduce.csv"))
+    if (!input_exists(p / "all_reduce.csv"))
       throw InputError(fmt::format(
           "{}: Vidur's tables here do not make a complete step at TP {}: all_reduce.csv is missing "
           "(a tensor-parallel layer all-reduces twice; Vidur's newer releases keep it under "
@@ -374,7 +371,7 @@ MeasurementSet read_vidur_tables(const std::string& dir, const MeasurementFilter
       "({} chunk-continuation rows skipped, {} repeated attention profiles averaged)",
       set.samples.size(), prefills, set.samples.size() - prefills, dir, c.shape.text(), c.layers,
       attn.skipped_chunks, attn.repeats);
-  if (fs::is_regular_file(p / "cpu_overheads.csv"))
+  if (input_exists(p / "cpu_overheads.csv"))
     fit_overheads(p / "cpu_overheads.csv", c.shape, f, set);
   return set;
 }

@@ -20,6 +20,8 @@ import multiprocessing
 import os
 import sys
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DEFAULT_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data", "timings", "aiconfigurator")
 
@@ -644,6 +646,7 @@ def main():
     ap.add_argument("--write", action="store_true", help="write fit-all and fit-without-<gpu>")
     ap.add_argument("--validate", action="store_true", help="print the leave-one-GPU-out tables")
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     if not (a.write or a.validate):
         ap.error("give --write and/or --validate")
     hw, samples = load_all(a.data)

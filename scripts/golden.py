@@ -12,8 +12,8 @@ figures moved and by how much.
 Lists are kept element by element (`replicas[0].busy_share`, `slo.targets[1]`). What is left
 out, in this script and in the test alike: the `config` echo of the input, `servesim_version`,
 and every `definition` text. Besides the summary, the table `servesim run` prints is kept whole
-under the key `(stdout)`, with the output folder written as OUT. Configs that read
-../shared/data are recorded only where that folder exists.
+under the key `(stdout)`, with the output folder written as OUT. Every config is recorded: the
+data they read is in the repository's data/ (docs/data.md).
 
   python3 scripts/golden.py                      # uses build/servesim
   python3 scripts/golden.py --servesim PATH      # another binary
@@ -81,14 +81,10 @@ def main():
     ap.add_argument("--servesim", default=os.path.join(ROOT, "build", "servesim"))
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    shared = os.path.isdir(os.path.join(ROOT, "..", "shared", "data"))
     golden = {}
     with tempfile.TemporaryDirectory() as tmp:
         for rel in scenario_configs():
             path = os.path.join(ROOT, "configs", rel)
-            with open(path, encoding="utf-8") as f:
-                if "shared/data" in f.read() and not shared:
-                    continue
             out = os.path.join(tmp, rel.replace("/", "-")[: -len(".yaml")])
             r = subprocess.run([args.servesim, "run", path, "--out", out, "--no-progress"],
                                capture_output=True, text=True)

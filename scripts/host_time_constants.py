@@ -13,6 +13,8 @@ import argparse
 import csv
 import os
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 PARTS = [("schedule", "schedule"), ("prepare_inputs", "prepare_inputs_e2e"),
          ("sample", "sampler_e2e"), ("process_outputs", "process_model_outputs")]
 
@@ -44,6 +46,7 @@ def main():
     ap.add_argument("--model", default="codellama/CodeLlama-34b-Instruct-hf")
     ap.add_argument("--tp", default="2")
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     parts, path, batch = constants(a.data, a.gpu, a.model, a.tp)
     print(f"{path}: {a.model}, TP {a.tp}, {len(batch)} batch sizes {min(batch):g}-{max(batch):g}")
     print("| part | column (median) | per_step_ms | per_seq_ms | at batch 1 | at batch 64 |")

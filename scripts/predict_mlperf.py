@@ -55,6 +55,8 @@ import subprocess
 import sys
 import tempfile
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 MODELS = {  # layers, hidden, kv_heads, head_dim, vocab, parameters (the catalogue's figures)
     "llama-2-70b": (80, 8192, 8, 128, 32000, 68976648192),
     "llama-3.1-8b": (32, 4096, 8, 128, 128256, 8030261248),
@@ -330,6 +332,7 @@ def main():
                     help="the operator model with scheduler.host_time false (off), true (on) or "
                          "both, side by side (--set); n/a where the scheduler has no host_time")
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     data = os.path.abspath(a.data)
     if a.engine_presets and a.v0_cpu_overhead:
         sys.exit("--engine-presets and --v0-cpu-overhead: give one (the presets carry the "

@@ -23,6 +23,8 @@ import tempfile
 
 import validate_vllm as vv
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 RUNS = [  # gpu folder, model folder, catalogue model, hardware, operators, tp, ep
     ("RTXPRO6000", "Llama-3.1-8B", "llama-3.1-8b", "rtx-pro-6000", "tables", 1, 1),
     ("RTXPRO6000", "Qwen3-32B", "qwen3-32b", "rtx-pro-6000", "tables", None, 1),
@@ -46,6 +48,7 @@ def main():
     ap = argparse.ArgumentParser()
     vv.add_options(ap)
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     print("| run | metric | vLLM mean (ms) | layer profiles | operator model |"
           " shape roofline LOGO | old roofline | peer |")
     print("|---|---|---|---|---|---|---|---|")

@@ -16,7 +16,7 @@ is reported as n/a, as is one whose engine refuses the default host time (Tensor
 
 usage: scripts/reproduce.py [--servesim build/servesim] [--only SUBSTRING] [--markdown]
                             [--set KEY=VALUE ...] [--host-time off|on|both]
-Needs python3, a built servesim and ../shared/data beside the repository (the configs' paths).
+Needs python3 and a built servesim (the configs read the repository's data/, docs/data.md).
 """
 import argparse
 import glob

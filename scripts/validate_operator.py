@@ -26,6 +26,8 @@ import subprocess
 import sys
 import tempfile
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 CASES = [
     ("Llama-3.1-8B TP1, RTX PRO 6000, vLLM 0.19 tables vs LLMServingSim layer profiles",
      "llama-3.1-8b", "rtx-pro-6000", 1, "rtx_pro_6000_server", "vllm",
@@ -354,6 +356,7 @@ def main():
     ap.add_argument("--no-scale", action="store_true",
                     help="use the A100 80 GB tables for Argonne's A100 40 GB as they are")
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     HOST["allreduce"] = a.allreduce
     HOST["no_scale"] = a.no_scale
     data = os.path.abspath(a.data)

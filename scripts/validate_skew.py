@@ -24,6 +24,8 @@ import math
 import os
 import re
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 
 def read(path):
     rows = []
@@ -108,6 +110,8 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("files", nargs="*")
     a = ap.parse_args()
+    if not a.files:
+        shared_data.require(a.data, __file__)
     files = a.files or sorted(glob.glob(os.path.join(a.data, "timings/llmservingsim/perf/**/skew.csv"),
                                         recursive=True))
     for path in files:

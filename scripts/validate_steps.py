@@ -10,6 +10,8 @@ import os
 import re
 import subprocess
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 LAYERS = {"Llama-3.1-8B": 32, "Qwen3-32B": 64, "Llama-3.1-70B": 80,
           "Qwen3-30B-A3B-Instruct-2507": 48}
 # Vidur's early A100 tables hold one shape (n_embd 8192, 64 heads, 8 KV heads, MLP 22016, TP 2):
@@ -35,6 +37,7 @@ def main():
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--data", default="../shared/data")
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     sets = []
     perf = f"{a.data}/timings/splitwise/perf_model.csv"
     groups = subprocess.run([a.servesim, "calibrate", perf], capture_output=True, text=True).stderr

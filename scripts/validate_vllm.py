@@ -35,6 +35,8 @@ import subprocess
 import sys
 import tempfile
 
+import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+
 # Model shapes the calibration and KV sizing need (from the models' Hugging Face configs).
 MODELS = {
     "Llama-3.1-8B": dict(hf="meta-llama/Llama-3.1-8B", layers=32, kv_heads=8, head_dim=128,
@@ -296,6 +298,7 @@ def main():
     ap.add_argument("--gpu", default="RTXPRO6000")
     ap.add_argument("--model", default="Llama-3.1-8B")
     a = ap.parse_args()
+    shared_data.require(a.data, __file__)
     base = a.keep or tempfile.mkdtemp()
     modes = host_modes(a)
     if modes != [None] and not host_time_applies(a):

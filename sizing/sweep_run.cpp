@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "core/capacity_error.h"
 #include "core/interrupt.h"
 #include "metrics/output.h"
 #include "sim/recorder.h"
@@ -70,24 +71,28 @@ Probe probe_point(const SweepSpec& spec, size_t i, const std::vector<std::string
   return p;
 }
 
-// A run that cannot serve its workload at all: refused config or rejected requests.
-std::optional<std::string> infeasible_reason(const Probe& p) {
+// A run that cannot serve its workload at all: refused for want of memory, or rejected requests.
+// Any other failure is no property of the deployment, and must not pass for one (a missing
+// table once made every measured chip "infeasible" and named the one without tables cheapest).
+std::optional<std::string> infeasible_reason(const SweepSpec& spec, size_t i, const Probe& p) {
+  if (!p.capacity && (!p.built || !p.error.empty()))
+    throw InputError(
+        fmt::format("point {} ({}) cannot be evaluated: {}", i, spec.label(i), p.error));
   if (!p.built) return "config: " + p.error;
-  if (!p.error.empty()) return "input: " + p.error;
   if (p.summary.rejected > 0)
     return fmt::format("{} requests rejected (first: {})", p.summary.rejected, p.first_rejection);
   return std::nullopt;
 }
 
-PointResult from_probe(size_t i, const Probe& p, std::optional<double> min_attainment) {
+PointResult from_probe(const SweepSpec& spec, size_t i, const Probe& p) {
   PointResult r;
   r.point = i;
-  if (const auto why = infeasible_reason(p)) {
+  if (const auto why = infeasible_reason(spec, i, p)) {
     r.reason = *why;
     return r;
   }
   r.feasible = true;
-  r.meets_slo = meets_slo(p.summary, min_attainment);
+  r.meets_slo = meets_slo(p.summary, spec.slo.min_attainment);
   fill_metrics(r, p);
   return r;
 }
@@ -101,7 +106,7 @@ PointResult min_replicas(const SweepSpec& spec, size_t i, const RunLimits& limit
     const std::string o =
         has_cluster ? fmt::format("cluster.replicas={}", n)
                     : fmt::format("cluster={{replicas: {}, router: {{kind: round_robin}}}}", n);
-    return from_probe(i, probe_point(spec, i, {o}, limits), spec.slo.min_attainment);
+    return from_probe(spec, i, probe_point(spec, i, {o}, limits));
   };
   PointResult lo_row = run_n(1);
   if (!lo_row.feasible || lo_row.meets_slo) return lo_row;
@@ -143,6 +148,10 @@ Probe run_probe(const std::string& text, const std::string& file,
     for (const auto& o : overrides) doc->apply_override(o);
     sc.emplace(build_scenario(doc));
     p.doc = doc;
+  } catch (const CapacityError& e) {
+    p.error = e.what();
+    p.capacity = true;
+    return p;
   } catch (const InputError& e) {
     p.error = e.what();
     return p;
@@ -174,7 +183,7 @@ Probe run_probe(const std::string& text, const std::string& file,
 
 PointResult evaluate_point(const SweepSpec& spec, size_t i, const RunLimits& limits) {
   if (spec.mode == SweepMode::MinReplicas) return min_replicas(spec, i, limits);
-  return from_probe(i, probe_point(spec, i, {}, limits), spec.slo.min_attainment);
+  return from_probe(spec, i, probe_point(spec, i, {}, limits));
 }
 
 nlohmann::json point_to_json(const PointResult& r) {

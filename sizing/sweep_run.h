@@ -23,6 +23,9 @@ namespace servesim {
 struct Probe {
   bool built = false;  ///< false: the config was refused (`error` says why); nothing ran
   std::string error;   ///< the InputError's message when !built, or a streaming error
+  /// The refusal is for want of capacity (a CapacityError: the weights do not fit, no memory is
+  /// left for the KV cache), not a mistake in the input.
+  bool capacity = false;
   Summary summary;
   std::string summary_json;     ///< summary.json of the run (with the resolved config)
   std::string first_rejection;  ///< "request 3: needs ..." or ""
@@ -93,7 +96,10 @@ void for_each_field(R& r, F&& f) {
 
 /// Simulates point `i` of `spec`: once (mode fixed), or at the fewest replicas from 1 to
 /// spec.max_replicas that meet the SLOs (mode min_replicas: doubling, then bisection, which
-/// assumes more replicas never do worse).
+/// assumes more replicas never do worse). A point is infeasible only for capacity (refused for
+/// want of memory, requests rejected, no replica count meeting the SLOs); a point that cannot be
+/// evaluated for any other reason (a missing table, a value refused, no price in the tier, bad
+/// input while streaming) throws InputError naming the point, its label and the reason.
 /// `limits` as for run_probe, for every run of the point.
 [[nodiscard]] PointResult evaluate_point(const SweepSpec& spec, size_t i,
                                          const RunLimits& limits = {});

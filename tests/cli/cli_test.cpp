@@ -99,14 +99,6 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
     if (e.path().extension() != ".yaml") continue;
     ++n;
     INFO(e.path());
-    // A config that reads ../shared/data runs only where the data is (CI has it; a bare clone
-    // elsewhere may not): tests/cli/examples_test.sh skips the same way.
-    if (!fs::exists(SERVESIM_SHARED_DATA)) {
-      std::ifstream in(e.path());
-      const std::string text((std::istreambuf_iterator<char>(in)),
-                             std::istreambuf_iterator<char>());
-      if (text.find("shared/data") != std::string::npos) continue;
-    }
     const fs::path dir = temp_dir() / "out";
     const CliResult r =
         cli({"run", e.path().string(), "--out", dir.string(), "--no-progress", "--check"});
@@ -128,7 +120,7 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
   CHECK(n >= 8);
   for (const auto& [rel, figures] : golden.items()) {
     INFO(rel << " is in the golden file but is no longer a scenario under configs/");
-    CHECK((seen.count(rel) || !fs::exists(SERVESIM_SHARED_DATA)));
+    CHECK(seen.count(rel));
   }
 }
 

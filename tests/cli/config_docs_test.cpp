@@ -256,15 +256,6 @@ bool names(const std::string& doc_key, const std::string& path) {
           path[path.size() - doc_key.size() - 1] == '.');
 }
 
-/// Whether a config reads ../shared/data and that folder is missing (then it cannot be built).
-bool lacks_shared_data(const fs::path& config) {
-  if (fs::exists(SERVESIM_SHARED_DATA)) return false;
-  std::ifstream in(config);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str().find("shared/data") != std::string::npos;
-}
-
 /// A shipped scenario with overrides, as `--set` writes them.
 struct Variant {
   const char* config;
@@ -310,11 +301,10 @@ std::vector<KeyUse> uses_of_shipped_scenarios() {
       it.disable_recursion_pending();
       continue;
     }
-    if (it->path().extension() != ".yaml" || lacks_shared_data(it->path())) continue;
+    if (it->path().extension() != ".yaml") continue;
     (void)build_scenario(Document::load_file(it->path().string()));
   }
   for (const auto& [config, overrides] : variants()) {
-    if (lacks_shared_data(configs / config)) continue;
     const std::shared_ptr<Document> doc = Document::load_file((configs / config).string());
     for (const std::string& o : overrides) doc->apply_override(o);
     INFO(config << " with " << overrides.front());
@@ -389,12 +379,6 @@ TEST_CASE("config docs: every range and default a scenario's reader has is the o
 // stale row is caught even when another row of the same key is right.
 TEST_CASE("config docs: every range and default the docs give a key a scenario reads is the code's",
           "[config][docs]") {
-  // A row's reader may be reached only by a scenario that reads ../shared/data: without that
-  // folder some rows would have no use of theirs to match.
-  if (!fs::exists(SERVESIM_SHARED_DATA)) {
-    WARN("skipped: " << SERVESIM_SHARED_DATA << " is missing, so not every scenario was built");
-    return;
-  }
   const std::vector<DocRow> rows = doc_rows();
   const std::vector<KeyUse>& uses = shipped_uses();
   std::string stale;

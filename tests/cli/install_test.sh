@@ -38,6 +38,18 @@ if [[ -f "$ex" ]]; then
 else
   err "no $ex"
 fi
+# An installed example and reproduction reading the installed data/ (gzipped operator tables, a
+# layer profile, a measured run), cut short: what is checked is that the paths resolve.
+for ex in examples/operator-llama-3.1-8b-h100-vllm reproductions/vllm-rtx4090-llama-3.1-8b; do
+  cfg="$share/configs/$ex.yaml"
+  [[ -f "$cfg" ]] || { err "no $cfg"; continue; }
+  (cd "$w/cwd" && "$bin" run "$cfg" --out "$w/${ex//\//-}" --quiet --max-sim-time 10) \
+    >"$w/${ex//\//-}.log" 2>&1 || err "installed $ex exited: $(tail -n 2 "$w/${ex//\//-}.log")"
+done
+for f in timings/aiconfigurator/LICENSE timings/aiconfigurator/SOURCES.md \
+         timings/llmservingsim/LICENSE timings/splitwise/perf_model.csv.gz README.md; do
+  [[ -f "$share/data/$f" ]] || err "share/servesim/data/$f not installed"
+done
 for f in LICENSE README.md CITATION.cff uPlot-LICENSE docs/packaging.md; do
   [[ -f "$root$prefix/share/doc/servesim/$f" ]] || err "share/doc/servesim/$f not installed"
 done

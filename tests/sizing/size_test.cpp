@@ -269,12 +269,14 @@ TEST_CASE("size: every sweep in configs/sweeps loads and lists its points", "[si
 }
 
 TEST_CASE(
-    "size: requests longer than the KV cache and settings refused together make infeasible "
-    "rows with reasons",
+    "size: requests longer than the KV cache make infeasible rows with reasons and settings "
+    "refused at a point stop the sweep naming the point",
     "[sizing][size]") {
-  // 900,000-token prompts cannot fit in the H100's KV cache (426,736 tokens for Llama 3.1 8B);
-  // a static scheduler needs max_batch_size, which the base's continuous section lacks (the value
-  // is refused only with the base's other keys, so it makes infeasible points, not an error).
+  // 900,000-token prompts cannot fit in the H100's KV cache (426,736 tokens for Llama 3.1 8B):
+  // a capacity reason, so an infeasible row. A static scheduler needs max_batch_size, which the
+  // base's continuous section lacks (the value is refused only with the base's other keys, so
+  // the sweep file passes): a mistake in the input, never a property of the deployment, so the
+  // point stops the sweep (status 2) rather than passing for infeasible.
   const Files f = write_sweep(R"(base: base.yaml
 slo: {ttft_ms: 500, tpot_ms: 100}
 axes:
@@ -286,18 +288,25 @@ axes:
   const PointResult ok = evaluate_point(spec, 0);
   CHECK(ok.feasible);
   CHECK(ok.reason.empty());
-  const PointResult refused = evaluate_point(spec, 1);
-  CHECK_FALSE(refused.feasible);
-  CHECK_THAT(refused.reason, Catch::StartsWith("config: scheduler.max_batch_size: required key"));
+  CHECK_THROWS_WITH(
+      evaluate_point(spec, 1),
+      Catch::StartsWith("point 1 (") &&
+          Catch::Contains("cannot be evaluated: scheduler.max_batch_size: required key"));
   const PointResult rejected = evaluate_point(spec, 2);
   CHECK_FALSE(rejected.feasible);
   CHECK_THAT(rejected.reason,
              Catch::StartsWith("40 requests rejected (first: request 0: needs 900064 KV tokens"));
-  std::vector<PointResult> rows{ok, refused, rejected, evaluate_point(spec, 3)};
+  std::vector<PointResult> rows{ok, rejected};
   mark_pareto(rows, spec);
   const std::string csv = points_csv(spec, rows);
   // Infeasible rows keep their place and leave the metrics empty.
   CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,\n"));
+  // The command: status 2, the point and the reason named, no points.csv written.
+  const fs::path out = f.dir / "o";
+  const CliResult r = cli({"size", f.sweep, "--out", out.string(), "--jobs", "1", "-q"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("cannot be evaluated: scheduler.max_batch_size"));
+  CHECK_FALSE(fs::exists(out / "points.csv"));
 }
 
 namespace {
@@ -325,11 +334,7 @@ TEST_CASE(
     "size: on the operator model the accelerator shorthand times a chip with tables from them "
     "and one without from the shape-aware roofline",
     "[sizing][size]") {
-  const std::string tables = std::string(SERVESIM_SHARED_DATA) + "/timings/aiconfigurator";
-  if (!std::filesystem::exists(tables)) {
-    WARN("skipped: " << tables << " is not there");
-    return;
-  }
+  const std::string tables = std::string(SERVESIM_SOURCE_DIR) + "/data/timings/aiconfigurator";
   const std::string roofline =
       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm, weight_dtype: bf16}";
   std::string base = k_base;
@@ -409,4 +414,35 @@ TEST_CASE("size: a base on the roofline source, or another kind, keeps it for ev
   const SweepSpec roof = load_sweep(op.sweep);
   CHECK(roof.step_source(0) == "operator:roofline");
   CHECK(roof.step_source(1) == "operator:roofline");
+}
+
+TEST_CASE(
+    "size: a missing operator table stops the sweep with status 2 naming the point and the "
+    "full path, never an infeasible row",
+    "[sizing][size]") {
+  // The old failure: a tables path that is not there made every measured chip an "infeasible"
+  // point and the chip without tables (timed by the roofline) the cheapest, with status 0.
+  const std::string roofline =
+      "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm, weight_dtype: bf16}";
+  std::string base = k_base;
+  REQUIRE(base.find(roofline) != std::string::npos);
+  base.replace(base.find(roofline), roofline.size(),
+               "step_time: {kind: operator, model: llama-3.1-8b, hardware: h100-sxm, operators: "
+               "{source: tables, path: no/such/tables-folder-with-a-name-longer-than-forty, "
+               "gpu: h100_sxm, engine: vllm}}");
+  const Files f = write_sweep(
+      "base: base.yaml\nprice_tier: mixed\nslo: {ttft_ms: 500}\naxes:\n"
+      "  accelerator: [h200, mi300x]\n",
+      base);
+  const fs::path out = f.dir / "o";
+  const CliResult r = cli({"size", f.sweep, "--out", out.string(), "--jobs", "1", "-q"});
+  CHECK(r.code == 2);
+  const std::string full =
+      (fs::absolute(f.dir) / "no/such/tables-folder-with-a-name-longer-than-forty")
+          .lexically_normal()
+          .string();
+  CHECK_THAT(r.err, Catch::Contains("point 0 (accelerator=h200) cannot be evaluated: "));
+  CHECK_THAT(r.err, Catch::Contains(full + ": no such folder (the measured tables ship in the "
+                                           "repository's data/timings/aiconfigurator folder"));
+  CHECK_FALSE(fs::exists(out / "points.csv"));
 }
