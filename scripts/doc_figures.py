@@ -1,0 +1,447 @@
+#!/usr/bin/env python3
+"""Rerun the commands whose output the docs quote, and check or rewrite what the docs say.
+
+Every figure README.md and docs/*.md quote from a servesim command sits in a marked block
+(docs/testing.md, "Doc figures", has the convention). A marker is an HTML comment, which
+Markdown does not render:
+
+  <!-- doc-figure: COMMAND -->            the fenced block right below is COMMAND's output
+  <!-- doc-figure-slow: COMMAND -->       the same, checked only with --slow (a package build)
+  <!-- doc-figure-check: COMMAND          COMMAND prints JSON (or text); each line below it
+       PATH = VALUE                       names a figure (a JSON path, or /REGEX/ with one
+       ... -->                            group) and the VALUE the paragraph or table just
+                                          above the marker writes for it
+
+COMMAND is bash, run from a scratch copy of the repository root (every top-level entry linked,
+`build/servesim` and `servesim` on PATH being the binary under test, `../shared` the real one
+when there is one), so files it writes, `/tmp/...` paths included, land in a temporary folder
+that is removed afterwards; stdout and stderr are read together. Lines of a block that start
+with `$ ` show a command to the reader: with a COMMAND in the marker they are kept as they are;
+in a plain `<!-- doc-figure -->` marker each `$ ` line is run and followed by its output.
+
+Speed figures are machine-dependent: progress lines are dropped, and a number of seconds or a
+rate next to `wall` or `elapsed` is compared as `<t>`.
+
+  python3 scripts/doc_figures.py --check               # exit 1, with a diff, on a stale figure
+  python3 scripts/doc_figures.py                       # rewrite the stale blocks and figures
+  python3 scripts/doc_figures.py --only docs/report.md --servesim build/servesim --slow
+  python3 scripts/doc_figures.py --list
+"""
+
+import argparse
+import concurrent.futures
+import difflib
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SHARED = os.path.join(os.path.dirname(ROOT), "shared")
+MARKER = re.compile(r"^\s*<!-- doc-figure(-check)?(-slow)?(?::|(?= |-->))(.*)$")
+FENCE = re.compile(r"^(\s*)(```+|~~~+)")
+# Lines a long run may print on stderr while it works: never a figure.
+PROGRESS = re.compile(r"(ETA \d|\d elapsed\b)")
+# Wall-clock figures: the number is masked on both sides.
+WALL = [
+    re.compile(r"\d[\d,.]*(?=\s*(?:ms|s|seconds?|[a-z ]+/s)?\s*(?:of )?wall\b)"),
+    re.compile(r"(?<=\bwall )\d[\d,.]*"),
+    re.compile(r"\d[\d,.]*(?=\s*(?:ms|s)?\s*elapsed\b)"),
+]
+NUMBER = re.compile(r"^([-+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(%?)$")
+
+
+class Figure:
+    """One marker and what it covers."""
+
+    def __init__(self, doc, line, kind, command, fence=None, block=None, checks=None):
+        self.doc, self.line, self.kind, self.command = doc, line, kind, command
+        self.fence = fence  # (first, last) line index of the block's body, 0-based, last excl.
+        self.block = block  # the block's body lines
+        self.checks = checks or []  # (expr, literal) pairs of a doc-figure-check
+        self.para = None  # (first, last) line index of the text the checks read
+        self.indent = ""  # a block inside a list item is indented
+        self.row = None  # a doc-figure-check's `in: TEXT`: only the lines holding TEXT
+        self.slow = False  # -slow: rerun only with --slow
+
+    def where(self):
+        return f"{self.doc}:{self.line}"
+
+
+def docs():
+    return ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/docs/*.md"))
+
+
+def parse(doc, lines):
+    """The markers of one document."""
+    figures, i = [], 0
+    in_fence = None
+    while i < len(lines):
+        fence = FENCE.match(lines[i])
+        if in_fence:
+            if fence and lines[i].strip() == in_fence:
+                in_fence = None
+            i += 1
+            continue
+        if fence:
+            in_fence = fence.group(2)
+            i += 1
+            continue
+        m = MARKER.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start = i
+        text = m.group(3)
+        while "-->" not in text:
+            i += 1
+            if i == len(lines):
+                raise SystemExit(f"{doc}:{start + 1}: doc-figure marker without its closing -->")
+            text += "\n" + lines[i]
+        text = text[: text.index("-->")].strip()
+        kind = "check" if m.group(1) else "block"
+        slow = bool(m.group(2))
+        i += 1
+        if kind == "check":
+            parts = text.split("\n")
+            k = 1
+            while parts[k - 1].rstrip().endswith("\\") and k < len(parts):
+                k += 1
+            command = "\n".join(parts[:k]).strip()
+            checks, row = [], None
+            for ln in parts[k:]:
+                if not ln.strip():
+                    continue
+                if ln.strip().startswith("in:"):
+                    row = ln.strip()[3:].strip()
+                    continue
+                if "=" not in ln:
+                    raise SystemExit(f"{doc}:{start + 1}: doc-figure-check line without '=': {ln}")
+                expr, literal = ln.rsplit("=", 1)
+                checks.append((expr.strip(), literal.strip()))
+            if not command or not checks:
+                raise SystemExit(f"{doc}:{start + 1}: doc-figure-check needs a command and figures")
+            f = Figure(doc, start + 1, kind, command, checks=checks)
+            f.slow = slow
+            f.row = row
+            # The paragraph or table right above the marker, past blank lines and other markers.
+            last = start
+            while last > 0:
+                if not lines[last - 1].strip():
+                    last -= 1
+                elif lines[last - 1].rstrip().endswith("-->"):
+                    while last > 0 and not lines[last - 1].lstrip().startswith("<!--"):
+                        last -= 1
+                    last -= 1
+                else:
+                    break
+            first = last
+            while first > 0 and lines[first - 1].strip() and not lines[first - 1].rstrip().endswith("-->"):
+                first -= 1
+            f.para = (first, last)
+            figures.append(f)
+            continue
+        if i == len(lines) or not FENCE.match(lines[i]):
+            raise SystemExit(f"{doc}:{start + 1}: a doc-figure marker must sit right above a fenced block")
+        indent, opening = FENCE.match(lines[i]).groups()
+        j = i + 1
+        while j < len(lines) and lines[j].strip() != opening:
+            j += 1
+        if j == len(lines):
+            raise SystemExit(f"{doc}:{i + 1}: unclosed fenced block")
+        # A block inside a list item is indented: compared without, written back with its indent.
+        block = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1 : j]]
+        f = Figure(doc, start + 1, kind, text, fence=(i + 1, j), block=block)
+        f.indent = indent
+        f.slow = slow
+        figures.append(f)
+        i = j + 1
+    return figures
+
+
+def sections(block):
+    """A plain marker's block as (command, shown lines of the command, output lines) parts."""
+    parts, k = [], 0
+    while k < len(block):
+        if not block[k].startswith("$ "):
+            raise SystemExit(f"a plain doc-figure block must start with a `$ ` line: {block[k]!r}")
+        shown = [block[k]]
+        cmd = block[k][2:]
+        while cmd.endswith("\\") and k + 1 < len(block):
+            k += 1
+            shown.append(block[k])
+            cmd = cmd + "\n" + block[k]
+        k += 1
+        out = []
+        while k < len(block) and not block[k].startswith("$ "):
+            out.append(block[k])
+            k += 1
+        parts.append((cmd, shown, out))
+    return parts
+
+
+def reads_shared(command):
+    if "shared/" in command:
+        return True
+    for token in re.findall(r"[\w./-]+\.yaml", command):
+        path = os.path.join(ROOT, token)
+        if os.path.isfile(path) and "shared/data" in open(path, encoding="utf-8").read():
+            return True
+    return False
+
+
+class Sandbox:
+    """A scratch copy of the repository root: links to every entry, a build/ of the binary."""
+
+    def __init__(self, servesim):
+        self.servesim = servesim
+        self.top = tempfile.mkdtemp(prefix="doc-figures-")
+        self.cwd = os.path.join(self.top, "repo")
+        os.makedirs(self.cwd)
+        os.makedirs(os.path.join(self.top, "tmp"))
+        os.makedirs(os.path.join(self.top, "bin"))
+        for name in os.listdir(ROOT):
+            if name in ("build", ".git") or name.startswith("build-"):
+                continue
+            os.symlink(os.path.join(ROOT, name), os.path.join(self.cwd, name))
+        build = os.path.join(self.cwd, "build")
+        os.makedirs(build)
+        os.symlink(servesim, os.path.join(build, "servesim"))
+        os.symlink(servesim, os.path.join(self.top, "bin", "servesim"))
+        python = os.path.join(os.path.dirname(servesim), "python")
+        if os.path.isdir(python):
+            os.symlink(python, os.path.join(build, "python"))
+        if os.path.isdir(SHARED):
+            os.symlink(SHARED, os.path.join(self.top, "shared"))
+
+    def run(self, command, timeout):
+        command = re.sub(r"(?<![\w./-])/tmp/", self.top + "/tmp/", command)
+        env = dict(os.environ)
+        env["PATH"] = os.path.join(self.top, "bin") + os.pathsep + env.get("PATH", "")
+        env["COLUMNS"] = "100"
+        env["SERVESIM_BUILD"] = os.path.dirname(self.servesim)
+        try:
+            p = subprocess.run(["bash", "-o", "pipefail", "-c", command], cwd=self.cwd, env=env,
+                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, timeout=timeout)
+            text = p.stdout.decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            text = f"(doc_figures.py: the command ran past {timeout} s)\n"
+        text = text.replace(self.top + "/tmp/", "/tmp/").replace(self.cwd + "/", "")
+        text = text.replace(self.cwd, ".").replace(self.top, "/tmp")
+        lines = text.split("\n")
+        if lines and lines[-1] == "":
+            lines.pop()
+        return [ln.rstrip() for ln in lines if not PROGRESS.search(ln)]
+
+    def close(self):
+        shutil.rmtree(self.top, ignore_errors=True)
+
+
+def masked(lines):
+    out = []
+    for ln in lines:
+        for pattern in WALL:
+            ln = pattern.sub("<t>", ln)
+        out.append(ln.rstrip())
+    return out
+
+
+def json_value(data, expr):
+    scale = 1.0
+    m = re.match(r"^(.*?)\s*([*/])\s*([\d.e+-]+)$", expr)
+    if m and not expr.startswith("/"):
+        expr, op, factor = m.group(1), m.group(2), float(m.group(3))
+        scale = factor if op == "*" else 1.0 / factor
+    node = data
+    for key, index, quoted in re.findall(r"\.?([A-Za-z_][\w-]*)|\[(\d+)\]|\[\"([^\"]+)\"\]", expr):
+        node = node[int(index)] if index else node[key or quoted]
+    if isinstance(node, bool) or not isinstance(node, (int, float)):
+        return node, scale
+    return node * scale, 1.0
+
+
+def render(value, literal):
+    """`value` written the way `literal` is written (decimals, thousands commas, % sign)."""
+    m = NUMBER.match(literal)
+    if not m or not isinstance(value, (int, float)):
+        return str(value)
+    decimals = len(m.group(3) or "")
+    text = f"{value:,.{decimals}f}" if "," in m.group(2) else f"{value:.{decimals}f}"
+    if m.group(1) == "+" and value >= 0:
+        text = "+" + text
+    return text + m.group(4)
+
+
+def evaluate(fig, output):
+    """A doc-figure-check: [(expr, literal, what the command gives now, error)]."""
+    text = "\n".join(output)
+    data = None
+    results = []
+    for expr, literal in fig.checks:
+        try:
+            if expr.startswith("/") and expr.endswith("/") and len(expr) > 1:
+                m = re.search(expr[1:-1], text, re.M)
+                if not m:
+                    raise KeyError(f"no match for {expr}")
+                raw = m.group(1)
+                num = NUMBER.match(raw)
+                value = float(raw.replace(",", "").rstrip("%")) if num else raw
+            else:
+                if data is None:
+                    # The first JSON document that starts a line (text may come before it).
+                    at = re.search(r"^[{\[]", text, re.M)
+                    if not at:
+                        raise ValueError("the command printed no JSON")
+                    data, _ = json.JSONDecoder().raw_decode(text, at.start())
+                value, _ = json_value(data, expr)
+            results.append((expr, literal, render(value, literal), None))
+        except (KeyError, IndexError, TypeError, ValueError) as e:
+            results.append((expr, literal, None, f"{type(e).__name__}: {e}"))
+    return results
+
+
+def occurrences(lines, literal):
+    pattern = re.compile(r"(?<![\w.,])" + re.escape(literal) + r"(?![\w]|[.,]\d)")
+    return [(k, m) for k, ln in enumerate(lines) for m in pattern.finditer(ln)]
+
+
+def run_figure(fig, servesim, timeout):
+    """(figure, new block lines or check results, seconds)."""
+    start = time.time()
+    box = Sandbox(servesim)
+    try:
+        if fig.kind == "check":
+            return fig, evaluate(fig, box.run(fig.command, timeout)), time.time() - start
+        if fig.command:
+            shown = []
+            for ln in fig.block:
+                if not ln.startswith("$ ") and not (shown and shown[-1].endswith("\\")):
+                    break
+                shown.append(ln)
+            return fig, shown + box.run(fig.command, timeout), time.time() - start
+        new = []
+        for cmd, shown, _ in sections(fig.block):
+            new += shown + box.run(cmd, timeout)
+        return fig, new, time.time() - start
+    finally:
+        box.close()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--check", action="store_true", help="compare only; exit 1 on a difference")
+    ap.add_argument("--servesim", default=os.path.join(ROOT, "build", "servesim"))
+    ap.add_argument("--only", action="append", default=[],
+                    help="docs whose path (or path:line of the marker) contains this; repeatable")
+    ap.add_argument("--slow", action="store_true", help="also the doc-figure-slow markers")
+    ap.add_argument("--list", action="store_true", help="list the markers and exit")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--timeout", type=int, default=120, help="seconds a command may run")
+    args = ap.parse_args()
+    servesim = os.path.abspath(args.servesim)
+
+    texts, figures = {}, []
+    for doc in docs():
+        with open(os.path.join(ROOT, doc), encoding="utf-8") as f:
+            texts[doc] = f.read().split("\n")
+        figures += parse(doc, texts[doc])
+    if args.only:
+        figures = [f for f in figures if any(o in f.where() or o == f.doc for o in args.only)]
+    if args.list:
+        for f in figures:
+            print(f"{f.where()} [{f.kind}{', slow' if f.slow else ''}] {f.command or '(the $ lines)'}")
+        return 0
+    if not os.access(servesim, os.X_OK):
+        print(f"doc_figures.py: no servesim binary at {servesim} (--servesim PATH)", file=sys.stderr)
+        return 2
+
+    todo, skipped = [], []
+    for f in figures:
+        commands = f.command if f.command else " ".join(c for c, _, _ in sections(f.block))
+        if f.slow and not args.slow:
+            skipped.append(f"{f.where()}: a slow figure (--slow reruns it): {commands.splitlines()[0]}")
+        elif reads_shared(commands) and not os.path.isdir(os.path.join(SHARED, "data")):
+            skipped.append(f"{f.where()}: reads ../shared/data, absent here: {commands.splitlines()[0]}")
+        else:
+            todo.append(f)
+
+    stale, edits, slowest = [], {}, []
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        for fig, new, secs in pool.map(lambda f: run_figure(f, servesim, args.timeout), todo):
+            slowest.append((secs, fig.where()))
+            lines = texts[fig.doc]
+            if fig.kind == "check":
+                para = [ln if fig.row is None or fig.row in ln else ""
+                        for ln in lines[fig.para[0] : fig.para[1]]]
+                for expr, literal, now, error in new:
+                    found = occurrences(para, literal)
+                    if error:
+                        stale.append(f"{fig.where()}: {expr}: {error} (from `{fig.command}`)")
+                    elif not found:
+                        stale.append(f"{fig.where()}: {literal!r} ({expr}) is not in the text above "
+                                     f"the marker (lines {fig.para[0] + 1}-{fig.para[1]})")
+                    elif now != literal:
+                        if len(found) == 1 and not args.check:
+                            k, m = found[0]
+                            ln = para[k]
+                            edits.setdefault(fig.doc, []).append(
+                                ("text", fig.para[0] + k, m.start(), m.end(), now))
+                            edits[fig.doc].append(("check", fig.line - 1, expr, literal, now))
+                        stale.append(f"{fig.where()}: {expr} is {now} now; the doc says {literal} "
+                                     f"(line {fig.para[0] + found[0][0] + 1}"
+                                     f"{', written more than once: fix it by hand' if len(found) > 1 and not args.check else ''})")
+                continue
+            old = fig.block
+            if masked(old) == masked(new):
+                continue
+            diff = difflib.unified_diff(old, new, f"{fig.doc}:{fig.fence[0] + 1} (the doc)",
+                                        f"`{fig.command or 'the $ lines'}` (now)", lineterm="", n=1)
+            stale.append(f"{fig.where()}: the block below differs from what its command prints now\n"
+                         + "\n".join(diff))
+            edits.setdefault(fig.doc, []).append(("block", fig.fence[0], fig.fence[1], new, fig.indent))
+
+    for line in skipped:
+        print(f"SKIP {line}")
+    for s in stale:
+        print(f"STALE {s}")
+    slowest.sort(reverse=True)
+    print(f"doc_figures: {len(todo)} figures rerun, {len(stale)} stale, {len(skipped)} skipped"
+          + (f"; slowest {slowest[0][1]} {slowest[0][0]:.1f} s" if slowest else ""))
+    if args.check:
+        return 1 if stale else 0
+
+    for doc, changes in edits.items():
+        lines = texts[doc]
+        # Bottom-up, so earlier line numbers stay right.
+        for change in sorted(changes, key=lambda c: (c[1], c[2] if c[0] == "text" else 0),
+                             reverse=True):
+            if change[0] == "block":
+                _, first, last, new, indent = change
+                lines[first:last] = [(indent + ln) if ln else ln for ln in new]
+            elif change[0] == "text":
+                _, k, a, b, now = change
+                lines[k] = lines[k][:a] + now + lines[k][b:]
+            else:
+                _, k, expr, literal, now = change
+                j = k
+                while True:
+                    m = re.match(r"^(\s*" + re.escape(expr) + r"\s*=\s*)" + re.escape(literal) + r"(\s*(?:-->)?\s*)$",
+                                 lines[j])
+                    if m:
+                        lines[j] = m.group(1) + now + m.group(2)
+                        break
+                    j += 1
+        with open(os.path.join(ROOT, doc), "w", encoding="utf-8") as f:
+            f.write("\n".join(lines))
+        print(f"rewrote {doc}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
