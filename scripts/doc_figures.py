@@ -109,8 +109,9 @@ def parse(doc, lines):
         i += 1
         if kind == "check":
             parts = text.split("\n")
+            # The command runs on until the first `in:` line or `PATH = VALUE` line.
             k = 1
-            while parts[k - 1].rstrip().endswith("\\") and k < len(parts):
+            while k < len(parts) and not re.match(r"^\s*(in:|\S.* = \S+\s*$)", parts[k]):
                 k += 1
             command = "\n".join(parts[:k]).strip()
             checks, row = [], None
@@ -120,9 +121,9 @@ def parse(doc, lines):
                 if ln.strip().startswith("in:"):
                     row = ln.strip()[3:].strip()
                     continue
-                if "=" not in ln:
-                    raise SystemExit(f"{doc}:{start + 1}: doc-figure-check line without '=': {ln}")
-                expr, literal = ln.rsplit("=", 1)
+                if " = " not in ln:
+                    raise SystemExit(f"{doc}:{start + 1}: doc-figure-check line without ' = ': {ln}")
+                expr, literal = ln.rsplit(" = ", 1)
                 checks.append((expr.strip(), literal.strip()))
             if not command or not checks:
                 raise SystemExit(f"{doc}:{start + 1}: doc-figure-check needs a command and figures")
