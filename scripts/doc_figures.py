@@ -1,29 +1,29 @@
 #!/usr/bin/env python3
 """Rerun the commands whose output the docs quote, and check or rewrite what the docs say.
 
-Every figure README.md and docs/*.md quote from a servesim command sits in a marked block
-(docs/testing.md, "Doc figures", has the convention). A marker is an HTML comment, which
-Markdown does not render:
+Every figure README.md and docs/*.md quote from a command is tied to a marker, an HTML comment
+(which Markdown does not render); docs/testing.md ("Doc figures come from commands") has the
+convention in full:
 
-  <!-- doc-figure: COMMAND -->            the fenced block right below is COMMAND's output
-  <!-- doc-figure-slow: COMMAND -->       the same, checked only with --slow (a package build)
-  <!-- doc-figure-check: COMMAND          COMMAND prints JSON (or text); each line below it
-       PATH = VALUE                       names a figure (a JSON path, or /REGEX/ with one
-       ... -->                            group) and the VALUE the paragraph or table just
-                                          above the marker writes for it
+  <!-- doc-figure: COMMAND -->      the fenced block right below is COMMAND's output (leading
+                                   `$ ` lines of the block only show a command and are kept)
+  <!-- doc-figure -->               each `$ ` line of the block below is run; the lines after
+                                   it are its output
+  <!-- doc-figure-check: COMMAND    COMMAND prints JSON and/or text; each `PATH = VALUE` line
+    in: TEXT                       names a figure (a JSON path, `* 1000` or `/ 1e6` scaled, or
+    PATH = VALUE ... -->           /REGEX/ with one group) and VALUE as the paragraph or table
+                                   just above writes it (only its lines holding TEXT with `in:`)
+  doc-figure-slow, doc-figure-check-slow: the same, rerun only with --slow
 
 COMMAND is bash, run from a scratch copy of the repository root (every top-level entry linked,
-`build/servesim` and `servesim` on PATH being the binary under test, `../shared` the real one
-when there is one), so files it writes, `/tmp/...` paths included, land in a temporary folder
-that is removed afterwards; stdout and stderr are read together. Lines of a block that start
-with `$ ` show a command to the reader: with a COMMAND in the marker they are kept as they are;
-in a plain `<!-- doc-figure -->` marker each `$ ` line is run and followed by its output.
+`./build/servesim` and `servesim` on PATH the binary under test, $SERVESIM_BUILD its folder,
+`../shared` the real one when there is one), so what it writes, `/tmp/...` paths included,
+lands in a temporary folder removed afterwards; stdout and stderr are read together. Speed
+figures are machine-dependent: progress lines are dropped, and a number next to `wall` or
+`elapsed` is compared as `<t>`.
 
-Speed figures are machine-dependent: progress lines are dropped, and a number of seconds or a
-rate next to `wall` or `elapsed` is compared as `<t>`.
-
-  python3 scripts/doc_figures.py --check               # exit 1, with a diff, on a stale figure
-  python3 scripts/doc_figures.py                       # rewrite the stale blocks and figures
+  python3 scripts/doc_figures.py --check      # exit 1, with a diff naming doc and line, on a stale figure
+  python3 scripts/doc_figures.py              # rewrite the stale blocks and figures
   python3 scripts/doc_figures.py --only docs/report.md --servesim build/servesim --slow
   python3 scripts/doc_figures.py --list
 """
@@ -361,6 +361,9 @@ def main():
         figures += parse(doc, texts[doc])
     if args.only:
         figures = [f for f in figures if any(o in f.where() or o == f.doc for o in args.only)]
+        if not figures:
+            print(f"doc_figures.py: no marker matches --only {' '.join(args.only)}", file=sys.stderr)
+            return 2
     if args.list:
         for f in figures:
             print(f"{f.where()} [{f.kind}{', slow' if f.slow else ''}] {f.command or '(the $ lines)'}")
