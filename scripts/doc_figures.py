@@ -189,7 +189,7 @@ def sections(block):
 def reads_shared(command):
     if "shared/" in command:
         return True
-    for token in re.findall(r"[\w./-]+\.yaml", command):
+    for token in re.findall(r"[\w./-]+\.(?:yaml|py)", command):
         path = os.path.join(ROOT, token)
         if os.path.isfile(path) and "shared/data" in open(path, encoding="utf-8").read():
             return True
