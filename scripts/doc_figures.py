@@ -41,10 +41,10 @@ import sys
 import tempfile
 import time
 
+from doc_figure_markers import NUMBER, json_value, occurrences, parse, render, sections
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
-MARKER = re.compile(r"^\s*<!-- doc-figure(-check)?(-slow)?(?::|(?= |-->))(.*)$")
-FENCE = re.compile(r"^(\s*)(```+|~~~+)")
 # Lines a long run may print on stderr while it works: never a figure.
 PROGRESS = re.compile(r"(ETA \d|\d elapsed\b)")
 # Wall-clock figures: the number is masked on both sides.
@@ -53,137 +53,10 @@ WALL = [
     re.compile(r"(?<=\bwall )\d[\d,.]*"),
     re.compile(r"\d[\d,.]*(?=\s*(?:ms|s)?\s*elapsed\b)"),
 ]
-NUMBER = re.compile(r"^([-+]?)(\d{1,3}(?:,\d{3})+|\d+)(?:\.(\d+))?(%?)$")
-
-
-class Figure:
-    """One marker and what it covers."""
-
-    def __init__(self, doc, line, kind, command, fence=None, block=None, checks=None):
-        self.doc, self.line, self.kind, self.command = doc, line, kind, command
-        self.fence = fence  # (first, last) line index of the block's body, 0-based, last excl.
-        self.block = block  # the block's body lines
-        self.checks = checks or []  # (expr, literal) pairs of a doc-figure-check
-        self.para = None  # (first, last) line index of the text the checks read
-        self.indent = ""  # a block inside a list item is indented
-        self.row = None  # a doc-figure-check's `in: TEXT`: only the lines holding TEXT
-        self.slow = False  # -slow: rerun only with --slow
-
-    def where(self):
-        return f"{self.doc}:{self.line}"
 
 
 def docs():
     return ["README.md"] + sorted(os.path.relpath(p, ROOT) for p in glob.glob(f"{ROOT}/docs/*.md"))
-
-
-def parse(doc, lines):
-    """The markers of one document."""
-    figures, i = [], 0
-    in_fence = None
-    while i < len(lines):
-        fence = FENCE.match(lines[i])
-        if in_fence:
-            if fence and lines[i].strip() == in_fence:
-                in_fence = None
-            i += 1
-            continue
-        if fence:
-            in_fence = fence.group(2)
-            i += 1
-            continue
-        m = MARKER.match(lines[i])
-        if not m:
-            i += 1
-            continue
-        start = i
-        text = m.group(3)
-        while "-->" not in text:
-            i += 1
-            if i == len(lines):
-                raise SystemExit(f"{doc}:{start + 1}: doc-figure marker without its closing -->")
-            text += "\n" + lines[i]
-        text = text[: text.index("-->")].strip()
-        kind = "check" if m.group(1) else "block"
-        slow = bool(m.group(2))
-        i += 1
-        if kind == "check":
-            parts = text.split("\n")
-            # The command runs on until the first `in:` line or `PATH = VALUE` line.
-            k = 1
-            while k < len(parts) and not re.match(r"^\s*(in:|\S.* = \S+\s*$)", parts[k]):
-                k += 1
-            command = "\n".join(parts[:k]).strip()
-            checks, row = [], None
-            for ln in parts[k:]:
-                if not ln.strip():
-                    continue
-                if ln.strip().startswith("in:"):
-                    row = ln.strip()[3:].strip()
-                    continue
-                if " = " not in ln:
-                    raise SystemExit(f"{doc}:{start + 1}: doc-figure-check line without ' = ': {ln}")
-                expr, literal = ln.rsplit(" = ", 1)
-                checks.append((expr.strip(), literal.strip()))
-            if not command or not checks:
-                raise SystemExit(f"{doc}:{start + 1}: doc-figure-check needs a command and figures")
-            f = Figure(doc, start + 1, kind, command, checks=checks)
-            f.slow = slow
-            f.row = row
-            # The paragraph or table right above the marker, past blank lines and other markers.
-            last = start
-            while last > 0:
-                if not lines[last - 1].strip():
-                    last -= 1
-                elif lines[last - 1].rstrip().endswith("-->"):
-                    while last > 0 and not lines[last - 1].lstrip().startswith("<!--"):
-                        last -= 1
-                    last -= 1
-                else:
-                    break
-            first = last
-            while first > 0 and lines[first - 1].strip() and not lines[first - 1].rstrip().endswith("-->"):
-                first -= 1
-            f.para = (first, last)
-            figures.append(f)
-            continue
-        if i == len(lines) or not FENCE.match(lines[i]):
-            raise SystemExit(f"{doc}:{start + 1}: a doc-figure marker must sit right above a fenced block")
-        indent, opening = FENCE.match(lines[i]).groups()
-        j = i + 1
-        while j < len(lines) and lines[j].strip() != opening:
-            j += 1
-        if j == len(lines):
-            raise SystemExit(f"{doc}:{i + 1}: unclosed fenced block")
-        # A block inside a list item is indented: compared without, written back with its indent.
-        block = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1 : j]]
-        f = Figure(doc, start + 1, kind, text, fence=(i + 1, j), block=block)
-        f.indent = indent
-        f.slow = slow
-        figures.append(f)
-        i = j + 1
-    return figures
-
-
-def sections(block):
-    """A plain marker's block as (command, shown lines of the command, output lines) parts."""
-    parts, k = [], 0
-    while k < len(block):
-        if not block[k].startswith("$ "):
-            raise SystemExit(f"a plain doc-figure block must start with a `$ ` line: {block[k]!r}")
-        shown = [block[k]]
-        cmd = block[k][2:]
-        while cmd.endswith("\\") and k + 1 < len(block):
-            k += 1
-            shown.append(block[k])
-            cmd = cmd + "\n" + block[k]
-        k += 1
-        out = []
-        while k < len(block) and not block[k].startswith("$ "):
-            out.append(block[k])
-            k += 1
-        parts.append((cmd, shown, out))
-    return parts
 
 
 def reads_shared(command):
@@ -254,32 +127,6 @@ def masked(lines):
     return out
 
 
-def json_value(data, expr):
-    scale = 1.0
-    m = re.match(r"^(.*?)\s*([*/])\s*([\d.e+-]+)$", expr)
-    if m and not expr.startswith("/"):
-        expr, op, factor = m.group(1), m.group(2), float(m.group(3))
-        scale = factor if op == "*" else 1.0 / factor
-    node = data
-    for key, index, quoted in re.findall(r"\.?([A-Za-z_][\w-]*)|\[(\d+)\]|\[\"([^\"]+)\"\]", expr):
-        node = node[int(index)] if index else node[key or quoted]
-    if isinstance(node, bool) or not isinstance(node, (int, float)):
-        return node, scale
-    return node * scale, 1.0
-
-
-def render(value, literal):
-    """`value` written the way `literal` is written (decimals, thousands commas, % sign)."""
-    m = NUMBER.match(literal)
-    if not m or not isinstance(value, (int, float)):
-        return str(value)
-    decimals = len(m.group(3) or "")
-    text = f"{value:,.{decimals}f}" if "," in m.group(2) else f"{value:.{decimals}f}"
-    if m.group(1) == "+" and value >= 0:
-        text = "+" + text
-    return text + m.group(4)
-
-
 def evaluate(fig, output):
     """A doc-figure-check: [(expr, literal, what the command gives now, error)]."""
     text = "\n".join(output)
@@ -306,11 +153,6 @@ def evaluate(fig, output):
         except (KeyError, IndexError, TypeError, ValueError) as e:
             results.append((expr, literal, None, f"{type(e).__name__}: {e}"))
     return results
-
-
-def occurrences(lines, literal):
-    pattern = re.compile(r"(?<![\w.,])" + re.escape(literal) + r"(?![\w]|[.,]\d)")
-    return [(k, m) for k, ln in enumerate(lines) for m in pattern.finditer(ln)]
 
 
 def run_figure(fig, servesim, timeout):
