@@ -61,8 +61,19 @@ def parse(doc, lines):
             f.para = paragraph_above(lines, start)
             figures.append(f)
             continue
+        if i < len(lines) and lines[i].startswith("|"):
+            # A Markdown table: its lines down to the next blank line.
+            j = i
+            while j < len(lines) and lines[j].strip():
+                j += 1
+            f = Figure(doc, start + 1, kind, text, fence=(i, j), block=lines[i:j])
+            f.slow = slow
+            figures.append(f)
+            i = j
+            continue
         if i == len(lines) or not FENCE.match(lines[i]):
-            raise SystemExit(f"{doc}:{start + 1}: a doc-figure marker must sit right above a fenced block")
+            raise SystemExit(f"{doc}:{start + 1}: a doc-figure marker must sit right above a fenced "
+                             "block or a table")
         indent, opening = FENCE.match(lines[i]).groups()
         j = i + 1
         while j < len(lines) and lines[j].strip() != opening:
