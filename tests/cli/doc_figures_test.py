@@ -24,7 +24,7 @@ def run(*args):
 
 failures = []
 code, out = run("--check", "--docs", os.path.join(fixtures, "fresh.md"))
-if code != 0 or "5 figures rerun, 0 stale" not in out:
+if code != 0 or "6 figures rerun, 0 stale" not in out:
     failures.append(f"fresh.md: exit {code}, expected 0:\n{out}")
 
 code, out = run("--check", "--docs", os.path.join(fixtures, "stale.md"))
@@ -33,7 +33,8 @@ expected = [
     "-three\n+two",
     "stale.md:33: n[0] is 2,001 now; the doc says 2,000 (line 31)",
     "stale.md:43: /b is (\\d+)/ is 8 now; the doc says 7 (line 41)",
-    "5 figures rerun, 3 stale",
+    "stale.md:49: the block below differs",
+    "6 figures rerun, 4 stale",
 ]
 if code != 1 or any(e not in out for e in expected):
     failures.append(f"stale.md: exit {code}, expected 1 and {expected}:\n{out}")
