@@ -72,8 +72,8 @@ def parse(doc, lines):
             i = j
             continue
         if i == len(lines) or not FENCE.match(lines[i]):
-            raise SystemExit(f"{doc}:{start + 1}: a doc-figure marker must sit right above a fenced "
-                             "block or a table")
+            raise SystemExit(f"{doc}:{start + 1}: a doc-figure marker must sit right above a "
+                             "fenced block or a table")
         indent, opening = FENCE.match(lines[i]).groups()
         j = i + 1
         while j < len(lines) and lines[j].strip() != opening:
@@ -81,7 +81,8 @@ def parse(doc, lines):
         if j == len(lines):
             raise SystemExit(f"{doc}:{i + 1}: unclosed fenced block")
         # A block inside a list item is indented: compared without, written back with its indent.
-        block = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip() for ln in lines[i + 1 : j]]
+        block = [ln[len(indent):] if ln.startswith(indent) else ln.lstrip()
+                 for ln in lines[i + 1 : j]]
         f = Figure(doc, start + 1, kind, text, fence=(i + 1, j), block=block)
         f.indent = indent
         f.slow = slow

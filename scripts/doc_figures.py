@@ -22,7 +22,7 @@ lands in a temporary folder removed afterwards; stdout and stderr are read toget
 figures are machine-dependent: progress lines are dropped, and a number next to `wall` or
 `elapsed` is compared as `<t>`.
 
-  python3 scripts/doc_figures.py --check      # exit 1, with a diff naming doc and line, on a stale figure
+  python3 scripts/doc_figures.py --check      # exit 1, with a diff naming doc and line
   python3 scripts/doc_figures.py              # rewrite the stale blocks and figures
   python3 scripts/doc_figures.py --only docs/report.md --servesim build/servesim --slow
   python3 scripts/doc_figures.py --list
@@ -69,6 +69,21 @@ def reads_shared(command):
     return False
 
 
+def tracked_entries():
+    """The repository root's entries that git tracks (never an output folder such as out/, which
+    a command would then write into), or, outside a git checkout, all but build and output
+    folders."""
+    try:
+        files = subprocess.run(["git", "-C", ROOT, "ls-files"], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True, check=True).stdout.split()
+        names = {f.split("/")[0] for f in files}
+    except (OSError, subprocess.CalledProcessError):
+        names = set(os.listdir(ROOT))
+    return sorted(n for n in names if n not in ("build", ".git", "out")
+                  and not n.startswith(("build-", "servesim-"))
+                  and os.path.exists(os.path.join(ROOT, n)))
+
+
 class Sandbox:
     """A scratch copy of the repository root: links to every entry, a build/ of the binary."""
 
@@ -79,9 +94,7 @@ class Sandbox:
         os.makedirs(self.cwd)
         os.makedirs(os.path.join(self.top, "tmp"))
         os.makedirs(os.path.join(self.top, "bin"))
-        for name in os.listdir(ROOT):
-            if name in ("build", ".git") or name.startswith("build-"):
-                continue
+        for name in tracked_entries():
             os.symlink(os.path.join(ROOT, name), os.path.join(self.cwd, name))
         build = os.path.join(self.cwd, "build")
         os.makedirs(build)
@@ -204,23 +217,27 @@ def main():
     if args.only:
         figures = [f for f in figures if any(o in f.where() or o == f.doc for o in args.only)]
         if not figures:
-            print(f"doc_figures.py: no marker matches --only {' '.join(args.only)}", file=sys.stderr)
+            print(f"doc_figures.py: no marker matches --only {' '.join(args.only)}",
+                  file=sys.stderr)
             return 2
     if args.list:
         for f in figures:
-            print(f"{f.where()} [{f.kind}{', slow' if f.slow else ''}] {f.command or '(the $ lines)'}")
+            kind = f.kind + (", slow" if f.slow else "")
+            print(f"{f.where()} [{kind}] {f.command or '(the $ lines)'}")
         return 0
     if not os.access(servesim, os.X_OK):
-        print(f"doc_figures.py: no servesim binary at {servesim} (--servesim PATH)", file=sys.stderr)
+        print(f"doc_figures.py: no servesim binary at {servesim} (--servesim PATH)",
+              file=sys.stderr)
         return 2
 
     todo, skipped = [], []
     for f in figures:
         commands = f.command if f.command else " ".join(c for c, _, _ in sections(f.block))
+        first = commands.splitlines()[0]
         if f.slow and not args.slow:
-            skipped.append(f"{f.where()}: a slow figure (--slow reruns it): {commands.splitlines()[0]}")
+            skipped.append(f"{f.where()}: a slow figure (--slow reruns it): {first}")
         elif reads_shared(commands) and not os.path.isdir(os.path.join(SHARED, "data")):
-            skipped.append(f"{f.where()}: reads ../shared/data, absent here: {commands.splitlines()[0]}")
+            skipped.append(f"{f.where()}: reads ../shared/data, absent here: {first}")
         else:
             todo.append(f)
 
@@ -229,43 +246,15 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
         for fig, new, secs in pool.map(lambda f: run_figure(f, servesim, args.timeout), todo):
             slowest.append((secs, fig.where()))
-            lines = texts[fig.doc]
             if isinstance(new, Exception):
                 stale.append(f"{fig.where()}: {new}; the doc is left as it is")
                 unfixed += 1
                 continue
-            if fig.kind == "check":
-                para = [ln if fig.row is None or fig.row in ln else ""
-                        for ln in lines[fig.para[0] : fig.para[1]]]
-                for expr, literal, now, error in new:
-                    found = occurrences(para, literal)
-                    if error:
-                        stale.append(f"{fig.where()}: {expr}: {error} (from `{fig.command}`)")
-                        unfixed += 1
-                    elif not found:
-                        unfixed += 1
-                        stale.append(f"{fig.where()}: {literal!r} ({expr}) is not in the text above "
-                                     f"the marker (lines {fig.para[0] + 1}-{fig.para[1]})")
-                    elif now != literal:
-                        unfixed += len(found) > 1
-                        if len(found) == 1 and not args.check:
-                            k, m = found[0]
-                            ln = para[k]
-                            edits.setdefault(fig.doc, []).append(
-                                ("text", fig.para[0] + k, m.start(), m.end(), now))
-                            edits[fig.doc].append(("check", fig.line - 1, expr, literal, now))
-                        stale.append(f"{fig.where()}: {expr} is {now} now; the doc says {literal} "
-                                     f"(line {fig.para[0] + found[0][0] + 1}"
-                                     f"{', written more than once: fix it by hand' if len(found) > 1 and not args.check else ''})")
-                continue
-            old = fig.block
-            if masked(old) == masked(new):
-                continue
-            diff = difflib.unified_diff(old, new, f"{fig.doc}:{fig.fence[0] + 1} (the doc)",
-                                        f"`{fig.command or 'the $ lines'}` (now)", lineterm="", n=1)
-            stale.append(f"{fig.where()}: the block below differs from what its command prints now\n"
-                         + "\n".join(diff))
-            edits.setdefault(fig.doc, []).append(("block", fig.fence[0], fig.fence[1], new, fig.indent))
+            judge = judge_check if fig.kind == "check" else judge_block
+            found_stale, found_edits, cannot = judge(fig, new, texts[fig.doc], args.check)
+            stale += found_stale
+            edits.setdefault(fig.doc, []).extend(found_edits)
+            unfixed += cannot
 
     for line in skipped:
         print(f"SKIP {line}")
@@ -276,34 +265,72 @@ def main():
           + (f"; slowest {slowest[0][1]} {slowest[0][0]:.1f} s" if slowest else ""))
     if args.check:
         return 1 if stale else 0
-
     for doc, changes in edits.items():
-        lines = texts[doc]
-        # Bottom-up, so earlier line numbers stay right.
-        for change in sorted(changes, key=lambda c: (c[1], c[2] if c[0] == "text" else 0),
-                             reverse=True):
-            if change[0] == "block":
-                _, first, last, new, indent = change
-                lines[first:last] = [(indent + ln) if ln else ln for ln in new]
-            elif change[0] == "text":
-                _, k, a, b, now = change
-                lines[k] = lines[k][:a] + now + lines[k][b:]
-            else:
-                _, k, expr, literal, now = change
-                j = k
-                while True:
-                    m = re.match(r"^(\s*" + re.escape(expr) + r"\s*=\s*)" + re.escape(literal) + r"(\s*(?:-->)?\s*)$",
-                                 lines[j])
-                    if m:
-                        lines[j] = m.group(1) + now + m.group(2)
-                        break
-                    j += 1
-        with open(os.path.join(ROOT, doc), "w", encoding="utf-8") as f:
-            f.write("\n".join(lines))
-        print(f"rewrote {doc}")
+        if changes:
+            apply_edits(texts[doc], changes)
+            with open(os.path.join(ROOT, doc), "w", encoding="utf-8") as f:
+                f.write("\n".join(texts[doc]))
+            print(f"rewrote {doc}")
     if unfixed:
         print(f"doc_figures: {unfixed} left to fix by hand (above)")
     return 1 if unfixed else 0
+
+
+def judge_block(fig, new, lines, check):
+    """(stale messages, edits, figures a rewrite cannot fix) of a block marker."""
+    if masked(fig.block) == masked(new):
+        return [], [], 0
+    diff = difflib.unified_diff(fig.block, new, f"{fig.doc}:{fig.fence[0] + 1} (the doc)",
+                                f"`{fig.command or 'the $ lines'}` (now)", lineterm="", n=1)
+    return ([f"{fig.where()}: the block below differs from what its command prints now\n"
+             + "\n".join(diff)], [("block", fig.fence[0], fig.fence[1], new, fig.indent)], 0)
+
+
+def judge_check(fig, results, lines, check):
+    """(stale messages, edits, figures a rewrite cannot fix) of a doc-figure-check."""
+    para = [ln if fig.row is None or fig.row in ln else ""
+            for ln in lines[fig.para[0] : fig.para[1]]]
+    stale, edits, cannot = [], [], 0
+    for expr, literal, now, error in results:
+        found = occurrences(para, literal)
+        if error:
+            stale.append(f"{fig.where()}: {expr}: {error} (from `{fig.command}`)")
+            cannot += 1
+        elif not found:
+            stale.append(f"{fig.where()}: {literal!r} ({expr}) is not in the text above the "
+                         f"marker (lines {fig.para[0] + 1}-{fig.para[1]})")
+            cannot += 1
+        elif now != literal:
+            twice = len(found) > 1 and not check
+            stale.append(f"{fig.where()}: {expr} is {now} now; the doc says {literal} (line "
+                         f"{fig.para[0] + found[0][0] + 1}"
+                         f"{', written more than once: fix it by hand' if twice else ''})")
+            cannot += twice
+            if len(found) == 1:
+                k, m = found[0]
+                edits += [("text", fig.para[0] + k, m.start(), m.end(), now),
+                          ("check", fig.line - 1, expr, literal, now)]
+    return stale, edits, cannot
+
+
+def apply_edits(lines, changes):
+    """Rewrites `lines` bottom-up, so that earlier line numbers stay right."""
+    for change in sorted(changes, key=lambda c: (c[1], c[2] if c[0] == "text" else 0),
+                         reverse=True):
+        if change[0] == "block":
+            _, first, last, new, indent = change
+            lines[first:last] = [(indent + ln) if ln else ln for ln in new]
+        elif change[0] == "text":
+            _, k, a, b, now = change
+            lines[k] = lines[k][:a] + now + lines[k][b:]
+        else:  # the figure's line in the marker
+            _, k, expr, literal, now = change
+            pattern = re.compile(r"^(\s*" + re.escape(expr) + r"\s*=\s*)" + re.escape(literal)
+                                 + r"(\s*(?:-->)?\s*)$")
+            while not pattern.match(lines[k]):
+                k += 1
+            m = pattern.match(lines[k])
+            lines[k] = m.group(1) + now + m.group(2)
 
 
 if __name__ == "__main__":

@@ -52,5 +52,6 @@ finally:
 
 for f in failures:
     print(f"FAIL: {f}")
-print("doc_figures_test:", "failed" if failures else "the fixtures check, fail and rewrite as expected")
+print("doc_figures_test:",
+      "failed" if failures else "the fixtures check, fail and rewrite as expected")
 sys.exit(1 if failures else 0)

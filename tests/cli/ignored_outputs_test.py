@@ -24,7 +24,8 @@ def patterns(name):
 
 
 git, docker = patterns(".gitignore"), patterns(".dockerignore")
-failures = [f"{d}: not in .gitignore" for d in sorted(folders) if f"{d}/" not in git and d not in git]
+failures = [f"{d}: not in .gitignore" for d in sorted(folders)
+            if f"{d}/" not in git and d not in git]
 failures += [f"{d}: not left out by .dockerignore" for d in sorted(folders)
              if not any(fnmatch.fnmatch(d, p.rstrip("/")) for p in docker)]
 for f in failures:
