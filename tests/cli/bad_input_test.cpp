@@ -355,8 +355,17 @@ TEST_CASE("catalog: config files that are missing, empty, not YAML or not a map"
             "seed)"));
   CHECK(error_of({{"c.yaml", "scheduler: {kind: static\n"}}) ==
         err("c.yaml:2:1: not valid YAML: end of map flow not found"));
+  // A tab is named on its line, the indenting one before the valid one after `seed:`.
   CHECK(error_of({{"c.yaml", "seed:\t1\n\tkv: 2\n"}}) ==
-        err("c.yaml:2:1: not valid YAML: illegal tab when looking for indentation"));
+        err("c.yaml:2:1: not valid YAML: line 2 column 1: a tab character; YAML indents with "
+            "spaces (the parser said: illegal tab when looking for indentation)"));
+  CHECK(error_of({{"c.yaml", "scheduler:\n\tkind: static\n"}}) ==
+        err("c.yaml:2:1: not valid YAML: line 2 column 1: a tab character; YAML indents with "
+            "spaces (the parser said: illegal map value)"));
+  // A zero-width space (U+200B) that breaks a flow map is named where it is.
+  CHECK_THAT(error_of({{"c.yaml", "scheduler: {kind: static,\xE2\x80\x8B max_batch_size 1\n"}}),
+             Catch::Contains("line 1 column 26: a zero-width space (U+200B); retype it as a "
+                             "plain space or delete it"));
   CHECK(error_of({{"c.yaml", std::string((16 << 20) + 1, '#')}}) ==
         err("c.yaml: larger than 16777216 bytes; not a scenario config"));
 }
