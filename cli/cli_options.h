@@ -135,7 +135,7 @@ inline constexpr const char* k_no_progress_help =
 inline constexpr const char* k_help_help = "print this help and exit";
 /// The help texts of the options several commands share, each defined once.
 inline constexpr const char* k_set_help =
-    "override key.path=value in the scenario (a YAML value), repeatable, applied in order";
+    "override key.path=value (a YAML value), repeatable, applied in order";
 inline constexpr const char* k_seed_help = "override the scenario's seed (applied after --set)";
 /// --source-model (calibrate, trace stats): a selector of source-data rows, never a catalogue
 /// model (that is --model, on explain).
