@@ -153,7 +153,7 @@ CommandLine calibrate_command_line() {
       ("source-hardware", po::value<std::string>(), "splitwise: the rows' hardware to select")
       ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
       ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
-      ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
+      ("weight-dtype", po::value<std::string>(), "fp32, bf16, fp16, fp8, int8, int4 (default bf16)")
       ("check-step-time", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
   // clang-format on
   cl.int_option("source-tp", 1, 1024,

@@ -26,9 +26,8 @@ const std::string k_configs = SERVESIM_SOURCE_DIR "/configs";
 /// What an option is on one command, as help shows it, with its range when it is numeric.
 std::string meaning(const CommandLine& cl, const CommandLine::OptionHelp& o,
                     bool with_help = true) {
-  std::string m = fmt::format("-{} {} default [{}]", o.short_name ? o.short_name : ' ',
-                              o.value_name, o.default_text);
-  if (with_help) m += " help [" + o.help + "]";
+  std::string m = fmt::format("-{} {}", o.short_name ? o.short_name : ' ', o.value_name);
+  if (with_help) m += " default [" + o.default_text + "] help [" + o.help + "]";
   for (const CommandLine::NumericOption& n : cl.numeric_options())
     if (n.name == o.long_name || n.name.rfind(o.long_name + ",", 0) == 0)
       m += " range [" + allowed_range(n) + "]";
@@ -53,8 +52,9 @@ bool has_option(const CommandLine& cl, const std::string& name) {
 
 TEST_CASE("option drift: an option name means the same on every command that has it",
           "[cli][conventions]") {
-  // Options whose help names what the command reads or writes ("folder for report.html",
-  // "the trace's format"): the same value and meaning, worded for the command.
+  // Options whose help and default name what the command reads or writes ("folder for
+  // report.html", default servesim-report; "the trace's format"): the same value and meaning,
+  // worded for the command.
   const std::set<std::string> worded_per_command{"out", "input-format"};
   std::map<std::string, std::pair<std::string, std::string>> first;  // name -> {command, meaning}
   int shared = 0;

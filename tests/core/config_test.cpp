@@ -208,7 +208,7 @@ TEST_CASE("config: a size in the wrong unit is refused naming the unit", "[core]
                              "plausible size in GiB (a number > 0 and <= 1024); did you give "
                              "bytes?"));
   CHECK_THAT(error_of(replace(k_good, "ms: 9.3", "ms: 9.3e6")),
-             Catch::Contains("step_time.points[1].ms = \"9.3e6\" at test.yaml:9:45: not a "
+             Catch::Contains("step_time.points[1].ms = \"9.3e6\" at test.yaml:9:48: not a "
                              "plausible duration in ms (a number > 0 and <= 60000)"));
   // Below a minimum of 0 the message stays the range's own.
   CHECK_THAT(error_of(replace(k_good, "ms: 6.3", "ms: 0")), Catch::Contains("must be > 0"));
