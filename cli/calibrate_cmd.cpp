@@ -64,7 +64,8 @@ void report_overhead(const MeasurementSet& set, std::ostream& out) {
       o.overhead.per_sequence_ms, pct(o.mape), pct(o.max_ape), overhead_yaml(o));
 }
 
-/// --check: a given step_time file's errors on the measurements, all steps and by kind of step.
+/// --check-step-time: a given step_time file's errors on the measurements, all steps and by kind of
+/// step.
 nlohmann::ordered_json check_model(const std::string& path, const MeasurementSet& set,
                                    std::ostream& out) {
   const auto doc = Document::load_file(path);
@@ -149,23 +150,31 @@ CommandLine calibrate_command_line() {
   cl.out_option(nullptr, "step_time.yaml (the chosen model as a step_time section)");
   // clang-format off
   cl.options()
-      ("format", po::value<std::string>()->default_value("auto"), "auto, csv, llmservingsim, splitwise, vidur")
+      ("input-format", po::value<std::string>()->default_value("auto"), "the measurements' format: auto, csv, llmservingsim, splitwise, vidur")
       ("form", po::value<std::string>()->default_value("auto"), "auto, hinge, linear, roofline, table")
-      ("model", po::value<std::string>(), "splitwise: model to select; vidur: cpu_overheads.csv model_name")
+      ("source-model", po::value<std::string>(), k_source_model_help)
       ("model-shape", po::value<std::string>(), "vidur: catalogue model (or model YAML) whose shape picks the tables' rows")
-      ("hardware", po::value<std::string>(), "splitwise: hardware to select")
+      ("source-hardware", po::value<std::string>(), "splitwise: the rows' hardware to select")
       ("catalog-model", po::value<std::string>(), "roofline form: catalogue model (servesim list models)")
       ("catalog-hardware", po::value<std::string>(), "roofline form: catalogue accelerator")
-      ("weight-dtype", po::value<std::string>(), "roofline form: weight dtype (default bf16)")
-      ("check", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
+      ("weight-dtype", po::value<std::string>(), "fp32, bf16, fp16, fp8, int8, int4 (default bf16)")
+      ("check-step-time", po::value<std::string>(), "fit nothing: print this step_time YAML file's errors on the measurements");
   // clang-format on
-  cl.int_option("tp", 1, 1024, "splitwise, vidur: tensor parallel degree to select");
+  cl.int_option("source-tp", 1, 1024,
+                "splitwise, vidur: the rows' tensor parallel degree to select");
   cl.int_option("layers", 1, 100'000, "layer profiles, vidur: the model's layer count");
   cl.int_option("max-kv-per-seq", 1, 1'000'000'000,
                 "fit only steps whose decodes hold at most this many KV tokens each");
   cl.int_option("folds", 2, 100, "cross-validation folds", 5);
   cl.int_option("worst", 0, 1000, "rows in the worst-points table", 8);
   cl.require("measurements", "give a measurement file or profile folder");
+  // The source-data selectors were --model, --hardware and --tp, which name a catalogue entry
+  // and a deployment on every other command; --format and --check mean other things elsewhere.
+  cl.renamed("format", "input-format")
+      .renamed("model", "source-model")
+      .renamed("hardware", "source-hardware")
+      .renamed("tp", "source-tp")
+      .renamed("check", "check-step-time");
   return cl;
 }
 
@@ -188,24 +197,24 @@ int cmd_calibrate(const std::vector<std::string>& args, std::ostream& out_stream
                                  did_you_mean(form, forms), join_names(forms)));
 
   MeasurementFilter filter;
-  if (vm.count("model")) filter.model = vm["model"].as<std::string>();
-  if (vm.count("hardware")) filter.hardware = vm["hardware"].as<std::string>();
-  if (vm.count("tp")) filter.tp = static_cast<int>(vm["tp"].as<int64_t>());
+  if (vm.count("source-model")) filter.model = vm["source-model"].as<std::string>();
+  if (vm.count("source-hardware")) filter.hardware = vm["source-hardware"].as<std::string>();
+  if (vm.count("source-tp")) filter.tp = static_cast<int>(vm["source-tp"].as<int64_t>());
   if (vm.count("model-shape")) filter.model_shape = vm["model-shape"].as<std::string>();
   if (vm.count("layers")) filter.layers = static_cast<int>(vm["layers"].as<int64_t>());
   if (vm.count("max-kv-per-seq")) filter.max_kv_per_seq = vm["max-kv-per-seq"].as<int64_t>();
   const std::string path = vm["measurements"].as<std::string>();
   check_measurements_path(path);
-  const MeasurementSet set = read_measurements(path, vm["format"].as<std::string>(), filter);
+  const MeasurementSet set = read_measurements(path, vm["input-format"].as<std::string>(), filter);
   out << "read " << set.description << "\n\n";
   report_overhead(set, out);
   nlohmann::ordered_json j{{"command", "calibrate"},
                            {"measurements", set.description},
                            {"files", nlohmann::ordered_json::array()},
                            {"cpu_overhead", overhead_json(set)}};
-  if (vm.count("check")) {
-    j["check"] = vm["check"].as<std::string>();
-    j["errors"] = check_model(vm["check"].as<std::string>(), set, out);
+  if (vm.count("check-step-time")) {
+    j["check"] = vm["check-step-time"].as<std::string>();
+    j["errors"] = check_model(vm["check-step-time"].as<std::string>(), set, out);
     if (c.json) print_json(out_stream, c, j);
     return 0;
   }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/cli_options.h"
+#include "cli/sim_options.h"
 #include "core/config.h"
 #include "core/errors.h"
 #include "metrics/output.h"
@@ -54,7 +55,7 @@ CommandLine capacity_command_line() {
                  "Finds the highest request rate at which a scenario meets its SLOs.");
   cl.positional("config", 1, "CONFIG.yaml", "scenario YAML with an slo section");
   cl.out_option("servesim-capacity", "capacity.json and summary.json (the run at the capacity)");
-  cl.set_option().seed_option();
+  add_simulation_options(cl);
   cl.real_option("tolerance", 1e-6, 1, "relative", "width of the final bracket", 0.01);
   cl.real_option("min-attainment", 0, 1, "", "also require this share of requests within the SLOs");
   cl.require("config", "give a scenario file with an slo section");
@@ -71,8 +72,9 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   CapacityOptions o;
   o.tolerance = vm["tolerance"].as<double>();  // ranges checked by CommandLine
   if (vm.count("min-attainment")) o.min_attainment = vm["min-attainment"].as<double>();
-  o.limits.interrupt = interrupt;
-  const std::vector<std::string> sets = overrides(vm);
+  o.limits = run_limits(vm, interrupt);
+  std::vector<std::string> sets = overrides(vm);
+  if (auto r = requests_override(vm)) sets.push_back(*r);
   const std::string dir = out_folder(vm, "capacity", "capacity.json");
   const std::string text = read_text_file(config, "config");
   ResultFiles files(dir);  // the folder is taken (locked) for the whole search

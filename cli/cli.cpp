@@ -18,6 +18,7 @@
 #include "cli/explain_cmd.h"
 #include "cli/report_cmd.h"
 #include "cli/run_extras.h"
+#include "cli/sim_options.h"
 #include "cli/size_cmd.h"
 #include "cli/trace_cmd.h"
 #include "core/interrupt.h"
@@ -86,11 +87,12 @@ int cmd_list(const std::vector<std::string>& args, std::ostream& out) {
   if (!given.empty() && std::find(names.begin(), names.end(), given[0]) == names.end())
     throw InputError(fmt::format("list: unknown group {}{} (valid: {})", quote_input(given[0]),
                                  did_you_mean(given[0], names), join_names(names)));
-  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  // The keys every --json output has (command), then the groups asked for.
+  nlohmann::ordered_json j{{"command", "list"}, {"groups", nlohmann::ordered_json::object()}};
   std::ostringstream text;
   for (const auto& [group, members] : groups) {
     if (!given.empty() && given[0] != group) continue;
-    j[group] = members;
+    j["groups"][group] = members;
     if (given.empty()) text << group << ":";
     for (const auto& m : members)
       text << (given.empty() ? " " : "") << m << (given.empty() ? "" : "\n");
@@ -131,7 +133,7 @@ CommandLine run_command_line() {
   cl.out_option("servesim-out",
                 "summary.json, requests.csv and the files the options below add (steps.csv, "
                 "timeline.json, report.html, the exports)");
-  cl.set_option().seed_option();
+  add_simulation_options(cl);
   const std::string exports = export_help();
   // clang-format off
   cl.options()
@@ -143,15 +145,6 @@ CommandLine run_command_line() {
       ("percentiles", po::value<std::string>(), "also print mean, median, std and these percentiles of TTFT, TPOT, ITL and E2E (as 50,90,99,99.9); the export's percentiles (default 99)")
       ("export", po::value<std::vector<std::string>>()->composing(), exports.c_str());
   // clang-format on
-  cl.real_option("max-sim-time", 0, 9e9, "seconds",
-                 "stop at this simulated time; results are partial", std::nullopt, true);
-  cl.real_option("max-wall-time", 0, 1e9, "seconds",
-                 "stop after this many wall-clock seconds; results are partial", std::nullopt,
-                 true);
-  cl.int_option("max-queued", 1, 1'000'000'000,
-                "stop once more requests than this are held at once (queued or running); results "
-                "are partial",
-                RunLimits::k_default_max_queued);
   cl.int_option("timeline-requests", 0, 1'000'000'000,
                 "requests with id below N get a track in timeline.json", 1000);
   return cl;
@@ -165,18 +158,8 @@ std::shared_ptr<Document> run_document(const po::variables_map& vm) {
           ? Document::load_file(vm["config"].as<std::string>())
           : std::make_shared<Document>(k_default_scenario_yaml, "<default scenario>");
   for (const auto& a : sets) doc->apply_override(a);
+  apply_requests(vm, *doc);
   return doc;
-}
-
-RunLimits run_limits(const po::variables_map& vm, const volatile std::sig_atomic_t* interrupt) {
-  RunLimits limits;
-  limits.interrupt = interrupt;
-  // CommandLine::real_option checked both ranges.
-  if (vm.count("max-sim-time"))
-    limits.max_sim_time = Time::from_seconds(vm["max-sim-time"].as<double>());
-  if (vm.count("max-wall-time")) limits.max_wall_s = vm["max-wall-time"].as<double>();
-  limits.max_queued = vm["max-queued"].as<int64_t>();
-  return limits;
 }
 
 /// nullopt after --help.

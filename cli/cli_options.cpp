@@ -126,13 +126,18 @@ CommandLine& CommandLine::real_option(const char* name, double min, double max, 
   return *this;
 }
 
-CommandLine& CommandLine::set_option(const char* help) {
-  options()("set", po::value<std::vector<std::string>>()->composing(), help);
+CommandLine& CommandLine::set_option() {
+  options()("set", po::value<std::vector<std::string>>()->composing(), k_set_help);
   return *this;
 }
 
 CommandLine& CommandLine::seed_option() {
-  return int_option("seed", 0, std::numeric_limits<int64_t>::max(), "override the config's seed");
+  return int_option("seed", 0, std::numeric_limits<int64_t>::max(), k_seed_help);
+}
+
+CommandLine& CommandLine::renamed(const char* old_name, const char* new_name) {
+  m_renamed.emplace_back(old_name, new_name);
+  return *this;
 }
 
 CommandLine& CommandLine::out_option(const char* default_dir, const std::string& files) {
@@ -151,6 +156,12 @@ std::string CommandLine::usage_error(const std::string& what) const {
 
 std::optional<po::variables_map> CommandLine::parse(const std::vector<std::string>& args,
                                                     std::ostream& out) const {
+  for (const std::string& a : args) {
+    if (a == "--") break;
+    for (const auto& [old_name, new_name] : m_renamed)
+      if (a == "--" + old_name || a.rfind("--" + old_name + "=", 0) == 0)
+        throw InputError(usage_error(fmt::format("--{} is now --{}", old_name, new_name)));
+  }
   po::variables_map vm;
   try {
     po::options_description all;

@@ -86,10 +86,19 @@ class CommandLine {
   /// (out_folder() checks it). `default_dir`: nullptr when the command writes no files without
   /// --out. `files`: what goes there, for the help ("report.html").
   CommandLine& out_option(const char* default_dir, const std::string& files);
-  /// --set KEY=VALUE, repeatable (overrides() returns them).
-  CommandLine& set_option(const char* help = "override key.path=value");
+  /// --set KEY=VALUE, repeatable (overrides() returns them). One help text on every command.
+  CommandLine& set_option();
   /// --seed N (an integer from 0 to 2^63-1), applied as the override seed=N after every --set.
   CommandLine& seed_option();
+
+  /// `--OLD_NAME` was renamed `--NEW_NAME`: parse() refuses the old spelling with a message
+  /// naming the new one ("calibrate: --format is now --input-format; see servesim calibrate
+  /// --help"). The old name is not shown in help or completion.
+  CommandLine& renamed(const char* old_name, const char* new_name);
+  /// {old, new} for every renamed() option.
+  [[nodiscard]] const std::vector<std::pair<std::string, std::string>>& renamed_options() const {
+    return m_renamed;
+  }
 
   /// Parses `args` (the words after the command). Returns nullopt when --help or -h was given,
   /// after writing help() to `out`: the command then exits 0. Throws InputError on an unknown
@@ -113,6 +122,7 @@ class CommandLine {
   std::optional<Positional> m_positional_arg;
   std::vector<std::pair<std::string, std::string>> m_required;  ///< {option, message}
   std::vector<NumericOption> m_numeric;
+  std::vector<std::pair<std::string, std::string>> m_renamed;  ///< {old, new}
 };
 
 /// The help texts of the common options, which every command shows the same way.
@@ -123,6 +133,15 @@ inline constexpr const char* k_json_help =
 inline constexpr const char* k_no_progress_help =
     "show no progress on stderr (commands that show none accept it too)";
 inline constexpr const char* k_help_help = "print this help and exit";
+/// The help texts of the options several commands share, each defined once.
+inline constexpr const char* k_set_help =
+    "override key.path=value (a YAML value), repeatable, applied in order";
+inline constexpr const char* k_seed_help = "override the scenario's seed (applied after --set)";
+/// --source-model (calibrate, trace stats): a selector of source-data rows, never a catalogue
+/// model (that is --model, on explain).
+inline constexpr const char* k_source_model_help =
+    "keep only the source rows of this model (splitwise's model column, vidur's "
+    "cpu_overheads.csv model_name, burstgpt's Model column)";
 
 /// What the common options ask of a parsed command line.
 struct CommonOptions {

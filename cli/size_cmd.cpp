@@ -9,6 +9,7 @@
 
 #include "cli/cli_options.h"
 #include "cli/progress.h"
+#include "cli/sim_options.h"
 #include "core/errors.h"
 #include "metrics/output.h"
 #include "sizing/sweep.h"
@@ -27,6 +28,7 @@ struct SizeOptions {
   std::vector<std::string> sets;
   unsigned jobs = 1;
   CommonOptions common;
+  RunLimits limits;  ///< of every run; the interrupt is set by cmd_size
   bool dry_run = false;
 };
 
@@ -37,7 +39,7 @@ CommandLine size_command_line() {
                  "Runs every point of a sizing sweep and marks the cheapest that meet the SLOs.");
   cl.positional("sweep", 1, "SWEEP.yaml", "sweep file");
   cl.out_option("servesim-size", "points.csv and summary.json");
-  cl.set_option("override in the base scenario");
+  add_simulation_options(cl);
   cl.int_option("jobs,j", 1, 4096, "threads (default: all cores)");
   // clang-format off
   cl.options()
@@ -60,9 +62,11 @@ std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
   o.sweep = vm["sweep"].as<std::string>();
   o.out = out_folder(vm, "size", "points.csv");
   o.sets = overrides(vm);
+  if (auto r = requests_override(vm)) o.sets.push_back(*r);
   o.jobs = std::max(1u, std::thread::hardware_concurrency());
   if (vm.count("jobs")) o.jobs = static_cast<unsigned>(vm["jobs"].as<int64_t>());
   o.dry_run = vm["dry-run"].as<bool>();
+  o.limits = run_limits(vm, nullptr);
   return o;
 }
 
@@ -142,7 +146,7 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
   // before it starts.
   std::optional<ResultFiles> files;
   if (mpi.rank() == 0) files.emplace(o.out);
-  RunLimits limits;
+  RunLimits limits = o.limits;
   limits.interrupt = interrupt;
   std::vector<PointResult> rows = run_all(spec, o, mpi, limits);
   if (mpi.rank() != 0) return 0;

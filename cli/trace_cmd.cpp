@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "cli/cli_options.h"
+#include "cli/sim_options.h"
 #include "core/config.h"
 #include "core/csv_columns.h"
 #include "core/errors.h"
@@ -35,26 +36,28 @@ constexpr int64_t k_ns_per_s = 1'000'000'000;
 double seconds(int64_t ns) { return static_cast<double>(ns) / static_cast<double>(k_ns_per_s); }
 
 TraceOptions trace_options(const po::variables_map& vm, const std::string& path) {
-  const std::string name = vm["format"].as<std::string>();
+  const std::string name = vm["input-format"].as<std::string>();
   const std::vector<std::string> names = trace_format_choices();
   const std::optional<TraceFormat> named = trace_format_named(name);
   if (!named && name != "auto")
-    throw InputError(fmt::format("--format {}: unknown{} (valid: {})", quote_input(name),
+    throw InputError(fmt::format("--input-format {}: unknown{} (valid: {})", quote_input(name),
                                  did_you_mean(name, names), join_names(names)));
   TraceOptions o;
   o.format = named ? *named : detect_trace_format(path);
   o.sort = vm["sort"].as<bool>();
+  o.sort_hint = "--sort";
   o.skip_zero_tokens = vm["skip-zero-tokens"].as<bool>();
   if (vm.count("hash-block-tokens")) {
     const std::string why = trace_option_mismatch(o.format, "hash_block_tokens");
     if (!why.empty()) throw InputError("--hash-block-tokens: " + why);
     o.hash_block_tokens = static_cast<int32_t>(vm["hash-block-tokens"].as<int64_t>());
   }
-  if (vm.count("model")) {
+  if (vm.count("source-model")) {
     const std::string why = trace_option_mismatch(o.format, "model");
-    if (!why.empty()) throw InputError("--model: " + why);
-    o.model = vm["model"].as<std::string>();
-    if (o.model.empty()) throw InputError("--model: must name a model (the Model column's value)");
+    if (!why.empty()) throw InputError("--source-model: " + why);
+    o.model = vm["source-model"].as<std::string>();
+    if (o.model.empty())
+      throw InputError("--source-model: must name a model (the Model column's value)");
   }
   return o;
 }
@@ -143,14 +146,17 @@ CommandLine trace_stats_command_line() {
   cl.out_option(nullptr, "trace_stats.json (every figure)");
   // clang-format off
   cl.options()
-      ("format", po::value<std::string>()->default_value("auto"), "the trace's format")
+      ("input-format", po::value<std::string>()->default_value("auto"), "the trace's format")
       ("sort", po::bool_switch(), "load and sort by arrival instead of streaming")
       ("skip-zero-tokens", po::bool_switch(), "drop and count rows with 0 tokens")
-      ("model", po::value<std::string>(), "burstgpt: keep only this Model's rows");
+      ("source-model", po::value<std::string>(), k_source_model_help);
   // clang-format on
   cl.int_option("hash-block-tokens", 1, 1 << 20, "mooncake: tokens per hash id (512)");
   cl.real_option("window-s", 1e-9, 9e9, "seconds", "burstiness window", 60.0);
   cl.require("file", "give a trace file");
+  // --format and --model select within the source data here; elsewhere --model is a catalogue
+  // model, and an input's format is --input-format on every command.
+  cl.renamed("format", "input-format").renamed("model", "source-model");
   return cl;
 }
 
@@ -159,8 +165,7 @@ CommandLine trace_gen_command_line() {
                  "Writes a config's workload as a servesim CSV trace: DIR/trace.csv.");
   cl.positional("config", 1, "CONFIG.yaml", "scenario YAML (only workload and seed are read)");
   cl.out_option("servesim-trace", "trace.csv (the servesim CSV trace)");
-  cl.set_option().seed_option();
-  cl.int_option("requests", 1, int64_t{1} << 40, "override workload.synthetic.requests");
+  add_scenario_options(cl);
   cl.require("config", "give a scenario config");
   return cl;
 }
@@ -298,16 +303,7 @@ int trace_gen(const std::vector<std::string>& args, std::ostream& out_stream,
   const std::vector<std::string> sets = overrides(vm);
   const auto doc = Document::load_file(vm["config"].as<std::string>());
   for (const auto& a : sets) doc->apply_override(a);
-  if (vm.count("requests")) {
-    // A missing key gives an invalid node, which only IsDefined() may be asked about.
-    auto is_map = [](const YAML::Node& n) { return n.IsDefined() && n.IsMap(); };
-    const YAML::Node root = doc->root();
-    if (!is_map(root) || !is_map(root["workload"]) || !is_map(root["workload"]["synthetic"]))
-      throw InputError(
-          fmt::format("--requests: {} has no workload.synthetic to override", doc->file()));
-    doc->apply_override("workload.synthetic.requests=" +
-                        std::to_string(vm["requests"].as<int64_t>()));
-  }
+  apply_requests(vm, *doc);
   const auto source = workload_of(doc);  // a bad config stops here, before any output
   if (source->reactive())
     throw InputError(fmt::format(

@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/yaml_chars.h"
+
 namespace servesim {
 namespace {
 
@@ -175,6 +177,11 @@ Document::Document(const std::string& text, std::string file) : m_file(std::move
   try {
     m_root = load_one_document(text, m_file);
   } catch (const YAML::Exception& e) {
+    // A tab or an invisible space near the error is named: yaml-cpp only says what it expected.
+    if (const auto c = invisible_near(text, e.mark.line))
+      throw InputError(fmt::format("{}:{}:{}: not valid YAML: {} (the parser said: {})", m_file,
+                                   c->line, c->column, describe_invisible(*c),
+                                   printable(e.msg, 200)));
     throw InputError(fmt::format("{}:{}:{}: not valid YAML: {}", m_file, e.mark.line + 1,
                                  e.mark.column + 1, printable(e.msg, 200)));
   }
@@ -222,8 +229,10 @@ void Document::apply_override(const std::string& assignment) {
     value = load_one_document(assignment.substr(eq + 1),
                               fmt::format("--set {}", printable(assignment, 100)));
   } catch (const YAML::Exception& e) {
-    throw InputError(fmt::format("--set {}: value is not valid YAML: {}",
-                                 printable(assignment, 100), printable(e.msg, 200)));
+    const auto c = invisible_near(assignment.substr(eq + 1), e.mark.line);
+    throw InputError(fmt::format("--set {}: value is not valid YAML: {}{}",
+                                 printable(assignment, 100), printable(e.msg, 200),
+                                 c ? fmt::format(" ({})", describe_invisible(*c)) : ""));
   }
   check_duplicate_keys(value, fmt::format("--set {}", printable(assignment, 100)),
                        printable(path, 100));
@@ -321,9 +330,12 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
       std::vector<std::string> valid;
       if (it != m_queried.end()) valid.assign(it->second.begin(), it->second.end());
       const std::string where_s = where(kv.first, full);
-      throw InputError(fmt::format("{} at {}: unknown key{} (valid here: {})", full, where_s,
-                                   did_you_mean(key, valid),
-                                   valid.empty() ? "none" : join_names(valid)));
+      // A key that holds a non-breaking or zero-width space reads like a valid one.
+      const auto hidden = invisible_near(key, 0);
+      throw InputError(
+          fmt::format("{} at {}: unknown key{}{} (valid here: {})", full, where_s,
+                      hidden ? fmt::format(": it holds {}", hidden->what) : std::string(),
+                      did_you_mean(key, valid), valid.empty() ? "none" : join_names(valid)));
     }
     check_node(kv.second, full);
   }

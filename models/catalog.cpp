@@ -11,6 +11,7 @@
 #include <span>
 #include <sstream>
 
+#include "core/units.h"
 #include "models/embedded_catalog.h"
 
 namespace servesim {
@@ -21,6 +22,8 @@ constexpr double k_dtype_bytes[k_dtype_count] = {4.0, 2.0, 2.0, 1.0, 1.0, 0.5};
 // Wide enough for any real model, narrow enough that products of counts stay exact in double.
 constexpr IntRange k_dim{1, int64_t{1} << 24};
 constexpr IntRange k_count{1, int64_t{1} << 50};
+/// The longest context any model has is ~10M tokens.
+constexpr IntRange k_context_tokens{1, 100'000'000};
 
 // Other names of the hardware catalogue's entries: how the data folders (AIConfigurator's
 // h100_sxm, Vidur's a100 and h100, LLMServingSim's RTX4090), other tools and people write them.
@@ -241,7 +244,7 @@ ModelSpec parse_model(const std::string& text, const std::string& file) {
   m.active_parameters = c.get_int("active_parameters", m.parameters, k_count);
   m.experts = c.optional_int("experts", {2, 1 << 20}).value_or(0);
   m.experts_per_token = c.optional_int("experts_per_token", {1, 1 << 20}).value_or(0);
-  m.max_context_tokens = c.get_int("max_context_tokens", k_count);
+  m.max_context_tokens = c.get_int("max_context_tokens", k_context_tokens);
   doc->check_all_read();
   validate_model(c, m, head_dim.has_value());
   return m;
@@ -276,8 +279,8 @@ std::vector<PriceQuote> read_prices(const Cfg& c) {
   for (const std::string& tier : price_tier_names()) {
     const std::optional<Cfg> q = prices.optional_child(tier);
     if (!q) continue;
-    out.push_back({tier, q->get_real("usd_per_hour", k_positive), q->get_string("source"),
-                   q->get_string("date")});
+    out.push_back({tier, plausible_real(*q, "usd_per_hour", units::k_usd_per_hour),
+                   q->get_string("source"), q->get_string("date")});
   }
   if (out.empty())
     prices.fail("", fmt::format("give the price of at least one tier ({})",
@@ -293,8 +296,8 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
   HardwareSpec h;
   h.name = c.get_string("name");
   h.source = c.get_string("source");
-  h.memory_gb = c.get_real("memory_gb", k_positive);
-  h.memory_gib = c.get_real("memory_gib", k_positive);
+  h.memory_gb = plausible_real(c, "memory_gb", units::k_accelerator_gb);
+  h.memory_gib = plausible_real(c, "memory_gib", units::k_accelerator_gib);
   // The device reports less than the datasheet (firmware, ECC); never more than 10 % over it (some
   // vendors quote GiB as "GB": 192 on an MI300X).
   if (h.memory_gib * 1073741824.0 > h.memory_gb * 1e9 * 1.1)
@@ -304,17 +307,18 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
   // The folders of the AIConfigurator operator tables (data/timings/aiconfigurator).
   h.tables = c.get_choice("tables", {"a100_sxm", "b200_sxm", "h100_sxm", "h200_sxm", "l40s", "none",
                                      "rtx_pro_6000_server"});
-  h.memory_bandwidth_gb_per_s = c.get_real("memory_bandwidth_gb_per_s", k_positive);
+  h.memory_bandwidth_gb_per_s = plausible_real(c, "memory_bandwidth_gb_per_s", units::k_gb_per_s);
   const Cfg peaks = c.child("peak_tflops");
   bool any = false;
   for (size_t i = 0; i < k_dtype_count; ++i) {
-    h.peak_tflops[i] = peaks.optional_real(dtype_names()[i], k_positive).value_or(0.0);
+    h.peak_tflops[i] =
+        optional_plausible_real(peaks, dtype_names()[i], units::k_tflop_per_s).value_or(0.0);
     any = any || h.peak_tflops[i] > 0;
   }
   if (!any)
     peaks.fail("",
                fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
-  h.interconnect_gb_per_s = c.get_real("interconnect_gb_per_s", k_positive);
+  h.interconnect_gb_per_s = plausible_real(c, "interconnect_gb_per_s", units::k_gb_per_s);
   h.prices = read_prices(c);
   doc->check_all_read();
   return h;

@@ -5,6 +5,7 @@
 // outputs on the CPU every step. Vidur's cpu_overheads.csv shows that time growing about
 // linearly with the batch, so the form is per_step_ms + per_sequence_ms x sequences. It wraps
 // the model rather than being a key of each kind, so it composes with any of them.
+#include "core/units.h"
 #include "models/step_time_model.h"
 
 namespace servesim {
@@ -42,8 +43,8 @@ std::unique_ptr<StepTimeModel> apply_cpu_overhead(const Cfg& step_time,
                                                   std::unique_ptr<StepTimeModel> inner) {
   const auto c = step_time.optional_child("cpu_overhead");
   if (!c) return inner;
-  const CpuOverhead o{c->get_real("per_step_ms", 0.0, k_non_negative),
-                      c->get_real("per_sequence_ms", 0.0, k_non_negative)};
+  const CpuOverhead o{plausible_real(*c, "per_step_ms", 0.0, units::k_cost_ms),
+                      plausible_real(*c, "per_sequence_ms", 0.0, units::k_cost_ms)};
   return with_cpu_overhead(std::move(inner), o);
 }
 

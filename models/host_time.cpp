@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/errors.h"
+#include "core/units.h"
 #include "models/catalog.h"
 
 namespace servesim {
@@ -260,8 +261,8 @@ bool read_host(const Cfg& c, HostTime& h) {
     const std::optional<Cfg> p = m.optional_child(name);
     if (!p) continue;
     HostCost& cost = h.parts[idx(part)];
-    cost.per_step_ms = p->get_real("per_step_ms", cost.per_step_ms, k_non_negative);
-    cost.per_seq_ms = p->get_real("per_seq_ms", cost.per_seq_ms, k_non_negative);
+    cost.per_step_ms = plausible_real(*p, "per_step_ms", cost.per_step_ms, units::k_cost_ms);
+    cost.per_seq_ms = plausible_real(*p, "per_seq_ms", cost.per_seq_ms, units::k_cost_ms);
   }
   return true;
 }
@@ -276,7 +277,7 @@ bool read_graphs(const Cfg& c, CudaGraphs& g, double& launch_us) {
   }
   const Cfg m = c.child("cuda_graphs");
   g.enabled = m.get_bool("enabled", true);
-  launch_us = m.get_real("eager_launch_us_per_layer", launch_us, k_non_negative);
+  launch_us = plausible_real(m, "eager_launch_us_per_layer", launch_us, units::k_latency_us);
   g.pad = m.get_bool("enable_padding", g.pad);
   if (m.has("capture_sizes")) {
     const YAML::Node list = m.node("capture_sizes");

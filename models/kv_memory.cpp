@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/capacity_error.h"
+#include "core/units.h"
 #include "models/catalog.h"
 
 namespace servesim {
@@ -56,7 +57,7 @@ Shape read_shape(const Cfg& m) {
   if (!m.has("model") && !m.has("parameters")) (void)m.one_of({"model", "parameters"});
   if (!m.has("model")) {
     Shape s;
-    s.parameters = m.get_real("parameters", k_positive);
+    s.parameters = plausible_real(m, "parameters", units::k_parameters);
     s.layers = m.get_int("layers", {1, 100000});
     s.kv_heads = m.get_int("kv_heads", {1, 100000});
     s.head_dim = m.get_int("head_dim", {1, 100000});
@@ -77,7 +78,8 @@ std::pair<double, std::string> read_device(const Cfg& m) {
   if (!m.has("hardware") && !m.has("accelerator_gib"))
     (void)m.one_of({"accelerator_gib", "hardware"});
   if (!m.has("hardware"))
-    return {m.get_real("accelerator_gib", k_positive) * k_gib, "accelerator_gib"};
+    return {plausible_real(m, "accelerator_gib", units::k_accelerator_gib) * k_gib,
+            "accelerator_gib"};
   const HardwareSpec hw = read_hardware(m, "hardware");
   if (m.has("accelerator_gib"))
     m.fail("accelerator_gib",
@@ -118,7 +120,7 @@ KvMemory read_kv_memory(const Cfg& m) {
   const double wbytes = read_dtype_bytes(m, "weight_dtype");
   const double kvbytes = read_dtype_bytes(m, "kv_dtype");
   const int64_t tp = m.get_int("tensor_parallel", 1, {1, 1024});
-  f.reserved_bytes = m.get_real("reserved_gib", 0.0, k_non_negative) * k_gib;
+  f.reserved_bytes = plausible_real(m, "reserved_gib", 0.0, units::k_reserved_gib) * k_gib;
   if (shape.kv_heads >= tp ? shape.kv_heads % tp != 0 : tp % shape.kv_heads != 0)
     m.fail("tensor_parallel",
            fmt::format("{} accelerators cannot share {} KV heads: tensor_parallel must divide the "

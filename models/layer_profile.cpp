@@ -14,6 +14,7 @@
 #include "core/csv_columns.h"
 #include "core/errors.h"
 #include "core/input_file.h"
+#include "core/units.h"
 #include "models/factories.h"
 
 namespace servesim {
@@ -548,15 +549,15 @@ std::unique_ptr<StepTimeModel> make_layer_profile_model(const Cfg& c) {
                                "repository's data/timings/llmservingsim folder)",
                                std::filesystem::absolute(p, ec).lexically_normal().string()));
   const auto layers = static_cast<int>(c.get_int("layers", {1, 100000}));
-  const double overhead_ms = c.get_real("overhead_ms", 0.0, k_non_negative);
+  const double overhead_ms = plausible_real(c, "overhead_ms", 0.0, units::k_cost_ms);
   LayerProfileModel::Parallel par;
   par.tp = static_cast<double>(c.get_int("tensor_parallel", 1, {1, 1024}));
   par.dp = static_cast<double>(c.get_int("data_parallel", 1, {1, 1024}));
   if (par.tp > 1 || par.dp > 1) {
     par.hidden_size = static_cast<double>(c.get_int("hidden_size", {1, 1 << 24}));
-    par.bytes_per_ms = c.get_real("link_gb_per_s", k_positive) * 1e6;
-    par.latency_ms = c.get_real("link_latency_us", 0.0, k_non_negative) / 1000.0;
-    par.activation_bytes = c.get_real("activation_bytes", 2.0, k_positive);
+    par.bytes_per_ms = plausible_real(c, "link_gb_per_s", units::k_gb_per_s) * 1e6;
+    par.latency_ms = plausible_real(c, "link_latency_us", 0.0, units::k_latency_us) / 1000.0;
+    par.activation_bytes = plausible_real(c, "activation_bytes", 2.0, units::k_bytes_per_element);
   }
   const double skew_alpha = read_skew_alpha(c, p.lexically_normal(), par.tp);
   // `skew: fit`: alpha per step from the folder's skew.csv, fitted here (see SkewFit).

@@ -10,6 +10,7 @@
 // every token. Unset coefficients are 0; the coefficients must make every step take time.
 #include <algorithm>
 
+#include "core/units.h"
 #include "models/factories.h"
 
 namespace servesim {
@@ -45,13 +46,13 @@ class LinearModel final : public StepTimeModel {
 
 std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c) {
   LinearModel::Coefficients k{
-      c.get_real("base_ms", 0.0, k_non_negative),
-      c.get_real("per_seq_ms", 0.0, k_non_negative),
-      c.get_real("per_context_token_ms", 0.0, k_non_negative),
-      c.get_real("per_prefill_token_ms", 0.0, k_non_negative),
-      c.get_real("per_prefill_token_sq_ms", 0.0, k_non_negative),
-      c.get_real("per_mixed_context_token_ms", 0.0, k_non_negative),
-      c.get_real("per_token_above_knee_ms", 0.0, k_non_negative),
+      plausible_real(c, "base_ms", 0.0, units::k_cost_ms),
+      plausible_real(c, "per_seq_ms", 0.0, units::k_cost_ms),
+      plausible_real(c, "per_context_token_ms", 0.0, units::k_cost_ms),
+      plausible_real(c, "per_prefill_token_ms", 0.0, units::k_cost_ms),
+      plausible_real(c, "per_prefill_token_sq_ms", 0.0, units::k_cost_ms),
+      plausible_real(c, "per_mixed_context_token_ms", 0.0, units::k_cost_ms),
+      plausible_real(c, "per_token_above_knee_ms", 0.0, units::k_cost_ms),
       c.get_int("knee_tokens", 0, {0, int64_t{1} << 40}),
   };
   // Every step has at least one sequence, so base + per_seq bounds the shortest step.

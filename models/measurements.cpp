@@ -61,7 +61,7 @@ MeasurementSet read_measurements(const std::string& path, const std::string& for
     return set;
   }
   const auto names = measurement_formats();
-  throw InputError(fmt::format("--format {}: unknown format{} (valid: auto, {})", format,
+  throw InputError(fmt::format("--input-format {}: unknown format{} (valid: auto, {})", format,
                                did_you_mean(format, names), join_names(names)));
 }
 
@@ -99,8 +99,8 @@ MeasurementSet read_splitwise(const std::string& path, const MeasurementFilter& 
   while (csv.next_row()) {
     const std::string model(csv.field(0)), hw(csv.field(1));
     const auto tp = static_cast<int>(csv.integer(2, 1, 1024));
-    groups.insert(
-        fmt::format("--model {} --hardware {} --tp {}", printable(model), printable(hw), tp));
+    groups.insert(fmt::format("--source-model {} --source-hardware {} --source-tp {}",
+                              printable(model), printable(hw), tp));
     if ((f.model && *f.model != model) || (f.hardware && *f.hardware != hw) ||
         (f.tp && *f.tp != tp))
       continue;

@@ -24,6 +24,7 @@
 #include <set>
 
 #include "core/registry.h"
+#include "core/units.h"
 #include "models/binned_grid.h"
 #include "models/catalog.h"
 #include "models/factories.h"
@@ -301,7 +302,7 @@ std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
       if (c.has(key))
         c.fail(key, fmt::format("only for a mixture of experts ({} is dense)", model.name));
   }
-  const double overhead_ms = c.get_real("overhead_ms", 0.0, k_non_negative);
+  const double overhead_ms = plausible_real(c, "overhead_ms", 0.0, units::k_cost_ms);
 
   // The embedding and LM head are stored in lm_head_dtype, the rest in weight_dtype.
   const double table_params = 2.0 * l.vocab * l.hidden;

@@ -13,6 +13,7 @@
 
 #include "core/errors.h"
 #include "core/input_file.h"
+#include "core/units.h"
 #include "models/log_interp.h"
 #include "models/operator_table_readers.h"
 
@@ -285,7 +286,8 @@ Roofs read_table_roofs(const std::string& path, const std::string& gpu) {
   if (!fs::is_regular_file(sys, ec))
     throw InputError(fmt::format("{}: no datasheet for {}", sys.string(), gpu));
   const Cfg g = Cfg::root(Document::load_file(sys.string())).child("gpu");
-  return {g.get_real("mem_bw", k_positive), g.get_real("bfloat16_tc_flops", k_positive)};
+  return {plausible_real(g, "mem_bw", units::k_bytes_per_s),
+          plausible_real(g, "bfloat16_tc_flops", units::k_flop_per_s)};
 }
 
 std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions& o) {
@@ -325,9 +327,10 @@ std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions
     throw InputError(fmt::format("{}: no datasheet for {} (needed for elementwise passes)",
                                  sys.string(), o.gpu));
   const Cfg gpu = Cfg::root(Document::load_file(sys.string())).child("gpu");
-  const double bw = gpu.get_real("mem_bw", k_positive);
+  const double bw = plausible_real(gpu, "mem_bw", units::k_bytes_per_s);
   const double factor = gpu.get_real("mem_bw_empirical_scaling_factor", 1.0, {0.0, 1.0, true});
-  const double latency_s = gpu.get_real("mem_empirical_constant_latency", 0.0, k_non_negative);
+  const double latency_s =
+      plausible_real(gpu, "mem_empirical_constant_latency", 0.0, units::k_latency_s);
   return std::make_unique<OperatorTables>(o, gpu_dir, std::move(label), bw * factor / 1e3,
                                           latency_s * 1e3);
 }

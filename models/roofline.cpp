@@ -20,6 +20,7 @@
 
 #include <algorithm>
 
+#include "core/units.h"
 #include "models/catalog.h"
 #include "models/factories.h"
 #include "models/step_work.h"
@@ -99,7 +100,7 @@ std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c) {
   RooflineModel::Params p{};
   p.bandwidth_efficiency = c.get_real("bandwidth_efficiency", 0.8, share);
   p.compute_efficiency = c.get_real("compute_efficiency", 0.6, share);
-  p.overhead_ms = c.get_real("overhead_ms", 0.0, k_non_negative);
+  p.overhead_ms = plausible_real(c, "overhead_ms", 0.0, units::k_cost_ms);
   p.peak_flops_per_s = peak_for(c, hw, compute);
   p.peak_bytes_per_s = hw.bandwidth_bytes_per_s();
 

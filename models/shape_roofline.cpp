@@ -11,6 +11,7 @@
 #include <map>
 #include <sstream>
 
+#include "core/units.h"
 #include "models/embedded_catalog.h"
 
 namespace servesim {
@@ -77,42 +78,44 @@ Fit parse_fit(const std::string& text, const std::string& file) {
   f.file = file;
   f.gemm = read_variants<GemmCurve>(root, "gemm", k_matmul_dtypes, [](const Cfg& c) {
     return GemmCurve{c.get_real("compute_efficiency", k_efficiency),
-                     c.get_real("m_half_rows", k_non_negative),
-                     c.get_real("nk_half", k_non_negative),
+                     plausible_real(c, "m_half_rows", units::k_half_point),
+                     plausible_real(c, "nk_half", units::k_half_point),
                      c.get_real("bandwidth_efficiency", k_efficiency),
-                     c.get_real("weight_half_bytes", k_non_negative),
-                     c.get_real("latency_ms", k_non_negative)};
+                     plausible_real(c, "weight_half_bytes", units::k_half_point),
+                     plausible_real(c, "latency_ms", units::k_cost_ms)};
   });
   f.context =
       read_variants<ContextCurve>(root, "context_attention", k_context_variants, [](const Cfg& c) {
         return ContextCurve{c.get_real("compute_efficiency", k_efficiency),
-                            c.get_real("isl_half_tokens", k_non_negative),
-                            c.get_real("work_half", k_non_negative),
+                            plausible_real(c, "isl_half_tokens", units::k_half_point),
+                            plausible_real(c, "work_half", units::k_half_point),
                             c.get_real("bandwidth_efficiency", k_efficiency),
-                            c.get_real("latency_ms", k_non_negative)};
+                            plausible_real(c, "latency_ms", units::k_cost_ms)};
       });
   f.generation = read_variants<GenerationCurve>(
       root, "generation_attention", k_generation_variants, [](const Cfg& c) {
         return GenerationCurve{c.get_real("bandwidth_efficiency", k_efficiency),
-                               c.get_real("sequence_half_bytes", k_non_negative),
-                               c.get_real("latency_ms", k_non_negative),
-                               c.get_real("per_sequence_ms", k_non_negative)};
+                               plausible_real(c, "sequence_half_bytes", units::k_half_point),
+                               plausible_real(c, "latency_ms", units::k_cost_ms),
+                               plausible_real(c, "per_sequence_ms", units::k_cost_ms)};
       });
   f.moe = read_variants<MoeCurve>(root, "moe", k_matmul_dtypes, [](const Cfg& c) {
-    return MoeCurve{
-        c.get_real("compute_efficiency", k_efficiency), c.get_real("rows_half", k_non_negative),
-        c.get_real("bandwidth_efficiency", k_efficiency), c.get_real("latency_ms", k_non_negative),
-        c.get_real("per_expert_ms", k_non_negative)};
+    return MoeCurve{c.get_real("compute_efficiency", k_efficiency),
+                    plausible_real(c, "rows_half", units::k_half_point),
+                    c.get_real("bandwidth_efficiency", k_efficiency),
+                    plausible_real(c, "latency_ms", units::k_cost_ms),
+                    plausible_real(c, "per_expert_ms", units::k_cost_ms)};
   });
   if (const auto ar = root.optional_child("allreduce")) {
     const Cfg c = ar->child("bfloat16");
-    f.allreduce = AllReduceCurve{
-        c.get_real("bandwidth_efficiency", k_efficiency), c.get_real("half_bytes", k_non_negative),
-        c.get_real("latency_ms", k_non_negative), c.get_real("per_gpu_ms", k_non_negative)};
+    f.allreduce = AllReduceCurve{c.get_real("bandwidth_efficiency", k_efficiency),
+                                 plausible_real(c, "half_bytes", units::k_half_point),
+                                 plausible_real(c, "latency_ms", units::k_cost_ms),
+                                 plausible_real(c, "per_gpu_ms", units::k_cost_ms)};
   }
   if (const auto c = root.optional_child("elementwise"))
     f.elementwise = ElementwiseCurve{c->get_real("bandwidth_efficiency", k_efficiency),
-                                     c->get_real("latency_ms", k_non_negative)};
+                                     plausible_real(*c, "latency_ms", units::k_cost_ms)};
   doc->check_all_read();
   return f;
 }

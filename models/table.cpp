@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/csv_columns.h"
+#include "core/units.h"
 #include "models/factories.h"
 
 namespace servesim {
@@ -72,10 +73,10 @@ std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c) {
       if (!points.empty() && batch <= points.back().batch)
         p.fail("batch", fmt::format("points must be in increasing batch order (previous batch {})",
                                     points.back().batch));
-      points.push_back({batch, p.get_real("ms", k_positive)});
+      points.push_back({batch, plausible_real(p, "ms", units::k_positive_cost_ms)});
     }
   }
-  const double per_token = c.get_real("prefill_ms_per_token", 0.0, k_non_negative);
+  const double per_token = plausible_real(c, "prefill_ms_per_token", 0.0, units::k_cost_ms);
   return std::make_unique<TableModel>(std::move(points), per_token);
 }
 

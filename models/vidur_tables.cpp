@@ -151,7 +151,7 @@ Choice choose(const std::map<Shape, Points>& groups, const MeasurementFilter& f,
     for (const auto& [s, points] : groups) held.push_back(s.text());
     throw InputError(fmt::format(
         "{}: {}; it holds:\n  {}\nchoose with --model-shape (a catalogue model, or a model YAML "
-        "file, of that shape) and --tp",
+        "file, of that shape) and --source-tp",
         file.string(),
         hits.empty() ? "no model shape and TP degree match the selection"
                      : "several model shapes or TP degrees match the selection",
@@ -319,14 +319,15 @@ void fit_overheads(const fs::path& file, const Shape& s, const MeasurementFilter
                   : by_model.size() == 1 ? by_model.begin()
                                          : by_model.end();
   if (f.model && it == by_model.end())
-    throw InputError(fmt::format("{}: --model {}: no rows at TP {} (models there: {})",
+    throw InputError(fmt::format("{}: --source-model {}: no rows at TP {} (models there: {})",
                                  file.string(), *f.model, s.tp,
                                  names.empty() ? "none" : join_names(names)));
   if (it == by_model.end()) {
     set.cpu_overhead_source =
-        names.empty() ? fmt::format("{}: no rows at TP {}", file.string(), s.tp)
-                      : fmt::format("{}: several models at TP {} ({}); choose one with --model",
-                                    file.string(), s.tp, join_names(names));
+        names.empty()
+            ? fmt::format("{}: no rows at TP {}", file.string(), s.tp)
+            : fmt::format("{}: several models at TP {} ({}); choose one with --source-model",
+                          file.string(), s.tp, join_names(names));
     return;
   }
   if (it->second.size() < 2) {  // a line needs two batch sizes

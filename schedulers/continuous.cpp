@@ -26,6 +26,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/units.h"
 #include "schedulers/iteration_level.h"
 
 namespace servesim {
@@ -219,8 +220,8 @@ SwapSettings read_swap_settings(const Cfg& c) {
       if (c.has(key)) c.fail(key, "is only used with preemption_mode: swap");
     return w;
   }
-  const double space_gb = c.get_real("swap_space_gb", 4.0, k_non_negative);
-  w.bandwidth_bytes_per_s = c.get_real("swap_bandwidth_gb_s", k_positive) * 1e9;
+  const double space_gb = plausible_real(c, "swap_space_gb", 4.0, units::k_host_gb);
+  w.bandwidth_bytes_per_s = plausible_real(c, "swap_bandwidth_gb_s", units::k_gb_per_s) * 1e9;
   w.space_bytes = space_gb * 1e9;
   // A step moves at most the swap space each way: bounding that time here keeps every step's
   // transfer time far below the simulated clock's headroom (core/time.h).
@@ -233,7 +234,7 @@ SwapSettings read_swap_settings(const Cfg& c) {
   // there) from the replica's kv.memory, which may name its model from the catalogue that this
   // library cannot read: the KV manager built from it knows the bytes, and bind_kv takes them.
   if (c.has("kv_bytes_per_token"))
-    w.bind(c.get_real("kv_bytes_per_token", k_positive));
+    w.bind(plausible_real(c, "kv_bytes_per_token", units::k_bytes_per_token));
   else
     w.from_kv = true;
   return w;

@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/units.h"
 #include "schedulers/iteration_level.h"
 
 namespace servesim {
@@ -249,7 +250,8 @@ std::unique_ptr<Scheduler> make_sglang(const Cfg& c) {
   if (s.mixed_chunk && chunk == -1)
     c.fail("enable_mixed_chunk", "needs chunked prefill (chunked_prefill_size is -1), as SGLang");
   s.lpm = c.get_choice("schedule_policy", "fcfs", {"fcfs", "lpm"}) == "lpm";
-  const double conservativeness = c.get_real("schedule_conservativeness", 1.0, k_positive);
+  const double conservativeness =
+      plausible_real(c, "schedule_conservativeness", 1.0, units::k_factor);
   const double init = c.get_real("init_new_token_ratio", 0.7, {0.0, 1.0, true});
   const double factor = c.get_real("min_new_token_ratio_factor", 0.14, {0.0, 1.0, false});
   const int64_t decay_steps = c.get_int("new_token_ratio_decay_steps", 600, {1, int64_t{1} << 40});

@@ -4,7 +4,7 @@ batches, with nothing fitted to them. Three step models side by side: the GPU's 
 tables, the shape-aware roofline fitted without that GPU's tables (operators.source: roofline,
 fit: fit-without-<gpu>: leave one GPU out), and the old `kind: roofline` with its defaults.
 
-  1. Whole steps, through `servesim calibrate --check`:
+  1. Whole steps, through `servesim calibrate --check-step-time`:
      - Llama-3.1-8B TP1 on RTX PRO 6000 (vLLM 0.19 tables) against the steps composed from
        LLMServingSim's vLLM layer profiles of that GPU (decodes at KV up to 8,192, prefill
        chunks, mixed steps: the profile's own grid);
@@ -35,12 +35,12 @@ CASES = [
       "--layers", "32", "--max-kv-per-seq", "8192"]),
     ("Llama-2-70B TP4, H100, vLLM 0.19 tables vs Splitwise", "llama-2-70b", "h100-sxm", 4,
      "h100_sxm", "vllm",
-     ["timings/splitwise/perf_model.csv", "--model", "llama2-70b", "--hardware", "h100-80gb",
-      "--tp", "4"]),
+     ["timings/splitwise/perf_model.csv", "--source-model", "llama2-70b",
+      "--source-hardware", "h100-80gb", "--source-tp", "4"]),
     ("Llama-2-70B TP4, H100, TRT-LLM 1.3 tables vs Splitwise", "llama-2-70b", "h100-sxm", 4,
      "h100_sxm", "trtllm",
-     ["timings/splitwise/perf_model.csv", "--model", "llama2-70b", "--hardware", "h100-80gb",
-      "--tp", "4"]),
+     ["timings/splitwise/perf_model.csv", "--source-model", "llama2-70b",
+      "--source-hardware", "h100-80gb", "--source-tp", "4"]),
 ]
 
 
@@ -94,7 +94,7 @@ def step_checks(a, data, tmp):
                 host = "vllm" if "splitwise" in measured[0] else "none"
                 f.write(step_time_yaml(which, model, hw, tp, gpu, engine, data, host_engine=host))
             args = [a.servesim, "calibrate", os.path.join(data, measured[0])] + measured[1:]
-            r = subprocess.run(args + ["--check", cfg], capture_output=True, text=True)
+            r = subprocess.run(args + ["--check-step-time", cfg], capture_output=True, text=True)
             if r.returncode != 0:
                 got[which] = {"all": "error: " + r.stderr.strip().splitlines()[-1][:80]}
                 continue
@@ -370,7 +370,7 @@ def main():
               f"per_sequence_ms {HOST['overhead'][1]:.5f} on Splitwise's steps and vLLM's "
               "Argonne batches\n")
     with tempfile.TemporaryDirectory() as tmp:
-        print("## Whole steps (servesim calibrate --check)\n")
+        print("## Whole steps (servesim calibrate --check-step-time)\n")
         step_checks(a, data, tmp)
         if not a.skip_argonne:
             print("## Argonne LLM-Inference-Bench static batches (whole-batch latency)\n")

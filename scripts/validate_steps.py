@@ -41,9 +41,9 @@ def main():
     sets = []
     perf = f"{a.data}/timings/splitwise/perf_model.csv"
     groups = subprocess.run([a.servesim, "calibrate", perf], capture_output=True, text=True).stderr
-    for m in re.finditer(r"--model (\S+) --hardware (\S+) --tp (\d+)", groups):
+    for m in re.finditer(r"--source-model (\S+) --source-hardware (\S+) --source-tp (\d+)", groups):
         sets.append((f"Splitwise {m.group(1)} {m.group(2)} TP{m.group(3)}",
-                     [perf, "--model", m.group(1), "--hardware", m.group(2), "--tp", m.group(3)]))
+                     [perf, "--source-model", m.group(1), "--source-hardware", m.group(2), "--source-tp", m.group(3)]))
     for d in sorted(glob.glob(f"{a.data}/timings/llmservingsim/perf/*/*/*/bf16/tp*")):
         parts = d.split("/")
         gpu, model, tp = parts[-5], parts[-3], parts[-1]
@@ -55,11 +55,11 @@ def main():
         gpu = os.path.basename(d.rstrip("/"))
         if os.path.exists(os.path.join(d, "mlp.csv")) and gpu in VIDUR_EARLY_LAYERS:
             sets.append((f"Vidur operator tables {gpu.upper()} CodeLlama-34B TP2",
-                         [d.rstrip("/"), "--format", "vidur", "--layers", str(VIDUR_EARLY_LAYERS[gpu])]))
+                         [d.rstrip("/"), "--input-format", "vidur", "--layers", str(VIDUR_EARLY_LAYERS[gpu])]))
     # Vidur's newer releases ship mlp.csv only: the importer says what is missing.
     for d in sorted(glob.glob(f"{a.data}/timings/vidur/compute/*/*/*")):
         parts = d.split("/")
-        sets.append((f"Vidur operator tables {parts[-3].upper()} {parts[-1]}", [d, "--format", "vidur"]))
+        sets.append((f"Vidur operator tables {parts[-3].upper()} {parts[-1]}", [d, "--input-format", "vidur"]))
     print("| timing set | steps | linear MAPE (CV) | hinge MAPE (CV) | table MAPE (CV) | best max APE (CV) |")
     print("|---|---|---|---|---|---|")
     for name, args in sets:

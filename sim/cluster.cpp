@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/kv/kv_manager.h"
+#include "core/units.h"
 #include "models/catalog.h"
 #include "models/kv_memory.h"
 #include "schedulers/scheduler.h"
@@ -40,7 +41,7 @@ Cfg section_of(const Cfg& root, const Cfg& pool, const std::string& name,
 double kv_bytes_per_token(const std::optional<Cfg>& transfer, const Cfg& kv, const Cfg& step_time,
                           const Cfg& pool) {
   if (transfer && transfer->has("kv_bytes_per_token"))
-    return transfer->get_real("kv_bytes_per_token", k_positive);
+    return plausible_real(*transfer, "kv_bytes_per_token", units::k_bytes_per_token);
   if (const std::optional<Cfg> m = kv.optional_child("memory")) {
     if (m->has("model"))  // the whole token's KV, as the explicit figures below
       return read_model(*m, "model").kv_bytes_per_token(read_dtype(*m, "kv_dtype", Dtype::Fp16));

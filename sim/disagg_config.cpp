@@ -3,6 +3,7 @@
 
 #include <map>
 
+#include "core/units.h"
 #include "sim/cluster.h"
 #include "sim/topology.h"
 
@@ -43,7 +44,7 @@ std::shared_ptr<const Topology> read_links(const Cfg& cluster, const std::vector
   const RealRange latency_range{0.0, 1e9, false};
   if (!cluster.has("links")) {
     const Cfg t = cluster.child("kv_transfer");
-    const double gb_s = t.get_real("bandwidth_gb_s", k_positive);
+    const double gb_s = plausible_real(t, "bandwidth_gb_s", units::k_gb_per_s);
     const double latency_ns = t.get_real("latency_us", 0.0, latency_range) * 1e3;
     if (cluster.has("switches")) cluster.fail("switches", "only with cluster.links");
     for (uint32_t a = 0; a < pools.size(); ++a)
@@ -67,7 +68,7 @@ std::shared_ptr<const Topology> read_links(const Cfg& cluster, const std::vector
       const uint32_t a = node_of(link, "from", nodes);
       const uint32_t b = node_of(link, "to", nodes);
       if (a == b) link.fail("to", "a link joins two different nodes");
-      const double gb_s = link.get_real("bandwidth_gb_s", k_positive);
+      const double gb_s = plausible_real(link, "bandwidth_gb_s", units::k_gb_per_s);
       const double latency_ns = link.get_real("latency_us", 0.0, latency_range) * 1e3;
       edges.push_back({a, b, static_cast<int32_t>(bandwidth.size()), latency_ns});
       bandwidth.push_back(gb_s);

@@ -9,6 +9,7 @@
 #include <numeric>
 
 #include "core/registry.h"
+#include "core/units.h"
 #include "traces/length_dist.h"
 
 namespace servesim {
@@ -244,7 +245,7 @@ ArrivalConfig read_daily(const Cfg& c, double start_s) {
     // (an infinite ratio) is written as hourly weights with zeros.
     const double ratio = c.get_real("peak_to_trough", {1.0, 1e6, false});
     amplitude = (ratio - 1.0) / (ratio + 1.0);
-    peak_at_s = c.get_real("peak_at_s", 0.0, k_non_negative);
+    peak_at_s = plausible_real(c, "peak_at_s", 0.0, units::k_offset_s);
     if (peak_at_s >= period_s)
       c.fail("peak_at_s", fmt::format("must be < period_s ({})", period_s));
   }

@@ -32,6 +32,9 @@ struct TraceOptions {
   /// Load everything and stable-sort by arrival, instead of streaming and refusing rows that go
   /// back in time.
   bool sort = false;
+  /// How the reader asks for `sort` where it is set: the message about a row that goes back in
+  /// time suggests it ("trace stats --sort" for the command line).
+  std::string sort_hint = "workload.trace.sort: true";
   /// Drop (and count) rows with 0 prompt or output tokens, instead of stopping at them.
   bool skip_zero_tokens = false;
   /// Mooncake: tokens per hash id (the trace's prompt block size).
@@ -47,8 +50,8 @@ struct TraceOptions {
 /// The name used in configs and messages ("azure", "servesim_csv", ...).
 [[nodiscard]] const char* trace_format_name(const TraceFormat& f);
 
-/// What `workload.trace.format` and `trace stats --format` take, sorted: "auto", "csv" (the same
-/// as servesim_csv) and every format's name.
+/// What `workload.trace.format` and `trace stats --input-format` take, sorted: "auto", "csv" (the
+/// same as servesim_csv) and every format's name.
 [[nodiscard]] std::vector<std::string> trace_format_choices();
 /// The format a name stands for; nullopt for "auto" and for a name not in the choices.
 [[nodiscard]] std::optional<TraceFormat> trace_format_named(const std::string& name);

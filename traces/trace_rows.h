@@ -88,7 +88,7 @@ using RowReaderFactory = std::unique_ptr<TraceRowReader> (*)(std::istream& in,
 /// config's `workload.trace.format`, detection from a first line, `trace stats` and `trace gen`
 /// all read it. A new format is its reader file plus one row there.
 struct TraceFormatSpec {
-  const char* name;  ///< the format's name (TraceFormat): configs, --format, messages
+  const char* name;  ///< the format's name (TraceFormat): configs, --input-format, messages
   bool json;         ///< JSON lines; otherwise CSV with a header
   std::vector<std::string> signature;  ///< the header's columns or the JSON keys it detects by
   const char* description;             ///< for "known formats" messages

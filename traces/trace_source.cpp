@@ -68,6 +68,7 @@ class StreamingTrace final : public WorkloadSource {
       : m_owned(std::move(owned)),
         m_rows(std::move(rows)),
         m_name(std::move(name)),
+        m_sort_hint(options.sort_hint),
         m_skipped(options) {
     // The first request is read now, so an empty trace stops the run before it starts.
     RequestSpec first;
@@ -115,11 +116,11 @@ class StreamingTrace final : public WorkloadSource {
 
   void check_order() {
     if (m_row_count++ > 0 && m_row.arrival_ns < m_prev_ns)
-      throw InputError(fmt::format(
-          "{}:{}: {} = {} is before the previous row's {} (line {}): rows must be in "
-          "non-decreasing arrival order (workload.trace.sort: true sorts the trace in memory)",
-          m_name, m_row.line, m_rows->arrival_label(), shown(m_row.arrival_text),
-          shown(m_prev_text), m_prev_line));
+      throw InputError(
+          fmt::format("{}:{}: {} = {} is before the previous row's {} (line {}): rows must be in "
+                      "non-decreasing arrival order ({} sorts the trace in memory)",
+                      m_name, m_row.line, m_rows->arrival_label(), shown(m_row.arrival_text),
+                      shown(m_prev_text), m_prev_line, m_sort_hint));
     m_prev_ns = m_row.arrival_ns;
     m_prev_line = m_row.line;
     m_prev_text = m_row.arrival_text;
@@ -132,6 +133,7 @@ class StreamingTrace final : public WorkloadSource {
   std::unique_ptr<std::istream> m_owned;  // the file, when the source opened it
   std::unique_ptr<TraceRowReader> m_rows;
   std::string m_name;
+  std::string m_sort_hint;
   SkipCounts m_skipped;
   TraceRow m_row;
   std::optional<RequestSpec> m_ahead;

@@ -232,12 +232,13 @@ TEST_CASE("catalog: negative, zero, NaN, infinite and out-of-range numbers in a 
 
 TEST_CASE("catalog: numbers too large for the simulator are refused, not wrapped",
           "[cli][catalog]") {
-  // 1e300 GiB of memory overflowed to infinity and then to an undefined integer conversion.
+  // 1e300 GiB of memory overflowed to infinity and then to an undefined integer conversion;
+  // no accelerator has more than 1,024 GiB, so it is refused as the unit slip it is.
   CHECK(config_error("capacity_tokens: 1000",
                      "memory: {accelerator_gib: 1e300, parameters: 13e9, layers: 40, "
                      "kv_heads: 40, head_dim: 128}") ==
-        err("kv.memory.accelerator_gib = \"1e300\" at c.yaml:11:47: leaves room for inf KV "
-            "tokens, more than the limit of 1125899906842624 (2^50)"));
+        err("kv.memory.accelerator_gib = \"1e300\" at c.yaml:11:47: not a plausible size in GiB "
+            "(a number > 0 and <= 1024); did you give bytes?"));
   // Arrivals past int64 nanoseconds (9.2e9 s) used to wrap to negative times.
   CHECK(config_error("rate_per_s: 2", "rate_per_s: 1e-9") ==
         err("workload.synthetic.arrival.rate_per_s = \"1e-9\" at c.yaml:4:42: 10 requests from "
@@ -355,8 +356,17 @@ TEST_CASE("catalog: config files that are missing, empty, not YAML or not a map"
             "seed)"));
   CHECK(error_of({{"c.yaml", "scheduler: {kind: static\n"}}) ==
         err("c.yaml:2:1: not valid YAML: end of map flow not found"));
+  // A tab is named on its line, the indenting one before the valid one after `seed:`.
   CHECK(error_of({{"c.yaml", "seed:\t1\n\tkv: 2\n"}}) ==
-        err("c.yaml:2:1: not valid YAML: illegal tab when looking for indentation"));
+        err("c.yaml:2:1: not valid YAML: line 2 column 1: a tab character; YAML indents with "
+            "spaces (the parser said: illegal tab when looking for indentation)"));
+  CHECK(error_of({{"c.yaml", "scheduler:\n\tkind: static\n"}}) ==
+        err("c.yaml:2:1: not valid YAML: line 2 column 1: a tab character; YAML indents with "
+            "spaces (the parser said: illegal map value)"));
+  // A zero-width space (U+200B) that breaks a flow map is named where it is.
+  CHECK_THAT(error_of({{"c.yaml", "scheduler: {kind: static,\xE2\x80\x8B max_batch_size 1\n"}}),
+             Catch::Contains("line 1 column 26: a zero-width space (U+200B); retype it as a "
+                             "plain space or delete it"));
   CHECK(error_of({{"c.yaml", std::string((16 << 20) + 1, '#')}}) ==
         err("c.yaml: larger than 16777216 bytes; not a scenario config"));
 }

@@ -178,26 +178,28 @@ TEST_CASE("cli_options: --help prints the command's usage and options and exits 
   CHECK(cli({"trace", "--help"}).code == 0);
   // The help: usage, the positional argument apart from the options, the common options and
   // clean defaults (conventions_test.cpp checks every command of the table).
-  CHECK(file_command().help() ==
-        "usage: servesim demo FILE [options]\n"
-        "\n"
-        "arguments:\n"
-        "  FILE               the file\n"
-        "\n"
-        "options:\n"
-        "      --count arg    how many (default 3)\n"
-        "      --ratio arg    a share (default 0.9)\n"
-        "      --set arg      override key.path=value\n"
-        "      --seed arg     override the config's seed (an integer from 0 to "
-        "9223372036854775807)\n"
-        "\n"
-        "common options (every command takes them; docs/cli.md#conventions):\n"
-        "  -h, --help         print this help and exit\n"
-        "  -q, --quiet        print nothing on stdout on success, and no progress (result files "
-        "are still\n"
-        "                     written)\n"
-        "      --json         print the results as one JSON document on stdout instead of the "
-        "tables\n"
-        "      --no-progress  show no progress on stderr (commands that show none accept it "
-        "too)\n");
+  CHECK(
+      file_command().help() ==
+      "usage: servesim demo FILE [options]\n"
+      "\n"
+      "arguments:\n"
+      "  FILE               the file\n"
+      "\n"
+      "options:\n"
+      "      --count arg    how many (default 3)\n"
+      "      --ratio arg    a share (default 0.9)\n"
+      "      --set arg      override key.path=value (a YAML value), repeatable, applied in order\n"
+      "      --seed arg     override the scenario's seed (applied after --set) (an integer "
+      "from 0 to\n"
+      "                     9223372036854775807)\n"
+      "\n"
+      "common options (every command takes them; docs/cli.md#conventions):\n"
+      "  -h, --help         print this help and exit\n"
+      "  -q, --quiet        print nothing on stdout on success, and no progress (result files "
+      "are still\n"
+      "                     written)\n"
+      "      --json         print the results as one JSON document on stdout instead of the "
+      "tables\n"
+      "      --no-progress  show no progress on stderr (commands that show none accept it "
+      "too)\n");
 }

@@ -35,6 +35,12 @@ expect "stats" servesim trace s
 expect "--window-s" servesim trace stats t.csv --wi
 expect "--no-progress --no-requests-csv" servesim run --no-
 expect "--json" servesim size s.yaml --js
+# The shared simulation options on size and capacity; renamed options by their new names only.
+expect "--max-queued --max-sim-time --max-wall-time" servesim size s.yaml --max-
+expect "--seed --set" servesim capacity c.yaml --se
+expect "--source-hardware --source-model --source-tp" servesim calibrate m.csv --source-
+expect "" servesim calibrate m.csv --format
+expect "--input-format" servesim trace stats t.csv --inp
 expect "schedulers" servesim list sch
 expect "bash" servesim completion b
 expect "results-a results-b" servesim report x --out res

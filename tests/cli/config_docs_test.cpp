@@ -412,6 +412,22 @@ TEST_CASE("config docs: every range and default the docs give a key a scenario r
   CHECK(stale == "");
 }
 
+TEST_CASE("config docs: every number a scenario reads has a plausible upper bound",
+          "[config][docs]") {
+  // A size, rate, duration or count without a top accepts a unit slip (bytes as GiB) as an
+  // absurd deployment; core/units.h holds the bounds. The seed is any 63-bit number by design.
+  const std::set<std::string> unbounded_by_design{"seed"};
+  std::string open;
+  for (const KeyUse& u : shipped_uses()) {
+    const bool bounded =
+        u.allowed.find(" to ") != std::string::npos || u.allowed.find("<= ") != std::string::npos;
+    if (!bounded && !unbounded_by_design.count(u.path))
+      open += fmt::format("\n  {} ({}, read from {})", u.path, u.allowed, u.file);
+  }
+  INFO("keys without an upper bound:" << open);
+  CHECK(open.empty());
+}
+
 TEST_CASE("config docs: the doc's type cells read as the code's ranges", "[config][docs]") {
   CHECK(doc_allowed("integer from 1 to 1024") == "integer from 1 to 1024");
   CHECK(doc_allowed("integer from 1 to 2^20, required") == "integer from 1 to 1048576");

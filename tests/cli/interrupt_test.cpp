@@ -78,8 +78,8 @@ TEST_CASE("interrupt: every other command stops, writes nothing and exits 128 + 
       {"trace", "stats", k_data + "/azure_conv_2023_excerpt.csv", "--out",
        (dir / "stats").string()},
       {"report", results.string(), "--out", (dir / "report").string()},
-      {"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b", "--hardware",
-       "h100-80gb", "--tp", "4", "--out", (dir / "calibrate").string()},
+      {"calibrate", k_data + "/splitwise_excerpt.csv", "--source-model", "llama2-70b",
+       "--source-hardware", "h100-80gb", "--source-tp", "4", "--out", (dir / "calibrate").string()},
   };
   for (const auto& args : commands) {
     for (const int signal : {SIGINT, SIGTERM, SIGHUP}) {

@@ -48,7 +48,7 @@ for cfg in configs/sweeps/*.yaml; do
 done
 # The README's calibrate command, on the gzipped Splitwise table named as the plain CSV.
 check "calibrate splitwise" "$w/out/calibrate.log" "$bin" calibrate \
-  data/timings/splitwise/perf_model.csv --model llama2-70b --hardware h100-80gb --tp 4 \
+  data/timings/splitwise/perf_model.csv --source-model llama2-70b --source-hardware h100-80gb --source-tp 4 \
   --out "$w/out/calibrated"
 # Nothing the runs wrote names ../shared.
 if grep -rl "shared/data" "$w/out" >/dev/null 2>&1; then

@@ -62,8 +62,8 @@ TEST_CASE("output targets: single-file outputs refuse a FIFO, a device, a folder
   const CliResult report = cli({"report", results.string(), "--out", fifos.string()});
   CHECK(report.code == 2);
   CHECK(report.err == refusal("--out", (fifos / "report.html").string(), "a FIFO (named pipe)"));
-  CHECK(cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b", "--hardware",
-             "h100-80gb", "--tp", "4", "--out", fifos.string()})
+  CHECK(cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--source-model", "llama2-70b",
+             "--source-hardware", "h100-80gb", "--source-tp", "4", "--out", fifos.string()})
             .err == refusal("--out", (fifos / "step_time.yaml").string(), "a FIFO (named pipe)"));
   CHECK(fs::is_fifo(fifos / "trace.csv"));
 

@@ -173,7 +173,7 @@ TEST_CASE("trace stats: the Azure excerpt's duration, rate and token totals", "[
     fields >> p >> comma >> o;
     prompt += p, output += o, max_prompt = std::max<int64_t>(max_prompt, p);
   }
-  const Json j = stats_json({path, "--format", "azure"});
+  const Json j = stats_json({path, "--input-format", "azure"});
   CHECK(j["requests"] == 30);
   // 18:15:46.6805900 to 18:16:06.5945170.
   CHECK(j["duration_s"].get<double>() == Approx(19.913927).epsilon(1e-12));
@@ -184,7 +184,7 @@ TEST_CASE("trace stats: the Azure excerpt's duration, rate and token totals", "[
   CHECK(j["output_tokens"]["total"] == output);
 }
 
-TEST_CASE("trace stats: --sort, --skip-zero-tokens and --model reach the reader", "[cli]") {
+TEST_CASE("trace stats: --sort, --skip-zero-tokens and --source-model reach the reader", "[cli]") {
   const std::string tiny = std::string(SERVESIM_SOURCE_DIR) + "/traces/data/tiny.csv";
   const CliResult unsorted = cli({"trace", "stats", tiny});
   CHECK(unsorted.code == 2);
@@ -197,7 +197,7 @@ TEST_CASE("trace stats: --sort, --skip-zero-tokens and --model reach the reader"
   const Json skipped = stats_json({burst, "--skip-zero-tokens"});
   CHECK(skipped["requests"] == 6);
   CHECK(skipped["counters"]["trace_rows_skipped_zero_tokens"] == 2);
-  const Json chatgpt = stats_json({burst, "--skip-zero-tokens", "--model", "ChatGPT"});
+  const Json chatgpt = stats_json({burst, "--skip-zero-tokens", "--source-model", "ChatGPT"});
   CHECK(chatgpt["requests"] == 4);
   CHECK(chatgpt["counters"]["trace_rows_skipped_other_model"] == 3);
 }
@@ -220,15 +220,15 @@ TEST_CASE("trace stats: bad arguments and bad traces exit 2 with a message", "[c
              Catch::Contains("/nonexistent.csv: cannot open trace file"));
   CHECK_THAT(err_of({"trace", "stats", temp_dir().string()}),
              Catch::Contains(": is a directory, not a trace file"));
-  CHECK_THAT(err_of({"trace", "stats", good, "--format", "azur"}),
+  CHECK_THAT(err_of({"trace", "stats", good, "--input-format", "azur"}),
              Catch::Contains(
-                 "--format \"azur\": unknown (did you mean azure?) (valid: auto, "
+                 "--input-format \"azur\": unknown (did you mean azure?) (valid: auto, "
                  "azure, burstgpt, csv, mooncake, servesim_csv, sharegpt, vidur, vllm_jsonl)"));
   CHECK_THAT(err_of({"trace", "stats", good, "--window-s", "0"}),
              Catch::Contains("--window-s 0: must be a number from 1e-9 to 9e9 (seconds)"));
   CHECK_THAT(err_of({"trace", "stats", good, "--hash-block-tokens", "16"}),
              Catch::Contains("have block hashes; this trace is read as azure"));
-  CHECK_THAT(err_of({"trace", "stats", good, "--format", "csv"}),
+  CHECK_THAT(err_of({"trace", "stats", good, "--input-format", "csv"}),
              Catch::Contains("excerpt.csv:1: the header lacks column arrival_s"));
   // A bad row late in the file names its line; no JSON is written.
   const std::string bad = write_temp("bad.csv",

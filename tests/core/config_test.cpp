@@ -199,3 +199,38 @@ TEST_CASE("config: --set of a section's kind drops the old kind's keys and says 
   CHECK_THAT(error_of(replace(k_good, "kind: continuous", "kind: static\n  max_batch_size: 4")),
              Catch::Contains("scheduler.max_num_seqs at test.yaml:13:3: unknown key"));
 }
+
+TEST_CASE("config: a size in the wrong unit is refused naming the unit", "[core][config]") {
+  const std::string gib = replace(k_good, "  capacity_tokens: 1000\n",
+                                  "  memory: {accelerator_gib: 8e10, model: llama-3.1-8b}\n");
+  CHECK_THAT(error_of(gib),
+             Catch::Contains("kv.memory.accelerator_gib = \"8e10\" at test.yaml:15:29: not a "
+                             "plausible size in GiB (a number > 0 and <= 1024); did you give "
+                             "bytes?"));
+  CHECK_THAT(error_of(replace(k_good, "ms: 9.3", "ms: 9.3e6")),
+             Catch::Contains("step_time.points[1].ms = \"9.3e6\" at test.yaml:9:48: not a "
+                             "plausible duration in ms (a number > 0 and <= 60000)"));
+  // Below a minimum of 0 the message stays the range's own.
+  CHECK_THAT(error_of(replace(k_good, "ms: 6.3", "ms: 0")), Catch::Contains("must be > 0"));
+  // The largest accelerator memory is accepted.
+  CHECK_THAT(error_of(replace(gib, "8e10", "1024")), !Catch::Contains("accelerator_gib"));
+}
+
+TEST_CASE("config: a tab or an invisible space in YAML is named with its line and column",
+          "[core][config]") {
+  CHECK_THAT(error_of(replace(k_good, "  kind: continuous", "\tkind: continuous")),
+             Catch::Contains("test.yaml:11:1: not valid YAML: line 11 column 1: a tab character; "
+                             "YAML indents with spaces (the parser said: "));
+  // A non-breaking space (U+00A0) in an indent makes the key another name.
+  CHECK_THAT(
+      error_of(replace(k_good, "  block_size: 16", "\xC2\xA0 block_size: 16")),
+      Catch::Contains("test.yaml:16:1: unknown key: it holds a non-breaking space (U+00A0)"));
+  // A zero-width space inside a key reads like the valid key.
+  CHECK_THAT(error_of(replace(k_good, "seed: 1",
+                              "se\xE2\x80\x8B"
+                              "ed: 1")),
+             Catch::Contains("unknown key: it holds a zero-width space (U+200B)"));
+  // In a --set value too.
+  CHECK_THAT(error_of(k_good, {"scheduler={kind: static,\n\tmax_batch_size: 4"}),
+             Catch::Contains("a tab character"));
+}

@@ -119,8 +119,9 @@ TEST_CASE("measurements: Splitwise rows become a prefill and a decode step each"
   CHECK(set.samples[1].shape.decode_context_tokens == 576);
   CHECK(set.samples[1].ms == Approx(29.762305037895818));
   // Without a selection the file's two groups are listed.
-  CHECK_THROWS_WITH(read_splitwise(k_data + "/splitwise_excerpt.csv", {}),
-                    Catch::Contains("--model llama2-70b --hardware a100-80gb --tp 8"));
+  CHECK_THROWS_WITH(
+      read_splitwise(k_data + "/splitwise_excerpt.csv", {}),
+      Catch::Contains("--source-model llama2-70b --source-hardware a100-80gb --source-tp 8"));
 }
 
 TEST_CASE("measurements: layer profiles compose into whole steps", "[models][fit]") {
@@ -144,8 +145,8 @@ TEST_CASE("calibrate: writes a step model that a scenario loads by path", "[mode
   const auto dir = temp_dir();
   const std::string model = (dir / "step_time.yaml").string();  // calibrate's name in --out
   std::ostringstream out, err;
-  REQUIRE(run_cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--model", "llama2-70b",
-                   "--hardware", "h100-80gb", "--tp", "4", "--out", dir.string()},
+  REQUIRE(run_cli({"calibrate", k_data + "/splitwise_excerpt.csv", "--source-model", "llama2-70b",
+                   "--source-hardware", "h100-80gb", "--source-tp", "4", "--out", dir.string()},
                   out, err) == 0);
   CHECK_THAT(out.str(), Catch::Contains("MAPE 5-fold"));
   CHECK_THAT(out.str(), Catch::Contains("worst cross-validated points"));

@@ -1,4 +1,4 @@
-// --format vidur on an excerpt of Vidur's A100 tables (tests/data/vidur-a100: CodeLlama-34B's
+// --input-format vidur on an excerpt of Vidur's A100 tables (tests/data/vidur-a100: CodeLlama-34B's
 // shape at tensor parallel 2), and the cpu_overhead key every step-time model takes.
 #include <fmt/format.h>
 
@@ -176,7 +176,7 @@ TEST_CASE("vidur: the selection options are checked against the tables", "[model
   f.model_shape.reset();
   f.model = "no/such-model";
   CHECK_THAT(message_of([&] { (void)read_vidur_tables(k_dir.string(), f); }),
-             Catch::Contains("--model no/such-model: no rows at TP 2 (models there: "
+             Catch::Contains("--source-model no/such-model: no rows at TP 2 (models there: "
                              "codellama/CodeLlama-34b-Instruct-hf)"));
 }
 
@@ -196,8 +196,8 @@ TEST_CASE("vidur: the CPU overhead is fitted to cpu_overheads.csv", "[models]") 
   // calibrate reports it and writes it beside the fitted GPU form.
   const fs::path out = temp_dir() / "step_time.yaml";  // calibrate's name in its --out folder
   std::ostringstream report;
-  REQUIRE(cmd_calibrate({k_dir.string(), "--format", "vidur", "--layers", "2", "--form", "linear",
-                         "--out", out.parent_path().string()},
+  REQUIRE(cmd_calibrate({k_dir.string(), "--input-format", "vidur", "--layers", "2", "--form",
+                         "linear", "--out", out.parent_path().string()},
                         report) == 0);
   CHECK_THAT(report.str(), Catch::Contains("cpu overhead a step") &&
                                Catch::Contains("codellama/CodeLlama-34b-Instruct-hf at TP 2"));
