@@ -95,7 +95,7 @@ TEST_CASE("dynamic: a wake-up later than the timer already pending is left for t
   // Every request is served at 14 ms, so a run bounded at 15 ms or 21 ms is complete, not
   // partial: the timer left at 20 ms waits for nothing (it once made a run bounded at 15 ms
   // report "simulated time limit" with all four requests finished).
-  const int64_t bound_ms = GENERATE(15, 21);
+  const double bound_ms = GENERATE(15.0, 21.0);
   Scenario sc = build_scenario(doc_of(
       trace_scenario("0,2,1\n0.001,2,1\n0.002,2,1\n0.008,2,1\n", k_linear,
                      "{kind: dynamic, max_batch_size: 2, max_queue_delay_ms: 20}", k_big_kv)));
