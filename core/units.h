@@ -33,9 +33,10 @@ inline constexpr Plausible k_host_gb{{0.0, 16384.0, false}, "size in GB", "did y
 /// A bandwidth in GB/s: up to 100 TB/s (HBM is 8 TB/s today).
 inline constexpr Plausible k_gb_per_s{
     {0.0, 100000.0, true}, "bandwidth in GB/s", "did you give bytes/s?"};
-/// A bandwidth in bytes/s, as AIConfigurator's system files give it: 1 GB/s to 100 TB/s.
+/// A bandwidth in bytes/s, as AIConfigurator's system files give it: 1 GB/s to 10 PB/s (the
+/// upper bound leaves room for made-up test chips; the slip it catches is GB/s, far below).
 inline constexpr Plausible k_bytes_per_s{
-    {1e9, 1e14, false}, "bandwidth in bytes/s", "did you give GB/s?"};
+    {1e9, 1e16, false}, "bandwidth in bytes/s", "did you give GB/s?"};
 /// A peak rate in FLOP/s, as AIConfigurator's system files give it: 1 TFLOP/s to 100 PFLOP/s.
 inline constexpr Plausible k_flop_per_s{
     {1e12, 1e17, false}, "rate in FLOP/s", "did you give TFLOP/s?"};

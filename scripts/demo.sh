@@ -8,6 +8,6 @@ source scripts/ccache.sh
 echo "configuring build/ (Release)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSERVESIM_BUILD_TESTS=OFF \
   -DSERVESIM_PYTHON=OFF "${SERVESIM_LAUNCHER[@]}" >/dev/null
-echo "building the servesim command only (about 2.5 minutes on 2 idle cores from nothing)"
+echo "building the servesim command only (scripts/test.sh builds the tests and the Python module)"
 cmake --build build --target servesim
 ./build/servesim run --out servesim-out
