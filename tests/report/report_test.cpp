@@ -290,7 +290,7 @@ const json* at_path(const json& j, const std::string& path) {
 // A cluster of two replicas with an SLO: its summary has "replicas" with SLO blocks.
 const std::string k_cluster_run = k_small_run +
                                   "cluster: {replicas: 2, router: {kind: round_robin}}\n" +
-                                  "slo: {ttft_ms: 100, tpot_ms: 50, percentile: 99}\n";
+                                  "slo: {ttft_ms: 100, tpot_ms: 50, itl_ms: 60, percentile: 99}\n";
 
 // One prefill and one decode replica, a 1 GB/s link (tests/sim/disagg_test.cpp).
 const std::string k_disagg =
@@ -378,7 +378,7 @@ TEST_CASE("report: every class key the page reads exists in a run's classes", "[
       "step_time: {kind: linear, base_ms: 10}\n"
       "scheduler: {kind: continuous, max_num_seqs: 8}\n"
       "kv: {policy: paged, block_size: 16, capacity_tokens: 4096}\n"
-      "slo: {ttft_ms: 100, tpot_ms: 50}\n");
+      "slo: {ttft_ms: 100, tpot_ms: 50, itl_ms: 60}\n");
   REQUIRE(run_cli_quiet({"run", config, "--out", dir.string(), "--quiet"}) == 0);
   const json run = read_result_dir(dir.string());
   const json& classes = run["summary"]["classes"];
