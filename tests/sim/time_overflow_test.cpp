@@ -39,10 +39,9 @@ TEST_CASE("time overflow: steps of 1e12 ms stop the run before the clock wraps",
 
 TEST_CASE("time overflow: a step of 1e300 ms is refused, not rounded to 1 ns",
           "[sim][overflow][hostile]") {
-  CHECK_THAT(
-      input_error_of(trace_scenario("0,1,2\n", steps_of("1e300"), k_sched, k_kv)),
-      Catch::StartsWith("step_time: a step of 1e+300 ms (replica 0, 1 sequences, 1 prefill "
-                        "tokens) starting at 0 s"));
+  CHECK_THAT(input_error_of(trace_scenario("0,1,2\n", steps_of("1e300"), k_sched, k_kv)),
+             Catch::StartsWith("step_time: a step of 1e+300 ms (replica 0, 1 sequences, 1 prefill "
+                               "tokens) starting at 0 s"));
 }
 
 TEST_CASE("time overflow: a step shorter than 1 ns takes 1 ns, so time always advances",
@@ -62,8 +61,8 @@ TEST_CASE("time overflow: an arrival near the 9e9 s limit with long steps",
   CHECK_THAT(input_error_of(trace_scenario("8900000000,1,40\n", steps_of("1e10"), k_sched, k_kv)),
              Catch::StartsWith("step_time: a step of 1e+10 ms"));
   // Shorter runs near the limit still finish, at exact times.
-  const auto reqs = run_requests(
-      trace_scenario("8900000000,1,3\n", steps_of("1e10"), k_sched, k_kv));
+  const auto reqs =
+      run_requests(trace_scenario("8900000000,1,3\n", steps_of("1e10"), k_sched, k_kv));
   REQUIRE(reqs.size() == 1);
   CHECK(reqs[0].finish.count_ns() == 8'930'000'000'000'000'000);
 }
