@@ -8,6 +8,7 @@
 #include "sizing/sweep.h"
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_run.h"
+#include "tests/sizing/sweep_fixture.h"
 #include "tests/support.h"
 
 using namespace servesim;
@@ -17,18 +18,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // Two points (max_num_seqs 8 and 16); nothing is run, the rows below are made by hand.
-SweepSpec small_sweep() {
-  const fs::path dir = temp_dir();
-  std::ofstream(dir / "base.yaml")
-      << "workload: {synthetic: {requests: 4, arrival: {kind: fixed, rate_per_s: 4},\n"
-         "  prompt_tokens: {kind: fixed, value: 20}, output_tokens: {kind: fixed, value: 5}}}\n"
-         "step_time: {kind: linear, base_ms: 8, per_seq_ms: 2}\n"
-         "scheduler: {kind: continuous, max_num_seqs: 8}\n"
-         "kv: {policy: paged, block_size: 16, capacity_tokens: 65536}\n";
-  std::ofstream(dir / "s.yaml") << "base: base.yaml\nslo: {ttft_ms: 500, tpot_ms: 100}\n"
-                                   "axes:\n  scheduler.max_num_seqs: [8, 16]\n";
-  return load_sweep((dir / "s.yaml").string());
-}
+SweepSpec small_sweep() { return sweep_of("  scheduler.max_num_seqs: [8, 16]\n"); }
 
 // Row 0 feasible and priced, with a distinct value in every field; row 1 infeasible.
 std::vector<PointResult> rows() {

@@ -9,6 +9,7 @@
 #include "sizing/sweep.h"
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_run.h"
+#include "tests/sizing/sweep_fixture.h"
 #include "tests/support.h"
 
 using namespace servesim;
@@ -16,20 +17,6 @@ using namespace servesim::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-// A base that needs no catalogue; nothing is run, the rows are made by hand.
-SweepSpec sweep_of(const std::string& axes) {
-  const fs::path dir = temp_dir();
-  std::ofstream(dir / "base.yaml")
-      << "workload: {synthetic: {requests: 4, arrival: {kind: fixed, rate_per_s: 4},\n"
-         "  prompt_tokens: {kind: fixed, value: 20}, output_tokens: {kind: fixed, value: 5}}}\n"
-         "step_time: {kind: linear, base_ms: 8, per_seq_ms: 2}\n"
-         "scheduler: {kind: continuous, max_num_seqs: 8}\n"
-         "kv: {policy: paged, block_size: 16, capacity_tokens: 65536}\n";
-  std::ofstream(dir / "s.yaml") << "base: base.yaml\nslo: {ttft_ms: 500, tpot_ms: 100}\naxes:\n"
-                                << axes;
-  return load_sweep((dir / "s.yaml").string());
-}
 
 std::string error_of(const std::string& axes) {
   try {
