@@ -12,6 +12,8 @@
 #include "tests/text.h"
 #include "traces/workload_source.h"
 
+namespace t_cli_bad_input_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -423,3 +425,5 @@ TEST_CASE("csv trace: the stream reader gives what the file reader gives", "[tra
                     "<stdin>:2: column output_tokens = \"x\": must be an integer from 1 to "
                     "1000000000");
 }
+
+}  // namespace t_cli_bad_input_test

@@ -10,6 +10,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_calibrate_input_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -109,3 +111,5 @@ TEST_CASE("run input: --max-sim-time states its real limit", "[cli][hostile]") {
   CHECK(r.err ==
         "servesim: error: --max-sim-time 1e10: must be a number > 0 and <= 9e9 (seconds)\n");
 }
+
+}  // namespace t_cli_calibrate_input_test

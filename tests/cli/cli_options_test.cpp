@@ -8,6 +8,8 @@
 #include "cli/command_table.h"
 #include "tests/support.h"
 
+namespace t_cli_cli_options_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace po = boost::program_options;
@@ -203,3 +205,5 @@ TEST_CASE("cli_options: --help prints the command's usage and options and exits 
       "      --no-progress  show no progress on stderr (commands that show none accept it "
       "too)\n");
 }
+
+}  // namespace t_cli_cli_options_test

@@ -16,6 +16,8 @@
 #include "tests/test_paths.h"
 #include "tests/text.h"
 
+namespace t_cli_cli_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -192,3 +194,5 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
              Catch::Contains("empirical\n") && Catch::Contains("zipf\n"));
   CHECK(cli({"list", "schedulerz"}).code == 2);
 }
+
+}  // namespace t_cli_cli_test

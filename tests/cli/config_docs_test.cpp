@@ -21,6 +21,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_config_docs_test {
+
 using namespace servesim;
 namespace fs = std::filesystem;
 
@@ -502,3 +504,5 @@ TEST_CASE("config docs: key cells and default cells read as the code's keys and 
   CHECK_FALSE(derived_default("`16`"));
   CHECK_FALSE(derived_default("required"));
 }
+
+}  // namespace t_cli_config_docs_test

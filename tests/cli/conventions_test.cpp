@@ -21,6 +21,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_conventions_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -331,3 +333,5 @@ TEST_CASE("conventions: the completion script knows every command and option",
         "servesim: error: completion: unknown shell \"zsh\" (did you mean bash?) (valid: bash)\n");
   CHECK(cli({"completion"}).code == 2);
 }
+
+}  // namespace t_cli_conventions_test

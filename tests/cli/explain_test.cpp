@@ -7,6 +7,8 @@
 #include "cli/explain_cmd.h"
 #include "tests/support.h"
 
+namespace t_cli_explain_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -111,3 +113,5 @@ TEST_CASE("explain: bad arguments exit 2 with a message", "[cli][explain]") {
   CHECK(cli({"explain", "--measured-mb", "5"}).code == 2);
   CHECK(cli({"explain", "--bogus"}).code == 2);
 }
+
+}  // namespace t_cli_explain_test

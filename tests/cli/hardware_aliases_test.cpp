@@ -8,6 +8,8 @@
 #include "models/catalog.h"
 #include "tests/support.h"
 
+namespace t_cli_hardware_aliases_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -79,3 +81,5 @@ TEST_CASE("hardware aliases: an unknown name suggests the entry an alias stands 
   // Model names are not normalized: the model catalogue has no aliases.
   CHECK_THROWS_WITH(load_model("LLAMA-3.1-8B"), Catch::Contains("unknown model"));
 }
+
+}  // namespace t_cli_hardware_aliases_test

@@ -11,6 +11,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_interrupt_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -95,3 +97,5 @@ TEST_CASE("interrupt: every other command stops, writes nothing and exits 128 + 
     }
   }
 }
+
+}  // namespace t_cli_interrupt_test

@@ -16,6 +16,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_option_drift_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -136,3 +138,5 @@ TEST_CASE("option drift: trace stats suggests its own --sort for an unsorted tra
   CHECK_THAT(r.err, Catch::Contains("(--sort sorts the trace in memory)"));
   CHECK(cli({"trace", "stats", path, "--sort", "-q"}).code == 0);
 }
+
+}  // namespace t_cli_option_drift_test

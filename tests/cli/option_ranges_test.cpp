@@ -15,6 +15,8 @@
 #include "cli/command_table.h"
 #include "tests/support.h"
 
+namespace t_cli_option_ranges_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -165,3 +167,5 @@ TEST_CASE("option ranges: the messages of the options users meet most", "[cli][o
   CHECK(cli({"trace", "gen", "c.yaml", "--out", "x", "--requests", "-5"}).err ==
         "servesim: error: --requests -5: must be an integer from 1 to 1099511627776\n");
 }
+
+}  // namespace t_cli_option_ranges_test

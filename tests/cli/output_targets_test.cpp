@@ -10,6 +10,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_output_targets_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -109,3 +111,5 @@ TEST_CASE("output targets: a folder given as a trace is named as a folder",
   CHECK_THAT(run.err, Catch::Contains("workload.trace.path = \"" + dir.string()));
   CHECK_THAT(run.err, Catch::Contains(": is a directory, not a trace file (" + dir.string() + ")"));
 }
+
+}  // namespace t_cli_output_targets_test

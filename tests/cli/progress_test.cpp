@@ -6,6 +6,8 @@
 #include <thread>
 #include <vector>
 
+namespace t_cli_progress_test {
+
 using namespace servesim;
 
 TEST_CASE("progress: the line shows share, amounts, rate and ETA", "[cli][progress]") {
@@ -73,3 +75,5 @@ TEST_CASE("progress: disabled writes nothing, updates from threads are safe", "[
   on.finish();
   SUCCEED("no data race (the sanitizer build checks)");
 }
+
+}  // namespace t_cli_progress_test

@@ -9,6 +9,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_cli_trace_cmd_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -393,3 +395,5 @@ TEST_CASE("trace stats: sessions are counted, trace gen refuses a closed loop", 
   CHECK_THAT(r.err, Catch::Contains("so its arrivals are not known before a run"));
   CHECK(!fs::exists(out));
 }
+
+}  // namespace t_cli_trace_cmd_test

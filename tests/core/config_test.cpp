@@ -4,6 +4,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_core_config_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -234,3 +236,5 @@ TEST_CASE("config: a tab or an invisible space in YAML is named with its line an
   CHECK_THAT(error_of(k_good, {"scheduler={kind: static,\n\tmax_batch_size: 4"}),
              Catch::Contains("a tab character"));
 }
+
+}  // namespace t_core_config_test

@@ -8,6 +8,8 @@
 
 #include "core/errors.h"
 
+namespace t_core_csv_columns_test {
+
 using namespace servesim;
 
 namespace {
@@ -124,3 +126,5 @@ TEST_CASE("csv columns: csv_fields splits one line the same way", "[core]") {
   CHECK_THROWS_WITH(csv_fields("a,\"b", "h.csv", 4),
                     Catch::StartsWith("h.csv:4: field 2: a quoted field is never closed"));
 }
+
+}  // namespace t_core_csv_columns_test

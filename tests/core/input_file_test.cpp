@@ -12,6 +12,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_core_input_file_test {
+
 using namespace servesim;
 namespace fs = std::filesystem;
 
@@ -99,3 +101,5 @@ TEST_CASE("input file: corrupt, cut or mislabelled gzip data is an error naming 
       }(),
       Catch::Contains("cut.csv.gz: corrupt gzip data"));
 }
+
+}  // namespace t_core_input_file_test

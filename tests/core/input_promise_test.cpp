@@ -8,6 +8,8 @@
 #include "core/time.h"
 #include "tests/support.h"
 
+namespace t_core_input_promise_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -158,3 +160,5 @@ TEST_CASE("every InputError message is clean UTF-8 even where a call site forgot
   CHECK(msg.find("no\\xC0where") != std::string::npos);
   CHECK(msg.find("no\xC0where") == std::string::npos);
 }
+
+}  // namespace t_core_input_promise_test

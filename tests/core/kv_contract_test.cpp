@@ -7,6 +7,8 @@
 #include "core/kv/kv_manager.h"
 #include "tests/support.h"
 
+namespace t_core_kv_contract_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -152,3 +154,5 @@ TEST_CASE("kv policies: growing to exactly the free memory succeeds, a block mor
     CHECK(kv->used_tokens() == 0);
   }
 }
+
+}  // namespace t_core_kv_contract_test

@@ -12,6 +12,8 @@
 
 #include "tests/support.h"
 
+namespace t_metrics_benchmark_scenarios_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -110,3 +112,5 @@ TEST_CASE("benchmark: bad sections name the key", "[metrics]") {
   CHECK(error("{kind: mlperf_server, ttft_limit_ms: 2000, tpot_limit_ms: 100, "
               "percentile: 99.99}") == "(no error)");
 }
+
+}  // namespace t_metrics_benchmark_scenarios_test

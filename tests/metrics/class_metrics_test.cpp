@@ -8,6 +8,8 @@
 #include "metrics/output.h"
 #include "tests/support.h"
 
+namespace t_metrics_class_metrics_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -124,3 +126,5 @@ TEST_CASE("classes: requests.csv names each request's class and priority", "[met
   CHECK(nlohmann::json::parse(plain.summary_json).count("classes") == 0);
   CHECK_THAT(plain.requests_csv, Catch::EndsWith(",finished,,,0\n"));
 }
+
+}  // namespace t_metrics_class_metrics_test

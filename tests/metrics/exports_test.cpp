@@ -10,6 +10,8 @@
 
 #include "tests/support.h"
 
+namespace t_metrics_exports_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -365,3 +367,5 @@ TEST_CASE("exports: GenAI-Perf's profile export names, units and values", "[metr
   CHECK(f["time_to_first_token"]["p50"].get<double>() == Approx(20));
   CHECK_FALSE(f["time_to_first_token"].contains("p99.9"));
 }
+
+}  // namespace t_metrics_exports_test

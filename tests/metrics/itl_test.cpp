@@ -13,6 +13,8 @@
 #include "sizing/sweep.h"
 #include "tests/support.h"
 
+namespace t_metrics_itl_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -210,3 +212,5 @@ TEST_CASE("itl: capacity and size count a missed ITL check as a miss", "[metrics
   slo.itl_ms = 50;
   CHECK(slo.override_text() == "slo={itl_ms: 50, percentile: 99}");
 }
+
+}  // namespace t_metrics_itl_test

@@ -4,6 +4,8 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 
+namespace t_metrics_output_test {
+
 using namespace servesim;
 
 TEST_CASE("yaml_to_json: a whole number stays an integer, exactly, and other numbers are doubles",
@@ -21,3 +23,5 @@ TEST_CASE("yaml_to_json: a whole number stays an integer, exactly, and other num
   CHECK(j["f"].is_string());
   CHECK(j.dump() == R"({"a":42,"b":-7,"c":9007199254740993,"d":2.5,"e":1000.0,"f":"12abc"})");
 }
+
+}  // namespace t_metrics_output_test

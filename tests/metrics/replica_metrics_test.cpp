@@ -6,6 +6,8 @@
 #include "metrics/output.h"
 #include "tests/support.h"
 
+namespace t_metrics_replica_metrics_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -390,3 +392,5 @@ TEST_CASE("replica metrics: the single-engine swap golden case counts its swap",
   CHECK(out.summary.swap_preemptions == 1);
   CHECK(out.summary.e2e_s.max == Approx(0.1092).epsilon(k_eps));  // r1: 1 ms to 110.2 ms
 }
+
+}  // namespace t_metrics_replica_metrics_test

@@ -6,6 +6,8 @@
 #include "metrics/metrics.h"
 #include "sim/simulation.h"
 
+namespace t_metrics_replica_preemptions_test {
+
 using namespace servesim;
 
 TEST_CASE("replica metrics: a moved request's preemptions split between its two replicas",
@@ -66,3 +68,5 @@ TEST_CASE("replica metrics: without track_replicas the rows hold the engine's co
   CHECK(s.replicas[1].busy_share == Approx(1.0));
   CHECK(s.finished == 1);
 }
+
+}  // namespace t_metrics_replica_preemptions_test

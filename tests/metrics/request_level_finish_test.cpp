@@ -4,6 +4,8 @@
 
 #include "tests/support.h"
 
+namespace t_metrics_request_level_finish_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -27,3 +29,5 @@ TEST_CASE("requests.csv: under static batching finish_s is the last token, relea
   CHECK_THAT(out.requests_csv, Catch::Contains("\n1,0.000000000,16,5,0.010000000,0.050000000,"
                                                "0.050000000,0.010000000,"));
 }
+
+}  // namespace t_metrics_request_level_finish_test

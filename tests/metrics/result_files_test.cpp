@@ -13,6 +13,8 @@
 
 #include "tests/support.h"
 
+namespace t_metrics_result_files_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -121,3 +123,5 @@ TEST_CASE("result_files: a result name that is not a regular file is refused, no
   CHECK(fs::is_symlink(dir / "requests.csv"));
   CHECK_FALSE(fs::exists(dir / "elsewhere.csv"));
 }
+
+}  // namespace t_metrics_result_files_test

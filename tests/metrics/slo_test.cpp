@@ -8,6 +8,8 @@
 #include "metrics/output.h"
 #include "tests/support.h"
 
+namespace t_metrics_slo_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -256,3 +258,5 @@ TEST_CASE("slo: bad sections are config errors with file and line", "[metrics][s
   // percentile 100 is the maximum; it is allowed.
   CHECK(build_scenario(doc_of(k_synthetic + "slo: {ttft_ms: 1, percentile: 100}\n")).slo);
 }
+
+}  // namespace t_metrics_slo_test

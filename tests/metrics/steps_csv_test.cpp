@@ -4,6 +4,8 @@
 
 #include "tests/support.h"
 
+namespace t_metrics_steps_csv_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -130,3 +132,5 @@ TEST_CASE("steps.csv: bytes and flops under a cost-reporting model", "[metrics][
   CHECK(max_bw_intensity <= ridge * (1 + 1e-9));
   if (min_compute_intensity < 1e300) CHECK(min_compute_intensity >= ridge * (1 - 1e-9));
 }
+
+}  // namespace t_metrics_steps_csv_test

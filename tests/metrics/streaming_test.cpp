@@ -12,6 +12,8 @@
 #include "metrics/output.h"
 #include "tests/support.h"
 
+namespace t_metrics_streaming_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -164,3 +166,5 @@ TEST_CASE("summary: what a workload transform dropped or capped is counted in su
   CHECK_THAT(summary, Catch::Contains("\"transform_dropped_sample\": "));
   CHECK_THAT(r.out, Catch::Contains("workload   transform_dropped_sample: "));
 }
+
+}  // namespace t_metrics_streaming_test

@@ -8,6 +8,8 @@
 
 #include "metrics/output.h"
 
+namespace t_metrics_summary_fields_test {
+
 using namespace servesim;
 using J = nlohmann::ordered_json;
 
@@ -158,3 +160,5 @@ TEST_CASE("summary fields: the printed tables show every column and row the list
   });
   CHECK(rows == 5);  // TTFT, TPOT, E2E, queue, ITL
 }
+
+}  // namespace t_metrics_summary_fields_test

@@ -10,6 +10,8 @@
 
 #include "tests/support.h"
 
+namespace t_metrics_timeline_test {
+
 using namespace servesim;
 using namespace servesim::test;
 using nlohmann::json;
@@ -271,3 +273,5 @@ TEST_CASE("timeline: a decode replica without a free seat shows the admit wait",
   CHECK(r1.at("decode") == std::make_pair(20000.0, 91020.0));
   CHECK(spans_of(t, 0).count("admit wait") == 0);
 }
+
+}  // namespace t_metrics_timeline_test

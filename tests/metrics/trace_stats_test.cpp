@@ -3,6 +3,8 @@
 
 #include <catch2/catch.hpp>
 
+namespace t_metrics_trace_stats_test {
+
 using namespace servesim;
 
 namespace {
@@ -67,3 +69,5 @@ TEST_CASE("trace stats: a block hash past the prompt's end covers no tokens",
   CHECK(p["hit_tokens"].get<int64_t>() == 5);      // the second request's 4 + 1 + 0
   CHECK(p["hit_fraction_of_prompt_tokens"].get<double>() == Approx(0.5));
 }
+
+}  // namespace t_metrics_trace_stats_test

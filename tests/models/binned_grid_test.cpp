@@ -8,6 +8,8 @@
 #include <cmath>
 #include <vector>
 
+namespace t_models_binned_grid_test {
+
 using namespace servesim;
 
 namespace {
@@ -79,3 +81,5 @@ TEST_CASE("binned grid: a length between two points is interpolated linearly in 
   CHECK(b.at(1, 33) == Approx(1.090).epsilon(1e-9));
   CHECK(b.at(3, 33) == Approx(3 * 1.090).epsilon(1e-9));
 }
+
+}  // namespace t_models_binned_grid_test

@@ -10,6 +10,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_catalog_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -217,3 +219,5 @@ TEST_CASE("catalog: an unknown name gets the close one and the valid ones, a pat
   const fs::path p(path);
   CHECK(load_model(p.filename().string(), p.parent_path().string()).layers == 2);
 }
+
+}  // namespace t_models_catalog_test

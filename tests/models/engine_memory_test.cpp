@@ -11,7 +11,9 @@
 #include "schedulers/trtllm.h"
 #include "tests/support.h"
 
-namespace servesim {
+namespace t_models_engine_memory_test {
+
+using namespace servesim;
 using namespace test;
 namespace {
 
@@ -155,9 +157,7 @@ TEST_CASE("engine memory: trtllm_bench_tuning sets the limits not given at the f
              Catch::Contains("nothing is left to tune"));
 }
 
-}  // namespace servesim
-
-namespace servesim {
+using namespace servesim;
 
 TEST_CASE("engine memory: a trace's max_output_tokens column is each request's own maximum",
           "[models][schedulers]") {
@@ -204,4 +204,4 @@ TEST_CASE("engine memory: a trace's max_output_tokens column is each request's o
       Catch::Contains("b.csv:2: column max_output_tokens = 4 is less than output_tokens = 5"));
 }
 
-}  // namespace servesim
+}  // namespace t_models_engine_memory_test

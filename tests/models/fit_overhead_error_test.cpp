@@ -5,6 +5,8 @@
 
 #include "models/fit.h"
 
+namespace t_models_fit_overhead_error_test {
+
 using namespace servesim;
 
 TEST_CASE("cpu overhead fit: mape is the mean and max_ape the largest error of the points",
@@ -27,3 +29,5 @@ TEST_CASE("cpu overhead fit: mape is the mean and max_ape the largest error of t
   CHECK(f.min_batch == 1);
   CHECK(f.max_batch == 3);
 }
+
+}  // namespace t_models_fit_overhead_error_test

@@ -12,6 +12,8 @@
 #include "tests/test_paths.h"
 #include "traces/workload_source.h"
 
+namespace t_models_fit_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -240,3 +242,5 @@ TEST_CASE("fit: steps shorter than a millisecond keep their fitted base time", "
   // One sequence of 16 context tokens: 0.3 + 0.02 + 16 x 0.00001 = 0.32016 ms.
   CHECK(m->predict_ms(shape(1, 16, 0)) == Approx(0.32016).epsilon(1e-9));
 }
+
+}  // namespace t_models_fit_test

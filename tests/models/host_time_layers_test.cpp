@@ -3,6 +3,8 @@
 
 #include "tests/support.h"
 
+namespace t_models_host_time_layers_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -18,3 +20,5 @@ TEST_CASE("host_time: eager_launch_us_per_layer 0 needs no layer count, 1 does",
   CHECK(input_error_of(yaml("0")) == "(no error)");
   CHECK_THAT(input_error_of(yaml("1")), Catch::Contains("needs the model's layer count"));
 }
+
+}  // namespace t_models_host_time_layers_test

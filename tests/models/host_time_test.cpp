@@ -8,6 +8,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_models_host_time_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -271,3 +273,5 @@ TEST_CASE("host_time: off unless asked, and bad settings are refused with the ke
                  trace, k_linear, "{kind: continuous, max_num_seqs: 4, host_time: true}", k_kv)),
              Catch::Contains("host_time"));
 }
+
+}  // namespace t_models_host_time_test

@@ -6,7 +6,9 @@
 #include "sim/scenario.h"
 #include "tests/support.h"
 
-namespace servesim {
+namespace t_models_kv_memory_test {
+
+using namespace servesim;
 using namespace test;
 namespace {
 
@@ -126,4 +128,4 @@ TEST_CASE("kv_memory: a scenario sized from names runs, and swap takes its bytes
   CHECK(sc.components.replicas[0].kv->bytes_per_token() == 131072.0);
 }
 
-}  // namespace servesim
+}  // namespace t_models_kv_memory_test

@@ -9,6 +9,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_layer_profile_bounds_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -56,3 +58,5 @@ TEST_CASE("measurements: a prefill-only step has no decode context (0 is allowed
                         "neg.csv", "batch_size,context_tokens,prefill_tokens,step_ms\n1,-1,0,5\n")),
                     Catch::Contains("neg.csv:2"));
 }
+
+}  // namespace t_models_layer_profile_bounds_test

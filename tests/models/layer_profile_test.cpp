@@ -12,6 +12,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_layer_profile_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -458,3 +460,5 @@ TEST_CASE("layer_profile: a skew fit of pure decodes alone answers for mixed bat
   CHECK(fit.alpha(512, 4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
   CHECK(fit.alpha(0, 4, 0.25, 1024) == Approx(0.5).epsilon(1e-12));
 }
+
+}  // namespace t_models_layer_profile_test

@@ -21,6 +21,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_operator_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -322,3 +324,5 @@ TEST_CASE("operator: a MoE shape not measured lists the shapes that are", "[mode
   CHECK_THROWS_WITH(src->moe_ms(16, shape, "bfloat16", "balanced"),
                     Catch::Contains("hidden/inter/experts/top-k there: 256/128/4/2"));
 }
+
+}  // namespace t_models_operator_test

@@ -13,6 +13,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_roofline_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -286,3 +288,5 @@ TEST_CASE("step-time contract: every model gives a positive, repeatable time, a 
     }
   }
 }
+
+}  // namespace t_models_roofline_test

@@ -8,6 +8,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_models_shape_roofline_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -162,3 +164,5 @@ TEST_CASE("shape roofline: refusals name what is missing and what is allowed", "
              }),
              Catch::Contains("fit"));
 }
+
+}  // namespace t_models_shape_roofline_test

@@ -9,6 +9,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_step_time_contract_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -150,3 +152,5 @@ TEST_CASE("linear: the knee term charges only the tokens beyond knee_tokens", "[
   // Decode only: no mixed-context charge; 120 sequences are 20 past the knee.
   CHECK(m->step_ms(decode(120, 10)) == Approx(1.2).epsilon(1e-12));
 }
+
+}  // namespace t_models_step_time_contract_test

@@ -4,6 +4,8 @@
 #include "models/step_time_model.h"
 #include "tests/support.h"
 
+namespace t_models_step_time_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -59,3 +61,5 @@ TEST_CASE("linear: a model whose step could take no time is refused", "[models]"
   CHECK_THROWS_WITH(model("kind: linear\nper_context_token_ms: 1\n"),
                     Catch::Contains("base_ms + per_seq_ms must be > 0"));
 }
+
+}  // namespace t_models_step_time_test

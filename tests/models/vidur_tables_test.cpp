@@ -15,6 +15,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_models_vidur_tables_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -232,3 +234,5 @@ TEST_CASE("cpu_overhead: adds exactly its figure to any model's step", "[models]
   (void)make_step_time_model(Cfg::root(typo));
   CHECK_THROWS_WITH(typo->check_all_read(), Catch::Contains("per_step"));
 }
+
+}  // namespace t_models_vidur_tables_test

@@ -8,6 +8,8 @@
 #include "report/report_data.h"
 #include "tests/support.h"
 
+namespace t_report_report_input_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -70,3 +72,5 @@ TEST_CASE("report input: only regular files are read", "[report][hostile]") {
   REQUIRE(mkfifo((dir / "requests.csv").c_str(), 0600) == 0);
   CHECK(error_of(dir) == "requests.csv: not a regular file");  // on main: blocked forever
 }
+
+}  // namespace t_report_report_input_test

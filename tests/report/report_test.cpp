@@ -12,6 +12,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_report_report_test {
+
 using namespace servesim;
 using namespace servesim::test;
 using nlohmann::json;
@@ -494,3 +496,5 @@ TEST_CASE("report: a capacity folder's bad probe is named", "[report][hostile]")
   CHECK_THAT(error_of({dir.string()}),
              Catch::Contains("key \"probes\" = 3: must be an array (or null)"));
 }
+
+}  // namespace t_report_report_test

@@ -4,6 +4,8 @@
 
 #include "tests/support.h"
 
+namespace t_schedulers_aliases_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -57,3 +59,5 @@ TEST_CASE("sarathi: chunked prefill under a token budget, decodes first", "[sche
                        kv));
   }
 }
+
+}  // namespace t_schedulers_aliases_test

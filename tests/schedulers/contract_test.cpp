@@ -8,6 +8,8 @@
 #include "schedulers/scheduler.h"
 #include "tests/support.h"
 
+namespace t_schedulers_contract_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -126,3 +128,5 @@ TEST_CASE("contract: paged KV under pressure does preempt, and still serves ever
   CHECK(out.summary.preemptions > 0);
   CHECK(out.summary.finished + out.summary.rejected == 150);
 }
+
+}  // namespace t_schedulers_contract_test

@@ -5,6 +5,8 @@
 
 #include "tests/support.h"
 
+namespace t_schedulers_recompute_budget_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -26,3 +28,5 @@ TEST_CASE("continuous: a recompute longer than the budget is chunked without chu
   CHECK(r[0].finish.count_ns() == ms(300));
   CHECK(r[1].finish.count_ns() == ms(440));
 }
+
+}  // namespace t_schedulers_recompute_budget_test

@@ -8,6 +8,8 @@
 #include "schedulers/router.h"
 #include "tests/support.h"
 
+namespace t_schedulers_router_contract_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -85,3 +87,5 @@ TEST_CASE("routers: an index below the replicas, one replica takes all, same see
     }
   }
 }
+
+}  // namespace t_schedulers_router_contract_test

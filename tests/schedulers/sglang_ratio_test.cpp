@@ -5,6 +5,8 @@
 
 #include "tests/support.h"
 
+namespace t_schedulers_sglang_ratio_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -62,3 +64,5 @@ TEST_CASE("sglang: a chunked request's last chunk promises its whole max_new, no
   CHECK(r[0].first_admitted.count_ns() == 0);
   CHECK(r[1].first_admitted.count_ns() == ms(2));
 }
+
+}  // namespace t_schedulers_sglang_ratio_test

@@ -5,6 +5,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_schedulers_sglang_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -175,3 +177,5 @@ TEST_CASE("sglang: bad settings are refused with the rule", "[schedulers][sglang
   CHECK_THAT(error("{kind: sglang, schedule_policy: lru}"), Catch::Contains("fcfs, lpm"));
   CHECK(error("{kind: sglang}") == "(no error)");
 }
+
+}  // namespace t_schedulers_sglang_test

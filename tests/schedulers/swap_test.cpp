@@ -5,6 +5,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_schedulers_swap_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -100,3 +102,5 @@ TEST_CASE("swap: the bytes of a KV token come from kv.memory or must be given",
                    memory),
              Catch::Contains("must not be given with kv.memory"));
 }
+
+}  // namespace t_schedulers_swap_test

@@ -5,6 +5,8 @@
 
 #include "tests/support.h"
 
+namespace t_schedulers_trtllm_no_evict_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -42,3 +44,5 @@ TEST_CASE("trtllm no-evict: one block short of the promise, the request waits fo
   CHECK(r[1].first_admitted.count_ns() == ms(68));
   CHECK(r[1].first_token.count_ns() == ms(79));
 }
+
+}  // namespace t_schedulers_trtllm_no_evict_test

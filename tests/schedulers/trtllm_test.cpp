@@ -5,6 +5,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_schedulers_trtllm_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -109,3 +111,5 @@ TEST_CASE("trtllm: bad settings are refused with the rule", "[schedulers][trtllm
              Catch::Contains("must be at least kv.block_size (16)"));
   CHECK(error("{kind: trtllm}") == "(no error)");
 }
+
+}  // namespace t_schedulers_trtllm_test

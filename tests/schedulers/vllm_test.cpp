@@ -5,6 +5,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_schedulers_vllm_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -527,3 +529,5 @@ TEST_CASE("vllm: a preempted request not yet in the step gives no tokens back to
   CHECK(r[2].preemptions == 4);
   CHECK(r[2].first_token.count_ns() == ms(120));
 }
+
+}  // namespace t_schedulers_vllm_test

@@ -3,6 +3,8 @@
 
 #include "tests/support.h"
 
+namespace t_sim_api_latency_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -63,3 +65,5 @@ TEST_CASE("api: bad values and unknown keys are refused", "[sim]") {
              Catch::Contains("api.request_overhead_ms"));
   CHECK_THAT(input_error_of(base + "api: {coalesce: 4}\n"), Catch::Contains("api.coalesce"));
 }
+
+}  // namespace t_sim_api_latency_test

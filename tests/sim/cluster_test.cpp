@@ -6,6 +6,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_sim_cluster_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -188,3 +190,5 @@ TEST_CASE("cluster: bad pools are config errors", "[sim][cluster]") {
                               "  pools: [{name: a, replicas: 1}]}\n")),
       Catch::Contains("cluster.decode_router") && Catch::Contains("disaggregated"));
 }
+
+}  // namespace t_sim_cluster_test

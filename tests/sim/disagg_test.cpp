@@ -8,6 +8,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_sim_disagg_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -261,3 +263,5 @@ TEST_CASE("disagg: step observers see the steps of prefill and decode replicas",
   CHECK(sim.stats().replicas[0].handed_off == 1);
   CHECK(sim.stats().replicas[3].received == 1);
 }
+
+}  // namespace t_sim_disagg_test

@@ -3,6 +3,8 @@
 
 #include "tests/support.h"
 
+namespace t_sim_engine_golden_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -216,3 +218,5 @@ TEST_CASE("table: one sequence at 6.3 ms and eight at 9.3 ms give 159 and 860 to
   CHECK(1000.0 / 6.3 == Approx(158.7).epsilon(0.001));
   CHECK(8 * 101 / (101 * 9.3e-3) == Approx(860.2).epsilon(0.001));
 }
+
+}  // namespace t_sim_engine_golden_test

@@ -4,6 +4,8 @@
 #include "schedulers/scheduler.h"
 #include "tests/support.h"
 
+namespace t_sim_invariants_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -82,3 +84,5 @@ TEST_CASE("invariants: the message names the replica only when there are several
                     "invariant broken after planning step 1 at 100000000 ns on replica 1: KV use 0 "
                     "differs from the 16 tokens the running requests hold");
 }
+
+}  // namespace t_sim_invariants_test

@@ -6,6 +6,8 @@
 
 #include "tests/support.h"
 
+namespace t_sim_limits_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -83,3 +85,5 @@ kv: {policy: paged, capacity_tokens: 100000}
   CHECK(sim.stats().stopped_by == "queue limit");
   CHECK(sim.stats().peak_in_flight == 51);
 }
+
+}  // namespace t_sim_limits_test

@@ -4,6 +4,8 @@
 
 #include "tests/support.h"
 
+namespace t_sim_load_refresh_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -57,3 +59,5 @@ TEST_CASE("least_kv: a request goes where the smallest share of KV is in use", "
   CHECK(replicas_of(run_requests(two_replicas(rows, "{kind: least_outstanding}"))) ==
         std::vector<uint32_t>{0, 1, 0, 1});
 }
+
+}  // namespace t_sim_load_refresh_test

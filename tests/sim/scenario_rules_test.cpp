@@ -7,6 +7,8 @@
 #include "sim/scenario.h"
 #include "tests/support.h"
 
+namespace t_sim_scenario_rules_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -115,3 +117,5 @@ TEST_CASE("scenario_rules: trtllm's chunk unit is the block size of the replica'
       Catch::Contains("max_num_tokens") &&
           Catch::Contains("must be at least kv.block_size (64) with enable_chunked_context"));
 }
+
+}  // namespace t_sim_scenario_rules_test

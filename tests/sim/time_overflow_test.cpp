@@ -4,6 +4,8 @@
 
 #include "tests/support.h"
 
+namespace t_sim_time_overflow_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -78,3 +80,5 @@ TEST_CASE("time overflow: a swap link too slow for its swap space is refused",
   CHECK_THAT(msg, Catch::EndsWith(": moving the whole swap space (4 GB) at this rate takes 4e+12 "
                                   "s, more than the limit of 1e6 s"));
 }
+
+}  // namespace t_sim_time_overflow_test

@@ -5,6 +5,8 @@
 #include "sizing/capacity.h"
 #include "tests/support.h"
 
+namespace t_sizing_capacity_rejects_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -35,3 +37,5 @@ slo: {ttft_ms: 10}
     CHECK(p.run.summary.rejected == 20);
   }
 }
+
+}  // namespace t_sizing_capacity_rejects_test

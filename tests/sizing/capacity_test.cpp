@@ -9,6 +9,8 @@
 
 #include "tests/support.h"
 
+namespace t_sizing_capacity_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -111,3 +113,5 @@ TEST_CASE("capacity: bad input exits 2 with a message", "[sizing][capacity]") {
   CHECK_THAT(r.err, Catch::Contains("scheduler.max_num_seq"));
   CHECK_FALSE(fs::exists(out / "capacity.json"));
 }
+
+}  // namespace t_sizing_capacity_test

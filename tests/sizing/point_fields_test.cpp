@@ -11,6 +11,8 @@
 #include "tests/sizing/sweep_fixture.h"
 #include "tests/support.h"
 
+namespace t_sizing_point_fields_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -111,3 +113,5 @@ TEST_CASE("point fields: a row survives the MPI transfer field for field",
     CHECK(point_to_json(r).size() == listed(k_wire, true).size() + listed(k_wire, false).size());
   }
 }
+
+}  // namespace t_sizing_point_fields_test

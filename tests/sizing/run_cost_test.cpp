@@ -12,6 +12,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_sizing_run_cost_test {
+
 using namespace servesim;
 using namespace servesim::test;
 using json = nlohmann::json;
@@ -126,3 +128,5 @@ TEST_CASE("run cost: a sweep folder gives the page its scenario axes and no chea
                         "/tests/data/report/sweep-fixture")["scenario_axes"]
             .is_null());
 }
+
+}  // namespace t_sizing_run_cost_test

@@ -15,6 +15,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_sizing_size_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -446,3 +448,5 @@ TEST_CASE(
                                            "repository's data/timings/aiconfigurator folder"));
   CHECK_FALSE(fs::exists(out / "points.csv"));
 }
+
+}  // namespace t_sizing_size_test

@@ -12,6 +12,8 @@
 #include "tests/sizing/sweep_fixture.h"
 #include "tests/support.h"
 
+namespace t_sizing_sweep_roles_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -147,3 +149,5 @@ TEST_CASE("sweep roles: a sweep without scenario axes keeps one cheapest point",
   CHECK(j.at("cheapest_per_scenario")[0].at("label") == "");
   CHECK_THAT(sweep_report(spec, rows), Catch::Contains("\ncheapest meeting the SLOs\n"));
 }
+
+}  // namespace t_sizing_sweep_roles_test

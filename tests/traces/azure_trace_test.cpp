@@ -2,6 +2,8 @@
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_rows.h"
 
+namespace t_traces_azure_trace_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -112,3 +114,5 @@ TEST_CASE("azure: rows with 0 tokens are skipped and counted only when asked", "
   CHECK(source->counters() ==
         std::vector<std::pair<std::string, int64_t>>{{"trace_rows_skipped_zero_tokens", 2}});
 }
+
+}  // namespace t_traces_azure_trace_test

@@ -6,6 +6,8 @@
 
 #include "tests/support.h"
 
+namespace t_traces_benchmark_load_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -97,3 +99,5 @@ TEST_CASE("max_concurrency: bad input names the key", "[traces]") {
                             lengths + k_engine),
              Catch::Contains("interval_s"));
 }
+
+}  // namespace t_traces_benchmark_load_test

@@ -1,5 +1,7 @@
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_burstgpt_trace_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -84,3 +86,5 @@ TEST_CASE("burstgpt: model belongs to burstgpt traces only", "[traces]") {
   CHECK_THAT(msg, Catch::Contains("model = \"ChatGPT\" at test.yaml:2:8: only burstgpt traces "
                                   "have a Model column; this trace is read as azure"));
 }
+
+}  // namespace t_traces_burstgpt_trace_test

@@ -7,6 +7,8 @@
 #include "traces/factories.h"  // make_synthetic
 #include "traces/workload_source.h"
 
+namespace t_traces_csv_trace_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -217,3 +219,5 @@ TEST_CASE("vllm jsonl: an optional integer priority field", "[traces]") {
         "p.jsonl:1: field \"priority\" = 18446744073709551615" + allowed);
   CHECK(error("-1000000001") == "p.jsonl:1: field \"priority\" = -1000000001" + allowed);
 }
+
+}  // namespace t_traces_csv_trace_test

@@ -4,6 +4,8 @@
 
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_json_duplicate_keys_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -32,3 +34,5 @@ TEST_CASE("json traces: a field given twice in a line is refused", "[traces][hos
                     R"("x": {"a": 1}, "y": {"a": 2}})",
                     "format: vllm_jsonl") == "no error");
 }
+
+}  // namespace t_traces_json_duplicate_keys_test

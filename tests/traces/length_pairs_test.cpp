@@ -9,6 +9,8 @@
 
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_length_pairs_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -88,3 +90,5 @@ TEST_CASE("lengths_from: bad keys and files are named", "[traces]") {
              }),
              Catch::StartsWith("z.csv:2: column num_decode_tokens = \"0\""));
 }
+
+}  // namespace t_traces_length_pairs_test

@@ -5,6 +5,8 @@
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_rows.h"
 
+namespace t_traces_mix_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -100,3 +102,5 @@ TEST_CASE("mix: bad components name the key and what is allowed", "[traces]") {
              Catch::Contains("workload.mix.components[0].closed_loop"));
   CHECK_THAT(mix_error("mix: {components: []}\n"), Catch::Contains("non-empty list of maps"));
 }
+
+}  // namespace t_traces_mix_test

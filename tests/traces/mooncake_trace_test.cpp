@@ -1,5 +1,7 @@
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_mooncake_trace_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -110,3 +112,5 @@ TEST_CASE("mooncake: hash_block_tokens belongs to traces with block hashes only"
                                   "traces (hash_ids) and servesim CSV (prefix_hash) have block "
                                   "hashes; this trace is read as azure"));
 }
+
+}  // namespace t_traces_mooncake_trace_test

@@ -12,6 +12,8 @@
 
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_servegen_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -241,3 +243,5 @@ TEST_CASE("servegen: config keys are checked", "[traces]") {
   CHECK_THAT(error_from([&] { (void)workload_of("servegen: {trace: " + odd + "}"); }),
              Catch::Contains("does not end in -trace.csv"));
 }
+
+}  // namespace t_traces_servegen_test

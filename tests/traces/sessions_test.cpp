@@ -11,6 +11,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_traces_sessions_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -211,3 +213,5 @@ TEST_CASE("closed loop: conversations grow their prompts, and static batching do
   REQUIRE(prompts.size() == 4);
   for (const auto& [stream, p] : prompts) CHECK(p == std::vector<int32_t>{8, 20, 32});
 }
+
+}  // namespace t_traces_sessions_test

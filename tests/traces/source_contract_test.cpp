@@ -15,6 +15,8 @@
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_rows.h"
 
+namespace t_traces_source_contract_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -133,3 +135,5 @@ TEST_CASE("workload sources: ids in order, arrivals never go back, lengths >= 1,
     if (!a->reactive() && a->size_hint() != 0) CHECK(a->size_hint() == ra.size());
   }
 }
+
+}  // namespace t_traces_source_contract_test

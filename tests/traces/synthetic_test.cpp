@@ -23,6 +23,8 @@
 #include "tests/test_paths.h"
 #include "traces/workload_source.h"
 
+namespace t_traces_synthetic_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -452,3 +454,5 @@ TEST_CASE("synthetic: bad length keys name the key and what is allowed", "[trace
             "\" at test.yaml:5:44: the file has a header but no "
             "rows");
 }
+
+}  // namespace t_traces_synthetic_test

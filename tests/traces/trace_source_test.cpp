@@ -5,6 +5,8 @@
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_reader.h"
 
+namespace t_traces_trace_source_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -189,3 +191,5 @@ TEST_CASE("trace: every real Azure and Mooncake trace in shared data loads compl
     CHECK(last.count_ns() > 0);
   }
 }
+
+}  // namespace t_traces_trace_source_test

@@ -1,6 +1,8 @@
 #include "core/random.h"
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_transform_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -174,3 +176,5 @@ TEST_CASE("transform: contradictory or empty settings name the key", "[traces]")
   CHECK_THAT(error_from([&] { (void)workload_of(five() + "transfrom: {rate_scale: 2}\n"); }),
              Catch::Contains("transfrom"));
 }
+
+}  // namespace t_traces_transform_test

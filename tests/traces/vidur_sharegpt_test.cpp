@@ -4,6 +4,8 @@
 
 #include "tests/traces/trace_test_support.h"
 
+namespace t_traces_vidur_sharegpt_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -65,3 +67,5 @@ TEST_CASE("sharegpt: an entry with one turn is refused unless zero_tokens: skip"
   CHECK_THAT(error_from([&] { (void)trace_of("path: " + not_array + "\nformat: sharegpt\n"); }),
              Catch::Contains("a ShareGPT file is one JSON array"));
 }
+
+}  // namespace t_traces_vidur_sharegpt_test

@@ -8,6 +8,8 @@
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
+namespace t_core_kv_prefix_cache_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -196,3 +198,5 @@ TEST_CASE(
   CHECK(std::abs(got - expected) < 0.002);
   CHECK(expected > 0.2);  // the trace does share a lot: the test is not vacuous
 }
+
+}  // namespace t_core_kv_prefix_cache_test
