@@ -11,10 +11,12 @@ over the shapes a serving step uses (SERVING_* below), over every GPU and both e
     python3 scripts/fit_shape_roofline.py --write            # configs/shape-roofline/*.yaml
     python3 scripts/fit_shape_roofline.py --validate         # the leave-one-GPU-out tables
 
---data defaults to ../shared/data/timings/aiconfigurator beside the repository.
+--data defaults to the repository's data/timings/aiconfigurator (the same tables as
+../shared/data/timings/aiconfigurator, gzip-compressed; each table is read as X or X.gz).
 """
 import argparse
 import csv
+import gzip
 import math
 import multiprocessing
 import os
@@ -23,7 +25,7 @@ import sys
 import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEFAULT_DATA = os.path.join(os.path.dirname(ROOT), "shared", "data", "timings", "aiconfigurator")
+DEFAULT_DATA = os.path.join(ROOT, "data", "timings", "aiconfigurator")
 
 # AIConfigurator's GPU folder -> servesim catalogue name (the datasheet the C++ source reads).
 GPUS = {
@@ -75,8 +77,19 @@ def engines(data, gpu):
                   if not d.startswith("nccl") and os.path.isdir(os.path.join(data, gpu, d)))
 
 
+def table(path):
+    """`path` or, where only that is there, `path`.gz (the repository's data/ is compressed)."""
+    return path if os.path.exists(path) or not os.path.exists(path + ".gz") else path + ".gz"
+
+
+def has_table(path):
+    return os.path.exists(table(path))
+
+
 def rows(path):
-    with open(path, newline="") as f:
+    path = table(path)
+    opener = gzip.open if path.endswith(".gz") else open
+    with opener(path, "rt", newline="") as f:
         yield from csv.DictReader(f)
 
 
@@ -310,7 +323,7 @@ class AllReduce:
     @staticmethod
     def load(data, gpu, engine, hw, out):
         path = os.path.join(data, gpu, engine, "custom_allreduce.csv")
-        if not os.path.exists(path):
+        if not has_table(path):
             return
         for r in rows(path):
             if r.get("kernel_source", "vLLM_custom_graph") != "vLLM_custom_graph":
@@ -348,8 +361,7 @@ def load_all(data):
     for g in GPUS:
         for e in engines(data, g):
             for op in OPS:
-                if op is not AllReduce and not os.path.exists(os.path.join(data, g, e,
-                                                                            "gemm.csv")):
+                if op is not AllReduce and not has_table(os.path.join(data, g, e, "gemm.csv")):
                     continue
                 op.load(data, g, e, hw[g], samples[op.name])
     return hw, samples
@@ -452,7 +464,7 @@ def write_fit(path, fits, data, tables, command):
         "# servesim shape-aware roofline: efficiency curves fitted across AIConfigurator operator",
         "# tables (docs/hardware.md, \"The shape-aware roofline\"; forms in models/shape_roofline.h).",
         f"# Tables: {tables}",
-        f"#   under {os.path.relpath(data, os.path.dirname(ROOT))} (shared/data), TRT-LLM and vLLM.",
+        f"#   under {os.path.relpath(data, ROOT)}, TRT-LLM and vLLM.",
         "# Datasheets: servesim's configs/hardware catalogue (bandwidth, dense peaks, interconnect/2).",
         f"# Produced by: {command}",
         "# Each row: fitted parameters, then '# n=<samples> mae_log=<mean |log error|>'.",

@@ -9,6 +9,8 @@
 #                                             calibrate report (default: all)
 #   SERVESIM_FUZZ_BUILD=dir                   build folder (default build-asan)
 #   SERVESIM_FUZZ_JOBS=n                      ninja jobs (default: ninja's own)
+#   SERVESIM_FUZZ_PARALLEL=n                  fuzzers run at once (default: the core count, so
+#                                             six 30 s runs take 90 s on two cores, not 180)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-60}
@@ -23,20 +25,34 @@ cmake --build "$build" ${SERVESIM_FUZZ_JOBS:+-j "$SERVESIM_FUZZ_JOBS"} \
 # A small quarantine keeps the resident size well under -rss_limit_mb on long runs.
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:quarantine_size_mb=64}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
-status=0
-for t in "${targets[@]}"; do
-  work="$build/fuzz-work/$t"
+# One fuzzer: its log, and on a finding the log's tail; exit 1 on a finding.
+fuzz_one() {
+  local t=$1 work="$build/fuzz-work/$1"
   mkdir -p "$work/corpus"  # inputs the fuzzer finds go here, never into fuzz/corpus/
-  echo "== fuzz_$t for ${secs}s"
   if ! "$build/fuzz/fuzz_$t" -max_len=4096 -timeout=10 -rss_limit_mb=2048 \
       -max_total_time="$secs" -print_final_stats=1 -dict="fuzz/$t.dict" \
       -artifact_prefix="$work/" "$work/corpus" "fuzz/corpus/$t" 2>"$work/log"; then
-    status=1
     tail -n 60 "$work/log"
     echo "fuzz_$t: FINDING; the input is in $work/ (crash-*, timeout-*, leak-* or oom-*)"
-    continue
+    return 1
   fi
-  grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^Done' "$work/log" | tr '\n' ' '
-  echo
+  echo "== fuzz_$t for ${secs}s: $(grep -E '^stat::(number_of_executed_units|peak_rss_mb)|^Done' \
+    "$work/log" | tr '\n' ' ')"
+}
+
+parallel=${SERVESIM_FUZZ_PARALLEL:-$(nproc)}
+status=0
+running=0
+for t in "${targets[@]}"; do
+  if ((running >= parallel)); then
+    wait -n || status=1
+    running=$((running - 1))
+  fi
+  fuzz_one "$t" &
+  running=$((running + 1))
+done
+while ((running > 0)); do
+  wait -n || status=1
+  running=$((running - 1))
 done
 exit "$status"
