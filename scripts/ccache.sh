@@ -5,6 +5,8 @@
 SERVESIM_LAUNCHER=()
 if [[ -z "${SERVESIM_NO_CCACHE:-}" ]] && command -v ccache >/dev/null 2>&1; then
   export CCACHE_BASEDIR="$PWD"
+  # -g builds (the sanitizer build) would otherwise hash the working directory into every object.
+  export CCACHE_NOHASHDIR=1
   export CCACHE_MAXSIZE="${CCACHE_MAXSIZE:-5G}"
   SERVESIM_LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
