@@ -8,6 +8,7 @@
 #include <boost/program_options.hpp>
 #include <filesystem>
 #include <iostream>
+#include <new>
 #include <sstream>
 
 #include "cli/calibrate_cmd.h"
@@ -24,6 +25,7 @@
 #include "core/interrupt.h"
 #include "core/registry.h"
 #include "metrics/exports.h"
+#include "metrics/memory_budget.h"
 #include "metrics/output.h"
 #include "metrics/run_scenario.h"
 #include "models/catalog.h"
@@ -220,6 +222,12 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   // only once the run is complete (or stopped and marked partial).
   Scenario scenario = build_scenario(q->doc);  // a bad config stops here, before any output
   for (const std::string& note : q->doc->notes()) std::cerr << "servesim: note: " << note << "\n";
+  // A run that cannot fit in memory is refused here; one that might (an overload) is warned of.
+  const MemoryNeed need = estimate_memory(scenario, options, {});
+  spdlog::debug("memory estimate: floor {} bytes, peak {} bytes ({} requests, {} held at most)",
+                need.floor_bytes, need.peak_bytes, need.requests, need.held);
+  const std::string memory = check_memory(need, memory_limits(), {});
+  if (!memory.empty()) std::cerr << "servesim: warning: " << memory << "\n";
   ResultFiles files(q->dir);
   if (!options.no_requests_csv) options.requests_csv = &files.open("requests.csv");
   if (q->steps) options.steps_csv = &files.open("steps.csv");
@@ -434,6 +442,13 @@ int run_cli(const std::vector<std::string>& args, std::ostream& out, std::ostrea
   } catch (const Interrupted& e) {
     err << "servesim: " << e.what() << "\n";
     return 128 + e.signal();
+  } catch (const OutOfMemory& e) {  // exit status 3: out of memory (docs/cli.md)
+    err << "servesim: error: " << e.what() << "\n";
+    return 3;
+  } catch (const std::bad_alloc&) {
+    // The run's memory is freed by now (the stack is unwound), so the message can be built.
+    err << "servesim: error: " << out_of_memory_message(memory_limits(), {}) << "\n";
+    return 3;
   } catch (const std::exception& e) {
     err << "servesim: internal error: " << e.what() << "\n";
     return 1;

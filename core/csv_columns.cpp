@@ -371,8 +371,14 @@ double CsvColumns::real(size_t k, double min, double max) const {
 }
 
 double CsvColumns::positive_real(size_t k) const {
-  const double v = real(k, 0.0, std::numeric_limits<double>::max());
-  if (v <= 0.0) bad(k, "a finite number > 0");
+  // Any number is read first, so that a negative one gets this message too, not a range's.
+  const std::string_view s = field(k);
+  double v = 0;
+  if (!plain_decimal(s, v)) {
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size()) bad(k, "a finite number > 0");
+  }
+  if (!std::isfinite(v) || v <= 0.0) bad(k, "a finite number > 0");
   return v;
 }
 

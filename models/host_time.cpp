@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "core/engine_versions.h"
 #include "core/errors.h"
 #include "core/units.h"
 #include "models/catalog.h"
@@ -118,29 +119,7 @@ HostTime vidur_a100_host() {
   return h;
 }
 
-struct Version {
-  int major = 0, minor = 0;
-  [[nodiscard]] bool before(int ma, int mi) const { return major != ma ? major < ma : minor < mi; }
-};
-
-Version read_version(const Cfg& c, const std::string& def) {
-  const std::string text = c.get_string("version", def);
-  Version v;
-  char dot = 0;
-  size_t used = 0;
-  try {
-    v.major = std::stoi(text, &used);
-    if (used < text.size()) dot = text[used];
-    if (dot == '.') v.minor = std::stoi(text.substr(used + 1));
-  } catch (const std::exception&) {
-    dot = 'x';
-  }
-  if (dot != '.' || v.major < 0 || v.minor < 0)
-    c.fail("version", fmt::format("{}: give the engine version as MAJOR.MINOR[.PATCH], "
-                                  "e.g. \"{}\"",
-                                  quote_input(text), def));
-  return v;
-}
+using Version = EngineVersion;  // core/engine_versions.h: a known MAJOR.MINOR
 
 /// The start, step and end of a range of sizes, appended to `out`.
 void add_range(std::vector<int32_t>& out, int32_t from, int32_t to, int32_t step) {
@@ -158,7 +137,7 @@ struct EngineDefaults {
 // above 256; before, multiples of 8 up to 512).
 EngineDefaults vllm_defaults(const Cfg& c) {
   EngineDefaults d;
-  const Version v = read_version(c, "0.19.0");
+  const Version v = read_engine_version(c, "vllm");
   const bool v0 = v.major == 0 && v.minor < 8;
   const int64_t seqs = c.get_int("max_num_seqs", 256, {1, 1 << 20});
   d.host = vidur_a100_host();
@@ -193,7 +172,7 @@ EngineDefaults vllm_defaults(const Cfg& c) {
 // graphs for batches of 1, 2, 4, 8, then multiples of 8 up to cuda_graph_max_bs 160, padded.
 EngineDefaults sglang_defaults(const Cfg& c) {
   EngineDefaults d;
-  const Version v = read_version(c, "0.4.0");
+  const Version v = read_engine_version(c, "sglang");
   d.host = vidur_a100_host();
   d.host.overlap = c.get_bool("enable_overlap_schedule", !v.before(0, 4));
   // Detokenization runs in SGLang's DetokenizerManager process, beside the scheduler's loop.
@@ -209,7 +188,7 @@ EngineDefaults sglang_defaults(const Cfg& c) {
 // the components). cuda_graph_config's defaults: batch sizes 1, 2, 4, ..., 128, no padding.
 EngineDefaults trtllm_defaults(const Cfg& c) {
   EngineDefaults d;
-  const Version v = read_version(c, "1.0.0");
+  const Version v = read_engine_version(c, "trtllm");
   d.host = vidur_a100_host();
   d.host.overlap = !c.get_bool("disable_overlap_scheduler", false);
   if (v.before(1, 0)) {

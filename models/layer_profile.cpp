@@ -16,6 +16,7 @@
 #include "core/input_file.h"
 #include "core/units.h"
 #include "models/factories.h"
+#include "models/table_checks.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -40,11 +41,19 @@ namespace {
 
 std::map<std::string, Curve> read_curves(const std::string& path, const std::string& size_col) {
   std::map<std::string, Curve> curves;
+  std::map<std::string, std::vector<CurvePoint>> points;  // for the drop check, with lines
   CsvColumns csv(path, {"layer", size_col, "time_us"});
-  while (csv.next_row())
-    curves[std::string(csv.field(0))].add(static_cast<double>(csv.integer(1, 0, 1 << 30)),
-                                          csv.real(2, 0.0, 1e12));
+  while (csv.next_row()) {
+    const auto size = static_cast<double>(csv.integer(1, 0, 1 << 30));
+    const double us = csv.positive_real(2);
+    const std::string layer(csv.field(0));
+    curves[layer].add(size, us);
+    points[layer].push_back({size, us, csv.line()});
+  }
   for (auto& [name, c] : curves) c.finish();
+  LatencyDrops drops(path, "time_us", size_col + " of the same layer");
+  for (auto& [name, p] : points) drops.add(std::move(p));
+  drops.warn();
   return curves;
 }
 
@@ -150,7 +159,7 @@ LayerProfile::LayerProfile(const std::string& dir, int layers) : m_layers(layers
     r.kv_prefill = static_cast<double>(csv.integer(1, 0, int64_t{1} << 40));
     r.n_decode = static_cast<double>(csv.integer(2, 0, 1 << 24));
     r.kv_decode = static_cast<double>(csv.integer(3, 0, int64_t{1} << 40));
-    r.time_us = csv.real(4, 0.0, 1e12);
+    r.time_us = csv.positive_real(4);
     r.line = csv.line();
     m_rows.push_back(r);
   }
@@ -180,10 +189,18 @@ void LayerProfile::read_moe(const std::string& dir) {
   if (!input_exists(file) && folder_tp > 1) file = p.parent_path() / "tp1" / "moe.csv";
   if (!input_exists(file)) return;
   std::map<double, Curve> by_activated;
+  std::map<double, std::vector<CurvePoint>> points;  // for the drop check, with lines
   CsvColumns csv(file.string(), {"tokens", "activated_experts", "time_us"});
-  while (csv.next_row())
-    by_activated[static_cast<double>(csv.integer(1, 1, 1 << 20))].add(
-        static_cast<double>(csv.integer(0, 1, 1 << 30)), csv.real(2, 0.0, 1e12));
+  while (csv.next_row()) {
+    const auto activated = static_cast<double>(csv.integer(1, 1, 1 << 20));
+    const auto tokens = static_cast<double>(csv.integer(0, 1, 1 << 30));
+    const double us = csv.positive_real(2);
+    by_activated[activated].add(tokens, us);
+    points[activated].push_back({tokens, us, csv.line()});
+  }
+  LatencyDrops drops(file.string(), "time_us", "tokens of the same activated_experts");
+  for (auto& [activated, p] : points) drops.add(std::move(p));
+  drops.warn();
   if (by_activated.empty()) throw InputError(fmt::format("{}: no rows", file.string()));
   for (auto& [activated, curve] : by_activated) {
     curve.finish();
@@ -274,9 +291,9 @@ std::vector<SkewRow> SkewFit::read(const std::string& path) {
     r.nb = static_cast<double>(csv.integer(2, 1, static_cast<int64_t>(r.n)));
     const auto kvs = csv.integer(3, 0, int64_t{1} << 40);
     r.kv_big = static_cast<double>(csv.integer(4, kvs + 1, int64_t{1} << 40));
-    r.t_mean_us = csv.real(5, 0.0, 1e12);
-    r.t_max_us = csv.real(6, 0.0, 1e12);
-    r.t_skew_us = csv.real(7, 0.0, 1e12);
+    r.t_mean_us = csv.positive_real(5);
+    r.t_max_us = csv.positive_real(6);
+    r.t_skew_us = csv.real(7, 0.0, 1e12);  // no skew is a skew of 0
     r.line = csv.line();
     rows.push_back(r);
   }

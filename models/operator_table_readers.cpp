@@ -14,6 +14,7 @@
 #include "core/csv_columns.h"
 #include "core/errors.h"
 #include "core/input_file.h"
+#include "models/table_checks.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -59,14 +60,16 @@ std::optional<LogCurve> curve_of(const std::map<double, double>& points) {
 }
 
 /// The same from points as read: sorted here, the fastest of duplicate sizes kept.
-std::optional<LogCurve> curve_of(std::vector<std::pair<double, double>>& points) {
+std::optional<LogCurve> curve_of(std::vector<CurvePoint>& points) {
   if (points.empty()) return std::nullopt;
-  std::sort(points.begin(), points.end());  // by size, then latency: the fastest first
+  std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) {
+    return a.work != b.work ? a.work < b.work : a.latency < b.latency;  // the fastest first
+  });
   std::vector<double> xs, ys;
-  for (const auto& [x, y] : points) {
-    if (!xs.empty() && xs.back() == x) continue;
-    xs.push_back(x);
-    ys.push_back(y);
+  for (const CurvePoint& p : points) {
+    if (!xs.empty() && xs.back() == p.work) continue;
+    xs.push_back(p.work);
+    ys.push_back(p.latency);
   }
   return LogCurve(xs, ys, 1.0);
 }
@@ -92,9 +95,9 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
   std::set<double> ns, ks;
   // (m, latency) of each (n, k) line as read; its rows come together, so the line is looked up
   // once per run of them.
-  std::map<std::pair<double, double>, std::vector<std::pair<double, double>>> points;
+  std::map<std::pair<double, double>, std::vector<CurvePoint>> points;
   std::pair<double, double> line_key{0, 0};
-  std::vector<std::pair<double, double>>* line = nullptr;
+  std::vector<CurvePoint>* line = nullptr;
   double last_m = 0;
   std::vector<double> every_m;  // into bp once, sorted: cheaper than a set insertion a row
   while (csv.next_row()) {
@@ -110,7 +113,7 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
       ns.insert(n);
       ks.insert(k);
     }
-    line->emplace_back(m, csv.positive_real(3));
+    line->push_back({m, csv.positive_real(3), csv.line()});
   }
   std::sort(every_m.begin(), every_m.end());
   every_m.erase(std::unique(every_m.begin(), every_m.end()), every_m.end());
@@ -118,6 +121,9 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
   if (points.empty())
     throw InputError(
         fmt::format("{}: column latency_ms_{} has no measured cell", g.file.string(), dtype));
+  LatencyDrops drops(g.file.string(), "latency_ms_" + dtype, "m of the same n and k");
+  for (const auto& [nk, curve] : points) drops.add(curve);
+  drops.warn();
   g.ln_n = logs_of(ns);
   g.ln_k = logs_of(ks);
   for (double n : ns)

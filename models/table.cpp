@@ -11,6 +11,7 @@
 #include "core/csv_columns.h"
 #include "core/units.h"
 #include "models/factories.h"
+#include "models/table_checks.h"
 
 namespace servesim {
 namespace {
@@ -48,6 +49,7 @@ class TableModel final : public StepTimeModel {
 std::vector<Point> read_points_file(const Cfg& c) {
   const std::string path = c.existing_file("points_file", "points file");
   std::vector<Point> points;
+  std::vector<CurvePoint> checked;  // for the drop check, with lines
   CsvColumns csv(path, {"batch", "ms"});
   while (csv.next_row()) {
     const auto batch = static_cast<double>(csv.integer(0, 1, 1 << 24));
@@ -57,7 +59,11 @@ std::vector<Point> read_points_file(const Cfg& c) {
                       "batch order",
                       path, csv.line(), batch, points.back().batch));
     points.push_back({batch, csv.positive_real(1)});
+    checked.push_back({batch, points.back().ms, csv.line()});
   }
+  LatencyDrops drops(path, "ms", "batch");
+  drops.add(std::move(checked));
+  drops.warn();
   return points;
 }
 

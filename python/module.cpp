@@ -4,12 +4,14 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <new>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 
 #include "core/errors.h"
 #include "core/interrupt.h"
+#include "metrics/memory_budget.h"
 #include "metrics/output.h"
 #include "python/config_input.h"
 #include "python/csv_arrays.h"
@@ -106,6 +108,13 @@ PYBIND11_MODULE(servesim, m) {
       PyErr_SetString(PyExc_ValueError, e.what());
     } catch (const servesim::Interrupted& e) {
       PyErr_SetString(PyExc_KeyboardInterrupt, e.what());
+    } catch (const servesim::OutOfMemory& e) {
+      PyErr_SetString(PyExc_MemoryError, e.what());
+    } catch (const std::bad_alloc&) {
+      // Plain words and the options that bound a run, not pybind11's bare "std::bad_alloc".
+      const std::string m = servesim::out_of_memory_message(
+          servesim::memory_limits(), servesim::python_memory_use(true, true));
+      PyErr_SetString(PyExc_MemoryError, m.c_str());
     }
   });
 

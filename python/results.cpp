@@ -14,6 +14,7 @@
 
 #include "core/errors.h"
 #include "metrics/exports.h"
+#include "metrics/memory_budget.h"
 #include "metrics/output.h"
 #include "metrics/run_scenario.h"
 #include "python/config_input.h"
@@ -126,6 +127,7 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     RunOutput run;
     std::string steps_csv;
     std::vector<std::string> notes;
+    std::string memory_warning;               ///< check_memory's, when the run might not fit
     std::string latency_json, latency_table;  ///< percentiles given
   };
   Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
@@ -134,6 +136,8 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     Scenario scenario = build_scenario(doc);
     Out o;
     o.notes = doc->notes();
+    const MemoryUse use = python_memory_use(args.requests, args.steps);
+    o.memory_warning = check_memory(estimate_memory(scenario, options, use), memory_limits(), use);
     RunOptions opts = options;
     opts.limits.interrupt = flag;
     std::ostringstream steps;
@@ -166,6 +170,8 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     r.notes.append(n);
     warn(py::str("servesim: note: " + n), py::arg("stacklevel") = 2);
   }
+  if (!out.memory_warning.empty())
+    warn(py::str("servesim: warning: " + out.memory_warning), py::arg("stacklevel") = 2);
   r.table = summary_table(out.run.summary) + out.run.benchmark_table;
   if (!out.latency_json.empty()) {
     r.latency_s = json_loads(out.latency_json);

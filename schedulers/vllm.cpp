@@ -32,13 +32,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cstdio>
 #include <deque>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "core/engine_versions.h"
 #include "schedulers/iteration_level.h"
 
 namespace servesim {
@@ -344,18 +344,11 @@ class VllmV0Scheduler final : public Scheduler {
   std::vector<uint32_t> m_group;  ///< the group's sequences, in plan order
 };
 
-/// vLLM's version from `version` (MAJOR.MINOR[.PATCH]); models/host_time.cpp reads the same key
-/// for the engine's host time and reports a malformed one first.
+/// vLLM's version from `version` (core/engine_versions.h: a known MAJOR.MINOR, any patch);
+/// models/host_time.cpp reads the same key the same way.
 std::pair<int, int> read_vllm_version(const Cfg& c) {
-  const std::string text = c.get_string("version", "0.19.0");
-  int major = -1, minor = -1;
-  char dot = 0;
-  if (std::sscanf(text.c_str(), "%d%c%d", &major, &dot, &minor) != 3 || dot != '.' || major < 0 ||
-      minor < 0)
-    c.fail("version", fmt::format("\"{}\": give the engine version as MAJOR.MINOR[.PATCH], e.g. "
-                                  "\"0.6.6\"",
-                                  text));
-  return {major, minor};
+  const EngineVersion v = read_engine_version(c, "vllm");
+  return {v.major, v.minor};
 }
 
 std::unique_ptr<Scheduler> make_vllm_v0(const Cfg& c, std::pair<int, int> v) {

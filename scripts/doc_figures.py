@@ -45,8 +45,9 @@ from doc_figure_markers import NUMBER, json_value, occurrences, parse, render, s
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
-# Lines a long run may print on stderr while it works: never a figure.
-PROGRESS = re.compile(r"(ETA \d|\d elapsed\b)")
+# Lines a long run may print on stderr while it works, and spdlog's time-stamped diagnostics
+# (a measured table's warning, docs/data.md#checks-on-load): never a figure.
+PROGRESS = re.compile(r"(ETA \d|\d elapsed\b|^\[\d{4}-\d\d-\d\d [\d:.]+\] \[servesim\] \[warning\] )")
 # Wall-clock figures: the number is masked on both sides.
 WALL = [
     re.compile(r"\d[\d,.]*(?=\s*(?:ms|s|seconds?|[a-z ]+/s)?\s*(?:of )?wall\b)"),

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
+#include "core/engine_versions.h"
 
 namespace servesim {
 
@@ -34,9 +34,7 @@ void check_scheduler_and_kv(const Cfg& scheduler, const Cfg& kv) {
         "kind",
         fmt::format("vllm needs kv.policy: paged (vLLM's KV cache is paged), not {}", policy));
   // vLLM V0 (before 0.8) left prefix caching off by default; V1 turns it on.
-  int major = 0, minor = 19;
-  (void)std::sscanf(scheduler.get_string("version", "0.19.0").c_str(), "%d.%d", &major, &minor);
-  const bool v0 = major == 0 && minor < 8;
+  const bool v0 = read_engine_version(scheduler, "vllm").before(0, 8);
   const bool prefix_caching = scheduler.get_bool("enable_prefix_caching", !v0);
   if (prefix_caching != kv.get_bool("prefix_caching", false))
     scheduler.fail("enable_prefix_caching",

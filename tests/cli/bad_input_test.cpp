@@ -316,6 +316,42 @@ TEST_CASE("catalog: contradictory settings name both keys", "[cli][catalog]") {
         err("kv.block_size = \"0\" at c.yaml:11:56: must be an integer from 1 to 1048576"));
 }
 
+TEST_CASE("catalog: engine versions servesim does not know", "[cli][catalog]") {
+  const std::string vllm = "kind: vllm\n  enable_prefix_caching: false\n  version: ";
+  CHECK(config_error("kind: continuous\n  max_num_seqs: 8", vllm + "\"0.99.0\"") ==
+        err("scheduler.version = \"0.99.0\" at c.yaml:11:12: vLLM 0.99 is not a version "
+            "servesim knows (known: 0.5, 0.6, 0.7, 0.8, 0.9, 0.10, 0.11, 0.12, 0.13, 0.14, "
+            "0.15, 0.16, 0.17, 0.18, 0.19; a patch release such as 0.19.1 is taken as its "
+            "MAJOR.MINOR)"));
+  CHECK(config_error("kind: continuous\n  max_num_seqs: 8", vllm + "\"0.19-1\"") ==
+        err("scheduler.version = \"0.19-1\" at c.yaml:11:12: give the engine version as "
+            "MAJOR.MINOR[.PATCH], e.g. \"0.19.0\" (known vLLM versions: 0.5, 0.6, 0.7, 0.8, "
+            "0.9, 0.10, 0.11, 0.12, 0.13, 0.14, 0.15, 0.16, 0.17, 0.18, 0.19)"));
+  CHECK(config_error("kind: continuous\n  max_num_seqs: 8", "kind: sglang\n  version: \"0.45\"") ==
+        err("scheduler.version = \"0.45\" at c.yaml:10:12: SGLang 0.45 is not a version "
+            "servesim knows (known: 0.3, 0.4, 0.5; a patch release such as 0.5.1 is taken as "
+            "its MAJOR.MINOR)"));
+}
+
+TEST_CASE("catalog: a step-time table with a negative, zero or missing latency", "[cli][catalog]") {
+  const std::string config =
+      replace_all(k_synthetic_config, "step_time: {kind: linear, base_ms: 1}",
+                  "step_time: {kind: table, points_file: p.csv}");
+  const auto table_error = [&](const std::string& csv) {
+    return error_of({{"c.yaml", config}, {"p.csv", csv}});
+  };
+  CHECK(table_error("batch,ms\n1,6.3\n8,-9.3\n") ==
+        err("p.csv:3: column ms = \"-9.3\": must be a finite number > 0"));
+  CHECK(table_error("batch,ms\n1,0\n") ==
+        err("p.csv:2: column ms = \"0\": must be a finite number > 0"));
+  CHECK(table_error("batch,ms\n1,nan\n") ==
+        err("p.csv:2: column ms = \"nan\": must be a finite number > 0"));
+  CHECK(table_error("batch,ms\n1,6.3\n8,\n") ==
+        err("p.csv:3: column ms = \"\": must be a finite number > 0"));
+  CHECK(table_error("batch,step_ms\n1,6.3\n") ==
+        err("p.csv:1: the header lacks column ms (needs batch, ms; found: batch,step_ms)"));
+}
+
 TEST_CASE("catalog: requests that can never fit", "[cli][catalog]") {
   CHECK(config_error("capacity_tokens: 1000",
                      "memory: {accelerator_gib: 16, parameters: 13e9, layers: 40, kv_heads: 40, "

@@ -299,6 +299,56 @@ class Run(unittest.TestCase):
             self.assertEqual(out.getvalue().strip(), want.strip(), code)
 
 
+class Memory(unittest.TestCase):
+    """Memory as a limit (docs/errors.md#memory): MemoryError in plain words with the Python
+    options that bound a run, before the run or during it. Each case runs in a child process
+    under an address-space limit, so that the limit never touches this one."""
+
+    def limited(self, code):
+        child = (
+            "import resource, servesim\n"
+            "def vm():\n"
+            "    for line in open('/proc/self/status'):\n"
+            "        if line.startswith('VmSize:'):\n"
+            "            return int(line.split()[1]) * 1024\n"
+            "def overload(n):\n"
+            "    return {'workload': {'synthetic': {'requests': n,\n"
+            "        'arrival': {'kind': 'poisson', 'rate_per_s': 100000},\n"
+            "        'prompt_tokens': {'kind': 'fixed', 'value': 10},\n"
+            "        'output_tokens': {'kind': 'fixed', 'value': 5}}},\n"
+            "        'step_time': {'kind': 'linear', 'base_ms': 1},\n"
+            "        'scheduler': {'kind': 'continuous', 'max_num_seqs': 8},\n"
+            "        'kv': {'policy': 'paged', 'capacity_tokens': 1000}}\n"
+            "try:\n" + "".join("    " + line + "\n" for line in code.splitlines()) +
+            "    print('no error')\n"
+            "except MemoryError as e:\n"
+            "    print('MemoryError:', e)\n")
+        r = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True,
+                           timeout=100)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        return r.stdout
+
+    def test_a_run_that_cannot_fit_is_refused_before_it_starts(self):
+        # 20 million kept rows need about 9.7 GiB: above a 4 GiB limit, refused at once.
+        out = self.limited("resource.setrlimit(resource.RLIMIT_AS, (4 << 30, 4 << 30))\n"
+                           "servesim.run(overload(20_000_000))")
+        self.assertIn("MemoryError: not enough memory: a run of 20000000 requests needs at "
+                      "least 9.7 GiB", out)
+        self.assertIn("max_queued=", out)
+        self.assertIn("keep fewer rows in memory (requests=False, steps=False)", out)
+
+    def test_memory_that_runs_out_during_a_run_is_a_memory_error(self):
+        # An overload holding 600,000 requests needs about 350 MiB more than the process has:
+        # the limit leaves it 150 MiB.
+        out = self.limited("lim = vm() + (150 << 20)\n"
+                           "resource.setrlimit(resource.RLIMIT_AS, (lim, lim))\n"
+                           "servesim.run(overload(600_000), requests=False, steps=False)")
+        self.assertIn("MemoryError: out of memory: the run needed more memory than it could get "
+                      "(the address-space limit (ulimit -v) of", out)
+        self.assertIn("bound the requests held at once with max_queued=", out)
+        self.assertNotIn("std::bad_alloc", out)
+
+
 class Sizing(unittest.TestCase):
     def test_sweep_matches_size(self):
         out = WORK / "size"
