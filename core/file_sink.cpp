@@ -158,10 +158,8 @@ int FileSink::sync() {
 }
 
 void FileSink::close() {
-  if (m_fd < 0) {
-    check();
-    return;
-  }
+  check();  // a write that failed earlier fails the close too, even with nothing left to write
+  if (m_fd < 0) return;
   flush_buffer();
   const int fd = m_fd;
   m_fd = -1;
