@@ -77,11 +77,16 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   if (auto r = requests_override(vm)) sets.push_back(*r);
   const std::string dir = out_folder(vm, "capacity", "capacity.json");
   const std::string text = read_text_file(config, "config");
-  ResultFiles files(dir);  // the folder is taken (locked) for the whole search
+  // The folder is taken (locked) for the whole search; capacity.json, always written, is the
+  // set's marker, renamed last (metrics/result_files.h).
+  ResultFiles files(dir, "capacity.json");
   const CapacityResult r = find_capacity(text, config, sets, o);
   const nlohmann::ordered_json result = capacity_json(config, r, o);
   files.open("capacity.json") << result.dump(2) << "\n";
-  if (r.meeting) files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
+  if (r.meeting)
+    files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
+  else
+    files.drop("summary.json");  // an earlier search's would describe another rate
   files.commit();
   if (c.json) {
     nlohmann::ordered_json written = {dir + "/capacity.json"};

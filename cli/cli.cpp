@@ -245,15 +245,20 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     write_export(*f, files.open(f->file), r.summary, *tokens, q->percentiles);
     export_files += fmt::format(", {}/{}", q->dir, f->file);
   }
-  files.commit();
-  const std::string extra_files = extras.after_commit(q->dir);
-  // A requests.csv left by an earlier run in the same directory would not match this summary.
-  const std::filesystem::path dir(q->dir);
-  if (options.no_requests_csv) std::filesystem::remove(dir / "requests.csv");
-  if (!q->steps) std::filesystem::remove(dir / "steps.csv");
+  // A file an earlier run left in the folder that this run does not write would not match this
+  // summary: the commit removes it before summary.json, the set's marker, takes its name.
+  if (options.no_requests_csv) files.drop("requests.csv");
+  if (!q->steps) files.drop("steps.csv");
   for (const ExportFormat& f : export_formats())
-    if (std::find(q->exports.begin(), q->exports.end(), &f) == q->exports.end())
-      std::filesystem::remove(dir / f.file);
+    if (std::find(q->exports.begin(), q->exports.end(), &f) == q->exports.end()) files.drop(f.file);
+  files.commit();
+  std::string extra_files;
+  try {
+    extra_files = extras.after_commit(q->dir);
+  } catch (...) {
+    files.retract();  // no summary.json without the report.html it was asked for
+    throw;
+  }
   if (q->common.json) {
     // The files written, as the "wrote" line names them (extras: ", DIR/a, DIR/b").
     nlohmann::ordered_json written = nlohmann::ordered_json::array();

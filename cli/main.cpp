@@ -3,11 +3,13 @@
 #include <spdlog/spdlog.h>
 
 #include <csignal>
+#include <cstdio>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/cli.h"
+#include "core/file_sink.h"
 
 namespace {
 // The one global: a signal handler can only reach static storage. Commands poll it
@@ -46,5 +48,19 @@ int main(int argc, char** argv) {
     spdlog::set_level(spdlog::level::from_str(lvl));
   std::vector<std::string> args(argv + 1, argv + argc);
   install_handlers();
-  return servesim::run_cli(args, std::cout, std::cerr, &g_interrupted);
+  // Past `ulimit -f` a write fails with EFBIG and is reported, instead of SIGXFSZ killing the
+  // process without a word (docs/errors.md#a-full-disk-or-a-file-size-limit).
+  servesim::ignore_file_size_signal();
+  int status = servesim::run_cli(args, std::cout, std::cerr, &g_interrupted);
+  // What was printed must have reached stdout too: a redirection to a full disk or past the
+  // file-size limit would otherwise end with status 0 and a cut-off output.
+  std::cout.flush();
+  const bool cut = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout) != 0;
+  if (cut && status == 0) {
+    std::cerr << "servesim: error: writing the standard output failed (a full disk or the "
+                 "file-size limit, ulimit -f, where it is redirected to a file?); what it holds "
+                 "is incomplete\n";
+    status = 2;
+  }
+  return status;
 }

@@ -19,7 +19,10 @@ RunExtras::RunExtras(const RunExtrasOptions& o, ResultFiles& files, RunOptions& 
     m_timeline.emplace(files.open("timeline.json"), m_o.timeline_requests);
     options.step_observers.push_back(&*m_timeline);
     options.request_recorders.push_back(&*m_timeline);
+  } else {
+    files.drop("timeline.json");  // an earlier run's would not match these results
   }
+  files.drop("report.html");  // written after the commit when asked, from the files in place
 }
 
 void RunExtras::before_commit() {
@@ -28,18 +31,12 @@ void RunExtras::before_commit() {
 }
 
 std::string RunExtras::after_commit(const std::string& dir) {
-  namespace fs = std::filesystem;
-  const fs::path d(dir);
   std::string wrote;
-  if (m_o.timeline)
-    wrote += fmt::format(", {}/timeline.json", dir);
-  else
-    fs::remove(d / "timeline.json");
+  if (m_o.timeline) wrote += fmt::format(", {}/timeline.json", dir);
   if (m_o.report) {
-    write_report({dir}, (d / "report.html").string(), nullptr, {}, &run_cost_json);
+    write_report({dir}, (std::filesystem::path(dir) / "report.html").string(), nullptr, {},
+                 &run_cost_json);
     wrote += fmt::format(", {}/report.html", dir);
-  } else {
-    fs::remove(d / "report.html");
   }
   return wrote;
 }

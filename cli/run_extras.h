@@ -23,8 +23,9 @@ struct RunExtrasOptions {
 };
 
 /// One run's extras. Use: construct once the scenario is built and `files` open (it opens
-/// timeline.json there and hooks its observers into `options`), run, call before_commit(), then
-/// commit the files and call after_commit().
+/// timeline.json there and hooks its observers into `options`, and has the commit remove an
+/// earlier run's timeline.json and report.html, which would not match these results), run, call
+/// before_commit(), then commit the files and call after_commit().
 class RunExtras {
  public:
   /// `requests_hint`: the workload's request count when known up front (0: unknown), the
@@ -34,9 +35,9 @@ class RunExtras {
             size_t requests_hint, std::ostream& err);
   /// Ends the progress line and closes timeline.json.
   void before_commit();
-  /// Writes report.html into `dir` when asked, and removes a timeline.json or report.html an
-  /// earlier run left there when not (it would not match these results). Returns the names
-  /// written, for the "wrote ..." line (", DIR/timeline.json, DIR/report.html").
+  /// Writes report.html into `dir` when asked. Returns the names written, for the "wrote ..."
+  /// line (", DIR/timeline.json, DIR/report.html"). Throws (WriteError, ...) if report.html
+  /// cannot be written: the caller then retracts the committed files.
   [[nodiscard]] std::string after_commit(const std::string& dir);
 
  private:

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "core/errors.h"
+#include "core/file_sink.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
@@ -102,18 +103,21 @@ OutputFile::OutputFile(std::string path, std::string option)
     if (owner > 0 && !process_alive(owner)) fs::remove(it->path(), ec);
   }
   m_temp = (dir / temporary_name(name)).string();
-  m_out = std::make_unique<std::ofstream>(m_temp, std::ios::binary | std::ios::trunc);
-  if (!*m_out) {
+  try {
+    m_sink =
+        std::make_unique<FileSink>(m_temp, fmt::format("{} {}", m_option, printable(m_path, 1024)));
+  } catch (...) {
     for (const std::string& d : m_created)
       if (!fs::remove(d, ec)) break;
-    throw InputError(
-        fmt::format("{} {}: cannot write in its folder", m_option, printable(m_path, 1024)));
+    throw;
   }
+  m_out = make_output_stream(*m_sink);
 }
 
 OutputFile::~OutputFile() {
   if (m_committed) return;
   m_out.reset();
+  m_sink.reset();  // closed without writing what it holds
   std::error_code ec;
   fs::remove(m_temp, ec);
   for (const std::string& d : m_created)  // the folders it made, if nothing else went there
@@ -121,9 +125,7 @@ OutputFile::~OutputFile() {
 }
 
 void OutputFile::commit() {
-  m_out->close();
-  if (!*m_out)
-    throw InputError(fmt::format("{} {}: write failed", m_option, printable(m_path, 1024)));
+  m_sink->close();  // throws WriteError, naming the bytes written and the reason
   check_output_target(m_path, m_option);  // it may have changed while we wrote
   std::error_code ec;
   fs::rename(m_temp, m_path, ec);

@@ -4,12 +4,16 @@
 // renamed over the target only once it is complete; the target must be absent or a regular file,
 // so a device, a FIFO, a folder or a symbolic link given as an output is refused rather than
 // replaced. Used by every single-file output (trace gen --out, trace stats --json, calibrate
-// --out, report --out) and, through metrics/result_files.h, by result folders.
-#include <fstream>
+// --out, report --out) and, through metrics/result_files.h, by result folders. The bytes go
+// through a FileSink (core/file_sink.h): a write the system refuses (a full disk, the file-size
+// limit) throws WriteError out of the write, and the temporary goes with the OutputFile.
 #include <memory>
+#include <ostream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/file_sink.h"
 
 namespace servesim {
 
@@ -43,7 +47,8 @@ class OutputFile {
 
   [[nodiscard]] std::ostream& stream() { return *m_out; }
   /// Closes the temporary, checks the target again and renames the temporary over it. Throws
-  /// InputError if a write failed or the target became something other than a regular file.
+  /// WriteError if a write failed, InputError if the target became something other than a
+  /// regular file.
   void commit();
 
  private:
@@ -51,7 +56,8 @@ class OutputFile {
   std::string m_option;
   std::string m_temp;
   std::vector<std::string> m_created;  ///< folders made for it, deepest first
-  std::unique_ptr<std::ofstream> m_out;
+  std::unique_ptr<FileSink> m_sink;
+  std::unique_ptr<std::ostream> m_out;  ///< over m_sink: a refused write throws WriteError
   bool m_committed = false;
 };
 

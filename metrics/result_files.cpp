@@ -6,18 +6,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <set>
 
 #include "core/errors.h"
+#include "core/file_sink.h"
 
 namespace servesim {
 namespace fs = std::filesystem;
 
-ResultFiles::ResultFiles(std::string dir) : m_dir(std::move(dir)) {
+ResultFiles::ResultFiles(std::string dir, std::string marker)
+    : m_dir(std::move(dir)), m_marker(std::move(marker)) {
   std::error_code ec;
   m_created_dir = fs::create_directories(m_dir, ec);
   if (ec || !fs::is_directory(m_dir))
@@ -90,6 +92,7 @@ ResultFiles::~ResultFiles() {
   if (!m_committed)
     for (File& f : m_files) {
       f.out.reset();
+      f.sink.reset();  // closed without writing what it holds
       fs::remove(f.temp_path, ec);
     }
   unlock();
@@ -97,30 +100,64 @@ ResultFiles::~ResultFiles() {
 }
 
 std::ostream& ResultFiles::open(const std::string& name) {
-  check_output_target((fs::path(m_dir) / name).string(), "--out");
+  const std::string target = (fs::path(m_dir) / name).string();
+  check_output_target(target, "--out");
   File f;
   f.name = name;
   f.temp_path = (fs::path(m_dir) / temporary_name(name)).string();
-  f.out = std::make_unique<std::ofstream>(f.temp_path, std::ios::binary | std::ios::trunc);
-  if (!*f.out) throw InputError(fmt::format("--out {}: cannot write {}", m_dir, name));
+  f.sink = std::make_unique<FileSink>(f.temp_path, "--out " + printable(target, 1024));
+  f.out = make_output_stream(*f.sink);
   m_files.push_back(std::move(f));
   return *m_files.back().out;
 }
 
+void ResultFiles::drop(const std::string& name) { m_dropped.push_back(name); }
+
+void ResultFiles::place(const File& f) {
+  const fs::path target = fs::path(m_dir) / f.name;
+  check_output_target(target.string(), "--out");
+  std::error_code ec;
+  fs::rename(f.temp_path, target, ec);
+  if (ec)
+    throw InputError(
+        fmt::format("--out {}: cannot write {} ({}); nothing this command wrote was "
+                    "kept",
+                    m_dir, f.name, ec.message()));
+  m_placed.push_back(f.name);
+}
+
 void ResultFiles::commit() {
-  for (File& f : m_files) {
-    f.out->close();
-    if (!*f.out) throw InputError(fmt::format("--out {}: cannot write {}", m_dir, f.name));
-  }
-  for (File& f : m_files) {
-    const fs::path target = fs::path(m_dir) / f.name;
-    check_output_target(target.string(), "--out");
-    std::error_code ec;
-    fs::rename(f.temp_path, target, ec);
-    if (ec)
-      throw InputError(fmt::format("--out {}: cannot write {} ({})", m_dir, f.name, ec.message()));
+  for (File& f : m_files) f.sink->close();  // throws WriteError: nothing was renamed yet
+  std::error_code ec;
+  const fs::path dir(m_dir);
+  // From here to the marker's rename, the folder holds no marker: an older set stops looking
+  // complete before any of its files is replaced.
+  if (fs::is_regular_file(fs::symlink_status(dir / m_marker, ec))) fs::remove(dir / m_marker, ec);
+  try {
+    for (const std::string& name : m_dropped)
+      if (fs::is_regular_file(fs::symlink_status(dir / name, ec))) fs::remove(dir / name, ec);
+    const File* marker = nullptr;
+    for (const File& f : m_files)
+      if (f.name == m_marker)
+        marker = &f;
+      else
+        place(f);
+    if (marker) place(*marker);
+  } catch (...) {
+    retract();
+    throw;
   }
   m_committed = true;
+}
+
+void ResultFiles::retract() {
+  std::error_code ec;
+  // The marker first: from then on the folder does not claim to be complete.
+  if (std::find(m_placed.begin(), m_placed.end(), m_marker) != m_placed.end())
+    fs::remove(fs::path(m_dir) / m_marker, ec);
+  for (const std::string& name : m_placed) fs::remove(fs::path(m_dir) / name, ec);
+  m_placed.clear();
+  m_committed = false;  // a folder this command made goes again if it is empty
 }
 
 void write_files(const std::string& dir,

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/errors.h"
+#include "core/file_sink.h"
 #include "core/interrupt.h"
 #include "metrics/memory_budget.h"
 #include "metrics/output.h"
@@ -100,6 +101,9 @@ PYBIND11_MODULE(servesim, m) {
       "capacity` do, with the results as dicts and numpy arrays instead of files.";
   m.attr("__version__") = SERVESIM_VERSION;
   import_numpy();  // every result holds numpy arrays: fail at import, not later
+  // A write past `ulimit -f` fails with EFBIG (OSError) rather than killing the interpreter by
+  // SIGXFSZ. CPython ignores the signal at startup already; an embedding program may not.
+  servesim::ignore_file_size_signal();
 
   py::register_exception_translator([](std::exception_ptr p) {
     try {

@@ -124,4 +124,49 @@ TEST_CASE("result_files: a result name that is not a regular file is refused, no
   CHECK_FALSE(fs::exists(dir / "elsewhere.csv"));
 }
 
+TEST_CASE("result_files: the marker is renamed last, so a failed rename leaves no marker",
+          "[metrics][result_files]") {
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "summary.json") << "old";  // an earlier set's marker
+  {
+    ResultFiles files(dir.string());
+    files.open("summary.json") << "{}";  // opened first, renamed last all the same
+    files.open("points.csv") << "a\n";
+    // points.csv's name became a folder after it was opened: its rename is refused.
+    fs::create_directory(dir / "points.csv");
+    CHECK_THROWS_WITH(files.commit(), Catch::Contains("points.csv: is a folder"));
+  }
+  // No summary.json: neither the new one nor the old one, whose set was being replaced.
+  CHECK(names_in(dir) == std::set<std::string>{"points.csv"});
+  CHECK(fs::is_directory(dir / "points.csv"));
+}
+
+TEST_CASE("result_files: a dropped file goes before the marker, and retract takes the set back",
+          "[metrics][result_files]") {
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "steps.csv") << "an earlier run's";
+  std::ofstream(dir / "capacity.json") << "old";
+  ResultFiles files(dir.string(), "capacity.json");
+  files.open("capacity.json") << "{}";
+  files.open("summary.json") << "{}";
+  files.drop("steps.csv");
+  files.commit();
+  CHECK(names_in(dir) == std::set<std::string>{".servesim.lock", "capacity.json", "summary.json"});
+  files.retract();  // a step after the commit failed
+  CHECK(names_in(dir) == std::set<std::string>{".servesim.lock"});
+}
+
+TEST_CASE("result_files: run --report whose report cannot be written keeps no summary.json",
+          "[metrics][result_files]") {
+  const fs::path dir = temp_dir();
+  const std::string config = write_temp("c.yaml", k_scenario);
+  REQUIRE(::mkfifo((dir / "report.html").c_str(), 0644) == 0);
+  // The FIFO is dropped (an earlier run's file) only if it is a regular file: report.html's
+  // writer then refuses it after the commit, and the committed files are taken back.
+  const CliResult r = cli({"run", config, "--out", dir.string(), "--report", "-q"});
+  CHECK(r.code == 2);
+  CHECK_THAT(r.err, Catch::Contains("report.html: is a FIFO"));
+  CHECK(names_in(dir) == std::set<std::string>{"report.html"});
+}
+
 }  // namespace t_metrics_result_files_test
