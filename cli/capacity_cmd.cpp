@@ -13,6 +13,7 @@
 #include "core/errors.h"
 #include "metrics/output.h"
 #include "sizing/capacity_json.h"
+#include "sizing/mlperf_server.h"
 #include "sizing/sweep.h"
 
 namespace po = boost::program_options;
@@ -58,6 +59,9 @@ CommandLine capacity_command_line() {
   add_simulation_options(cl);
   cl.real_option("tolerance", 1e-6, 1, "relative", "width of the final bracket", 0.01);
   cl.real_option("min-attainment", 0, 1, "", "also require this share of requests within the SLOs");
+  cl.options()("mlperf", po::value<std::string>(),
+               "an MLPerf Server search for this benchmark (llama2-70b, llama3_1-8b, ...): its p99 "
+               "TTFT and TPOT limits as the SLOs, LoadGen's 600 s and 100 queries at each rate");
   cl.require("config", "give a scenario file with an slo section");
   return cl;
 }
@@ -72,9 +76,17 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   CapacityOptions o;
   o.tolerance = vm["tolerance"].as<double>();  // ranges checked by CommandLine
   if (vm.count("min-attainment")) o.min_attainment = vm["min-attainment"].as<double>();
+  if (vm.count("mlperf")) o.mlperf = mlperf_server_rules(vm["mlperf"].as<std::string>());
   o.limits = run_limits(vm, interrupt);
   std::vector<std::string> sets = overrides(vm);
-  if (auto r = requests_override(vm)) sets.push_back(*r);
+  if (auto r = requests_override(vm)) {
+    // LoadGen's query count follows from each probe's rate: a fixed count would contradict it.
+    if (o.mlperf)
+      throw InputError(
+          "capacity: --requests with --mlperf: the MLPerf search sets each probe's request count "
+          "from its rate (LoadGen's 600 s minimum); give one or the other");
+    sets.push_back(*r);
+  }
   const std::string dir = out_folder(vm, "capacity", "capacity.json");
   const std::string text = read_text_file(config, "config");
   // The folder is taken (locked) for the whole search; capacity.json, always written, is the

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <array>
 #include <cmath>
 #include <optional>
 #include <string>
@@ -93,7 +94,51 @@ double read_dtype_bytes(const Cfg& m, const std::string& key) {
   return dtype_bytes(read_dtype(m, key, Dtype::Fp16));
 }
 
+/// A way of storing weights and what one parameter takes in it, scales included.
+struct WeightFormat {
+  const char* name;
+  double bytes_per_parameter;
+};
+
+// The catalogue's dtypes, then the 4-bit floats and the operator model's GEMM variants, so that
+// a sweep's weight_dtype axis (which sets step_time.weight_dtype and kv.memory.weight_dtype
+// together) is accepted by both. nvfp4 stores a 4-bit value per weight plus one fp8 (E4M3) scale
+// per block of 16: 0.5 + 1 / 16 = 0.5625 bytes (its one fp32 scale per tensor is left out);
+// fp4 is the 4-bit values alone, 0.5 bytes. fp8_block's fp32 scale per 128 x 128 block adds
+// 1/4,096 of a byte and is left out, as are int4_wo's and sq's per-group or per-channel scales.
+constexpr std::array<WeightFormat, 12> k_weight_formats{{{"fp32", 4.0},
+                                                         {"bf16", 2.0},
+                                                         {"fp16", 2.0},
+                                                         {"fp8", 1.0},
+                                                         {"int8", 1.0},
+                                                         {"int4", 0.5},
+                                                         {"fp4", 0.5},
+                                                         {"nvfp4", 0.5625},
+                                                         {"fp8_block", 1.0},
+                                                         {"int8_wo", 1.0},
+                                                         {"int4_wo", 0.5},
+                                                         {"sq", 1.0}}};
+
+double read_weight_bytes(const Cfg& m) {
+  return *kv_memory_weight_bytes(m.get_choice("weight_dtype", "fp16", kv_memory_weight_dtypes()));
+}
+
 }  // namespace
+
+const std::vector<std::string>& kv_memory_weight_dtypes() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const WeightFormat& f : k_weight_formats) out.emplace_back(f.name);
+    return out;
+  }();
+  return names;
+}
+
+std::optional<double> kv_memory_weight_bytes(const std::string& name) {
+  for (const WeightFormat& f : k_weight_formats)
+    if (name == f.name) return f.bytes_per_parameter;
+  return std::nullopt;
+}
 
 double kv_bytes_per_token_per_accelerator(int64_t layers, int64_t kv_heads, int64_t head_dim,
                                           double dtype_bytes, int64_t tensor_parallel) {
@@ -117,7 +162,7 @@ KvMemory read_kv_memory(const Cfg& m) {
   } else {
     f.utilization = m.get_real("utilization", 0.9, {0.0, 1.0, true});
   }
-  const double wbytes = read_dtype_bytes(m, "weight_dtype");
+  const double wbytes = read_weight_bytes(m);
   const double kvbytes = read_dtype_bytes(m, "kv_dtype");
   const int64_t tp = m.get_int("tensor_parallel", 1, {1, 1024});
   f.reserved_bytes = plausible_real(m, "reserved_gib", 0.0, units::k_reserved_gib) * k_gib;

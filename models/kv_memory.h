@@ -4,6 +4,9 @@
 // from the catalogue (`model:`, `hardware:`) or as explicit figures; the engine hands
 // read_kv_memory to make_kv_manager (core/kv/kv_manager.h), which cannot see the catalogue.
 #include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/config.h"
 #include "core/kv/kv_manager.h"
@@ -17,6 +20,14 @@ namespace servesim {
 [[nodiscard]] double kv_bytes_per_token_per_accelerator(int64_t layers, int64_t kv_heads,
                                                         int64_t head_dim, double dtype_bytes,
                                                         int64_t tensor_parallel);
+
+/// The names `kv.memory.weight_dtype` accepts, in the order docs/config.md lists them: the
+/// catalogue's dtypes (fp32 ... int4), fp4 and nvfp4, and the operator model's GEMM variants
+/// (fp8_block, int8_wo, int4_wo, sq), so that one weight_dtype serves both sections.
+[[nodiscard]] const std::vector<std::string>& kv_memory_weight_dtypes();
+/// Bytes one parameter takes stored as `name`, scales included (nvfp4: 0.5 + one fp8 scale per
+/// 16 values = 0.5625); nullopt for a name not in kv_memory_weight_dtypes().
+[[nodiscard]] std::optional<double> kv_memory_weight_bytes(const std::string& name);
 
 /// Reads a `kv.memory` map: `hardware` (catalogue name or path) or `accelerator_gib`; `model`
 /// (catalogue name or path) or `parameters`, `layers`, `kv_heads` and `head_dim`; and

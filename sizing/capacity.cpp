@@ -16,8 +16,24 @@ namespace {
 struct RateKnob {
   std::string key = "workload.transform.rate_scale";
   double base = 1;
+  /// The requests/s the workload offers at scale 1 (the synthetic Poisson rate times base, or
+  /// target_rate_per_s); 0 when the config is not a synthetic Poisson workload.
+  double rate_per_s = 0;
   [[nodiscard]] std::string at(double s) const { return fmt::format("{}={}", key, base * s); }
 };
+
+/// The synthetic workload's Poisson rate, or 0.
+double poisson_rate(const YAML::Node& root) {
+  const YAML::Node a = yaml_child(yaml_child(yaml_child(root, "workload"), "synthetic"), "arrival");
+  try {
+    if (yaml_child(a, "kind").IsScalar() && a["kind"].as<std::string>() == "poisson" &&
+        yaml_child(a, "rate_per_s").IsScalar())
+      return a["rate_per_s"].as<double>();
+  } catch (const YAML::Exception&) {
+    // Not a number: the first probe's checks report it with the file and line.
+  }
+  return 0;
+}
 
 RateKnob rate_knob(const std::string& text, const std::string& file,
                    const std::vector<std::string>& overrides) {
@@ -36,6 +52,9 @@ RateKnob rate_knob(const std::string& text, const std::string& file,
   } catch (const YAML::Exception&) {
     // Not a number: the first probe's checks report it with the file and line.
   }
+  const double poisson = poisson_rate(root);
+  if (poisson > 0)
+    k.rate_per_s = k.key == "workload.transform.rate_scale" ? poisson * k.base : k.base;
   return k;
 }
 
@@ -43,6 +62,9 @@ CapacityProbe probe_at(const std::string& text, const std::string& file,
                        const std::vector<std::string>& overrides, const RateKnob& knob, double s,
                        const CapacityOptions& o) {
   std::vector<std::string> all = overrides;
+  if (o.mlperf)
+    for (std::string& m : mlperf_server_overrides(*o.mlperf, knob.rate_per_s * s))
+      all.push_back(std::move(m));
   all.push_back(knob.at(s));
   CapacityProbe p{s, false, run_probe(text, file, all, o.limits)};
   if (!p.run.built || !p.run.error.empty()) throw InputError(p.run.error);
@@ -60,6 +82,12 @@ CapacityProbe probe_at(const std::string& text, const std::string& file,
 CapacityResult find_capacity(const std::string& text, const std::string& file,
                              const std::vector<std::string>& overrides, const CapacityOptions& o) {
   const RateKnob knob = rate_knob(text, file, overrides);
+  if (o.mlperf && !(knob.rate_per_s > 0))
+    throw InputError(fmt::format(
+        "{}: --mlperf needs a synthetic workload with Poisson arrivals (workload.synthetic."
+        "arrival: {{kind: poisson, rate_per_s: R}}): LoadGen's Server scenario, whose query count "
+        "follows from the rate",
+        file));
   CapacityResult r;
   auto probe = [&](double s) {
     r.probes.push_back(probe_at(text, file, overrides, knob, s, o));

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "sizing/mlperf_server.h"
 #include "sizing/sweep_run.h"
 
 namespace servesim {
@@ -19,6 +20,10 @@ struct CapacityOptions {
   double max_scale = 1 << 20;            ///< give up doubling here (the SLOs hold at every rate)
   double min_scale = 1.0 / (1 << 20);    ///< give up halving here (no rate meets the SLOs)
   RunLimits limits;  ///< every probe's; one stopped by limits.interrupt throws Interrupted
+  /// An MLPerf Server search (--mlperf): each probe gets the benchmark's p99 limits as its slo
+  /// and LoadGen's query count for its rate (mlperf_server_overrides). REQUIRES of the config: a
+  /// synthetic workload with Poisson arrivals at a rate_per_s.
+  std::optional<MlperfServerRules> mlperf;
 };
 
 struct CapacityProbe {

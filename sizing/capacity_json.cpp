@@ -33,6 +33,14 @@ nlohmann::ordered_json capacity_json(const std::string& config, const CapacityRe
       {"itl_ms", slo.itl ? nlohmann::json(slo.itl->target_ms) : nlohmann::json()},
       {"percentile", slo.percentile},
       {"min_attainment", o.min_attainment ? nlohmann::json(*o.min_attainment) : nlohmann::json()}};
+  if (o.mlperf)  // only with --mlperf, so that other searches' files keep their keys
+    j["mlperf"] = {{"benchmark", std::string(o.mlperf->benchmark)},
+                   {"scenario", "Server"},
+                   {"ttft_limit_ms", o.mlperf->ttft_limit_ms},
+                   {"tpot_limit_ms", o.mlperf->tpot_limit_ms},
+                   {"percentile", k_loadgen_percentile},
+                   {"min_duration_s", k_loadgen_min_duration_s},
+                   {"min_query_count", k_loadgen_min_query_count}};
   j["tolerance"] = o.tolerance;
   j["found"] = r.meeting.has_value() && r.failing.has_value();
   j["capacity"] = r.meeting ? capacity_probe_json(r.probes[*r.meeting]) : nlohmann::ordered_json();

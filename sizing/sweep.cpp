@@ -11,6 +11,7 @@
 
 #include "core/config.h"
 #include "models/catalog.h"
+#include "models/kv_memory.h"
 #include "sim/scenario.h"
 #include "sizing/sweep_roles.h"
 
@@ -147,8 +148,10 @@ std::vector<std::string> expand_shorthand(const Cfg& axes, const std::string& ke
       out.push_back(fmt::format("kv.memory.head_dim={}", m.head_dim));
     }
   } else if (key == "weight_dtype") {
-    if (!parse_dtype(text))
-      bad(fmt::format("unknown dtype (valid: {})", join_names(dtype_names())));
+    // kv.memory's names (the catalogue's, fp4, nvfp4 and the operator model's variants); the
+    // step-time model checks its own at each point.
+    if (!kv_memory_weight_bytes(text))
+      bad(fmt::format("unknown dtype (valid: {})", join_names(kv_memory_weight_dtypes())));
     if (b.step_time_map) out.push_back("step_time.weight_dtype=" + text);
     if (b.kv_memory) out.push_back("kv.memory.weight_dtype=" + text);
   } else if (key == "tensor_parallel") {

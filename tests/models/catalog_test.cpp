@@ -126,6 +126,21 @@ TEST_CASE("catalog: figures worked out by hand", "[models][catalog]") {
   CHECK(moe.weight_bytes(Dtype::Bf16) == 2.0 * 30532122624.0);
   // head_dim defaults to hidden_size / attention_heads: 1024 / 32 = 32.
   CHECK(parse_model(k_model, "toy.yaml").head_dim == 32);
+  // Code Llama 34B: 2 x 32,000 x 8,192 embedding and output, 48 layers of attention
+  // (2 x 8,192^2 + 2 x 8,192 x 1,024) + MLP (3 x 8,192 x 22,016) + 2 norms (2 x 8,192), final norm:
+  // 524,288,000 + 48 x 692,076,544 + 8,192 = 33,743,970,304; KV 2 x 48 x 8 x 128 x 2 = 196,608.
+  const ModelSpec code = load_model("codellama-34b");
+  CHECK(code.parameters ==
+        524288000 +
+            48 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * int64_t{8192} * 22016 + 2 * 8192) + 8192);
+  CHECK(code.kv_bytes_per_token(Dtype::Bf16) == 196608.0);
+  // The MI325X: the MI300X's compute with 256 GB at 6 TB/s.
+  const HardwareSpec mi325x = load_hardware("mi325x");
+  const HardwareSpec mi300x = load_hardware("mi300x");
+  CHECK(mi325x.memory_gb == 256);
+  CHECK(mi325x.memory_bandwidth_gb_per_s == 6000);
+  CHECK(mi325x.peak_flops_per_s(Dtype::Fp8) == mi300x.peak_flops_per_s(Dtype::Fp8));
+  CHECK(mi325x.peak_flops_per_s(Dtype::Bf16) == mi300x.peak_flops_per_s(Dtype::Bf16));
   CHECK(dtype_bytes(Dtype::Int4) == 0.5);
   CHECK(dtype_bytes(*parse_dtype("fp8")) == 1.0);
   CHECK_FALSE(parse_dtype("fp4").has_value());
@@ -205,7 +220,7 @@ TEST_CASE("catalog: an unknown name gets the close one and the valid ones, a pat
           "[models][catalog]") {
   CHECK_THROWS_WITH(load_model("llama-2-13"),
                     Catch::Contains("unknown model \"llama-2-13\" (did you mean llama-2-13b?) "
-                                    "(valid: gpt2-small, "));
+                                    "(valid: codellama-34b, gpt2-small, "));
   CHECK_THROWS_WITH(load_hardware("h100-sx"), Catch::Contains("(did you mean h100-sxm?)"));
   // The name is echoed through quote_input: bytes that are not UTF-8 come out escaped (a
   // fuzzer's find: the raw bytes went into the message).

@@ -54,6 +54,25 @@ TEST_CASE("kv_memory: capacity from a model and a hardware name, worked by hand"
   CHECK(fp8.bytes_per_token == 65536.0);
 }
 
+TEST_CASE("kv_memory: nvfp4 and fp4 weights take 0.5625 and 0.5 bytes a parameter",
+          "[models][kv_memory]") {
+  // As the first case (76,968,728,985.6 usable, 2 GiB reserve, 131,072 bytes a token), with
+  // llama-3.1-8b's 8,030,261,248 weights in nvfp4: 4 bits and one fp8 scale per 16 values,
+  // 0.5625 bytes, 4,517,021,952 bytes; left 70,304,223,385.6; / 131,072 = 536,378.66.
+  const std::string base = "{model: llama-3.1-8b, hardware: h100-sxm, reserved_gib: 2, ";
+  CHECK(memory_of(base + "weight_dtype: nvfp4}").capacity_tokens == 536378);
+  // fp4 counts the 4-bit values alone: 4,015,130,624 bytes; left 70,806,114,713.6 -> 540,207.78.
+  CHECK(memory_of(base + "weight_dtype: fp4}").capacity_tokens == 540207);
+  CHECK(kv_memory_weight_bytes("nvfp4") == 0.5625);
+  // The operator model's GEMM variants are accepted too, at their storage size.
+  CHECK(memory_of(base + "weight_dtype: fp8_block}").capacity_tokens ==
+        memory_of(base + "weight_dtype: fp8}").capacity_tokens);
+  // The KV cache keeps the catalogue's dtypes: there is no fp4 KV here.
+  CHECK_THAT(error_of(base + "kv_dtype: nvfp4}"), Catch::Contains("kv.memory.kv_dtype"));
+  CHECK_THAT(error_of(base + "weight_dtype: fp5}"),
+             Catch::Contains("kv.memory.weight_dtype") && Catch::Contains("nvfp4"));
+}
+
 TEST_CASE("kv_memory: fewer KV heads than accelerators are replicated, one per accelerator",
           "[models][kv_memory]") {
   // qwen3-235b-a22b on 8 x h200 with fp8 weights: 4 KV heads over 8 accelerators, so each holds

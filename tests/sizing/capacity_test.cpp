@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "sizing/capacity_json.h"
 #include "tests/support.h"
 
 namespace t_sizing_capacity_test {
@@ -112,6 +113,71 @@ TEST_CASE("capacity: bad input exits 2 with a message", "[sizing][capacity]") {
   CHECK(r.code == 2);
   CHECK_THAT(r.err, Catch::Contains("scheduler.max_num_seq"));
   CHECK_FALSE(fs::exists(out / "capacity.json"));
+}
+
+TEST_CASE("capacity: --mlperf sets the benchmark's p99 limits and LoadGen's query count per rate",
+          "[sizing][capacity]") {
+  // mlperf.conf: llama2-70b Server 2,000 ms TTFT and 200 ms TPOT, interactive 450 / 40 ms,
+  // llama3_1-405b 6,000 / 175 ms; LoadGen's Server minimum 600 s and 100 queries.
+  CHECK(mlperf_server_rules("llama2-70b").ttft_limit_ms == 2000);
+  CHECK(mlperf_server_rules("llama2-70b").tpot_limit_ms == 200);
+  CHECK(mlperf_server_rules("llama2-70b-interactive").tpot_limit_ms == 40);
+  CHECK(mlperf_server_rules("llama3_1-405b").ttft_limit_ms == 6000);
+  // 0.1/s x 600 s = 60 queries, raised to LoadGen's 100; 0.4/s: 240; 1.0001/s: ceil(600.06).
+  CHECK(loadgen_query_count(0.1) == 100);
+  CHECK(loadgen_query_count(0.4) == 240);
+  CHECK(loadgen_query_count(1.0001) == 601);
+  CHECK_THROWS_WITH(mlperf_server_rules("llama2-7b"),
+                    Catch::Contains("valid: deepseek-r1") && Catch::Contains("mixtral-8x7b"));
+
+  // Poisson at 0.1/s, one 10 ms step a request: each probe runs LoadGen's count for its rate
+  // (0.1 x scale x 600, at least 100) under the llama2-70b limits, whatever the config's slo.
+  const std::string config = R"(workload:
+  synthetic:
+    requests: 7
+    arrival: {kind: poisson, rate_per_s: 0.1}
+    prompt_tokens: {kind: fixed, value: 1}
+    output_tokens: {kind: fixed, value: 2}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 1}
+kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
+slo: {ttft_ms: 1}
+)";
+  CapacityOptions o;
+  o.tolerance = 0.5;
+  o.max_scale = 4;  // 0.4 requests/s at most: the SLOs hold throughout
+  o.mlperf = mlperf_server_rules("llama2-70b");
+  const CapacityResult r = find_capacity(config, "test.yaml", {}, o);
+  REQUIRE(r.probes.size() == 3);  // 1, 2, 4
+  for (const CapacityProbe& p : r.probes) {
+    INFO(p.rate_scale);
+    CHECK(p.meets_slo);
+    CHECK(p.run.summary.requests == loadgen_query_count(0.1 * p.rate_scale));
+    REQUIRE(p.run.summary.slo);
+    CHECK(p.run.summary.slo->ttft->target_ms == 2000);
+    CHECK(p.run.summary.slo->tpot->target_ms == 200);
+    CHECK(p.run.summary.slo->percentile == 99);
+  }
+  CHECK(r.probes.back().run.summary.requests == 240);
+  const nlohmann::ordered_json j = capacity_json("test.yaml", r, o);
+  CHECK(j["mlperf"]["benchmark"] == "llama2-70b");
+  CHECK(j["mlperf"]["min_duration_s"] == 600);
+  // Without Poisson arrivals there is no LoadGen query count to give: refused.
+  std::string fixed = config;
+  fixed.replace(fixed.find("poisson"), 7, "fixed");
+  CHECK_THROWS_WITH(find_capacity(fixed, "test.yaml", {}, o),
+                    Catch::Contains("--mlperf needs a synthetic workload with Poisson arrivals"));
+  // On the command line: an unknown benchmark, and --requests, which would fix the count.
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "c.yaml") << config;
+  const std::string c = (dir / "c.yaml").string(), out = (dir / "o").string();
+  const CliResult bad = cli({"capacity", c, "--mlperf", "llama2-7b", "--out", out});
+  CHECK(bad.code == 2);
+  CHECK_THAT(bad.err, Catch::Contains("--mlperf \"llama2-7b\": not an MLPerf LLM benchmark"));
+  const CliResult fixed_count =
+      cli({"capacity", c, "--mlperf", "llama2-70b", "--requests", "9", "--out", out});
+  CHECK(fixed_count.code == 2);
+  CHECK_THAT(fixed_count.err, Catch::Contains("--requests with --mlperf"));
 }
 
 }  // namespace t_sizing_capacity_test

@@ -253,6 +253,20 @@ TEST_CASE("size: bad sweep files name the file, line and key", "[sizing][size]")
   CHECK_THAT(sweep_error("base: nothere.yaml\nslo: {ttft_ms: 5}\n"), Catch::Contains("base"));
   CHECK_THAT(sweep_error("base: base.yaml\nslo: {min_attainment: 0.9}\n"),
              Catch::Contains("needs ttft_ms, tpot_ms, e2e_ms, itl_ms or several"));
+  CHECK_THAT(sweep_error("base: base.yaml\nslo: {ttft_ms: 5}\naxes:\n  weight_dtype: [fp5]\n"),
+             Catch::Contains("axes.weight_dtype") && Catch::Contains("nvfp4"));
+}
+
+TEST_CASE("size: the weight_dtype axis takes nvfp4 to the step time and kv.memory alike",
+          "[sizing][size]") {
+  const Files f = write_sweep(
+      "base: base.yaml\nslo: {ttft_ms: 500}\naxes:\n"
+      "  weight_dtype: [fp8, nvfp4]\n");
+  const SweepSpec spec = load_sweep(f.sweep);
+  REQUIRE(spec.point_count() == 2);
+  const std::vector<std::string> o = spec.overrides(1);
+  CHECK(std::find(o.begin(), o.end(), "step_time.weight_dtype=nvfp4") != o.end());
+  CHECK(std::find(o.begin(), o.end(), "kv.memory.weight_dtype=nvfp4") != o.end());
 }
 
 TEST_CASE("size: every sweep in configs/sweeps loads and lists its points", "[sizing][size]") {

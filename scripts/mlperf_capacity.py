@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""MLPerf Server as a capacity (issue 31, part 5): servesim's highest passing Server rate
+(`servesim capacity --mlperf BENCHMARK`: the benchmark's p99 TTFT and TPOT limits, LoadGen's 600 s
+and 100-query minimum at every probed rate) against the published Server rate of each run of the
+open development set (shared/data/published/published_dev.csv); then the latencies at equal load
+relative to capacity. Prints two markdown tables (docs/validation.md, "MLPerf Server as a
+capacity"). Nothing is fitted to the published figures.
+
+Each system is one engine replica simulated with its published settings, exactly as
+scripts/predict_mlperf.py builds it (operator model; lengths, KV pool and scheduler from there;
+the MI325X from the catalogue entry added in issue 31); capacities are per replica times the
+replicas.
+
+Equal relative load: the published Server rate divided by the published Offline rate is how close
+to saturation the submitter ran. The same fraction of servesim's own Offline throughput (every
+sample at t = 0, --requests samples per replica) gives the rate at which servesim's Server
+latencies are compared with the published ones, so that a throughput error does not turn into a
+queueing error.
+
+usage: scripts/mlperf_capacity.py [--servesim build/servesim] [--data ../shared/data]
+                                  [--tolerance 0.02] [--requests 4000] [--only SUBSTRING]
+                                  [--engine-presets] [--keep DIR]
+"""
+import argparse
+import copy
+import csv
+import json
+import math
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import predict_mlperf as pm  # noqa: E402  (the dev set's systems and scenario builder)
+import shared_data  # noqa: E402
+
+SYSTEMS = copy.deepcopy(pm.SYSTEMS)
+SYSTEMS["dev51_gigacomputing_mi325x8_vllm_l2_70b"]["hw"] = "mi325x"
+
+
+def benchmark(s, row):
+    name = {"llama-2-70b": "llama2-70b", "llama-3.1-8b": "llama3_1-8b"}[s["model"]]
+    return name + ("-interactive" if row["scenario"] == "Interactive" else "")
+
+
+def capacity(a, text, work, name, bench):
+    """servesim capacity --mlperf on one replica: (capacity.json, None) or (None, why)."""
+    cfg = os.path.join(work, name + ".yaml")
+    with open(cfg, "w") as f:
+        f.write(text)
+    out = os.path.join(work, name)
+    r = subprocess.run([a.servesim, "capacity", cfg, "--mlperf", bench, "--out", out,
+                        "--tolerance", str(a.tolerance), "--quiet", "--no-progress"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        return None, pm.reason(r.stderr.strip().splitlines()[-1])
+    with open(os.path.join(out, "capacity.json")) as f:
+        return json.load(f), None
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--servesim", default="build/servesim")
+    ap.add_argument("--data", default="../shared/data")
+    ap.add_argument("--tolerance", type=float, default=0.02,
+                    help="the capacity search's relative bracket (servesim capacity --tolerance)")
+    ap.add_argument("--requests", type=int, default=4000,
+                    help="Offline samples per simulated replica")
+    ap.add_argument("--only", default="", help="only the source_ids containing this")
+    ap.add_argument("--engine-presets", action="store_true",
+                    help="as scripts/predict_mlperf.py --engine-presets")
+    ap.add_argument("--keep", help="keep the generated configs and results here")
+    a = ap.parse_args()
+    shared_data.require(a.data, __file__)
+    data = os.path.abspath(a.data)
+    pm.PRESETS["on"] = a.engine_presets
+    with open(os.path.join(data, "published/published_dev.csv")) as f:
+        rows = list(csv.DictReader(f))
+    work = a.keep or tempfile.mkdtemp()
+    os.makedirs(work, exist_ok=True)
+    by_sid = {}
+    for r in rows:
+        by_sid.setdefault(r["source_id"], {})[r["metric"]] = r
+    servers = [sid for sid, m in by_sid.items()
+               if next(iter(m.values()))["scenario"] != "Offline" and a.only in sid]
+
+    print("| source_id | benchmark | published Server rate (QPS) | servesim capacity (QPS) | "
+          "error | p99 TTFT / TPOT at the capacity (ms) |")
+    print("|---|---|---:|---:|---:|---|")
+    errors, equal_load = [], []
+    for sid in servers:
+        row = next(iter(by_sid[sid].values()))
+        s = SYSTEMS[sid.rsplit("_", 1)[0]]
+        bench = benchmark(s, row)
+        published = pm.setting(row["load_condition"], "target_qps=")
+        lengths = pm.lengths_for(s, row, 800)
+        text = pm.scenario(s, row, "operator", 100, lengths, data)
+        cap, why = capacity(a, text, work, sid + "-capacity", bench)
+        if cap is None or not cap["capacity"]:
+            print(f"| {sid} | {bench} | {published:g} | n/a | | {why or 'no rate passes'} |")
+            continue
+        c = cap["capacity"]
+        qps = c["offered_rate_per_s"] * s["replicas"]
+        e = pm.err(qps, published)
+        errors.append(abs(e))
+        print(f"| {sid} | {bench} | {published:g} | {qps:.1f} | {e:+.0f}% | "
+              f"{c['ttft_p99_ms']:.0f} / {c['tpot_p99_ms']:.1f} |")
+        # Equal load relative to capacity: published Server / published Offline, applied to
+        # servesim's own Offline throughput.
+        off = by_sid.get(sid.rsplit("_", 1)[0] + "_off", {}).get("tokens_per_s")
+        if off is None:
+            continue
+        off_sps = float(re.search(r"([0-9.]+) samples/s", off["load_condition"]).group(1))
+        fraction = published / off_sps
+        summ, why = pm.run(a, pm.scenario(s, off, "operator", a.requests,
+                                          pm.lengths_for(s, off, 800), data),
+                           work, sid + "-offline")
+        if summ is None:
+            equal_load.append((sid, fraction, None, why))
+            continue
+        sim_off = summ["finished"] / summ["last_release_s"]  # per replica
+        rate = fraction * sim_off
+        text = pm.scenario(s, row, "operator", 100, lengths, data)
+        n = max(100, math.ceil(rate * 600))
+        summ2, why = pm.run(a, text, work, sid + "-equal-load",
+                            [f"workload.synthetic.arrival.rate_per_s={rate}",
+                             f"workload.synthetic.requests={n}"])
+        equal_load.append((sid, fraction, (rate * s["replicas"], summ2), why))
+    print()
+    if errors:
+        print(f"- capacity: median |error| {statistics.median(errors):.0f}%, mean "
+              f"{statistics.mean(errors):.0f}% over {len(errors)} runs")
+    print()
+    print("| source_id | published Server / Offline rate | servesim rate at that fraction (QPS) "
+          "| metric | published (ms) | servesim (ms) | error |")
+    print("|---|---:|---:|---|---:|---:|---:|")
+    lat_errors = []
+    for sid, fraction, res, why in equal_load:
+        if res is None or res[1] is None:
+            print(f"| {sid} | {fraction:.3f} | n/a | | | | {why} |")
+            continue
+        rate, summ = res
+        for metric, r in by_sid[sid].items():
+            pub = float(r["value"])
+            v = pm.figure(summ, metric, 1)
+            e = pm.err(v, pub)
+            lat_errors.append(abs(e))
+            print(f"| {sid} | {fraction:.3f} | {rate:.1f} | {metric} | {pub:g} | {v:.1f} | "
+                  f"{e:+.0f}% |")
+    if lat_errors:
+        print()
+        print(f"- latency at equal relative load: median |error| "
+              f"{statistics.median(lat_errors):.0f}% over {len(lat_errors)} figures")
+
+
+if __name__ == "__main__":
+    main()
