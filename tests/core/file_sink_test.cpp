@@ -20,6 +20,8 @@
 #include "core/output_file.h"
 #include "tests/support.h"
 
+namespace t_core_file_sink_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -188,3 +190,5 @@ kv: {policy: paged, capacity_tokens: 1000}
   CHECK(listing(dir / "old") == "requests.csv summary.json ");  // the earlier set, untouched
   CHECK(read_file(dir / "old" / "summary.json") == old_summary);
 }
+
+}  // namespace t_core_file_sink_test

@@ -9,6 +9,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_metrics_memory_budget_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -88,3 +90,5 @@ TEST_CASE("memory budget: the out-of-memory message names the limit and the opti
   CHECK_THAT(out_of_memory_message({}, {}), Catch::StartsWith("out of memory: the run needed "
                                                               "more memory than it could get; "));
 }
+
+}  // namespace t_metrics_memory_budget_test

@@ -17,6 +17,8 @@
 #include "tests/test_paths.h"
 #include "tests/text.h"
 
+namespace t_models_table_checks_test {
+
 using namespace servesim;
 using namespace servesim::test;
 namespace fs = std::filesystem;
@@ -127,3 +129,5 @@ TEST_CASE("table checks: a layer whose time falls strongly as tokens grow is war
   // The shipped excerpt has no such row: nothing is logged for it.
   CHECK(logged([&] { (void)model_error(layer_profile(k_data + "/llmservingsim-tp1")); }).empty());
 }
+
+}  // namespace t_models_table_checks_test

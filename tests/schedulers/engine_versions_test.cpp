@@ -7,6 +7,8 @@
 #include "core/errors.h"
 #include "tests/support.h"
 
+namespace t_schedulers_engine_versions_test {
+
 using namespace servesim;
 using namespace servesim::test;
 
@@ -72,3 +74,5 @@ TEST_CASE("engine versions: SGLang and TensorRT-LLM have their own lines",
   CHECK(default_engine_version("vllm") == "0.19.0");
   CHECK(known_engine_versions("continuous").empty());
 }
+
+}  // namespace t_schedulers_engine_versions_test
