@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
-#include "metrics/run_scenario.h"
+#include "metrics/request_count.h"
 
 namespace servesim {
 

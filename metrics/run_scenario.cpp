@@ -1,12 +1,8 @@
 #include "metrics/run_scenario.h"
 
-#include <fmt/format.h>
-
 #include <optional>
 #include <sstream>
-#include <string>
 
-#include "core/errors.h"
 #include "metrics/benchmark_scenarios.h"
 #include "metrics/metrics.h"
 #include "metrics/output.h"
@@ -68,16 +64,6 @@ RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limi
   o.check = check;
   o.limits = limits;
   return run_scenario(std::move(doc), o);
-}
-
-void apply_request_count(Document& doc, int64_t requests, const std::string& option) {
-  // A missing key gives an invalid node, which only IsDefined() may be asked about.
-  auto is_map = [](const YAML::Node& n) { return n.IsDefined() && n.IsMap(); };
-  const YAML::Node root = doc.root();
-  if (!is_map(root) || !is_map(root["workload"]) || !is_map(root["workload"]["synthetic"]))
-    throw InputError(
-        fmt::format("{}: {} has no workload.synthetic to override", option, doc.file()));
-  doc.apply_override("workload.synthetic.requests=" + std::to_string(requests));
 }
 
 }  // namespace servesim

@@ -50,9 +50,4 @@ struct RunOutput {
 [[nodiscard]] RunOutput run_scenario(std::shared_ptr<Document> doc, bool check = false,
                                      RunLimits limits = {});
 
-/// Sets the synthetic workload's request count (`--requests N`, Python's requests=N) in `doc`,
-/// refusing a scenario whose workload is not synthetic with an InputError naming `option`
-/// ("--requests: c.yaml has no workload.synthetic to override").
-void apply_request_count(Document& doc, int64_t requests, const std::string& option);
-
 }  // namespace servesim

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "metrics/exports.h"
 #include "metrics/output.h"
+#include "metrics/request_count.h"
 #include "metrics/run_scenario.h"
 #include "python/config_input.h"
 #include "python/csv_arrays.h"
@@ -260,16 +261,16 @@ CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
     CapacityOptions opts = o;
     opts.limits.interrupt = flag;
     const CapacityResult r = find_capacity(text, c.file, sets, opts);
-    Out o{capacity_json(c.file, r, opts),
-          r.meeting ? r.probes[*r.meeting].run.summary_json : std::string(),
-          {},
-          {}};
+    Out got{capacity_json(c.file, r, opts),
+            r.meeting ? r.probes[*r.meeting].run.summary_json : std::string(),
+            {},
+            {}};
     if (r.meeting && r.tokens) {
       if (!t.percentiles.empty())
-        o.latency_json = latency_json(latency_report(*r.tokens, t.percentiles)).dump();
-      o.exports = export_texts(t, r.probes[*r.meeting].run.summary, *r.tokens);
+        got.latency_json = latency_json(latency_report(*r.tokens, t.percentiles)).dump();
+      got.exports = export_texts(t, r.probes[*r.meeting].run.summary, *r.tokens);
     }
-    return o;
+    return got;
   });
   CapacityResultPy r;
   r.summary = json_loads(out.capacity.dump());

@@ -216,12 +216,17 @@ class Run(unittest.TestCase):
         _, out, _ = cli("run", "--percentiles", "50,90,99.9", "--json", "--out",
                         str(WORK / "percentiles-json"))
         want = json.loads(out)["latency_s"]
+        want_summary = json.loads(out)["summary"]
         self.assertEqual(list(want), ["ttft", "tpot", "itl", "e2e"])
         self.assertEqual(list(want["itl"]["percentiles"]), ["p50", "p90", "p99.9"])
         for given in ([50, 90, 99.9], (50.0, np.int64(90), np.float64(99.9)), "50,90,99.9"):
             r = servesim.run(percentiles=given, request_table=False, steps=False)
             self.assertEqual(r.latency_s, want, given)
-        self.assertEqual(r.summary, self.cli_summary)  # percentiles change no figure
+        # summary.json's ITL gains the percentiles, as on the command line; nothing else moves.
+        self.assertEqual(r.summary, want_summary)
+        self.assertIn("percentiles", r.summary["itl_s"])
+        del want_summary["itl_s"]["percentiles"]
+        self.assertEqual(want_summary, self.cli_summary)
         self.assertIsNone(servesim.run(request_table=False, steps=False).latency_s)
         # The table ends with the one `servesim run --percentiles` prints after its summary.
         _, text, _ = cli("run", "--percentiles", "50,90,99.9", "--out", str(WORK / "percentiles"))
