@@ -1,5 +1,6 @@
-// --percentiles and --export on capacity and size (docs/cli.md#conventions, docs/sizing.md):
-// the run at the capacity, and each point's columns and the cheapest points' exports.
+// The shared simulation options (cli/sim_options.h) --percentiles and --export on capacity and size
+// (docs/cli.md#conventions, docs/sizing.md): the run at the capacity, and each point's columns and
+// the cheapest points' exports.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -51,7 +52,7 @@ std::string slurp(const fs::path& p) {
 
 }  // namespace
 
-TEST_CASE("sim outputs: capacity reports percentiles and exports of the run at the capacity",
+TEST_CASE("sim options: capacity reports percentiles and exports of the run at the capacity",
           "[cli][sizing]") {
   const fs::path dir = temp_dir();
   std::ofstream(dir / "c.yaml") << k_scenario;
@@ -95,7 +96,7 @@ TEST_CASE("sim outputs: capacity reports percentiles and exports of the run at t
                                       "vidur, vllm-bench)"));
 }
 
-TEST_CASE("sim outputs: size adds percentile columns per point and the cheapest points' exports",
+TEST_CASE("sim options: size adds percentile columns per point and the cheapest points' exports",
           "[cli][sizing]") {
   const fs::path dir = temp_dir();
   std::ofstream(dir / "base.yaml") << k_scenario;
