@@ -2,8 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
 #include <cmath>
+#include <filesystem>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -30,7 +32,8 @@ std::string probe_line(const CapacityProbe& p) {
 }
 
 void print_capacity(std::ostream& out, const CapacityResult& r, const CapacityOptions& o,
-                    const std::string& dir) {
+                    const std::string& dir, const std::string& latency,
+                    const std::string& export_files) {
   out << "  rate scale  requests/s    TTFT p99   TPOT p99  attainment  meets SLOs\n"
       << "                              ms         ms\n";
   for (const auto& p : r.probes) out << probe_line(p);
@@ -44,9 +47,10 @@ void print_capacity(std::ostream& out, const CapacityResult& r, const CapacityOp
                            ? fmt::format(", fails at {:.6g}", r.probes[*r.failing].rate_scale)
                            : fmt::format(": the SLOs hold up to the limit {:g}", o.max_scale));
     out << summary_table(m.run.summary);
+    if (!latency.empty()) out << "\n" << latency;
   }
-  out << fmt::format("\nwrote {0}/capacity.json{1}\n", dir,
-                     r.meeting ? fmt::format(", {}/summary.json", dir) : "");
+  out << fmt::format("\nwrote {0}/capacity.json{1}{2}\n", dir,
+                     r.meeting ? fmt::format(", {}/summary.json", dir) : "", export_files);
 }
 
 }  // namespace
@@ -55,7 +59,8 @@ CommandLine capacity_command_line() {
   CommandLine cl("capacity", "CONFIG.yaml [options]",
                  "Finds the highest request rate at which a scenario meets its SLOs.");
   cl.positional("config", 1, "CONFIG.yaml", "scenario YAML with an slo section");
-  cl.out_option("servesim-capacity", "capacity.json and summary.json (the run at the capacity)");
+  cl.out_option("servesim-capacity",
+                "capacity.json, summary.json (the run at the capacity) and the exports");
   add_simulation_options(cl);
   cl.real_option("tolerance", 1e-6, 1, "relative", "width of the final bracket", 0.01);
   cl.real_option("min-attainment", 0, 1, "", "also require this share of requests within the SLOs");
@@ -78,6 +83,9 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   if (vm.count("min-attainment")) o.min_attainment = vm["min-attainment"].as<double>();
   if (vm.count("mlperf")) o.mlperf = mlperf_server_rules(vm["mlperf"].as<std::string>());
   o.limits = run_limits(vm, interrupt);
+  const TokenOutputs t = token_outputs(vm);
+  o.percentiles = t.percentiles;  // summary.json's ITL too, as on run
+  o.keep_tokens = t.wanted();
   std::vector<std::string> sets = overrides(vm);
   if (auto r = requests_override(vm)) {
     // LoadGen's query count follows from each probe's rate: a fixed count would contradict it.
@@ -95,18 +103,34 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   const CapacityResult r = find_capacity(text, config, sets, o);
   const nlohmann::ordered_json result = capacity_json(config, r, o);
   files.open("capacity.json") << result.dump(2) << "\n";
-  if (r.meeting)
+  nlohmann::ordered_json written = {dir + "/capacity.json"};
+  std::string export_files;  // ", DIR/a, DIR/b" as the "wrote" line names them
+  if (r.meeting) {
+    const Summary& s = r.probes[*r.meeting].run.summary;
     files.open("summary.json") << r.probes[*r.meeting].run.summary_json;
-  else
+    written.push_back(dir + "/summary.json");
+    for (const ExportFormat* f : t.exports) {
+      write_export(*f, files.open(f->file), s, *r.tokens, t.percentiles);
+      written.push_back(dir + "/" + f->file);
+      export_files += fmt::format(", {}/{}", dir, f->file);
+    }
+  } else {
     files.drop("summary.json");  // an earlier search's would describe another rate
+  }
+  // Exports an earlier command left in the folder would not match this result.
+  for (const ExportFormat& f : export_formats())
+    if (!r.meeting || std::find(t.exports.begin(), t.exports.end(), &f) == t.exports.end())
+      files.drop(f.file);
   files.commit();
+  std::optional<LatencyReport> latency;
+  if (r.meeting && !t.percentiles.empty()) latency = latency_report(*r.tokens, t.percentiles);
   if (c.json) {
-    nlohmann::ordered_json written = {dir + "/capacity.json"};
-    if (r.meeting) written.push_back(dir + "/summary.json");
-    print_json(out, c,
-               {{"command", "capacity"}, {"out", dir}, {"files", written}, {"capacity", result}});
+    nlohmann::ordered_json j{
+        {"command", "capacity"}, {"out", dir}, {"files", written}, {"capacity", result}};
+    if (latency) j["latency_s"] = latency_json(*latency);
+    print_json(out, c, j);
   } else if (c.tables()) {
-    print_capacity(out, r, o, dir);
+    print_capacity(out, r, o, dir, latency ? latency_table(*latency) : "", export_files);
   }
   return 0;
 }

@@ -119,14 +119,6 @@ struct RunRequest {
   std::vector<const ExportFormat*> exports;  ///< --export, each once
 };
 
-/// "vidur (request_metrics.csv: Vidur's per-request metrics), ..." from the export registry.
-std::string export_help() {
-  std::string formats;
-  for (const ExportFormat& f : export_formats())
-    formats += fmt::format("{}{} ({}: {})", formats.empty() ? "" : ", ", f.name, f.file, f.what);
-  return "also write another tool's result layout into --out, repeatable: " + formats;
-}
-
 CommandLine run_command_line() {
   CommandLine cl(
       "run", "[CONFIG.yaml] [options]",
@@ -136,16 +128,13 @@ CommandLine run_command_line() {
                 "summary.json, requests.csv and the files the options below add (steps.csv, "
                 "timeline.json, report.html, the exports)");
   add_simulation_options(cl);
-  const std::string exports = export_help();
   // clang-format off
   cl.options()
       ("check", po::bool_switch(), "verify the engine's invariants at every step")
       ("no-requests-csv", po::bool_switch(), "write summary.json only (sweeps, very long runs)")
       ("steps", po::bool_switch(), "also write steps.csv: one row per step (shape, KV, queue, bound)")
       ("timeline", po::bool_switch(), "also write timeline.json (Chrome trace: Perfetto, chrome://tracing)")
-      ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)")
-      ("percentiles", po::value<std::string>(), "also print mean, median, std and these percentiles of TTFT, TPOT, ITL and E2E (as 50,90,99,99.9); the export's percentiles (default 99)")
-      ("export", po::value<std::vector<std::string>>()->composing(), exports.c_str());
+      ("report", po::bool_switch(), "also write steps.csv and report.html (servesim report)");
   // clang-format on
   cl.int_option("timeline-requests", 0, 1'000'000'000,
                 "requests with id below N get a track in timeline.json", 1000);
@@ -182,14 +171,9 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
   q.extras.timeline_requests = static_cast<uint64_t>((*vm)["timeline-requests"].as<int64_t>());
   q.extras.report = (*vm)["report"].as<bool>();
   q.extras.progress = q.common.progress;
-  if (vm->count("percentiles"))
-    q.percentiles = parse_percentiles((*vm)["percentiles"].as<std::string>(), "--percentiles");
-  if (vm->count("export"))
-    for (const std::string& e : (*vm)["export"].as<std::vector<std::string>>()) {
-      const ExportFormat* f = &export_format(e, "--export");
-      if (std::find(q.exports.begin(), q.exports.end(), f) == q.exports.end())
-        q.exports.push_back(f);
-    }
+  TokenOutputs t = token_outputs(*vm);
+  q.percentiles = std::move(t.percentiles);
+  q.exports = std::move(t.exports);
   return q;
 }
 
@@ -272,19 +256,8 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
                              {"out", q->dir},
                              {"files", written},
                              {"summary", nlohmann::ordered_json::parse(r.summary_json)}};
-    if (tokens && !q->percentiles.empty()) {
-      const LatencyReport lr = latency_report(*tokens, q->percentiles);
-      auto stats = [](const LatencyStats& st) {
-        nlohmann::ordered_json p = nlohmann::ordered_json::object();
-        for (const auto& [at, v] : st.percentiles) p["p" + percentile_word(at)] = v;
-        return nlohmann::ordered_json{{"count", st.count}, {"mean", st.mean}, {"median", st.median},
-                                      {"std", st.std},     {"max", st.max},   {"percentiles", p}};
-      };
-      j["latency_s"] = {{"ttft", stats(lr.ttft)},
-                        {"tpot", stats(lr.tpot)},
-                        {"itl", stats(lr.itl)},
-                        {"e2e", stats(lr.e2e)}};
-    }
+    if (tokens && !q->percentiles.empty())
+      j["latency_s"] = latency_json(latency_report(*tokens, q->percentiles));
     print_json(out, q->common, j);
   } else if (q->common.tables()) {
     print_run(out, *q, r, extra_files + export_files);

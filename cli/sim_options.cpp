@@ -3,8 +3,24 @@
 #include <fmt/format.h>
 
 #include "core/errors.h"
+#include "metrics/request_count.h"
 
 namespace servesim {
+
+namespace {
+
+/// "vidur (request_metrics.csv: Vidur's per-request metrics), ..." from the export registry.
+std::string export_help() {
+  std::string formats;
+  for (const ExportFormat& f : export_formats())
+    formats += fmt::format("{}{} ({}: {})", formats.empty() ? "" : ", ", f.name, f.file, f.what);
+  return "also write another tool's result layout into --out, repeatable (run and capacity: of "
+         "the run (at the capacity); size: of each scenario's cheapest point, as "
+         "point-N.FILE): " +
+         formats;
+}
+
+}  // namespace
 
 void add_scenario_options(CommandLine& cl) {
   cl.set_option().seed_option();
@@ -24,6 +40,16 @@ void add_simulation_options(CommandLine& cl) {
                 "stop a run once more requests than this are held at once (queued or running); "
                 "its results are partial",
                 RunLimits::k_default_max_queued);
+  static const std::string exports = export_help();
+  // clang-format off
+  cl.options()
+      ("percentiles", boost::program_options::value<std::string>(),
+       "latency percentiles of TTFT, TPOT, ITL and E2E to report (as 50,90,99,99.9), with mean, "
+       "median and std where printed; also summary.json's ITL and the exports' percentiles "
+       "(default 99). run and capacity: of the run (at the capacity); size: columns per point")
+      ("export", boost::program_options::value<std::vector<std::string>>()->composing(),
+       exports.c_str());
+  // clang-format on
 }
 
 const std::vector<std::string>& scenario_option_names() {
@@ -33,7 +59,8 @@ const std::vector<std::string>& scenario_option_names() {
 
 const std::vector<std::string>& simulation_option_names() {
   static const std::vector<std::string> names{"set",          "seed",          "requests",
-                                              "max-sim-time", "max-wall-time", "max-queued"};
+                                              "max-sim-time", "max-wall-time", "max-queued",
+                                              "percentiles",  "export"};
   return names;
 }
 
@@ -43,15 +70,7 @@ std::optional<std::string> requests_override(const boost::program_options::varia
 }
 
 void apply_requests(const boost::program_options::variables_map& vm, Document& doc) {
-  const std::optional<std::string> o = requests_override(vm);
-  if (!o) return;
-  // A missing key gives an invalid node, which only IsDefined() may be asked about.
-  auto is_map = [](const YAML::Node& n) { return n.IsDefined() && n.IsMap(); };
-  const YAML::Node root = doc.root();
-  if (!is_map(root) || !is_map(root["workload"]) || !is_map(root["workload"]["synthetic"]))
-    throw InputError(
-        fmt::format("--requests: {} has no workload.synthetic to override", doc.file()));
-  doc.apply_override(*o);
+  if (vm.count("requests")) apply_request_count(doc, vm["requests"].as<int64_t>(), "--requests");
 }
 
 RunLimits run_limits(const boost::program_options::variables_map& vm,
@@ -64,6 +83,15 @@ RunLimits run_limits(const boost::program_options::variables_map& vm,
   if (vm.count("max-wall-time")) limits.max_wall_s = vm["max-wall-time"].as<double>();
   if (vm.count("max-queued")) limits.max_queued = vm["max-queued"].as<int64_t>();
   return limits;
+}
+
+TokenOutputs token_outputs(const boost::program_options::variables_map& vm) {
+  TokenOutputs t;
+  if (vm.count("percentiles"))
+    t.percentiles = parse_percentiles(vm["percentiles"].as<std::string>(), "--percentiles");
+  if (vm.count("export"))
+    t.exports = export_list(vm["export"].as<std::vector<std::string>>(), "--export");
+  return t;
 }
 
 }  // namespace servesim

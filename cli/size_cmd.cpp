@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/program_options.hpp>
+#include <cctype>
+#include <filesystem>
 #include <iostream>
 #include <thread>
 
@@ -12,6 +15,7 @@
 #include "cli/sim_options.h"
 #include "core/errors.h"
 #include "metrics/output.h"
+#include "metrics/result_files.h"
 #include "sizing/sweep.h"
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_pool.h"
@@ -30,6 +34,7 @@ struct SizeOptions {
   CommonOptions common;
   RunLimits limits;  ///< of every run; the interrupt is set by cmd_size
   bool dry_run = false;
+  TokenOutputs tokens;  ///< --percentiles (columns per point), --export (the cheapest points')
 };
 
 }  // namespace
@@ -38,7 +43,8 @@ CommandLine size_command_line() {
   CommandLine cl("size", "SWEEP.yaml [options]",
                  "Runs every point of a sizing sweep and marks the cheapest that meet the SLOs.");
   cl.positional("sweep", 1, "SWEEP.yaml", "sweep file");
-  cl.out_option("servesim-size", "points.csv and summary.json");
+  cl.out_option("servesim-size",
+                "points.csv, summary.json and the exports of each scenario's cheapest point");
   add_simulation_options(cl);
   cl.int_option("jobs,j", 1, 4096, "threads (default: all cores)");
   // clang-format off
@@ -67,6 +73,7 @@ std::optional<SizeOptions> parse_size_args(const std::vector<std::string>& args,
   if (vm.count("jobs")) o.jobs = static_cast<unsigned>(vm["jobs"].as<int64_t>());
   o.dry_run = vm["dry-run"].as<bool>();
   o.limits = run_limits(vm, nullptr);
+  o.tokens = token_outputs(vm);
   return o;
 }
 
@@ -100,6 +107,59 @@ std::vector<PointResult> run_all(const SweepSpec& spec, const SizeOptions& o, co
   return all;
 }
 
+/// "point-7.vllm-bench.json": the export `f` of point `i`.
+std::string point_export_name(size_t i, const ExportFormat& f) {
+  return fmt::format("point-{}.{}", i, f.file);
+}
+
+/// Whether `name` is an export of some point ("point-DIGITS.FILE").
+bool is_point_export(const std::string& name) {
+  if (name.rfind("point-", 0) != 0) return false;
+  size_t k = 6;
+  while (k < name.size() && std::isdigit(static_cast<unsigned char>(name[k]))) ++k;
+  if (k == 6 || k >= name.size() || name[k] != '.') return false;
+  for (const ExportFormat& f : export_formats())
+    if (name.substr(k + 1) == f.file) return true;
+  return false;
+}
+
+/// --export: runs each scenario's cheapest point again, keeping its token times, and opens its
+/// exports in `files`. Returns the names written. Only these points: a sweep has up to a million
+/// points, and an export (vllm-bench.json lists every request) of each would be gigabytes that
+/// nobody reads; the cheapest point is the deployment sizing recommends, the one to hand to
+/// another tool. The rerun is the row's run again (same config and seed: the same result).
+std::vector<std::string> write_point_exports(const SweepSpec& spec,
+                                             const std::vector<PointResult>& rows,
+                                             const SizeOptions& o, const RunLimits& limits,
+                                             ResultFiles& files) {
+  std::vector<std::string> names;
+  if (o.tokens.exports.empty()) return names;
+  for (const PointResult& r : rows) {
+    if (!r.cheapest) continue;
+    TokenTimes tokens;
+    const Probe p = rerun_row(spec, r, tokens, limits);
+    if (!p.built || !p.error.empty())
+      throw InputError(fmt::format("point {} ({}): {}", r.point, spec.label(r.point), p.error));
+    for (const ExportFormat* f : o.tokens.exports) {
+      names.push_back(point_export_name(r.point, *f));
+      write_export(*f, files.open(names.back()), p.summary, tokens, o.tokens.percentiles);
+    }
+  }
+  return names;
+}
+
+/// Removes the point exports in `dir` that this command did not write (an earlier sweep's).
+void remove_stale_exports(const std::string& dir, const std::vector<std::string>& written) {
+  std::error_code ec;
+  std::vector<std::filesystem::path> stale;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (is_point_export(name) && std::find(written.begin(), written.end(), name) == written.end())
+      stale.push_back(e.path());
+  }
+  for (const auto& path : stale) std::filesystem::remove(path, ec);
+}
+
 }  // namespace
 
 int cmd_size(const std::vector<std::string>& args, std::ostream& out,
@@ -108,7 +168,8 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
   if (!parsed) return 0;
   const SizeOptions& o = *parsed;
   const MpiRanks mpi;
-  const SweepSpec spec = load_sweep(o.sweep, o.sets);
+  SweepSpec spec = load_sweep(o.sweep, o.sets);
+  spec.percentiles = o.tokens.percentiles;
   if (o.dry_run) {
     if (mpi.rank() != 0) return 0;
     nlohmann::ordered_json points = nlohmann::ordered_json::array();
@@ -154,16 +215,24 @@ int cmd_size(const std::vector<std::string>& args, std::ostream& out,
   const std::string summary = sweep_summary_json(spec, rows);
   files->open("points.csv") << points_csv(spec, rows);
   files->open("summary.json") << summary;
+  const std::vector<std::string> exports = write_point_exports(spec, rows, o, limits, *files);
   files->commit();
+  remove_stale_exports(o.out, exports);
+  nlohmann::ordered_json written = {o.out + "/points.csv", o.out + "/summary.json"};
+  std::string export_files;  // ", DIR/a, DIR/b" as the "wrote" line names them
+  for (const std::string& name : exports) {
+    written.push_back(o.out + "/" + name);
+    export_files += fmt::format(", {}/{}", o.out, name);
+  }
   if (o.common.json)
     print_json(out, o.common,
                {{"command", "size"},
                 {"out", o.out},
-                {"files", {o.out + "/points.csv", o.out + "/summary.json"}},
+                {"files", written},
                 {"summary", nlohmann::ordered_json::parse(summary)}});
   else if (o.common.tables())
     out << sweep_report(spec, rows)
-        << fmt::format("\nwrote {0}/points.csv, {0}/summary.json\n", o.out);
+        << fmt::format("\nwrote {0}/points.csv, {0}/summary.json{1}\n", o.out, export_files);
   return 0;
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "metrics/exports.h"
+#include "metrics/token_outputs.h"
 #include "sim/scenario.h"
 
 namespace servesim::python {
@@ -206,6 +207,45 @@ std::vector<double> percentile_list(const py::handle& percentiles) {
 std::shared_ptr<Document> load_document(const ConfigText& c) {
   if (c.is_path) return Document::load_file(c.file);
   return std::make_shared<Document>(c.text, c.file);
+}
+
+std::optional<int64_t> request_count(const py::handle& requests) {
+  if (requests.is_none()) return std::nullopt;
+  constexpr int64_t max = int64_t{1} << 40;
+  const py::module_ np = py::module_::import("numpy");
+  if (py::isinstance<py::bool_>(requests) ||
+      !(py::isinstance<py::int_>(requests) || py::isinstance(requests, np.attr("integer"))))
+    throw InputError(fmt::format(
+        "requests: expected the synthetic workload's request count, an integer from 1 to {} "
+        "(got {})",
+        max, quote_input(py::repr(requests).cast<std::string>())));
+  const py::int_ n(py::reinterpret_borrow<py::object>(requests));
+  if (n < py::int_(1) || n > py::int_(max))
+    throw InputError(fmt::format("requests: {} is out of range (allowed: from 1 to {})",
+                                 py::repr(n).cast<std::string>(), max));
+  return n.cast<int64_t>();
+}
+
+std::vector<const ExportFormat*> export_list_of(const py::handle& exports) {
+  if (exports.is_none()) return {};
+  std::vector<std::string> names;
+  if (py::isinstance<py::str>(exports)) {
+    names.push_back(exports.cast<std::string>());
+  } else if (py::isinstance<py::list>(exports) || py::isinstance<py::tuple>(exports)) {
+    for (const auto& e : exports) {
+      if (!py::isinstance<py::str>(e))
+        throw InputError(
+            fmt::format("export: {} is a {}; each format is a str such as "
+                        "\"vllm-bench\"",
+                        quote_input(py::repr(e).cast<std::string>()), type_name(e)));
+      names.push_back(e.cast<std::string>());
+    }
+  } else {
+    throw InputError(fmt::format(
+        "export: expected a format name or a list of them (as [\"vllm-bench\"]), not a {}",
+        type_name(exports)));
+  }
+  return export_list(names, "export");
 }
 
 }  // namespace servesim::python

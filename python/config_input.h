@@ -5,10 +5,12 @@
 #include <pybind11/pybind11.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/config.h"
+#include "metrics/exports.h"
 
 namespace servesim::python {
 
@@ -45,6 +47,14 @@ struct ConfigText {
 /// `percentiles` as `--percentiles` takes them: None (not given: empty), a list or tuple of
 /// numbers, or one str ("50,90,99.9"), each in [0, 100]. Throws InputError as the option does.
 [[nodiscard]] std::vector<double> percentile_list(const py::handle& percentiles);
+
+/// `requests` as `--requests N` takes it: None (not given) or an int from 1 to 2^40 (a bool is
+/// refused: run() reads it as the deprecated request_table). Throws InputError as the option does.
+[[nodiscard]] std::optional<int64_t> request_count(const py::handle& requests);
+
+/// `export` as `--export` takes it: None, one format name or a list or tuple of them (each once).
+/// Throws InputError naming the valid formats.
+[[nodiscard]] std::vector<const ExportFormat*> export_list_of(const py::handle& exports);
 
 /// The document `servesim run` reads: the file, the dict's YAML or the default scenario.
 [[nodiscard]] std::shared_ptr<Document> load_document(const ConfigText& c);

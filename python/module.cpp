@@ -58,13 +58,19 @@ config: a path (str or os.PathLike) to a scenario YAML, a dict with the same con
 overrides: what `--set` takes: a list of "key.path=value" strings (value read as YAML), or a
     dict {"key.path": value}.
 seed: an int, as `--seed` (applied after the overrides).
-requests, steps: keep requests.csv's / steps.csv's columns (False saves memory on long runs).
+requests: an int, as `--requests N`: the synthetic workload's request count (applied after the
+    overrides and the seed; a scenario without workload.synthetic is refused). A bool here is
+    the old spelling of request_table (DeprecationWarning).
+request_table, steps: keep requests.csv's / steps.csv's columns (False saves memory on long
+    runs).
 check: verify the engine's invariants at every step (`--check`).
 max_sim_time, max_wall_time (seconds), max_queued: bound the run as the options of the same
     names do; a bounded run's results are partial (summary["partial"]).
 percentiles: as `--percentiles`: a list of numbers in [0, 100] (or "50,90,99.9"); the Result's
     latency_s then holds mean, median, std, max and these percentiles of TTFT, TPOT, ITL and
     E2E, and its table ends with the table the option prints.
+export: as `--export`: a format name or a list of them ("vllm-bench", "genai-perf", "vidur");
+    the Result's exports then maps each name to the text the option writes.
 
 Returns a Result. Bad input raises ValueError with servesim's message.)";
 
@@ -74,23 +80,28 @@ sweep: a path to a sweep file (docs/sizing.md) or a dict with the same content (
     then resolves against the working directory).
 overrides: applied to the base scenario of every point, as `servesim size --set`.
 seed: an int, applied to the base scenario after the overrides (as "seed=N").
+requests: an int, as `servesim size --requests N` (every point's synthetic request count).
 jobs: threads (default: all cores); the results do not depend on it.
 max_sim_time, max_wall_time, max_queued: the limits of every run, as for run().
+percentiles: as `servesim size --percentiles`: each point gains columns p{P}_ttft_ms,
+    p{P}_tpot_ms, p{P}_itl_ms and p{P}_e2e_ms (numpy's percentiles, as run()'s).
+export: as `servesim size --export`: the exports of each scenario's cheapest point.
 
 Returns a SweepResult: .summary (summary.json), .points (points.csv's columns as numpy
-arrays), .points_df(), .report (what `servesim size` prints).)";
+arrays), .points_df(), .report (what `servesim size` prints), .exports ({point: {name: text}}).)";
 
 constexpr const char* k_capacity_doc = R"(Finds the highest request rate meeting the SLOs,
 as `servesim capacity` does.
 
-config, overrides, seed: as for run(); the scenario needs an `slo` section.
+config, overrides, seed, requests: as for run(); the scenario needs an `slo` section.
 tolerance: the width of the final bracket, relative (1e-6 to 1).
 min_attainment: also require this share of requests within the SLOs (0 to 1).
 max_sim_time, max_wall_time, max_queued: the limits of every probe's run, as for run().
+percentiles, export: as for run(), of the run at the capacity (.latency_s, .exports).
 
 Returns a CapacityResult: .summary (capacity.json), .probes (one numpy array per probe field,
 in the order run), .probes_df(), .run_summary (summary.json at the capacity, or None when no
-rate met the SLOs), .found.)";
+rate met the SLOs), .found, .latency_s, .exports.)";
 
 }  // namespace
 
@@ -142,11 +153,13 @@ PYBIND11_MODULE(servesim, m) {
                     "with percentiles: `servesim run --percentiles --json`'s latency_s, a dict "
                     "{ttft, tpot, itl, e2e} of {count, mean, median, std, max, percentiles: "
                     "{p50: ...}} in seconds; None without")
+      .def_readonly("exports", &RunResult::exports,
+                    "with export: {format name: the text `--export NAME` writes}; {} without")
       .def(
           "requests_df",
           [](const RunResult& r) {
             if (r.requests.is_none())
-              throw py::value_error("this run kept no requests (run with requests=True)");
+              throw py::value_error("this run kept no requests (run with request_table=True)");
             return data_frame(r.requests, "requests");
           },
           "requests.csv as a pandas DataFrame (ImportError without pandas)")
@@ -167,6 +180,9 @@ PYBIND11_MODULE(servesim, m) {
       .def_readonly("points", &SweepResult::points,
                     "points.csv as a dict of numpy arrays, one per column (docs/sizing.md)")
       .def_readonly("report", &SweepResult::report, "what `servesim size` prints")
+      .def_readonly("exports", &SweepResult::exports,
+                    "with export: {point: {format name: text}} for each scenario's cheapest "
+                    "point; {} without")
       .def(
           "points_df", [](const SweepResult& r) { return data_frame(r.points, "points"); },
           "points.csv as a pandas DataFrame (ImportError without pandas)")
@@ -180,6 +196,11 @@ PYBIND11_MODULE(servesim, m) {
                     "the probes as a dict of numpy arrays, one per field, in the order run")
       .def_readonly("run_summary", &CapacityResultPy::run_summary,
                     "summary.json of the highest rate meeting the SLOs (None if none met them)")
+      .def_readonly("latency_s", &CapacityResultPy::latency_s,
+                    "with percentiles: run()'s latency_s for the run at the capacity; None "
+                    "without, or when no rate met the SLOs")
+      .def_readonly("exports", &CapacityResultPy::exports,
+                    "with export: {format name: text} of the run at the capacity; {} without")
       .def_property_readonly(
           "found", [](const CapacityResultPy& r) { return r.summary["found"].cast<bool>(); },
           "whether the search bracketed the capacity (a rate meeting the SLOs, one failing)")
@@ -196,53 +217,84 @@ PYBIND11_MODULE(servesim, m) {
   m.def(
       "run",
       [](const py::object& config, const py::object& overrides, const py::object& seed,
-         bool requests, bool steps, bool check, std::optional<double> max_sim_time,
-         std::optional<double> max_wall_time, std::optional<int64_t> max_queued,
-         const py::object& percentiles) {
-        return run(config, overrides, seed,
-                   RunArgs{requests,
-                           steps,
-                           check,
-                           {max_sim_time, max_wall_time, max_queued},
-                           percentile_list(percentiles)});
+         const py::object& requests, std::optional<bool> request_table, bool steps, bool check,
+         std::optional<double> max_sim_time, std::optional<double> max_wall_time,
+         std::optional<int64_t> max_queued, const py::object& percentiles,
+         const py::object& exports) {
+        RunArgs a;
+        if (py::isinstance<py::bool_>(requests)) {
+          // The old meaning (before requests=N meant --requests N): keep the table or not.
+          py::module_::import("warnings")
+              .attr("warn")(
+                  "run(requests=True/False) is deprecated: requests=N is now the "
+                  "synthetic request count, as --requests N; use request_table=",
+                  py::module_::import("builtins").attr("DeprecationWarning"),
+                  py::arg("stacklevel") = 2);
+          if (request_table)
+            throw servesim::InputError(
+                "requests: a bool here is the old spelling of request_table, which is given "
+                "too; give request_table alone");
+          a.request_table = requests.cast<bool>();
+        } else {
+          a.sim.requests = request_count(requests);
+          a.request_table = request_table.value_or(true);
+        }
+        a.steps = steps;
+        a.check = check;
+        a.sim.limits = {max_sim_time, max_wall_time, max_queued};
+        a.sim.tokens = {percentile_list(percentiles), export_list_of(exports)};
+        return run(config, overrides, seed, a);
       },
       k_run_doc, py::arg("config") = py::none(), py::arg("overrides") = py::none(),
-      py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = true,
-      py::arg("steps") = true, py::arg("check") = false, py::arg("max_sim_time") = py::none(),
-      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none(),
-      py::arg("percentiles") = py::none());
+      py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = py::none(),
+      py::arg("request_table") = py::none(), py::arg("steps") = true, py::arg("check") = false,
+      py::arg("max_sim_time") = py::none(), py::arg("max_wall_time") = py::none(),
+      py::arg("max_queued") = py::none(), py::arg("percentiles") = py::none(),
+      py::arg("export") = py::none());
 
   m.def(
       "sweep",
       [](const py::object& sweep_file, const py::object& overrides, const py::object& seed,
-         std::optional<int> jobs, std::optional<double> max_sim_time,
-         std::optional<double> max_wall_time, std::optional<int64_t> max_queued) {
+         const py::object& requests, std::optional<int> jobs, std::optional<double> max_sim_time,
+         std::optional<double> max_wall_time, std::optional<int64_t> max_queued,
+         const py::object& percentiles, const py::object& exports) {
         if (jobs && (*jobs < 1 || *jobs > 4096))
           throw servesim::InputError(
               fmt::format("jobs: {} is out of range (allowed: from 1 to 4096)", *jobs));
-        return sweep(
-            sweep_file, overrides, seed,
-            SweepArgs{jobs ? std::optional<unsigned>(static_cast<unsigned>(*jobs)) : std::nullopt,
-                      {max_sim_time, max_wall_time, max_queued}});
+        SweepArgs a;
+        if (jobs) a.jobs = static_cast<unsigned>(*jobs);
+        a.sim = {{max_sim_time, max_wall_time, max_queued},
+                 request_count(requests),
+                 {percentile_list(percentiles), export_list_of(exports)}};
+        return sweep(sweep_file, overrides, seed, a);
       },
       k_sweep_doc, py::arg("sweep"), py::arg("overrides") = py::none(),
-      py::arg("seed") = py::none(), py::kw_only(), py::arg("jobs") = py::none(),
-      py::arg("max_sim_time") = py::none(), py::arg("max_wall_time") = py::none(),
-      py::arg("max_queued") = py::none());
+      py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = py::none(),
+      py::arg("jobs") = py::none(), py::arg("max_sim_time") = py::none(),
+      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none(),
+      py::arg("percentiles") = py::none(), py::arg("export") = py::none());
 
   m.def(
       "capacity",
       [](const py::object& config, const py::object& overrides, const py::object& seed,
-         double tolerance, std::optional<double> min_attainment, std::optional<double> max_sim_time,
-         std::optional<double> max_wall_time, std::optional<int64_t> max_queued) {
-        return capacity(
-            config, overrides, seed,
-            CapacityArgs{tolerance, min_attainment, {max_sim_time, max_wall_time, max_queued}});
+         const py::object& requests, double tolerance, std::optional<double> min_attainment,
+         std::optional<double> max_sim_time, std::optional<double> max_wall_time,
+         std::optional<int64_t> max_queued, const py::object& percentiles,
+         const py::object& exports) {
+        CapacityArgs a;
+        a.tolerance = tolerance;
+        a.min_attainment = min_attainment;
+        a.sim = {{max_sim_time, max_wall_time, max_queued},
+                 request_count(requests),
+                 {percentile_list(percentiles), export_list_of(exports)}};
+        return capacity(config, overrides, seed, a);
       },
       k_capacity_doc, py::arg("config"), py::arg("overrides") = py::none(),
-      py::arg("seed") = py::none(), py::kw_only(), py::arg("tolerance") = 0.01,
-      py::arg("min_attainment") = py::none(), py::arg("max_sim_time") = py::none(),
-      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none());
+      py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = py::none(),
+      py::arg("tolerance") = 0.01, py::arg("min_attainment") = py::none(),
+      py::arg("max_sim_time") = py::none(), py::arg("max_wall_time") = py::none(),
+      py::arg("max_queued") = py::none(), py::arg("percentiles") = py::none(),
+      py::arg("export") = py::none());
 
   m.def(
       "to_yaml", [](const py::object& config) { return yaml_from_python(config); },

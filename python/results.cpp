@@ -16,6 +16,7 @@
 #include "metrics/exports.h"
 #include "metrics/memory_budget.h"
 #include "metrics/output.h"
+#include "metrics/request_count.h"
 #include "metrics/run_scenario.h"
 #include "python/config_input.h"
 #include "python/csv_arrays.h"
@@ -24,6 +25,7 @@
 #include "sizing/sweep.h"
 #include "sizing/sweep_output.h"
 #include "sizing/sweep_pool.h"
+#include "sizing/sweep_run.h"
 
 namespace servesim::python {
 namespace {
@@ -78,12 +80,23 @@ py::object json_loads(const std::string& text) {
   return py::module_::import("json").attr("loads")(text);
 }
 
-/// One metric of `servesim run --percentiles --json`'s "latency_s", keys in its order.
-nlohmann::ordered_json latency_stats_json(const LatencyStats& st) {
-  nlohmann::ordered_json p = nlohmann::ordered_json::object();
-  for (const auto& [at, v] : st.percentiles) p["p" + percentile_word(at)] = v;
-  return {{"count", st.count}, {"mean", st.mean}, {"median", st.median},
-          {"std", st.std},     {"max", st.max},   {"percentiles", p}};
+/// Each export of `t` as its file's text, by format name.
+std::vector<std::pair<std::string, std::string>> export_texts(const TokenOutputs& t,
+                                                              const Summary& s,
+                                                              TokenTimes& tokens) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const ExportFormat* f : t.exports) {
+    std::ostringstream text;
+    write_export(*f, text, s, tokens, t.percentiles);
+    out.emplace_back(f->name, text.str());
+  }
+  return out;
+}
+
+py::dict export_dict(const std::vector<std::pair<std::string, std::string>>& texts) {
+  py::dict d;
+  for (const auto& [name, text] : texts) d[py::str(name)] = py::str(text);
+  return d;
 }
 
 double checked_real(const char* name, double v, double min, double max, bool min_exclusive,
@@ -121,18 +134,22 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
   const ConfigText c = config_text(config, "config", true);
   RunOptions options;  // the streams are set on the worker thread
   options.check = args.check;
-  options.no_requests_csv = !args.requests;
-  options.limits = run_limits(args.limits);
+  options.no_requests_csv = !args.request_table;
+  options.limits = run_limits(args.sim.limits);
+  const TokenOutputs& t = args.sim.tokens;
+  options.percentiles = t.percentiles;  // summary.json's ITL too, as on the command line
   struct Out {
     RunOutput run;
     std::string steps_csv;
     std::vector<std::string> notes;
     std::string memory_warning;               ///< check_memory's, when the run might not fit
     std::string latency_json, latency_table;  ///< percentiles given
+    std::vector<std::pair<std::string, std::string>> exports;
   };
   Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
     std::shared_ptr<Document> doc = load_document(c);
     for (const auto& a : sets) doc->apply_override(a);
+    if (args.sim.requests) apply_request_count(*doc, *args.sim.requests, "requests");
     Scenario scenario = build_scenario(doc);
     Out o;
     o.notes = doc->notes();
@@ -143,26 +160,23 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     std::ostringstream steps;
     if (args.steps) opts.steps_csv = &steps;
     std::optional<TokenTimes> tokens;  // per-token times, as `--percentiles` keeps them
-    if (!args.percentiles.empty()) {
+    if (t.wanted()) {
       opts.step_observers.push_back(&tokens.emplace());
       opts.request_recorders.push_back(&*tokens);
     }
     o.run = run_scenario(std::move(scenario), opts);
     o.steps_csv = steps.str();
-    if (tokens) {
-      const LatencyReport lr = latency_report(*tokens, args.percentiles);
-      o.latency_json = nlohmann::ordered_json{{"ttft", latency_stats_json(lr.ttft)},
-                                              {"tpot", latency_stats_json(lr.tpot)},
-                                              {"itl", latency_stats_json(lr.itl)},
-                                              {"e2e", latency_stats_json(lr.e2e)}}
-                           .dump();
+    if (tokens && !t.percentiles.empty()) {
+      const LatencyReport lr = latency_report(*tokens, t.percentiles);
+      o.latency_json = latency_json(lr).dump();
       o.latency_table = latency_table(lr);
     }
+    if (tokens) o.exports = export_texts(t, o.run.summary, *tokens);
     return o;
   });
   RunResult r;
   r.summary = json_loads(out.run.summary_json);
-  if (args.requests)
+  if (args.request_table)
     r.requests = csv_arrays(out.run.requests_csv, "requests.csv", {"status", "reason", "class"});
   if (args.steps) r.steps = csv_arrays(out.steps_csv, "steps.csv", {"bound"});
   const py::object warn = py::module_::import("warnings").attr("warn");
@@ -178,32 +192,50 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     r.table += "\n" + out.latency_table;  // as `servesim run --percentiles` prints it
   }
   r.first_rejection = out.run.first_rejection;
+  r.exports = export_dict(out.exports);
   return r;
 }
 
 SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides, const py::handle& seed,
                   const SweepArgs& args) {
-  const std::vector<std::string> sets = override_list(overrides, seed);
+  std::vector<std::string> sets = override_list(overrides, seed);
+  if (args.sim.requests)  // as `servesim size --requests`
+    sets.push_back(fmt::format("workload.synthetic.requests={}", *args.sim.requests));
   const ConfigText c = config_text(sweep_file, "sweep", false);
-  const RunLimits point_limits = run_limits(args.limits);
+  const RunLimits point_limits = run_limits(args.sim.limits);
+  const TokenOutputs& t = args.sim.tokens;
   const unsigned threads =
       args.jobs ? *args.jobs : std::max(1u, std::thread::hardware_concurrency());
   if (threads < 1 || threads > 4096)
     throw InputError(fmt::format("jobs: {} is out of range (allowed: from 1 to 4096)", threads));
   struct Out {
     std::string points_csv, summary_json, report;
+    std::vector<std::pair<size_t, std::vector<std::pair<std::string, std::string>>>> exports;
   };
   const Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
-    const SweepSpec spec = c.is_path ? load_sweep(c.file, sets) : parse_sweep(c.text, c.file, sets);
+    SweepSpec spec = c.is_path ? load_sweep(c.file, sets) : parse_sweep(c.text, c.file, sets);
+    spec.percentiles = t.percentiles;
     std::vector<size_t> all(spec.point_count());
     for (size_t i = 0; i < all.size(); ++i) all[i] = i;
     RunLimits limits = point_limits;
     limits.interrupt = flag;
     std::vector<PointResult> rows = evaluate_points(spec, all, threads, {}, limits);
     mark_pareto(rows, spec);
-    return Out{points_csv(spec, rows), sweep_summary_json(spec, rows), sweep_report(spec, rows)};
+    Out o{points_csv(spec, rows), sweep_summary_json(spec, rows), sweep_report(spec, rows), {}};
+    // As `servesim size --export`: each scenario's cheapest point, run again.
+    for (const PointResult& row : rows) {
+      if (!row.cheapest || t.exports.empty()) continue;
+      TokenTimes tokens;
+      const Probe p = rerun_row(spec, row, tokens, limits);
+      if (!p.built || !p.error.empty())
+        throw InputError(
+            fmt::format("point {} ({}): {}", row.point, spec.label(row.point), p.error));
+      o.exports.emplace_back(row.point, export_texts(t, p.summary, tokens));
+    }
+    return o;
   });
   SweepResult r;
+  for (const auto& [point, texts] : out.exports) r.exports[py::int_(point)] = export_dict(texts);
   r.summary = json_loads(out.summary_json);
   r.points = csv_arrays(out.points_csv, "points.csv", {"reason", "label", "step_source"});
   r.report = out.report;
@@ -212,24 +244,39 @@ SweepResult sweep(const py::handle& sweep_file, const py::handle& overrides, con
 
 CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
                           const py::handle& seed, const CapacityArgs& args) {
-  const std::vector<std::string> sets = override_list(overrides, seed);
+  std::vector<std::string> sets = override_list(overrides, seed);
+  if (args.sim.requests)  // as `servesim capacity --requests`
+    sets.push_back(fmt::format("workload.synthetic.requests={}", *args.sim.requests));
   const ConfigText c = config_text(config, "config", true);
   CapacityOptions o;
-  o.limits = run_limits(args.limits);
+  o.limits = run_limits(args.sim.limits);
+  const TokenOutputs& t = args.sim.tokens;
+  o.percentiles = t.percentiles;
+  o.keep_tokens = t.wanted();
   o.tolerance = checked_real("tolerance", args.tolerance, 1e-6, 1, false, "relative");
   if (args.min_attainment)
     o.min_attainment = checked_real("min_attainment", *args.min_attainment, 0, 1, false, "");
   struct Out {
     nlohmann::ordered_json capacity;
     std::string run_summary;
+    std::string latency_json;
+    std::vector<std::pair<std::string, std::string>> exports;
   };
   const Out out = interruptible<Out>([&](const volatile std::sig_atomic_t* flag) {
     const std::string text = c.is_path ? read_text_file(c.file, "config") : c.text;
     CapacityOptions opts = o;
     opts.limits.interrupt = flag;
     const CapacityResult r = find_capacity(text, c.file, sets, opts);
-    return Out{capacity_json(c.file, r, opts),
-               r.meeting ? r.probes[*r.meeting].run.summary_json : std::string()};
+    Out got{capacity_json(c.file, r, opts),
+            r.meeting ? r.probes[*r.meeting].run.summary_json : std::string(),
+            {},
+            {}};
+    if (r.meeting && r.tokens) {
+      if (!t.percentiles.empty())
+        got.latency_json = latency_json(latency_report(*r.tokens, t.percentiles)).dump();
+      got.exports = export_texts(t, r.probes[*r.meeting].run.summary, *r.tokens);
+    }
+    return got;
   });
   CapacityResultPy r;
   r.summary = json_loads(out.capacity.dump());
@@ -242,6 +289,8 @@ CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
     r.probes[key] = np.attr("array")(values);
   }
   if (!out.run_summary.empty()) r.run_summary = json_loads(out.run_summary);
+  if (!out.latency_json.empty()) r.latency_s = json_loads(out.latency_json);
+  r.exports = export_dict(out.exports);
   return r;
 }
 

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "metrics/token_outputs.h"
+
 namespace servesim::python {
 
 namespace py = pybind11;
@@ -24,6 +26,8 @@ struct RunResult {
   /// `servesim run --percentiles --json`'s "latency_s": count, mean, median, std, max and the
   /// percentiles of TTFT, TPOT, ITL and E2E (None without percentiles)
   py::object latency_s = py::none();
+  /// export=: {format name: the file's text, as `--export NAME` writes it}
+  py::dict exports;
 };
 
 /// The limits of every run a call makes, as `--max-sim-time`, `--max-wall-time` (seconds) and
@@ -33,10 +37,16 @@ struct LimitArgs {
   std::optional<int64_t> max_queued;
 };
 
-struct RunArgs {
-  bool requests = true, steps = true, check = false;
+/// What every call takes as the command line's shared options do (cli/sim_options.h).
+struct SimArgs {
   LimitArgs limits;
-  std::vector<double> percentiles;  ///< --percentiles; empty: not given
+  std::optional<int64_t> requests;  ///< --requests: the synthetic workload's request count
+  TokenOutputs tokens;              ///< --percentiles, --export
+};
+
+struct RunArgs {
+  bool request_table = true, steps = true, check = false;
+  SimArgs sim;
 };
 [[nodiscard]] RunResult run(const py::handle& config, const py::handle& overrides,
                             const py::handle& seed, const RunArgs& args);
@@ -46,10 +56,13 @@ struct SweepResult {
   py::dict summary;  ///< summary.json ("kind": "sweep")
   py::dict points;   ///< points.csv's columns
   std::string report;
+  /// export=: {point: {format name: text}} for each scenario's cheapest point (as `servesim size
+  /// --export` writes point-N.FILE)
+  py::dict exports;
 };
 struct SweepArgs {
   std::optional<unsigned> jobs;  ///< default: all cores
-  LimitArgs limits;              ///< of each point's runs
+  SimArgs sim;                   ///< of each point's runs
 };
 /// `seed`, as for run(), is appended to the overrides of the base scenario ("seed=N").
 [[nodiscard]] SweepResult sweep(const py::handle& sweep, const py::handle& overrides,
@@ -60,11 +73,13 @@ struct CapacityResultPy {
   py::dict summary;  ///< capacity.json ("kind": "capacity")
   py::dict probes;   ///< one array per field of capacity.json's probes, in the order run
   py::object run_summary = py::none();  ///< summary.json of the highest rate meeting the SLOs
+  py::object latency_s = py::none();    ///< percentiles=: as RunResult's, at the capacity
+  py::dict exports;                     ///< export=: as RunResult's, of the run at the capacity
 };
 struct CapacityArgs {
   double tolerance = 0.01;
   std::optional<double> min_attainment;
-  LimitArgs limits;  ///< of each probe's run
+  SimArgs sim;  ///< of each probe's run
 };
 [[nodiscard]] CapacityResultPy capacity(const py::handle& config, const py::handle& overrides,
                                         const py::handle& seed, const CapacityArgs& args);

@@ -60,13 +60,14 @@ RateKnob rate_knob(const std::string& text, const std::string& file,
 
 CapacityProbe probe_at(const std::string& text, const std::string& file,
                        const std::vector<std::string>& overrides, const RateKnob& knob, double s,
-                       const CapacityOptions& o) {
+                       const CapacityOptions& o, TokenTimes* tokens) {
   std::vector<std::string> all = overrides;
   if (o.mlperf)
     for (std::string& m : mlperf_server_overrides(*o.mlperf, knob.rate_per_s * s))
       all.push_back(std::move(m));
   all.push_back(knob.at(s));
-  CapacityProbe p{s, false, run_probe(text, file, all, o.limits)};
+  CapacityProbe p{s, false,
+                  run_probe(text, file, all, ProbeOptions{o.limits, o.percentiles, tokens})};
   if (!p.run.built || !p.run.error.empty()) throw InputError(p.run.error);
   if (!p.run.summary.slo)
     throw InputError(
@@ -90,9 +91,13 @@ CapacityResult find_capacity(const std::string& text, const std::string& file,
         file));
   CapacityResult r;
   auto probe = [&](double s) {
-    r.probes.push_back(probe_at(text, file, overrides, knob, s, o));
+    // Each probe records into a fresh TokenTimes; the one of the latest probe that met the SLOs
+    // (always the highest such rate: the search only moves the meeting scale up) is kept.
+    std::shared_ptr<TokenTimes> tokens = o.keep_tokens ? std::make_shared<TokenTimes>() : nullptr;
+    r.probes.push_back(probe_at(text, file, overrides, knob, s, o, tokens.get()));
     const size_t i = r.probes.size() - 1;
     (r.probes[i].meets_slo ? r.meeting : r.failing) = i;
+    if (r.probes[i].meets_slo) r.tokens = std::move(tokens);
     return r.probes[i].meets_slo;
   };
   // Bracket: from 1, double while the SLOs hold, or halve while they do not.

@@ -5,6 +5,7 @@
 // factors bracketed by doubling or halving from 1, then bisected until the bracket is within the
 // relative tolerance. Deterministic: the probes depend only on the config, its seed and the
 // tolerance. Assumes that a workload meeting its SLOs at a rate meets them at every lower rate.
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -24,6 +25,11 @@ struct CapacityOptions {
   /// and LoadGen's query count for its rate (mlperf_server_overrides). REQUIRES of the config: a
   /// synthetic workload with Poisson arrivals at a rate_per_s.
   std::optional<MlperfServerRules> mlperf;
+  /// --percentiles: further percentiles of each probe's summary.json ITL, as `servesim run`.
+  std::vector<double> percentiles;
+  /// --percentiles, --export: record every token's time of each probe, keeping those of the
+  /// probe at the capacity (CapacityResult::tokens). Off, the probes cost nothing more.
+  bool keep_tokens = false;
 };
 
 struct CapacityProbe {
@@ -37,6 +43,8 @@ struct CapacityResult {
   /// The highest scale that met the SLOs and the lowest that did not (indices into probes);
   /// none: no scale met them (down to min_scale) / every scale did (up to max_scale).
   std::optional<size_t> meeting, failing;
+  /// With keep_tokens: every token's time of probes[*meeting] (null when none met the SLOs).
+  std::shared_ptr<TokenTimes> tokens;
 };
 
 /// Runs the search on `text` (named `file`) with `overrides` applied first. Throws InputError

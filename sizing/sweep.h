@@ -66,6 +66,9 @@ struct SweepSpec {
   std::string accelerator;    ///< prices points whose step_time names no hardware ("": none)
   std::string price_tier = k_default_price_tier;  ///< the catalogue price tier points pay
   std::vector<SweepAxis> axes;
+  /// Not from the file: `servesim size --percentiles` (sweep(percentiles=...)), the latency
+  /// percentiles each point's row reports (PointResult::latency_ms); empty: none.
+  std::vector<double> percentiles;
 
   /// The product of the axes' sizes (1 with no axes). Capped by load_sweep at k_max_points.
   [[nodiscard]] size_t point_count() const;

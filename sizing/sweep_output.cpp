@@ -11,6 +11,8 @@
 #include <set>
 #include <tuple>
 
+#include "metrics/exports.h"
+
 namespace servesim {
 namespace {
 
@@ -27,6 +29,16 @@ const std::vector<std::string>& metric_columns() {
     return names;
   }();
   return c;
+}
+
+// --percentiles' columns, after the fields, in PointResult::latency_ms's order: vLLM's key names
+// ("p99_ttft_ms"), which differ from the summary's own ttft_p99_ms (its quantile sketch's).
+std::vector<std::string> latency_columns(const SweepSpec& spec) {
+  std::vector<std::string> names;
+  for (const char* metric : {"ttft", "tpot", "itl", "e2e"})
+    for (double p : spec.percentiles)
+      names.push_back(fmt::format("p{}_{}_ms", percentile_word(p), metric));
+  return names;
 }
 
 bool has_own_column(const SweepAxis& a) {
@@ -102,6 +114,9 @@ nlohmann::ordered_json row_json(const SweepSpec& spec, const PointResult& r) {
     if (has_own_column(spec.axes[k])) j[spec.axes[k].key] = spec.axes[k].values[c[k]];
   j["step_source"] = spec.step_source(r.point);
   row_fields(r, k_json, false, add);
+  const std::vector<std::string> latency = latency_columns(spec);
+  for (size_t k = 0; k < latency.size(); ++k)
+    j[latency[k]] = k < r.latency_ms.size() ? J(r.latency_ms[k]) : J(nullptr);
   return j;
 }
 
@@ -208,6 +223,8 @@ std::string points_csv(const SweepSpec& spec, const std::vector<PointResult>& ro
     if (has_own_column(a)) column(a.key);
   column("step_source");
   row_fields(none, k_csv, false, name_of);
+  const std::vector<std::string> latency = latency_columns(spec);
+  for (const std::string& name : latency) column(name);
   out += "\n";
   StepSources source(spec);
   for (const PointResult& r : rows) {
@@ -220,6 +237,8 @@ std::string points_csv(const SweepSpec& spec, const std::vector<PointResult>& ro
       if (has_own_column(spec.axes[k])) column(spec.axes[k].values[c[k]]);
     column(source(r.point));
     row_fields(r, k_csv, false, text_of);
+    for (size_t k = 0; k < latency.size(); ++k)
+      column(k < r.latency_ms.size() ? fmt::format("{}", r.latency_ms[k]) : std::string());
     out += "\n";
   }
   return out;

@@ -55,12 +55,11 @@ void fill_metrics(PointResult& r, const Probe& p) {
   }
 }
 
-// One run of point `i` with extra overrides (the replica count in min_replicas mode).
-Probe probe_point(const SweepSpec& spec, size_t i, const std::vector<std::string>& extra,
-                  const RunLimits& limits) {
-  std::vector<std::string> o = spec.overrides(i);
-  o.insert(o.end(), extra.begin(), extra.end());
-  Probe p = run_probe(spec.base_text, spec.base_file, o, limits);
+// One run of point `i` with `overrides` (spec.overrides(i), and the replica count in
+// min_replicas mode); `tokens`, when set, records every token's time.
+Probe probe_point(const SweepSpec& spec, const std::vector<std::string>& overrides,
+                  const RunLimits& limits, TokenTimes* tokens) {
+  Probe p = run_probe(spec.base_text, spec.base_file, overrides, ProbeOptions{limits, {}, tokens});
   if (!p.built) return p;
   try {
     p.price_per_accelerator_hour = price_per_accelerator_hour(spec, p.doc->root());
@@ -97,16 +96,26 @@ PointResult from_probe(const SweepSpec& spec, size_t i, const Probe& p) {
   return r;
 }
 
+// The row of one run of point `i`, with its latency percentiles when the sweep asks for them.
+PointResult run_row(const SweepSpec& spec, size_t i, const std::vector<std::string>& overrides,
+                    const RunLimits& limits) {
+  std::optional<TokenTimes> tokens;
+  if (!spec.percentiles.empty()) tokens.emplace();
+  PointResult r =
+      from_probe(spec, i, probe_point(spec, overrides, limits, tokens ? &*tokens : nullptr));
+  if (tokens && r.feasible) {
+    const LatencyReport lr = latency_report(*tokens, spec.percentiles);
+    for (const LatencyStats* st : {&lr.ttft, &lr.tpot, &lr.itl, &lr.e2e})
+      for (const auto& pv : st->percentiles) r.latency_ms.push_back(pv.second * 1e3);
+  }
+  return r;
+}
+
 PointResult min_replicas(const SweepSpec& spec, size_t i, const RunLimits& limits) {
-  // Without a cluster section, cluster.replicas alone is incomplete: give a router too.
-  Document base(spec.base_text, spec.base_file);
-  for (const auto& s : spec.sets) base.apply_override(s);
-  const bool has_cluster = yaml_child(base.root(), "cluster").IsMap();
   auto run_n = [&](int64_t n) {
-    const std::string o =
-        has_cluster ? fmt::format("cluster.replicas={}", n)
-                    : fmt::format("cluster={{replicas: {}, router: {{kind: round_robin}}}}", n);
-    return from_probe(spec, i, probe_point(spec, i, {o}, limits));
+    PointResult r = run_row(spec, i, replica_overrides(spec, i, n), limits);
+    r.run_replicas = n;
+    return r;
   };
   PointResult lo_row = run_n(1);
   if (!lo_row.feasible || lo_row.meets_slo) return lo_row;
@@ -140,6 +149,12 @@ PointResult min_replicas(const SweepSpec& spec, size_t i, const RunLimits& limit
 
 Probe run_probe(const std::string& text, const std::string& file,
                 const std::vector<std::string>& overrides, const RunLimits& limits) {
+  return run_probe(text, file, overrides, ProbeOptions{limits, {}, nullptr});
+}
+
+Probe run_probe(const std::string& text, const std::string& file,
+                const std::vector<std::string>& overrides, const ProbeOptions& options) {
+  const RunLimits& limits = options.limits;
   Probe p;
   std::optional<Scenario> sc;
   std::shared_ptr<Document> doc;
@@ -164,11 +179,16 @@ Probe run_probe(const std::string& text, const std::string& file,
   try {
     Simulation sim(std::move(sc->components), false, limits);
     MetricsRecorder metrics(slo);
+    metrics.set_percentiles(options.percentiles);
     metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
     metrics.set_class_names(&sim.class_names());
     ArrivalSpan span;
     sim.add_recorder(metrics);
     sim.add_recorder(span);
+    if (options.tokens) {
+      sim.add_step_observer(*options.tokens);
+      sim.add_recorder(*options.tokens);
+    }
     sim.run();
     check_interrupt(limits.interrupt);  // a probe cut short by a signal is no result
     p.summary = metrics.summary(sim.stats());
@@ -183,7 +203,27 @@ Probe run_probe(const std::string& text, const std::string& file,
 
 PointResult evaluate_point(const SweepSpec& spec, size_t i, const RunLimits& limits) {
   if (spec.mode == SweepMode::MinReplicas) return min_replicas(spec, i, limits);
-  return from_probe(spec, i, probe_point(spec, i, {}, limits));
+  return run_row(spec, i, spec.overrides(i), limits);
+}
+
+std::vector<std::string> replica_overrides(const SweepSpec& spec, size_t i, int64_t replicas) {
+  // Without a cluster section, cluster.replicas alone is incomplete: give a router too.
+  Document base(spec.base_text, spec.base_file);
+  for (const auto& s : spec.sets) base.apply_override(s);
+  const bool has_cluster = yaml_child(base.root(), "cluster").IsMap();
+  std::vector<std::string> o = spec.overrides(i);
+  o.push_back(has_cluster ? fmt::format("cluster.replicas={}", replicas)
+                          : fmt::format("cluster={{replicas: {}, router: {{kind: round_robin}}}}",
+                                        replicas));
+  return o;
+}
+
+Probe rerun_row(const SweepSpec& spec, const PointResult& row, TokenTimes& tokens,
+                const RunLimits& limits) {
+  const std::vector<std::string> o = row.run_replicas > 0
+                                         ? replica_overrides(spec, row.point, row.run_replicas)
+                                         : spec.overrides(row.point);
+  return probe_point(spec, o, limits, &tokens);
 }
 
 nlohmann::json point_to_json(const PointResult& r) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "metrics/exports.h"
 #include "metrics/metrics.h"
 #include "sim/simulation.h"
 #include "sizing/sweep.h"
@@ -46,6 +47,19 @@ struct Probe {
                               const std::vector<std::string>& overrides,
                               const RunLimits& limits = {});
 
+/// What a probe keeps beyond its summary, for --percentiles and --export
+/// (metrics/token_outputs.h). The default keeps nothing more and costs nothing.
+struct ProbeOptions {
+  RunLimits limits;
+  /// Further percentiles of summary.json's ITL distributions, as `servesim run --percentiles`.
+  std::vector<double> percentiles;
+  /// Where to record every token's time; null: not recorded. Used by one probe at a time.
+  TokenTimes* tokens = nullptr;
+};
+[[nodiscard]] Probe run_probe(const std::string& text, const std::string& file,
+                              const std::vector<std::string>& overrides,
+                              const ProbeOptions& options);
+
 /// One row of points.csv (docs/sizing.md defines each column).
 struct PointResult {
   size_t point = 0;
@@ -61,6 +75,13 @@ struct PointResult {
   std::optional<double> tokens_per_usd;
   double ttft_p50_ms = 0, ttft_p99_ms = 0, tpot_p50_ms = 0, tpot_p99_ms = 0, e2e_p99_ms = 0;
   double goodput_req_per_s = 0, slo_attainment = 0;
+  /// With SweepSpec::percentiles: for each percentile p in its order, TTFT, TPOT, ITL and E2E at
+  /// p in ms (numpy's definition, as `servesim run --percentiles`), 4 values per percentile;
+  /// empty when infeasible. Columns ttft_pP_ms, tpot_pP_ms, itl_pP_ms, e2e_pP_ms after
+  /// slo_attainment (sizing/sweep_output.h).
+  std::vector<double> latency_ms;
+  /// min_replicas mode: the cluster.replicas the row ran with (0: fixed mode), for rerun_row.
+  int64_t run_replicas = 0;
 };
 
 /// A sweep point's fields (metrics/summary_fields.h), in points.csv's column order: the columns
@@ -92,6 +113,9 @@ void for_each_field(R& r, F&& f) {
   f(Field("e2e_p99_ms", metric), r.e2e_p99_ms);
   f(Field("goodput_req_per_s", metric), r.goodput_req_per_s);
   f(Field("slo_attainment", metric), r.slo_attainment);
+  // Written by points_csv and sweep_summary_json as one column per metric and percentile.
+  f(Field("latency_ms", k_wire), r.latency_ms);
+  f(Field("run_replicas", k_wire), r.run_replicas);
 }
 
 /// Simulates point `i` of `spec`: once (mode fixed), or at the fewest replicas from 1 to
@@ -103,6 +127,17 @@ void for_each_field(R& r, F&& f) {
 /// `limits` as for run_probe, for every run of the point.
 [[nodiscard]] PointResult evaluate_point(const SweepSpec& spec, size_t i,
                                          const RunLimits& limits = {});
+
+/// Point `i`'s overrides for a run at `replicas` replicas (min_replicas mode): spec.overrides(i)
+/// and the replica count (with a round-robin router when the base has no cluster section).
+[[nodiscard]] std::vector<std::string> replica_overrides(const SweepSpec& spec, size_t i,
+                                                         int64_t replicas);
+
+/// Runs the row `row` again (its point, at its replica count in min_replicas mode) recording
+/// every token's time into `tokens`, for --export. The same config and seed give the same run,
+/// so its summary is the row's (unless --max-wall-time cut either short).
+[[nodiscard]] Probe rerun_row(const SweepSpec& spec, const PointResult& row, TokenTimes& tokens,
+                              const RunLimits& limits = {});
 
 /// Rows as JSON and back, exactly: the k_wire fields (MPI ranks send rows to rank 0 this way).
 [[nodiscard]] nlohmann::json point_to_json(const PointResult& r);

@@ -118,7 +118,7 @@ class Run(unittest.TestCase):
         self.assertEqual(r.requests["status"].dtype.kind, "U")
         self.assertAlmostEqual(float(np.percentile(r.requests["ttft_s"], 50)),
                                r.summary["ttft_s"]["p50"], places=12)
-        quiet = servesim.run(requests=False, steps=False)
+        quiet = servesim.run(request_table=False, steps=False)
         self.assertIsNone(quiet.requests)
         self.assertIsNone(quiet.steps)
         self.assertEqual(quiet.summary, self.cli_summary)
@@ -216,13 +216,18 @@ class Run(unittest.TestCase):
         _, out, _ = cli("run", "--percentiles", "50,90,99.9", "--json", "--out",
                         str(WORK / "percentiles-json"))
         want = json.loads(out)["latency_s"]
+        want_summary = json.loads(out)["summary"]
         self.assertEqual(list(want), ["ttft", "tpot", "itl", "e2e"])
         self.assertEqual(list(want["itl"]["percentiles"]), ["p50", "p90", "p99.9"])
         for given in ([50, 90, 99.9], (50.0, np.int64(90), np.float64(99.9)), "50,90,99.9"):
-            r = servesim.run(percentiles=given, requests=False, steps=False)
+            r = servesim.run(percentiles=given, request_table=False, steps=False)
             self.assertEqual(r.latency_s, want, given)
-        self.assertEqual(r.summary, self.cli_summary)  # percentiles change no figure
-        self.assertIsNone(servesim.run(requests=False, steps=False).latency_s)
+        # summary.json's ITL gains the percentiles, as on the command line; nothing else moves.
+        self.assertEqual(r.summary, want_summary)
+        self.assertIn("percentiles", r.summary["itl_s"])
+        del want_summary["itl_s"]["percentiles"]
+        self.assertEqual(want_summary, self.cli_summary)
+        self.assertIsNone(servesim.run(request_table=False, steps=False).latency_s)
         # The table ends with the one `servesim run --percentiles` prints after its summary.
         _, text, _ = cli("run", "--percentiles", "50,90,99.9", "--out", str(WORK / "percentiles"))
         latency = text[text.index("\nwrote "):].split("\n\n", 1)[1]
@@ -234,9 +239,52 @@ class Run(unittest.TestCase):
                            (["50"], "'50'\" is a str"), (99, "expected a list of numbers"),
                            ([float("nan")], "is not a percentile")]:
             with self.assertRaises(ValueError) as e:
-                servesim.run(percentiles=bad, requests=False, steps=False)
+                servesim.run(percentiles=bad, request_table=False, steps=False)
             self.assertIn("percentiles", str(e.exception))
             self.assertIn(words, str(e.exception))
+
+    def test_requests_is_the_cli_count(self):
+        """requests=N is `--requests N`; a bool is the old request_table, with a warning."""
+        _, out, _ = cli("run", "--requests", "50", "--json", "--out", str(WORK / "requests-50"))
+        want = json.loads(out)["summary"]
+        self.assertEqual(want["requests"], 50)
+        for n in (50, np.int64(50)):
+            r = servesim.run(requests=n, steps=False)
+            self.assertEqual(r.summary, want)
+            self.assertEqual(len(r.requests["id"]), 50)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            old = servesim.run(requests=False, steps=False)
+        self.assertIsNone(old.requests)
+        self.assertEqual(old.summary, self.cli_summary)  # not a count: the default's 200
+        self.assertEqual([w.category for w in caught], [DeprecationWarning])
+        self.assertIn("request_table", str(caught[0].message))
+        for call, words in [
+                (lambda: servesim.run(requests=True, request_table=False), "give request_table"),
+                (lambda: servesim.run(requests=0), "requests: 0 is out of range"),
+                (lambda: servesim.run(requests="5"), "requests: expected the synthetic"),
+                (lambda: servesim.run("configs/examples/tiny-trace.yaml", requests=5),
+                 "has no workload.synthetic to override"),
+                (lambda: servesim.sweep("configs/sweeps/sizing-small.yaml", requests=-2),
+                 "out of range")]:
+            with self.assertRaises(ValueError) as e:
+                call()
+            self.assertIn(words, str(e.exception))
+
+    def test_export_matches_the_cli(self):
+        out = WORK / "export"
+        cli("run", "--percentiles", "50,99", "--export", "vllm-bench", "--export", "vidur", "-q",
+            "--out", str(out))
+        r = servesim.run(percentiles=[50, 99], export=["vllm-bench", "vidur", "vllm-bench"],
+                         steps=False)
+        self.assertEqual(list(r.exports), ["vllm-bench", "vidur"])
+        self.assertEqual(r.exports["vllm-bench"], (out / "vllm-bench.json").read_text())
+        self.assertEqual(r.exports["vidur"], (out / "request_metrics.csv").read_text())
+        self.assertEqual(servesim.run(steps=False).exports, {})
+        with self.assertRaises(ValueError) as e:
+            servesim.run(export="genai")
+        self.assertIn('export "genai": unknown format (valid: genai-perf, vidur, vllm-bench)',
+                      str(e.exception))
 
     def test_missing_numpy_is_named(self):
         """Without numpy (here hidden from a fresh interpreter), `import servesim` says what to
@@ -395,8 +443,43 @@ class Sizing(unittest.TestCase):
                          [p["rate_scale"] for p in want["probes"]])
         self.assertEqual(r.probes["meets_slo"].dtype, np.bool_)
         from_dict = servesim.capacity(dict(DEFAULT_DICT, slo={"ttft_ms": 100, "tpot_ms": 15}))
-        self.assertEqual(from_dict.summary["capacity"], want["capacity"])
         self.assertEqual(from_dict.summary["config"], "<dict>")
+        self.assertEqual(from_dict.summary["capacity"], want["capacity"])
+        self.assertIsNone(r.latency_s)
+        self.assertEqual(r.exports, {})
+
+    def test_capacity_percentiles_and_exports_match_capacity(self):
+        out = WORK / "capacity-exports"
+        _, text, _ = cli("capacity", "configs/default.yaml", "--set", SLO, "--requests", "100",
+                         "--percentiles", "50,99", "--export", "vllm-bench", "--json", "--out",
+                         str(out))
+        want = json.loads(text)
+        r = servesim.capacity("configs/default.yaml", [SLO], requests=100,
+                              percentiles="50,99", export="vllm-bench")
+        self.assertEqual(r.summary, want["capacity"])
+        self.assertEqual(r.latency_s, want["latency_s"])
+        self.assertEqual(r.run_summary, json.loads((out / "summary.json").read_text()))
+        self.assertEqual(r.exports, {"vllm-bench": (out / "vllm-bench.json").read_text()})
+
+    def test_sweep_percentiles_and_exports_match_size(self):
+        out = WORK / "size-exports"
+        cli("size", "configs/sweeps/sizing-small.yaml", "-q", "--jobs", "2", "--percentiles",
+            "50,99.9", "--export", "genai-perf", "--out", str(out))
+        r = servesim.sweep("configs/sweeps/sizing-small.yaml", jobs=2, percentiles=[50, 99.9],
+                           export="genai-perf")
+        self.assertEqual(r.summary, json.loads((out / "summary.json").read_text()))
+        with open(out / "points.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        self.assertEqual(list(r.points), list(rows[0]))
+        self.assertEqual(list(r.points)[-2:], ["p50_e2e_ms", "p99.9_e2e_ms"])
+        for name, array in r.points.items():
+            same_column(array, [row[name] for row in rows])
+        cheapest = [int(p) for p in r.points["point"][r.points["cheapest"]]]
+        self.assertTrue(cheapest)
+        self.assertEqual(sorted(r.exports), cheapest)
+        for p in cheapest:
+            self.assertEqual(r.exports[p]["genai-perf"],
+                             (out / f"point-{p}.profile_export_genai_perf.json").read_text())
 
 
 if __name__ == "__main__":
