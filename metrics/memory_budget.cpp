@@ -50,7 +50,7 @@ MemoryUse python_memory_use(bool requests, bool steps) {
   u.requests_in_memory = requests;
   u.steps_in_memory = steps;
   u.bound_options = "max_queued=";
-  u.keep_options = "requests=False, steps=False";
+  u.keep_options = "request_table=False, steps=False";
   return u;
 }
 

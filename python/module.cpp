@@ -139,7 +139,7 @@ PYBIND11_MODULE(servesim, m) {
                     "resolved config (docs/metrics.md)")
       .def_readonly("requests", &RunResult::requests,
                     "requests.csv as a dict of numpy arrays, one per column in the file's order "
-                    "(None when run with requests=False)")
+                    "(None when run with request_table=False)")
       .def_readonly("steps", &RunResult::steps,
                     "steps.csv as a dict of numpy arrays, one per column (None when run with "
                     "steps=False)")

@@ -18,7 +18,7 @@ namespace py = pybind11;
 /// What `servesim run --steps` writes, as Python objects.
 struct RunResult {
   py::dict summary;                  ///< summary.json
-  py::object requests = py::none();  ///< requests.csv's columns (None when requests=False)
+  py::object requests = py::none();  ///< requests.csv's columns (None when request_table=False)
   py::object steps = py::none();     ///< steps.csv's columns (None when steps=False)
   py::list notes;                    ///< what the command line prints as "servesim: note: ..."
   std::string table;                 ///< the summary the command line prints

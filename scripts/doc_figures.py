@@ -47,7 +47,10 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SHARED = os.path.join(os.path.dirname(ROOT), "shared")
 # Lines a long run may print on stderr while it works, and spdlog's time-stamped diagnostics
 # (a measured table's warning, docs/data.md#checks-on-load): never a figure.
-PROGRESS = re.compile(r"(ETA \d|\d elapsed\b|^\[\d{4}-\d\d-\d\d [\d:.]+\] \[servesim\] \[warning\] )")
+# A progress line ends "ETA 5s" or "1m05s elapsed" (cli/progress.cpp's duration_text: 5s, 1m05s,
+# 2h01m or ?); one shows once a run takes over a second, so only a loaded machine prints them.
+PROGRESS = re.compile(r"(ETA (?:\d|\?)|(?:\d[smh]?|\?) elapsed$|"
+                      r"^\[\d{4}-\d\d-\d\d [\d:.]+\] \[servesim\] \[warning\] )")
 # Wall-clock figures: the number is masked on both sides.
 WALL = [
     re.compile(r"\d[\d,.]*(?=\s*(?:ms|s|seconds?|[a-z ]+/s)?\s*(?:of )?wall\b)"),

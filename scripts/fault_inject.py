@@ -159,8 +159,8 @@ def verdict(case, rc, err, stdout):
             return ""
         return f"exit {rc} without the file-size message: {err.strip()[:200]!r}"
     if case.fault == "memory":
-        # Out of memory: exit 2 (or, until its message is plain words, 1) naming memory.
-        if rc in (1, 2) and ("memory" in err.lower() or "bad_alloc" in err):
+        # Out of memory: exit 3 and a message in plain words (docs/errors.md#memory).
+        if rc == 3 and "memory" in err.lower() and "bad_alloc" not in err:
             return ""
         return f"exit {rc} without a message about memory: {err.strip()[:200]!r}"
     if case.fault == "readonly":
@@ -273,14 +273,14 @@ except OSError as e:
 vm = [int(l.split()[1]) for l in open('/proc/self/status') if l.startswith('VmSize')][0] * 1024
 resource.setrlimit(resource.RLIMIT_AS, (vm + (64 << 20), resource.RLIM_INFINITY))
 try:
-    servesim.run({flood!r}, max_queued=1000000000, requests=False)
+    servesim.run({flood!r}, max_queued=1000000000, request_table=False)
     print('no MemoryError')
 except MemoryError:
     print('ok')
 """,
         "signal": head + f"""
 print('ok', flush=True)
-servesim.run({long_!r}, requests=False)
+servesim.run({long_!r}, request_table=False)
 """,
         # It writes no file: a folder it cannot write is no obstacle.
         "readonly": head + f"""

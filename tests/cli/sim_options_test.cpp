@@ -9,6 +9,8 @@
 
 #include "tests/support.h"
 
+namespace t_cli_sim_options_test {
+
 using namespace servesim::test;
 namespace fs = std::filesystem;
 
@@ -132,3 +134,5 @@ TEST_CASE("sim options: size adds percentile columns per point and the cheapest 
   CHECK_THAT(slurp(dir / "o" / "points.csv"), !Catch::Contains("p50_ttft_ms"));
   CHECK_FALSE(fs::exists(dir / "o" / "point-0.vllm-bench.json"));
 }
+
+}  // namespace t_cli_sim_options_test

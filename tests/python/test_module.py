@@ -254,7 +254,7 @@ class Run(unittest.TestCase):
             self.assertEqual(len(r.requests["id"]), 50)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            old = servesim.run(requests=False, steps=False)
+            old = servesim.run(request_table=False, steps=False)
         self.assertIsNone(old.requests)
         self.assertEqual(old.summary, self.cli_summary)  # not a count: the default's 200
         self.assertEqual([w.category for w in caught], [DeprecationWarning])
@@ -383,14 +383,14 @@ class Memory(unittest.TestCase):
         self.assertIn("MemoryError: not enough memory: a run of 20000000 requests needs at "
                       "least 9.7 GiB", out)
         self.assertIn("max_queued=", out)
-        self.assertIn("keep fewer rows in memory (requests=False, steps=False)", out)
+        self.assertIn("keep fewer rows in memory (request_table=False, steps=False)", out)
 
     def test_memory_that_runs_out_during_a_run_is_a_memory_error(self):
         # An overload holding 600,000 requests needs about 350 MiB more than the process has:
         # the limit leaves it 150 MiB.
         out = self.limited("lim = vm() + (150 << 20)\n"
                            "resource.setrlimit(resource.RLIMIT_AS, (lim, lim))\n"
-                           "servesim.run(overload(600_000), requests=False, steps=False)")
+                           "servesim.run(overload(600_000), request_table=False, steps=False)")
         self.assertIn("MemoryError: out of memory: the run needed more memory than it could get "
                       "(the address-space limit (ulimit -v) of", out)
         self.assertIn("bound the requests held at once with max_queued=", out)
