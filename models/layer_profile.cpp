@@ -199,7 +199,7 @@ void LayerProfile::read_moe(const std::string& dir) {
     points[activated].push_back({tokens, us, csv.line()});
   }
   LatencyDrops drops(file.string(), "time_us", "tokens of the same activated_experts");
-  for (auto& [activated, p] : points) drops.add(std::move(p));
+  for (auto& [activated, at] : points) drops.add(std::move(at));
   drops.warn();
   if (by_activated.empty()) throw InputError(fmt::format("{}: no rows", file.string()));
   for (auto& [activated, curve] : by_activated) {
