@@ -66,7 +66,9 @@ def main():
     a = ap.parse_args()
     shared_data.require(a.data, __file__)
     root = os.path.join(a.data, "serving-runs/vllm-0.19")
-    for gpu, role in (("RTXPRO6000", "fitted"), ("RTX4090", "check, not fitted")):
+    for i, (gpu, role) in enumerate((("RTXPRO6000", "fitted"), ("RTX4090", "check, not fitted"))):
+        if i:
+            print()
         paths = sorted(glob.glob(f"{root}/{gpu}/*/vllm/requests.jsonl"))
         rows = delays(paths)
         env = envelope(rows, a.bin_tokens, a.min_count)
@@ -83,7 +85,6 @@ def main():
             if role == "fitted":
                 print(f"api.engine vllm-0.19: request_overhead_ms {max(b, 0.0):.2f} (the line at 0 "
                       f"tokens, not below 0), tokenize_ms_per_1k_tokens {k * 1e3:.2f}")
-        print()
 
 
 if __name__ == "__main__":
