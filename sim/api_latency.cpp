@@ -19,14 +19,16 @@ class ApiLatencySource final : public WorkloadSource {
 
   bool next(RequestSpec& out) override {
     // A held request may leave once no later one from the source can reach the engine before
-    // it: every later one is sent at or after the next one's send time, plus the fixed part.
+    // it: every later one starts at or after the next one's send time and the first free
+    // worker's time, and takes at least the fixed part. (With one worker the engine arrivals
+    // come in send order, so nothing is held for long.)
     while (true) {
       if (!m_peeked && !m_inner_done) {
         m_peeked = m_inner->next(m_peek);
         m_inner_done = !m_peeked;
       }
-      if (!m_held.empty() &&
-          (!m_peeked || !(sent(m_peek.arrival) + m_api.request_overhead < m_held.front().arrival)))
+      if (!m_held.empty() && (!m_peeked || !(earliest_start(m_peek) + m_api.request_overhead <
+                                             m_held.front().arrival)))
         break;
       if (!m_peeked) return false;
       shift(m_peek);
@@ -66,6 +68,12 @@ class ApiLatencySource final : public WorkloadSource {
     if (x == 0) return t;
     const int64_t c = t.count_ns();
     return Time::ns((c + x - 1) / x * x);
+  }
+
+  /// The earliest a request not yet shifted can start on a worker.
+  [[nodiscard]] Time earliest_start(const RequestSpec& s) const {
+    const Time t = sent(s.arrival);
+    return m_free.empty() ? t : std::max(t, m_free.front());  // front: the first free worker
   }
 
   // Called once per request, in the order the source produces them: the workers serve them

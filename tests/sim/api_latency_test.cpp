@@ -96,6 +96,23 @@ TEST_CASE("api: one worker serves a burst in turn, so the second request reaches
   CHECK(unlimited[1].first_token.count_ns() == ms(9));
 }
 
+TEST_CASE(
+    "api: with two workers a short prompt overtakes a long one and the next takes the first "
+    "free worker",
+    "[sim]") {
+  // 1 ms a token, no fixed part. All sent at 0: r0 (prompt 4) on worker A 0-4 ms, r1 (prompt 1)
+  // on worker B 0-1 ms, r2 (prompt 2) on B again, free first, 1-3 ms. Engine arrivals: r1 at 1,
+  // r2 at 3, r0 at 4 ms.
+  const std::string yaml = trace_scenario("0,4,1\n0,1,1\n0,2,1\n", k_linear, k_vllm, k_kv) +
+                           "api: {tokenize_ms_per_1k_tokens: 1000, workers: 2}\n";
+  auto r = run_requests(yaml);
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].spec.api_in.count_ns() == ms(4));
+  CHECK(r[1].spec.api_in.count_ns() == ms(1));
+  CHECK(r[2].spec.api_in.count_ns() == ms(3));
+  CHECK(r[1].first_admitted.count_ns() == ms(1));
+}
+
 TEST_CASE("api: engine vllm-0.19 gives the measured front end, and a key beside it wins", "[sim]") {
   // The preset: no fixed part, 0.85 ms per 1k prompt tokens, one worker. r0 (prompt 2000) is
   // tokenized 0-1.7 ms, r1 (prompt 1000, sent at 0 too) 1.7-2.55 ms. With workers: 0 r1 has its
