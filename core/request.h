@@ -87,6 +87,9 @@ struct Request {
   Time finish = Time::max();   ///< end of the step that produced the last token
   Time release = Time::max();  ///< when the reply left the engine
   std::string reject_reason;
+  /// The times above are the client's (the `api` section's to_client_view has run): arrival is
+  /// the send time and token times are when the client has them. False while in the engine.
+  bool client_view = false;
 
   [[nodiscard]] bool prefilling() const { return context_tokens < prefill_target; }
   [[nodiscard]] bool done() const { return generated_tokens >= spec.output_tokens; }
@@ -94,6 +97,13 @@ struct Request {
   /// last, which is produced but never fed back.
   [[nodiscard]] int64_t peak_kv_tokens() const {
     return int64_t{spec.prompt_tokens} + spec.output_tokens - 1;
+  }
+  /// The engine's time to first token, from its arrival at the engine (after the API server)
+  /// to the token's production (before streaming): the client's TTFT less api_in and api_out.
+  /// REQUIRES: a first token. The same as first_token - arrival without the `api` section.
+  [[nodiscard]] Time engine_ttft() const {
+    const Time ttft = first_token - spec.arrival;
+    return client_view ? ttft - spec.api_in - spec.api_out : ttft;
   }
 };
 

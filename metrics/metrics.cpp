@@ -76,7 +76,10 @@ void RequestTally::add_exit(const Request& r, const std::vector<double>& gaps,
 }
 
 MetricsRecorder::MetricsRecorder(size_t exact_limit)
-    : m_exact_limit(exact_limit), m_all(exact_limit), m_queue(exact_limit) {}
+    : m_exact_limit(exact_limit),
+      m_all(exact_limit),
+      m_queue(exact_limit),
+      m_engine_ttft(exact_limit) {}
 
 MetricsRecorder::MetricsRecorder(std::optional<SloTargets> slo, size_t exact_limit)
     : MetricsRecorder(exact_limit) {
@@ -121,6 +124,8 @@ void MetricsRecorder::record(const Request& r) {
     m_s.preempted_requests += r.preemptions > 0;
     m_last_release = std::max(m_last_release, r.release);
     m_queue.add((r.first_admitted - r.spec.arrival).seconds());
+    m_engine_ttft.add(r.engine_ttft().seconds());
+    m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
   }
   // Its inter-token gaps (metrics/token_gaps.h), into a buffer reused from request to request.
   m_gaps.clear();
@@ -279,6 +284,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
     }
   }
   s.ttft_s = finish(m_all.ttft);
+  if (m_outside_engine) s.server_ttft_s = finish(m_engine_ttft);
   s.tpot_s = finish(m_all.tpot);
   s.e2e_s = finish(m_all.e2e);
   s.queue_s = finish(m_queue);

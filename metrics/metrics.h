@@ -288,6 +288,10 @@ struct Summary {
   double output_tokens_per_s = 0;
   double requests_per_s = 0;  ///< finished requests / duration
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
+  /// With time outside the engine (the `api` section): the engine's TTFT, from the request's
+  /// arrival at the engine to its first token's production (Request::engine_ttft); ttft_s is
+  /// then the client's. Absent when no request spent time outside the engine (they are equal).
+  std::optional<Distribution> server_ttft_s;
   GapDistribution itl_s;  ///< inter-token latency: every gap, pooled (metrics/token_gaps.h)
   int64_t preemptions = 0;
   int64_t swap_preemptions = 0;  ///< of preemptions, those by swapping (preemption_mode: swap)
@@ -333,6 +337,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("output_tokens_per_s"), s.output_tokens_per_s);
   f(Field("requests_per_s"), s.requests_per_s);
   f(Field("ttft_s").row("TTFT", 1e3, "ms"), s.ttft_s);
+  f(Field("server_ttft_s", k_json | k_omit_empty).row("server TTFT", 1e3, "ms"), s.server_ttft_s);
   f(Field("tpot_s").row("TPOT", 1e3, "ms"), s.tpot_s);
   f(Field("e2e_s").row("E2E", 1.0, "s"), s.e2e_s);
   f(Field("queue_s").row("queue", 1e3, "ms"), s.queue_s);
@@ -445,6 +450,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   size_t m_exact_limit;
   RequestTally m_all;  // the whole run
   QuantileSketch m_queue;
+  QuantileSketch m_engine_ttft;   // Request::engine_ttft of finished requests
+  bool m_outside_engine = false;  // some request had api_in or api_out (the `api` section)
   Time m_first_arrival = Time::max();
   Time m_last_release;
   uint64_t m_first_rejected_id = UINT64_MAX;

@@ -58,19 +58,23 @@ const char* state_name(const Request& r) {
 }  // namespace
 
 RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
-  fmt::format_to(std::back_inserter(m_buf),
-                 "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
-                 "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason,class,priority\n");
+  fmt::format_to(
+      std::back_inserter(m_buf),
+      "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
+      "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason,class,priority,server_ttft_s\n");
 }
 
 namespace {
 
-/// ",<class>,<priority>\n": the row's last columns.
+/// ",<class>,<priority>,<server_ttft_s>\n": the row's last columns (the engine's TTFT only
+/// for a finished request).
 void put_class(Line& l, const Request& r, const std::vector<std::string>* names) {
   l.comma();
   if (names && r.spec.class_id < names->size()) l.put((*names)[r.spec.class_id]);
   l.comma();
   l.put_int(r.spec.priority);
+  l.comma();
+  if (r.state == RequestState::Released) l.put_secs(r.engine_ttft());
   l.put("\n");
 }
 

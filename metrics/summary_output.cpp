@@ -118,15 +118,21 @@ std::string latency_table(const Summary& s) {
   auto it = std::back_inserter(out);
   fmt::format_to(it, "\n{:<12}{:>12}{:>12}{:>12}{:>12}{:>12}\n", "metric", "mean", "p50", "p90",
                  "p99", "max");
+  const auto row = [&](const Field& f, const Distribution& v) {
+    for (size_t k = 0; k < f.shown_count; ++k) {
+      const Shown& r = f.shown[k];
+      fmt::format_to(it, "{:<12}", r.header);
+      for (Stat st : {Stat::mean, Stat::p50, Stat::p90, Stat::p99, Stat::max})
+        fmt::format_to(it, "{:>12.{}f}", stat_of(v, st) * r.scale, r.digits);
+      fmt::format_to(it, "  {}\n", r.unit);
+    }
+  };
   for_each_field(s, [&](const Field& f, const auto& v) {
-    if constexpr (std::is_base_of_v<Distribution, std::decay_t<decltype(v)>>) {
-      for (size_t k = 0; k < f.shown_count; ++k) {
-        const Shown& r = f.shown[k];
-        fmt::format_to(it, "{:<12}", r.header);
-        for (Stat st : {Stat::mean, Stat::p50, Stat::p90, Stat::p99, Stat::max})
-          fmt::format_to(it, "{:>12.{}f}", stat_of(v, st) * r.scale, r.digits);
-        fmt::format_to(it, "  {}\n", r.unit);
-      }
+    using T = std::decay_t<decltype(v)>;
+    if constexpr (std::is_base_of_v<Distribution, T>) {
+      row(f, v);
+    } else if constexpr (std::is_same_v<T, std::optional<Distribution>>) {
+      if (v) row(f, *v);  // server TTFT: only with time outside the engine
     }
   });
   return out;

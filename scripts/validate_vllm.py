@@ -20,9 +20,13 @@ usage: scripts/validate_vllm.py [--servesim build/servesim] [--data ../shared/da
                                 [--gpu RTXPRO6000] [--model Llama-3.1-8B]
                                 [--no-prefix-caching] [--step-model profile|fitted]
                                 [--scheduler vllm|continuous] [--set KEY=VALUE ...]
-                                [--host-time [off|on|both]]
+                                [--host-time [off|on|both]] [--api ENGINE]
 --host-time sets scheduler.host_time (issue 21) through servesim's --set; both replays the run
 twice and prints the two side by side, with each column's mean |error| over the 12 figures.
+--api ENGINE sets api.engine (issue 31: the API server's time before the engine, on its CPU
+workers); the measured TTFT and E2E start at queued_ts, the engine's side, so servesim's are its
+engine-side figures (requests.csv's server_ttft_s; E2E less the same time outside the engine),
+which without the api section are its only ones.
 scripts/parity_vllm.py reuses replay() for the per-request and time-series comparison.
 """
 import argparse
@@ -107,6 +111,10 @@ def add_options(ap):
                          "graphs with vLLM 0.19's defaults; off, false; both, each run twice, "
                          "the two side by side. Not given: the key is not set (false). "
                          "--scheduler continuous has no host_time: n/a")
+    ap.add_argument("--api", default=None, metavar="ENGINE",
+                    help="api.engine (issue 31, docs/config.md#api) set through servesim's "
+                         "--set, e.g. vllm-0.19: the API server's time before the engine; "
+                         "TTFT and E2E are still compared engine-side, as the data measures them")
 
 
 def write_scenario(a, gpu, model, work):
@@ -244,6 +252,8 @@ def replay(a, gpu, model, work, steps=False):
     for s in a.set:
         cmd += ["--set", s]
     cmd += host_time_set(a)
+    if getattr(a, "api", None):
+        cmd += ["--set", f"api.engine={a.api}"]
     if steps:
         cmd.append("--steps")
     subprocess.run(cmd, check=True)
@@ -262,17 +272,20 @@ def replay(a, gpu, model, work, steps=False):
 
 def latencies(run):
     """Per request (trace order), measured and simulated TTFT, TPOT and E2E in ms (TPOT None for
-    one-token replies), by the data set's definitions."""
+    one-token replies), by the data set's definitions: from queued_ts, the engine's side, so
+    servesim's engine-side TTFT (server_ttft_s) and E2E (less the time outside the engine,
+    ttft_s - server_ttft_s: zero without the api section)."""
     rows = []
     for i, r in enumerate(run["measured"]):
         s = run["sim"][i]
         one = r["output_toks"] <= 1
+        outside = float(s["ttft_s"]) - float(s["server_ttft_s"])
         rows.append(dict(
             m_ttft=(r["first_token_ts"] - r["queued_ts"]) * 1e3,
             m_e2e=(r["last_token_ts"] - r["queued_ts"]) * 1e3,
             m_tpot=None if one else
             (r["last_token_ts"] - r["first_token_ts"]) / (r["output_toks"] - 1) * 1e3,
-            s_ttft=float(s["ttft_s"]) * 1e3, s_e2e=float(s["e2e_s"]) * 1e3,
+            s_ttft=float(s["server_ttft_s"]) * 1e3, s_e2e=(float(s["e2e_s"]) - outside) * 1e3,
             s_tpot=None if one else float(s["tpot_s"]) * 1e3))
     return rows
 
@@ -323,7 +336,8 @@ def main():
               f"{' (per rank)' if dp > 1 else ''}; servesim{label} preempted "
               f"{summary['preempted_requests']} requests"
               + (f", prefix-cache hits {hits} tokens" if hits is not None else ""))
-    print(f"step model: {run['described']}; scheduler: {a.scheduler}")
+    print(f"step model: {run['described']}; scheduler: {a.scheduler}"
+          + (f"; api.engine {a.api} (engine-side TTFT and E2E compared)" if a.api else ""))
     print()
     figs = {mode: figure_stats(rows[mode]) for mode in modes}
     if len(modes) == 1:

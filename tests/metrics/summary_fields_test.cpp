@@ -15,9 +15,9 @@ using J = nlohmann::ordered_json;
 
 namespace {
 
-// A summary with every optional part present: a partial run, prefix caching, roofline figures,
-// SLOs with three targets, ITL's further percentiles, two replicas of a pool, the pool and KV
-// transfers.
+// A summary with every optional part present: a partial run, time outside the engine (the
+// engine's TTFT), prefix caching, roofline figures, SLOs with three targets, ITL's further
+// percentiles, two replicas of a pool, the pool and KV transfers.
 Summary full_summary() {
   Summary s;
   s.requests = 3;
@@ -25,6 +25,8 @@ Summary full_summary() {
   s.unfinished = 1;
   s.stopped_by = "max_sim_time";
   s.ttft_s.count = 2;
+  s.server_ttft_s = Distribution{};
+  s.server_ttft_s->count = 2;
   s.prefix = KvManager::PrefixStats{100, 25, 6, 1, 2};
   s.workload_counters = {{"rows_skipped", 1}};
   s.mbu = 0.5;
@@ -131,6 +133,7 @@ TEST_CASE("summary fields: empty parts are null or left out as their field says"
   CHECK_FALSE(j.contains("pools"));
   CHECK_FALSE(j.contains("kv_transfer"));
   CHECK_FALSE(j.contains("classes"));
+  CHECK_FALSE(j.contains("server_ttft_s"));
   CHECK(j.at("prefix_cache").is_null());
   CHECK(j.at("slo").is_null());
   CHECK(j.at("mbu").is_null());
@@ -158,7 +161,8 @@ TEST_CASE("summary fields: the printed tables show every column and row the list
     for (size_t k = 0; k < f.shown_count; ++k, ++rows)
       CHECK_THAT(table, Catch::Contains("\n" + std::string(f.shown[k].header) + " "));
   });
-  CHECK(rows == 5);  // TTFT, TPOT, E2E, queue, ITL
+  CHECK(rows == 6);  // TTFT, server TTFT, TPOT, E2E, queue, ITL
+  CHECK_THAT(summary_table(Summary{}), !Catch::Contains("server TTFT"));
 }
 
 }  // namespace t_metrics_summary_fields_test

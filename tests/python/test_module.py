@@ -151,6 +151,23 @@ class Run(unittest.TestCase):
         pct = json.loads((WORK / "pct" / "summary.json").read_text())["itl_s"]["percentiles"]
         self.assertAlmostEqual(pct["p99"], itl["p99"], places=15)
 
+    def test_api_gives_the_engine_ttft_beside_the_clients(self):
+        """With an api section (docs/metrics.md#time-outside-the-engine-api) the summary has
+        server_ttft_s, requests have a server_ttft_s column, and the table a server TTFT row,
+        as the CLI gives them; without it the column equals ttft_s."""
+        api = ["api.engine=vllm-0.19", "api.response_overhead_ms=1"]
+        want, rows, _ = cli_run("api", *(a for kv in api for a in ("--set", kv)))
+        r = servesim.run(DEFAULT_DICT, api)
+        self.assertEqual(r.summary, want)
+        self.assertIn("server_ttft_s", r.summary)
+        self.assertLess(r.summary["server_ttft_s"]["p50"], r.summary["ttft_s"]["p50"])
+        same_column(r.requests["server_ttft_s"], [row["server_ttft_s"] for row in rows])
+        self.assertIn("server TTFT", r.table)
+        plain = servesim.run(DEFAULT_DICT)
+        self.assertNotIn("server_ttft_s", plain.summary)
+        self.assertEqual(plain.requests["server_ttft_s"].tolist(),
+                         plain.requests["ttft_s"].tolist())
+
     def test_overrides_and_seed_match_set_and_seed(self):
         want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
         for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),

@@ -1,6 +1,9 @@
 // The api section (sim/api_latency.h): time outside the engine, worked by hand.
 #include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
 
+#include "metrics/output.h"
+#include "metrics/run_scenario.h"
 #include "tests/support.h"
 
 namespace t_sim_api_latency_test {
@@ -64,6 +67,91 @@ TEST_CASE("api: bad values and unknown keys are refused", "[sim]") {
   CHECK_THAT(input_error_of(base + "api: {request_overhead_ms: -1}\n"),
              Catch::Contains("api.request_overhead_ms"));
   CHECK_THAT(input_error_of(base + "api: {coalesce: 4}\n"), Catch::Contains("api.coalesce"));
+  CHECK_THAT(input_error_of(base + "api: {workers: -1}\n"), Catch::Contains("api.workers"));
+  const std::string engine = input_error_of(base + "api: {engine: vllm-0.9}\n");
+  CHECK_THAT(engine, Catch::Contains("api.engine"));
+  CHECK_THAT(engine, Catch::Contains("none, vllm-0.19"));
+}
+
+TEST_CASE("api: one worker serves a burst in turn, so the second request reaches the engine later",
+          "[sim]") {
+  // request_overhead 1 ms, tokenization 1 ms a token; r0 and r1 both sent at 0, prompt 2, one
+  // output token each. One worker: r0's work 0-3 ms, r1's 3-6 ms; engine arrivals 3 and 6 ms.
+  // t=3  r0 prefills 2: 2 + 1 + 1 = 4 ms                  -> t=7: r0's token (r1 came at 6)
+  // t=7  r1 prefills 2: 4 ms                              -> t=11: r1's token
+  // Client TTFT 7 and 11 ms; the engine's 4 and 5 ms. Unlimited workers: both reach the engine
+  // at 3 ms and share one step (2 + 2 + 2 = 6 ms), both tokens at 9 ms.
+  const std::string yaml = trace_scenario("0,2,1\n0,2,1\n", k_linear, k_vllm, k_kv) +
+                           "api: {request_overhead_ms: 1, tokenize_ms_per_1k_tokens: 1000, "
+                           "workers: 1}\n";
+  auto r = run_requests(yaml);
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].first_token.count_ns() == ms(7));
+  CHECK(r[0].engine_ttft().count_ns() == ms(4));
+  CHECK(r[1].spec.arrival.count_ns() == 0);
+  CHECK(r[1].spec.api_in.count_ns() == ms(6));
+  CHECK(r[1].first_admitted.count_ns() == ms(7));
+  CHECK(r[1].first_token.count_ns() == ms(11));
+  CHECK(r[1].engine_ttft().count_ns() == ms(5));
+  auto unlimited = run_requests(trace_scenario("0,2,1\n0,2,1\n", k_linear, k_vllm, k_kv) +
+                                "api: {request_overhead_ms: 1, tokenize_ms_per_1k_tokens: 1000}\n");
+  CHECK(unlimited[1].first_token.count_ns() == ms(9));
+}
+
+TEST_CASE(
+    "api: with two workers a short prompt overtakes a long one and the next takes the first "
+    "free worker",
+    "[sim]") {
+  // 1 ms a token, no fixed part. All sent at 0: r0 (prompt 4) on worker A 0-4 ms, r1 (prompt 1)
+  // on worker B 0-1 ms, r2 (prompt 2) on B again, free first, 1-3 ms. Engine arrivals: r1 at 1,
+  // r2 at 3, r0 at 4 ms.
+  const std::string yaml = trace_scenario("0,4,1\n0,1,1\n0,2,1\n", k_linear, k_vllm, k_kv) +
+                           "api: {tokenize_ms_per_1k_tokens: 1000, workers: 2}\n";
+  auto r = run_requests(yaml);
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].spec.api_in.count_ns() == ms(4));
+  CHECK(r[1].spec.api_in.count_ns() == ms(1));
+  CHECK(r[2].spec.api_in.count_ns() == ms(3));
+  CHECK(r[1].first_admitted.count_ns() == ms(1));
+}
+
+TEST_CASE("api: engine vllm-0.19 gives the measured front end, and a key beside it wins", "[sim]") {
+  // The preset: no fixed part, 0.85 ms per 1k prompt tokens, one worker. r0 (prompt 2000) is
+  // tokenized 0-1.7 ms, r1 (prompt 1000, sent at 0 too) 1.7-2.55 ms. With workers: 0 r1 has its
+  // own worker and reaches the engine at 0.85 ms.
+  const std::string base = trace_scenario("0,2000,1\n0,1000,1\n", k_linear, k_vllm, k_kv);
+  auto r = run_requests(base + "api: {engine: vllm-0.19}\n");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].spec.api_in.count_ns() == 1'700'000);
+  CHECK(r[1].spec.api_in.count_ns() == 2'550'000);
+  CHECK(r[1].spec.api_out.count_ns() == 0);
+  auto own = run_requests(base + "api: {engine: vllm-0.19, workers: 0}\n");
+  CHECK(own[1].spec.api_in.count_ns() == 850'000);
+}
+
+TEST_CASE(
+    "api: summary.json, the printed table and requests.csv give the engine's TTFT beside "
+    "the client's",
+    "[sim]") {
+  // The first test's run: client TTFT 7.5 and 11.5 ms, the engine's 5 and 6.5 ms (7 - 2 and
+  // 12 - 5.5). Without the section, r0 alone: its prefill 2 + 1 + 2 = 5 ms, both TTFTs 5 ms.
+  const std::string yaml = trace_scenario("0,4,2\n0.001,2,1\n", k_linear, k_vllm, k_kv) +
+                           "api: {request_overhead_ms: 1, response_overhead_ms: 0.5, "
+                           "tokenize_ms_per_1k_tokens: 250, coalesce_ms: 4}\n";
+  const RunOutput out = run_scenario(doc_of(yaml));
+  REQUIRE(out.summary.server_ttft_s);
+  CHECK(out.summary.server_ttft_s->max == Approx(0.0065));
+  CHECK(out.summary.ttft_s.max == Approx(0.0115));
+  const auto j = nlohmann::json::parse(out.summary_json);
+  CHECK(j["server_ttft_s"]["mean"].get<double>() == Approx(0.00575));
+  CHECK_THAT(summary_table(out.summary), Catch::Contains("server TTFT"));
+  CHECK_THAT(out.requests_csv, Catch::EndsWith(",0.006500000\n"));
+  // Without the section: no server row, and the column equals ttft_s.
+  const RunOutput plain = run_scenario(doc_of(trace_scenario("0,4,2\n", k_linear, k_vllm, k_kv)));
+  CHECK_FALSE(plain.summary.server_ttft_s);
+  CHECK_FALSE(nlohmann::json::parse(plain.summary_json).contains("server_ttft_s"));
+  CHECK_THAT(summary_table(plain.summary), !Catch::Contains("server TTFT"));
+  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",0.005000000\n"));
 }
 
 }  // namespace t_sim_api_latency_test
