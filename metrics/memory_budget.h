@@ -60,7 +60,8 @@ struct MemoryUse {
   bool requests_in_memory = false;  ///< requests.csv's rows held until the run ends (Python)
   bool steps_in_memory = false;     ///< steps.csv's rows held (Python steps=True): not estimated
   const char* bound_options = "--max-queued";  ///< how the caller's user bounds the run
-  const char* keep_options = "";  ///< how the caller's user stops keeping rows ("request_table=False")
+  const char* keep_options =
+      "";  ///< how the caller's user stops keeping rows ("request_table=False")
 };
 
 /// The same for Python's run() (python/results.cpp), whose rows are kept unless asked not to.

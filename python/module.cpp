@@ -127,9 +127,9 @@ PYBIND11_MODULE(servesim, m) {
       PyErr_SetString(PyExc_MemoryError, e.what());
     } catch (const std::bad_alloc&) {
       // Plain words and the options that bound a run, not pybind11's bare "std::bad_alloc".
-      const std::string m = servesim::out_of_memory_message(
+      const std::string message = servesim::out_of_memory_message(
           servesim::memory_limits(), servesim::python_memory_use(true, true));
-      PyErr_SetString(PyExc_MemoryError, m.c_str());
+      PyErr_SetString(PyExc_MemoryError, message.c_str());
     }
   });
 

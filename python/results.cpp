@@ -153,7 +153,7 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     Scenario scenario = build_scenario(doc);
     Out o;
     o.notes = doc->notes();
-    const MemoryUse use = python_memory_use(args.requests, args.steps);
+    const MemoryUse use = python_memory_use(args.request_table, args.steps);
     o.memory_warning = check_memory(estimate_memory(scenario, options, use), memory_limits(), use);
     RunOptions opts = options;
     opts.limits.interrupt = flag;

@@ -70,12 +70,13 @@ TEST_CASE("memory budget: a floor above the limit is refused, a peak above it is
     (void)check_memory(need, limits, python_memory_use(true, true));
     FAIL("no OutOfMemory");
   } catch (const OutOfMemory& e) {
-    CHECK(std::string(e.what()) ==
-          "not enough memory: a run of 20000000 requests needs at least 200 MiB "
-          "(docs/performance.md#memory), more than the 100 MiB of memory this machine has "
-          "available; bound the requests held at once with max_queued= (each holds about 600 "
-          "bytes), keep fewer rows in memory (request_table=False, steps=False), run fewer requests "
-          "or raise the limit; nothing was written");
+    CHECK(
+        std::string(e.what()) ==
+        "not enough memory: a run of 20000000 requests needs at least 200 MiB "
+        "(docs/performance.md#memory), more than the 100 MiB of memory this machine has "
+        "available; bound the requests held at once with max_queued= (each holds about 600 "
+        "bytes), keep fewer rows in memory (request_table=False, steps=False), run fewer requests "
+        "or raise the limit; nothing was written");
   }
 }
 
