@@ -271,7 +271,7 @@ class Run(unittest.TestCase):
             self.assertEqual(len(r.requests["id"]), 50)
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            old = servesim.run(request_table=False, steps=False)
+            old = servesim.run(requests=False, steps=False)
         self.assertIsNone(old.requests)
         self.assertEqual(old.summary, self.cli_summary)  # not a count: the default's 200
         self.assertEqual([w.category for w in caught], [DeprecationWarning])
