@@ -13,7 +13,8 @@ source scripts/ccache.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DSERVESIM_BUILD_TESTS=ON \
   -DSERVESIM_PYTHON=AUTO -DSERVESIM_WERROR=ON "${SERVESIM_LAUNCHER[@]}" >/dev/null
 cmake --build build
-ctest --test-dir build --output-on-failure -j2
+# python_pip_install's build (setup.py) takes the same flag, so it reuses build/'s objects.
+SERVESIM_CMAKE_ARGS=-DSERVESIM_WERROR=ON ctest --test-dir build --output-on-failure -j2
 source scripts/sanitize-build.sh
 cmake --build "$SERVESIM_SAN_BUILD"
 ctest --test-dir "$SERVESIM_SAN_BUILD" --output-on-failure -j2
