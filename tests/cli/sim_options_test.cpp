@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "tests/sizing/capacity_scenario.h"
 #include "tests/support.h"
 
 namespace t_cli_sim_options_test {
@@ -16,21 +17,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// capacity_test.cpp's hand-worked scenario: 100 one-token requests, 10 ms steps, one at a time;
-// every request's TTFT (and E2E) is exactly 10 ms up to rate scale 10 (the capacity), more
-// above it. The search's last probe (10.0625) fails: a result taken from the last probe instead
-// of the one at the capacity would show a TTFT above 10 ms.
-const std::string k_scenario = R"(workload:
-  synthetic:
-    requests: 100
-    arrival: {kind: fixed, rate_per_s: 10}
-    prompt_tokens: {kind: fixed, value: 1}
-    output_tokens: {kind: fixed, value: 1}
-step_time: {kind: linear, base_ms: 10}
-scheduler: {kind: continuous, max_num_seqs: 1}
-kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
-slo: {ttft_ms: 10}
-)";
+// The capacity tests' hand-worked scenario (tests/sizing/capacity_scenario.h): every request's
+// TTFT (and E2E) is exactly 10 ms up to rate scale 10 (the capacity), more above it. The search's
+// last probe (10.0625) fails: a result taken from the last probe instead of the one at the
+// capacity would show a TTFT above 10 ms.
+const std::string& k_scenario = k_capacity_scenario;
 
 // Two scenario points (rate scales 1 and 5) x two deployments that cost the same: the cheapest
 // of each scenario is its first deployment (ties go to the lower point), points 0 and 2.
