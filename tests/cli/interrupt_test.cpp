@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/sizing/capacity_scenario.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
@@ -29,17 +30,7 @@ const char* k_workload = R"(workload:
     output_tokens: {kind: fixed, value: 1}
 )";
 
-const char* k_scenario = R"(workload:
-  synthetic:
-    requests: 100
-    arrival: {kind: fixed, rate_per_s: 10}
-    prompt_tokens: {kind: fixed, value: 1}
-    output_tokens: {kind: fixed, value: 1}
-step_time: {kind: linear, base_ms: 10}
-scheduler: {kind: continuous, max_num_seqs: 1}
-kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
-slo: {ttft_ms: 10}
-)";
+const std::string& k_scenario = k_capacity_scenario;  // tests/sizing/capacity_scenario.h
 
 CliResult interrupted(const std::vector<std::string>& args, int signal = SIGTERM) {
   const volatile std::sig_atomic_t flag = signal;

@@ -1,5 +1,5 @@
-// The capacity tests' hand-worked scenario, shared by tests/sizing/capacity_test.cpp and
-// tests/cli/sim_options_test.cpp.
+// The capacity tests' hand-worked scenario, shared by tests/sizing/capacity_test.cpp,
+// tests/cli/sim_options_test.cpp and tests/cli/interrupt_test.cpp.
 #pragma once
 
 #include <string>
