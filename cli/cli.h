@@ -1,6 +1,7 @@
 #pragma once
 // The servesim command line. run_cli() is main() without the process: tests call it directly.
-// Exit status: 0 success, 2 bad input or usage (with a message on `err`), 1 internal error,
+// Exit status: 0 success, 2 bad input or usage (with a message on `err`), 3 out of memory (refused
+// before the run, or an allocation failed: nothing written), 1 internal error,
 // 128 + N when signal N stopped a command before it finished (`run` instead writes its results
 // marked partial and exits 0). docs/errors.md#signals.
 #include <csignal>
