@@ -204,6 +204,29 @@ AttentionTable read_attention_table(const fs::path& file, bool generation, const
   return read_attention_rows(file, generation, h, variant, bp, true);
 }
 
+std::optional<AttentionSubstitute> attention_substitute(const fs::path& file,
+                                                        const AttentionHeads& h) {
+  const std::unique_ptr<std::istream> in = open_input(file);
+  CsvColumns csv(*in, file.string(), {"head_dim", "num_heads", "num_key_value_heads"},
+                 {"window_size"});
+  std::set<std::array<double, 3>> layouts;  // head_dim, heads, KV heads
+  while (csv.next_row()) {
+    if (csv.has(3) && csv.field(3) != "0") continue;  // sliding-window rows
+    layouts.insert({csv.positive_real(0), csv.positive_real(1), csv.positive_real(2)});
+  }
+  if (layouts.contains({h.head_dim, h.heads, h.kv_heads})) return AttentionSubstitute{h, 1};
+  const double group = h.heads / h.kv_heads;
+  if (h.kv_heads < 1 || group != std::floor(group)) return std::nullopt;
+  std::optional<AttentionSubstitute> best;
+  for (const auto& [dim, heads, kv] : layouts) {
+    if (dim != h.head_dim || heads != kv * group) continue;
+    const double scale = h.kv_heads / kv;
+    if (scale != std::floor(scale)) continue;  // kv must divide the KV heads
+    if (!best || kv > best->heads.kv_heads) best = AttentionSubstitute{{heads, kv, dim}, scale};
+  }
+  return best;
+}
+
 LogCurve read_moe_table(const fs::path& file, const MoeShape& s, const std::string& dtype,
                         const std::string& distribution, Breakpoints& bp) {
   need_variant(file, distribution, "MoE distribution");

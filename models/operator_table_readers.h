@@ -36,10 +36,29 @@ struct GemmTable {
 struct AttentionTable {
   std::vector<double> ln_length;
   std::vector<LogCurve> by_batch;
+  /// A layout the file lacks answered from one it has (attention_substitute): the batch to
+  /// look up is the step's batch times this. 1 for a measured layout.
+  double batch_scale = 1;
 };
 [[nodiscard]] AttentionTable read_attention_table(const std::filesystem::path& file,
                                                   bool generation, const AttentionHeads& h,
                                                   const std::string& variant, Breakpoints& bp);
+
+/// The head layout to read for `h` from an attention file that may not have measured it. The
+/// kernels parallelise over (sequence, KV head) and each KV head's group of query heads reads
+/// that head's keys and values once, so a layout of kv' KV heads in groups of g = heads /
+/// kv_heads, run on batch x kv_heads / kv' sequences, reads the same bytes and does the same
+/// work in the same number of blocks as `h`: a multi-head model (g = 1, 32 KV heads) is
+/// answered by a measured 8/8 layout at four times the batch, a GQA model by the same group
+/// size. Returns `h` itself (scale 1) when the file has it; else the same head_dim and group
+/// size with the most KV heads that divide `h`'s; nullopt when there is none (the reader's
+/// error then names the layouts there).
+struct AttentionSubstitute {
+  AttentionHeads heads;
+  double batch_scale = 1;
+};
+[[nodiscard]] std::optional<AttentionSubstitute> attention_substitute(
+    const std::filesystem::path& file, const AttentionHeads& h);
 
 /// moe.csv, one shape, dtype and distribution column: a curve over tokens (the fastest kernel
 /// where several measured a shape).

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "core/errors.h"
@@ -182,11 +183,28 @@ class OperatorTables final : public OperatorSource {
     if (auto it = cache.find(key); it != cache.end()) return it->second;
     const fs::path file =
         table_file(generation ? "generation_attention.csv" : "context_attention.csv");
-    return cache.emplace(key, read_attention_table(file, generation, h, variant, m_breakpoints))
-        .first->second;
+    AttentionTable t;
+    try {
+      t = read_attention_table(file, generation, h, variant, m_breakpoints);
+    } catch (const InputError&) {
+      // A layout the tables lack (a multi-head model where only GQA was measured) is read from
+      // the one with the same group size, at a proportionally larger batch.
+      const std::optional<AttentionSubstitute> sub = attention_substitute(file, h);
+      if (!sub || sub->batch_scale == 1) throw;
+      Breakpoints bp;  // the table's batches, in the step's batches
+      t = read_attention_table(file, generation, sub->heads, variant, bp);
+      t.batch_scale = sub->batch_scale;
+      const auto batch_axis = static_cast<size_t>(generation ? OperatorAxis::GenerationBatch
+                                                             : OperatorAxis::ContextBatch);
+      for (size_t axis = 0; axis < bp.size(); ++axis)
+        for (double x : bp[axis])
+          m_breakpoints[axis].insert(axis == batch_axis ? std::max(1.0, x / t.batch_scale) : x);
+    }
+    return cache.emplace(key, std::move(t)).first->second;
   }
 
   static double attention_at(const AttentionTable& t, double batch, double length) {
+    batch *= t.batch_scale;
     const LogBracket b = log_bracket(t.ln_length, std::log(length));
     return std::exp(log_blend(b, t.ln_length, std::log(t.by_batch[b.lo].at(batch)),
                               std::log(t.by_batch[b.hi].at(batch)), 1.0));
