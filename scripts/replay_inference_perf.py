@@ -49,7 +49,6 @@ import os
 import random
 import statistics
 import subprocess
-import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -365,11 +364,11 @@ def self_check(a):
                          else 0)
         seen_p.add(key)
         seen_g.add(group)
-    work = tempfile.mkdtemp(prefix="iperf-check-")
     setup = dict(model="llama-3.1-8b", tp=1, mnbt=2048, mns=128, util=0.9)
-    sim = simulate(a, rows, setup, work)
+    with tempfile.TemporaryDirectory(prefix="iperf-check-") as work:
+        sim = simulate(a, rows, setup, work)
+        got = json.load(open(os.path.join(work, "out", "summary.json")))["prefix_cache"]
     assert len(sim) == len(rows) and all(s["done"] for s in sim)
-    got = json.load(open(os.path.join(work, "out", "summary.json")))["prefix_cache"]
     assert got["hit_tokens"] == hits and got["queried_tokens"] == prompt * len(rows), (got, hits)
     print(f"self-check: {len(rows)} requests in {len(stages)} stages, {blocks} blocks a prompt "
           f"({shared} shared by its group); servesim's prefix cache found {hits} of "
@@ -397,13 +396,14 @@ def main():
         print(f"skipped: {os.path.join(a.data, DATASET)} missing (the project's shared data "
               "collection beside the checkout; give --data)")
         return
-    base = a.keep or tempfile.mkdtemp(prefix="iperf-")
-    if a.part in ("runs", "all"):
-        part_runs(a, base)
-    if a.part == "all":
-        print()
-    if a.part in ("peer", "all"):
-        part_peer(a, base)
+    with tempfile.TemporaryDirectory(prefix="iperf-") as scratch:
+        base = a.keep or scratch
+        if a.part in ("runs", "all"):
+            part_runs(a, base)
+        if a.part == "all":
+            print()
+        if a.part in ("peer", "all"):
+            part_peer(a, base)
 
 
 if __name__ == "__main__":
