@@ -18,15 +18,27 @@ namespace servesim {
 
 enum class EntryKind : uint8_t {
   Prefill,  ///< computes `prefill_tokens` of the request's prefill
-  Decode,   ///< computes one token
+  Decode,   ///< computes one token, or verifies drafts (speculative decoding: see StepEntry)
   Padding,  ///< a finished sequence keeping its seat (static batching): costs, produces nothing
 };
 
 struct StepEntry {
   uint32_t slot = 0;
   EntryKind kind = EntryKind::Decode;
+  /// Prefill: the chunk's tokens. Decode: 0 (one token), or with speculative decoding the
+  /// verify's query tokens, 1 + the drafts it checks (at least 2; SchedulerView::decode_tokens
+  /// or fewer, as the budget allows).
   int32_t prefill_tokens = 0;
+  /// The tokens the entry computes: the chunk, the verify's query, or 1.
+  [[nodiscard]] int32_t tokens() const {
+    return prefill_tokens > 1 || kind == EntryKind::Prefill ? prefill_tokens : 1;
+  }
 };
+
+/// A decode of `tokens` tokens: one, or a verify of tokens - 1 drafts.
+[[nodiscard]] inline StepEntry decode_entry(uint32_t slot, int64_t tokens) {
+  return {slot, EntryKind::Decode, tokens > 1 ? static_cast<int32_t>(tokens) : 0};
+}
 
 /// A scheduler's side of a replica's batch (schedulers/scheduler.h).
 class SchedulerView {

@@ -154,7 +154,7 @@ class SglangScheduler final : public Scheduler {
     int64_t n = 0;
     for (const uint32_t slot : s.running()) {
       if (s.req(slot).prefilling()) continue;
-      s.plan().push_back({slot, EntryKind::Decode, 0});
+      s.plan().push_back(decode_entry(slot, s.decode_tokens(s.req(slot))));
       ++n;
     }
     return n;

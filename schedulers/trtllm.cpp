@@ -68,9 +68,9 @@ class TrtllmScheduler final : public Scheduler {
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 1. generation
       const uint32_t slot = s.running()[i];
       if (s.req(slot).prefilling()) continue;
-      const int32_t n = s.decode_tokens(s.req(slot));  // 1 + draft tokens when speculating
+      const int64_t n = std::min<int64_t>(s.decode_tokens(s.req(slot)), m_budget);  // 1 + drafts
       if (!make_room(s, slot, s.req(slot).context_tokens + n)) break;
-      s.plan().push_back({slot, EntryKind::Decode, 0});
+      s.plan().push_back(decode_entry(slot, n));
       m_budget -= n;
     }
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 2. context chunks

@@ -115,8 +115,9 @@ class VllmScheduler final : public Scheduler {
         fits = victim != slot;
       }
       if (!fits) break;
+      // A verify short of budget checks fewer drafts, as vLLM trims a request's spec tokens.
       s.plan().push_back(prefill ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
-                                 : StepEntry{slot, EntryKind::Decode, 0});
+                                 : decode_entry(slot, n));
       budget -= n;
       ++i;
     }
@@ -179,8 +180,7 @@ class VllmScheduler final : public Scheduler {
 
   [[nodiscard]] static int64_t tokens_planned_for(const SchedulerView& s, uint32_t slot) {
     for (const StepEntry& e : s.plan())
-      if (e.slot == slot)
-        return e.kind == EntryKind::Prefill ? e.prefill_tokens : s.decode_tokens(s.req(slot));
+      if (e.slot == slot) return e.tokens();
     return 0;
   }
 
@@ -340,8 +340,7 @@ class VllmV0Scheduler final : public Scheduler {
 
   [[nodiscard]] static int64_t tokens_planned(const SchedulerView& s, uint32_t slot) {
     for (const StepEntry& e : s.plan())
-      if (e.slot == slot)
-        return e.kind == EntryKind::Prefill ? e.prefill_tokens : s.decode_tokens(s.req(slot));
+      if (e.slot == slot) return e.tokens();
     return 0;
   }
 

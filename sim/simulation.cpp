@@ -338,10 +338,10 @@ void Simulation::try_start_step(uint32_t rep_index) {
   int64_t decode_read = 0, longest = 0, shortest = INT64_MAX, verify_tokens = 0;
   for (const StepEntry& e : plan) {
     const Request& r = reqs[e.slot];
-    if (spec_k > 0 && e.kind == EntryKind::Decode && state.decode_tokens(r) > 1) {
+    if (e.kind == EntryKind::Decode && e.prefill_tokens > 1) {
       // A verify: a query of 1 + drafts tokens over the stored context, as a prefill chunk is
       // (docs/speculative.md#cost); the proposer drafted them first.
-      const int32_t t = state.decode_tokens(r);
+      const int32_t t = e.prefill_tokens;
       shape.prefill_tokens += t;
       shape.prefill_tokens_sq += static_cast<double>(t) * t;
       shape.prefill_context_tokens += r.context_tokens;
@@ -411,7 +411,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     s.decode_tokens = 0;
     for (const StepEntry& e : plan) {
       s.prefill_sequences += e.kind == EntryKind::Prefill;
-      s.decode_tokens += e.kind == EntryKind::Decode;
+      s.decode_tokens += e.kind == EntryKind::Decode ? e.tokens() : 0;
     }
     s.prefill_tokens = shape.prefill_tokens - verify_tokens;
     s.kv_used_tokens = state.kv().used_tokens();
@@ -437,8 +437,7 @@ void Simulation::finish_step(uint32_t rep_index) {
     Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode) {
       // 1 + drafts when it verified: it gains the accepted drafts and the token it computed.
-      const int32_t t = state.decode_tokens(r);
-      const int32_t gained = t > 1 ? 1 + m_spec->draw(t - 1) : 1;
+      const int32_t gained = e.prefill_tokens > 1 ? 1 + m_spec->draw(e.prefill_tokens - 1) : 1;
       r.context_tokens += gained;
       r.generated_tokens += gained - 1;  // and the one every token-producing entry adds below
     } else if (e.kind == EntryKind::Prefill) {
