@@ -18,15 +18,27 @@ namespace servesim {
 
 enum class EntryKind : uint8_t {
   Prefill,  ///< computes `prefill_tokens` of the request's prefill
-  Decode,   ///< computes one token
+  Decode,   ///< computes one token, or verifies drafts (speculative decoding: see StepEntry)
   Padding,  ///< a finished sequence keeping its seat (static batching): costs, produces nothing
 };
 
 struct StepEntry {
   uint32_t slot = 0;
   EntryKind kind = EntryKind::Decode;
+  /// Prefill: the chunk's tokens. Decode: 0 (one token), or with speculative decoding the
+  /// verify's query tokens, 1 + the drafts it checks (at least 2; SchedulerView::decode_tokens
+  /// or fewer, as the budget allows).
   int32_t prefill_tokens = 0;
+  /// The tokens the entry computes: the chunk, the verify's query, or 1.
+  [[nodiscard]] int32_t tokens() const {
+    return prefill_tokens > 1 || kind == EntryKind::Prefill ? prefill_tokens : 1;
+  }
 };
+
+/// A decode of `tokens` tokens: one, or a verify of tokens - 1 drafts.
+[[nodiscard]] inline StepEntry decode_entry(uint32_t slot, int64_t tokens) {
+  return {slot, EntryKind::Decode, tokens > 1 ? static_cast<int32_t>(tokens) : 0};
+}
 
 /// A scheduler's side of a replica's batch (schedulers/scheduler.h).
 class SchedulerView {
@@ -62,6 +74,16 @@ class SchedulerView {
   /// Whether a queued request was preempted by swapping: its KV is in host memory and its
   /// computed context is kept; it resumes through swap_in_at().
   [[nodiscard]] bool swapped(uint32_t slot) const { return m_swapped[slot] != 0; }
+  /// Tokens a decode of `r` computes in the step being planned: 1, or with speculative decoding
+  /// on for this step (the `speculative` section, sim/speculative.h) the verify's 1 + k, k capped
+  /// at the tokens the request still needs after this one. A policy that supports speculation
+  /// (Scheduler::speculative_decoding) grows the request's KV by this much and charges it to
+  /// its token budget; the engine credits 1 to 1 + k tokens when the step ends.
+  [[nodiscard]] int32_t decode_tokens(const Request& r) const {
+    if (m_speculative_k == 0) return 1;
+    const int32_t left = r.spec.output_tokens - r.generated_tokens - 1;
+    return 1 + (left < m_speculative_k ? (left > 0 ? left : 0) : m_speculative_k);
+  }
 
   /// Moves the front of the waiting queue to the running batch; its first `cached_tokens` of
   /// prefill count as computed (a prefix-cache hit).
@@ -118,6 +140,7 @@ class SchedulerView {
   bool m_arrivals_done = false;
   bool m_hold_kv_on_release = false;
   bool m_priority_order = false;
+  int32_t m_speculative_k = 0;  // draft tokens a decode verifies this step; 0: no speculation
 };
 
 /// The engine's side: a SchedulerView plus taking requests in and out, time, and what the
@@ -162,6 +185,9 @@ class BatchState : public SchedulerView {
   /// closed-loop users) this can become false again when a departure makes a request ready.
   void set_arrivals_done(bool done = true) { m_arrivals_done = done; }
   void set_finished_this_step(int32_t n) { m_finished_this_step = n; }
+  /// Speculative decoding for the step about to be planned: `k` draft tokens per decode (0:
+  /// off). It stays set until the step ends, so decode_tokens() gives the same then.
+  void set_speculative_k(int32_t k) { m_speculative_k = k; }
   [[nodiscard]] Time take_wake() {
     Time t = m_wake;
     m_wake = Time::max();

@@ -298,6 +298,21 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   s.kv_peak_used_tokens = stats.peak_kv_used_tokens;
   s.peak_in_flight = stats.peak_in_flight;
   s.prefix = stats.prefix;
+  if (const std::optional<SpeculativeStats>& p = stats.speculative) {
+    const auto share = [](double part, double whole) { return whole > 0 ? part / whole : 0.0; };
+    s.speculative = SpeculativeSummary{
+        p->method,
+        p->k,
+        p->verify_steps,
+        p->verifies,
+        p->drafted_tokens,
+        p->accepted_tokens,
+        share(static_cast<double>(p->accepted_tokens), static_cast<double>(p->drafted_tokens)),
+        share(static_cast<double>(p->accepted_tokens + p->verifies),
+              static_cast<double>(p->verifies)),
+        p->off_steps,
+        share(p->proposer_ms * 1e6, static_cast<double>(stats.busy_ns))};
+  }
   s.workload_counters = stats.workload_counters;
   if (stats.costed_steps > 0 && stats.busy_ns > 0) {
     const double busy_s = static_cast<double>(stats.busy_ns) * 1e-9;

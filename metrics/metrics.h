@@ -230,6 +230,34 @@ void for_each_field(const KvTransferSummary& k, F&& f) {
   f(Field("admit_wait_s", k_json | k_as_short), k.admit_wait_s);
 }
 
+/// summary.json's speculative block (the `speculative` section, docs/speculative.md).
+struct SpeculativeSummary {
+  std::string method;
+  int64_t k = 0;
+  int64_t verify_steps = 0;  ///< steps in which a sequence verified drafts
+  int64_t verifies = 0;      ///< sequence verifies, summed over those steps
+  int64_t drafted_tokens = 0;
+  int64_t accepted_tokens = 0;
+  double acceptance_rate = 0;    ///< accepted / drafted drafts
+  double tokens_per_verify = 0;  ///< (accepted + verifies) / verifies: output per verify
+  int64_t off_steps = 0;         ///< steps run with speculation off (above max_batch)
+  double proposer_share = 0;     ///< the proposer's time / the steps' busy time
+};
+
+template <class F>
+void for_each_field(const SpeculativeSummary& p, F&& f) {
+  f(Field("method"), p.method);
+  f(Field("k"), p.k);
+  f(Field("verify_steps"), p.verify_steps);
+  f(Field("verifies"), p.verifies);
+  f(Field("drafted_tokens"), p.drafted_tokens);
+  f(Field("accepted_tokens"), p.accepted_tokens);
+  f(Field("acceptance_rate"), p.acceptance_rate);
+  f(Field("tokens_per_verify"), p.tokens_per_verify);
+  f(Field("off_steps"), p.off_steps);
+  f(Field("proposer_share"), p.proposer_share);
+}
+
 /// summary.json's prefix_cache block (kv.prefix_caching).
 template <class F>
 void for_each_field(const KvManager::PrefixStats& p, F&& f) {
@@ -312,8 +340,9 @@ struct Summary {
   std::optional<SloSummary> slo;                     ///< with an `slo` config section
   /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
   std::vector<ReplicaSummary> replicas;
-  std::vector<PoolSummary> pools;                ///< with cluster.pools
-  std::optional<KvTransferSummary> kv_transfer;  ///< with prefill/decode pools
+  std::vector<PoolSummary> pools;                 ///< with cluster.pools
+  std::optional<KvTransferSummary> kv_transfer;   ///< with prefill/decode pools
+  std::optional<SpeculativeSummary> speculative;  ///< with a `speculative` section
   /// When the workload names classes (WorkloadSource::class_names): each one's figures, by
   /// name, in the workload's order.
   std::vector<std::pair<std::string, ClassSummary>> classes;
@@ -361,6 +390,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("replicas", k_json | k_omit_empty).index("replica"), s.replicas);
   f(Field("pools", k_json | k_omit_empty), s.pools);
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
+  f(Field("speculative", k_json | k_omit_empty), s.speculative);
   f(Field("classes", k_json | k_omit_empty), s.classes);
 }
 

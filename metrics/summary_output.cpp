@@ -222,6 +222,13 @@ std::string summary_table(const Summary& s) {
                    100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
   for (const auto& [name, n] : s.workload_counters)
     if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
+  if (s.speculative)
+    fmt::format_to(it,
+                   "speculate  {} k={}: {:.1f}% of drafts accepted, {:.2f} tokens per verify, "
+                   "{} verify steps, {} with speculation off; proposer {:.1f}% of busy time\n",
+                   s.speculative->method, s.speculative->k, 100.0 * s.speculative->acceptance_rate,
+                   s.speculative->tokens_per_verify, s.speculative->verify_steps,
+                   s.speculative->off_steps, 100.0 * s.speculative->proposer_share);
   if (s.prefix)
     fmt::format_to(it,
                    "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "

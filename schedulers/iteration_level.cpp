@@ -16,7 +16,7 @@ void release_finished(SchedulerView& s) {
 
 int64_t planned_tokens(const SchedulerView& s) {
   int64_t used = 0;
-  for (const StepEntry& e : s.plan()) used += e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
+  for (const StepEntry& e : s.plan()) used += e.tokens();
   return used;
 }
 

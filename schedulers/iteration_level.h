@@ -17,7 +17,7 @@ inline constexpr int64_t k_unlimited_tokens = std::numeric_limits<int64_t>::max(
 /// Releases every running request that has produced its last token, keeping the others' order.
 void release_finished(SchedulerView& s);
 
-/// Tokens computed by the step being planned: a prefill entry its chunk, any other entry 1.
+/// Tokens computed by the step being planned: each entry's StepEntry::tokens().
 [[nodiscard]] int64_t planned_tokens(const SchedulerView& s);
 
 /// Preemption by swapping (vLLM V0's preemption_mode: swap): a victim's KV goes to host memory

@@ -44,6 +44,10 @@ class Scheduler {
   /// own kv section included): a policy that depends on the KV pool takes what it needs here
   /// (trtllm its chunk unit, the block size; swap preemption the KV bytes of a token).
   [[nodiscard]] virtual KvMismatch bind_kv(const KvManager& /*kv*/) { return {}; }
+  /// True when the policy plans speculative decoding's verify steps: each decode grows its KV
+  /// and spends its token budget by SchedulerView::decode_tokens (docs/speculative.md). The
+  /// scenario refuses a `speculative` section for a policy that does not.
+  [[nodiscard]] virtual bool speculative_decoding() const { return false; }
 };
 
 /// The one way to build a scheduler (schedulers/registry.cpp): reads `scheduler.kind` and

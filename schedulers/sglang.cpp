@@ -63,6 +63,9 @@ class SglangScheduler final : public Scheduler {
   explicit SglangScheduler(const SglangSettings& s) : m_s(s), m_ratio(s.init_ratio) {}
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_running_requests; }
+  // A decode's verify takes KV for its draft tokens (SGLang allocates them for the verify);
+  // decodes do not draw on the prefill budgets, with or without speculation.
+  [[nodiscard]] bool speculative_decoding() const override { return true; }
 
   void plan_step(SchedulerView& s) override {
     if (s.running().empty()) m_ratio = m_s.init_ratio;
@@ -143,14 +146,15 @@ class SglangScheduler final : public Scheduler {
     for (size_t i = 0; i < s.running().size(); ++i) {
       const uint32_t slot = s.running()[i];
       if (s.req(slot).prefilling()) continue;
-      if (s.kv().grow(s.req(slot), s.req(slot).context_tokens + 1)) continue;
+      if (s.kv().grow(s.req(slot), s.req(slot).context_tokens + s.decode_tokens(s.req(slot))))
+        continue;
       retract_for_decode(s);
       i = static_cast<size_t>(-1);  // start again: the survivors may still need room
     }
     int64_t n = 0;
     for (const uint32_t slot : s.running()) {
       if (s.req(slot).prefilling()) continue;
-      s.plan().push_back({slot, EntryKind::Decode, 0});
+      s.plan().push_back(decode_entry(slot, s.decode_tokens(s.req(slot))));
       ++n;
     }
     return n;

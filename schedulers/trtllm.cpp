@@ -58,6 +58,8 @@ class TrtllmScheduler final : public Scheduler {
   explicit TrtllmScheduler(const TrtllmSettings& s) : m_s(s) {}
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_batch_size; }
+  // Draft tokens count against max_num_tokens as the verify's query tokens do in TensorRT-LLM.
+  [[nodiscard]] bool speculative_decoding() const override { return true; }
 
   void plan_step(SchedulerView& s) override {
     if (m_s.tuning) tune(s.kv().capacity_tokens());
@@ -66,9 +68,10 @@ class TrtllmScheduler final : public Scheduler {
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 1. generation
       const uint32_t slot = s.running()[i];
       if (s.req(slot).prefilling()) continue;
-      if (!make_room(s, slot, s.req(slot).context_tokens + 1)) break;
-      s.plan().push_back({slot, EntryKind::Decode, 0});
-      m_budget -= 1;
+      const int64_t n = std::min<int64_t>(s.decode_tokens(s.req(slot)), m_budget);  // 1 + drafts
+      if (!make_room(s, slot, s.req(slot).context_tokens + n)) break;
+      s.plan().push_back(decode_entry(slot, n));
+      m_budget -= n;
     }
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 2. context chunks
       const uint32_t slot = s.running()[i];

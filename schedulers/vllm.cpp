@@ -59,6 +59,9 @@ class VllmScheduler final : public Scheduler {
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_num_seqs; }
   [[nodiscard]] bool priority_order() const override { return m_s.priority; }
+  // A decode's verify takes 1 + k of the budget and KV slots for 1 + k tokens (vLLM's
+  // lookahead slots); the slots of rejected drafts stay held and the next verify reuses them.
+  [[nodiscard]] bool speculative_decoding() const override { return true; }
 
   void plan_step(SchedulerView& s) override {
     // Planned while the previous step ran (async_scheduling): what arrived since that step
@@ -99,7 +102,8 @@ class VllmScheduler final : public Scheduler {
       const uint32_t slot = s.running()[i];
       Request& r = s.req(slot);
       const bool prefill = r.prefilling();
-      const int64_t n = std::min(capped(prefill ? r.prefill_target - r.context_tokens : 1), budget);
+      const int64_t n = prefill ? std::min(capped(r.prefill_target - r.context_tokens), budget)
+                                : std::min<int64_t>(s.decode_tokens(r), budget);
       bool fits = true;
       while (fits && !s.kv().grow(r, r.context_tokens + n)) {
         const size_t v = victim_index(s);
@@ -111,8 +115,9 @@ class VllmScheduler final : public Scheduler {
         fits = victim != slot;
       }
       if (!fits) break;
+      // A verify short of budget checks fewer drafts, as vLLM trims a request's spec tokens.
       s.plan().push_back(prefill ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
-                                 : StepEntry{slot, EntryKind::Decode, 0});
+                                 : decode_entry(slot, n));
       budget -= n;
       ++i;
     }
@@ -175,7 +180,7 @@ class VllmScheduler final : public Scheduler {
 
   [[nodiscard]] static int64_t tokens_planned_for(const SchedulerView& s, uint32_t slot) {
     for (const StepEntry& e : s.plan())
-      if (e.slot == slot) return e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
+      if (e.slot == slot) return e.tokens();
     return 0;
   }
 
@@ -335,7 +340,7 @@ class VllmV0Scheduler final : public Scheduler {
 
   [[nodiscard]] static int64_t tokens_planned(const SchedulerView& s, uint32_t slot) {
     for (const StepEntry& e : s.plan())
-      if (e.slot == slot) return e.kind == EntryKind::Prefill ? e.prefill_tokens : 1;
+      if (e.slot == slot) return e.tokens();
     return 0;
   }
 

@@ -12,6 +12,7 @@
 #include "sim/api_latency.h"
 #include "sim/cluster.h"
 #include "sim/scenario_rules.h"
+#include "sim/speculative.h"
 #include "traces/workload_source.h"
 
 namespace servesim {
@@ -103,6 +104,15 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   std::vector<AcceleratorGroup> groups =
       read_cluster(root, s.seed, s.components, top_step_time ? &*top_step_time : nullptr);
   if (groups.empty()) groups.push_back({*top_step_time, root.child("kv"), 1});
+  s.components.speculative = read_speculative(root, top_step_time ? &*top_step_time : nullptr);
+  s.components.seed = s.seed;
+  if (s.components.speculative)
+    for (const ReplicaParts& p : s.components.replicas)
+      if (!p.scheduler->speculative_decoding())
+        root.child("speculative")
+            .fail("",
+                  "needs a scheduler that plans speculative decoding: kind vllm (0.8 and "
+                  "later), sglang or trtllm (docs/speculative.md)");
   s.slo = read_slo(root);
   s.benchmark = read_benchmark(root);
   doc->check_all_read();

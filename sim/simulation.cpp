@@ -27,6 +27,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   m_loads.resize(m_reps.size());
   if (!m_c.pools.empty()) setup_pools();
   m_reactive = m_c.source->reactive();
+  if (m_c.speculative) m_spec.emplace(m_c.speculative, m_c.seed);
   m_events.reserve(16 * m_reps.size());
 }
 
@@ -120,6 +121,7 @@ void Simulation::run() {
   if (m_transfers) m_stats.kv_transfer = m_transfers->stats();
   m_stats.workload_counters = m_c.source->counters();
   m_stats.class_names = m_c.source->class_names();
+  if (m_spec) m_stats.speculative = m_spec->stats();
 }
 
 void Simulation::run_events() {
@@ -312,6 +314,12 @@ void Simulation::record_unfinished() {
 void Simulation::try_start_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
+  // Speculative decoding: k drafts per decode, unless too many requests run (max_batch).
+  const int32_t spec_k = m_spec ? m_spec->k_for(state.running().size()) : 0;
+  if (m_spec) {
+    state.set_speculative_k(spec_k);
+    m_spec->begin_step();
+  }
   rep.scheduler->plan_step(state);
   const Time wake = state.take_wake();
   const auto& plan = state.plan();
@@ -322,13 +330,25 @@ void Simulation::try_start_step(uint32_t rep_index) {
     }
     return;
   }
+  if (m_spec && spec_k == 0) m_spec->note_off_step();
   StepShape shape;
   const std::vector<Request>& reqs = state.slots();
   // The hot loop of a run: the decodes' sums in locals, which stay in registers.
   int32_t decodes = 0;
-  int64_t decode_read = 0, longest = 0, shortest = INT64_MAX;
+  int64_t decode_read = 0, longest = 0, shortest = INT64_MAX, verify_tokens = 0;
   for (const StepEntry& e : plan) {
     const Request& r = reqs[e.slot];
+    if (e.kind == EntryKind::Decode && e.prefill_tokens > 1) {
+      // A verify: a query of 1 + drafts tokens over the stored context, as a prefill chunk is
+      // (docs/speculative.md#cost); the proposer drafted them first.
+      const int32_t t = e.prefill_tokens;
+      shape.prefill_tokens += t;
+      shape.prefill_tokens_sq += static_cast<double>(t) * t;
+      shape.prefill_context_tokens += r.context_tokens;
+      verify_tokens += t;
+      m_spec->add_verify(r.context_tokens, t - 1);
+      continue;
+    }
     if (e.kind == EntryKind::Prefill) {
       shape.prefill_tokens += e.prefill_tokens;
       shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
@@ -349,7 +369,8 @@ void Simulation::try_start_step(uint32_t rep_index) {
   shape.sequences = static_cast<int32_t>(plan.size());
   // A step always takes time, so simulated time always advances between steps.
   const std::optional<StepCost> cost = rep.step_time->cost(shape);
-  const double step_ms = cost ? cost->step_ms : rep.step_time->step_ms(shape);
+  const double step_ms = (cost ? cost->step_ms : rep.step_time->step_ms(shape)) +
+                         (verify_tokens > 0 ? m_spec->proposer_ms(*rep.step_time) : 0.0);
   // Plus any KV transfer the scheduler added to this step (swap preemption), bounded when the
   // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
   const std::optional<Time> step = Time::checked_ms(step_ms);
@@ -364,7 +385,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
         step_ms, rep_index, shape.sequences, shape.prefill_tokens, m_now.seconds(),
         Time::limit_seconds()));
   const Time duration = *end - m_now;
-  m_stats.prefill_tokens += shape.prefill_tokens;
+  m_stats.prefill_tokens += shape.prefill_tokens - verify_tokens;
   ReplicaStats& rs = m_stats.replicas[rep_index];  // summed into the totals after the run
   ++rs.steps;
   rs.busy_ns += duration.count_ns();
@@ -390,9 +411,9 @@ void Simulation::try_start_step(uint32_t rep_index) {
     s.decode_tokens = 0;
     for (const StepEntry& e : plan) {
       s.prefill_sequences += e.kind == EntryKind::Prefill;
-      s.decode_tokens += e.kind == EntryKind::Decode;
+      s.decode_tokens += e.kind == EntryKind::Decode ? e.tokens() : 0;
     }
-    s.prefill_tokens = shape.prefill_tokens;
+    s.prefill_tokens = shape.prefill_tokens - verify_tokens;
     s.kv_used_tokens = state.kv().used_tokens();
     s.kv_capacity_tokens = state.kv().capacity_tokens();
     s.waiting = static_cast<int32_t>(state.waiting().size());
@@ -415,7 +436,10 @@ void Simulation::finish_step(uint32_t rep_index) {
   for (const StepEntry& e : state.plan()) {
     Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode) {
-      r.context_tokens += 1;
+      // 1 + drafts when it verified: it gains the accepted drafts and the token it computed.
+      const int32_t gained = e.prefill_tokens > 1 ? 1 + m_spec->draw(e.prefill_tokens - 1) : 1;
+      r.context_tokens += gained;
+      r.generated_tokens += gained - 1;  // and the one every token-producing entry adds below
     } else if (e.kind == EntryKind::Prefill) {
       r.context_tokens += e.prefill_tokens;
       if (r.context_tokens != r.prefill_target) continue;  // more chunks to come

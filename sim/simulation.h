@@ -37,6 +37,7 @@
 #include "sim/event_queue.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
+#include "sim/speculative.h"
 #include "sim/step_observer.h"
 #include "sim/transfers.h"
 #include "traces/workload_source.h"
@@ -65,6 +66,9 @@ struct Components {
   /// Disaggregated (prefill and decode pools): picks a decode replica, and the links between.
   std::unique_ptr<Router> decode_router;
   std::shared_ptr<const Topology> topology;
+  /// The `speculative` section (sim/speculative.h), null without it; every replica speculates.
+  std::shared_ptr<const SpeculativeSpec> speculative;
+  uint64_t seed = 1;  ///< the run's seed, for the acceptance draws
 };
 
 /// One replica's share of a run (RunStats::replicas).
@@ -95,6 +99,7 @@ struct RunStats {
   std::vector<PoolSpec> pools;                   ///< Components::pools (per-pool totals)
   std::optional<KvTransferStats> kv_transfer;    ///< with prefill/decode pools
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
+  std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
@@ -251,7 +256,8 @@ class Simulation {
   std::vector<uint8_t> m_seen;  // check mode: where each request was found
   std::vector<RequestRecorder*> m_recorders;
   std::vector<StepObserver*> m_step_observers;
-  StepRecord m_step_record;  // reused for every step
+  StepRecord m_step_record;          // reused for every step
+  std::optional<Speculator> m_spec;  // with a `speculative` section
 };
 
 }  // namespace servesim

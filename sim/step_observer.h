@@ -18,8 +18,9 @@ struct StepRecord {
   int32_t sequences = 0;          ///< entries in the step (padding seats included)
   int32_t prefill_sequences = 0;  ///< entries computing part of a prefill
   int64_t prefill_tokens = 0;     ///< prompt (or recompute) tokens computed
-  int32_t decode_tokens = 0;      ///< decode entries, one token each (padding not counted)
-  int64_t kv_used_tokens = 0;     ///< KV held once the step's requests have their blocks
+  int32_t decode_tokens =
+      0;  ///< decode entries' tokens: 1 each, a verify its 1 + drafts (padding not counted)
+  int64_t kv_used_tokens = 0;  ///< KV held once the step's requests have their blocks
   int64_t kv_capacity_tokens = 0;
   int32_t waiting = 0;      ///< requests queued on the replica when the step started
   int32_t running = 0;      ///< requests admitted (running) when the step started

@@ -168,6 +168,19 @@ class Run(unittest.TestCase):
         self.assertEqual(plain.requests["server_ttft_s"].tolist(),
                          plain.requests["ttft_s"].tolist())
 
+    def test_speculative_results_come_through(self):
+        """With a speculative section (docs/speculative.md) the summary has its block and the
+        table its speculate line, as the CLI gives them; without it neither."""
+        spec = {"scheduler": {"kind": "vllm", "enable_prefix_caching": False},
+                "speculative": {"method": "ngram", "k": 3, "acceptance": {"rate": 0.7}}}
+        r = servesim.run(DEFAULT_DICT, spec)
+        s = r.summary["speculative"]
+        self.assertEqual((s["method"], s["k"]), ("ngram", 3))
+        self.assertEqual(s["tokens_per_verify"],
+                         (s["accepted_tokens"] + s["verifies"]) / s["verifies"])
+        self.assertIn("speculate  ngram k=3", r.table)
+        self.assertNotIn("speculative", servesim.run(DEFAULT_DICT).summary)
+
     def test_overrides_and_seed_match_set_and_seed(self):
         want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
         for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),
