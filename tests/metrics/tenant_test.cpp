@@ -89,6 +89,28 @@ TEST_CASE("tenants: a workload without tenants has no tenants block", "[metrics]
   CHECK(out.summary_json.find("\"tenants\"") == std::string::npos);
 }
 
+TEST_CASE("tenants: a trace's tenant column names each request's tenant", "[metrics]") {
+  const std::string path = write_temp("t.csv",
+                                      "arrival_s,prompt_tokens,output_tokens,tenant\n"
+                                      "0,2,1,acme\n0,2,2,zeta\n0.001,2,1,acme\n");
+  const std::string rest =
+      "}}\nstep_time: {kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 1}\n"
+      "kv: {policy: paged, capacity_tokens: 1024, block_size: 16}\n";
+  const RunOutput out = run_scenario(doc_of("workload: {trace: {path: " + path + rest), true);
+  REQUIRE(out.summary.tenants.size() == 2);
+  CHECK(out.summary.tenants[0].first == "acme");
+  CHECK(out.summary.tenants[0].second.finished == 2);
+  CHECK(out.summary.tenants[1].first == "zeta");
+  CHECK(out.summary.tenants[1].second.output_tokens == 2);
+  const std::string bad = write_temp("b.csv",
+                                     "arrival_s,prompt_tokens,output_tokens,tenant\n"
+                                     "0,2,1,acme\n0,2,2,\n");
+  CHECK_THAT(input_error_of("workload: {trace: {path: " + bad + rest),
+             Catch::Contains("column tenant = \"\": must be 1 to 64 characters") &&
+                 Catch::Contains("every row names its tenant"));
+}
+
 TEST_CASE("tenants: a mix names every component's tenant or none", "[metrics]") {
   const std::string path = write_temp("t.csv", "arrival_s,prompt_tokens,output_tokens\n0,2,1\n");
   const std::string base = "workload:\n  mix:\n    components:\n";

@@ -174,4 +174,21 @@ TEST_CASE("queue order: bad policy keys are refused with exit status 2", "[sched
   CHECK_THAT(r.err, Catch::Contains("fcfs, priority"));
 }
 
+TEST_CASE("queue order: sglang's lof admits the longest output first", "[schedulers]") {
+  // One seat, the sjf case's three requests: r0 (3 tokens), r1 (1), r2 (2), all at t=0.
+  // t=0 r0 prefill -> 4 (TTFT 4), decodes -> 10; t=10 r2 prefill -> 14, decode -> 17;
+  // t=17 r1 prefill -> 21.
+  const auto lof = run_requests(
+      trace_scenario("0,2,3\n0,2,1\n0,2,2\n", k_linear,
+                     "{kind: sglang, max_running_requests: 1, schedule_policy: lof}", k_kv));
+  REQUIRE(lof.size() == 3);
+  CHECK(lof[0].first_token.count_ns() == ms(4));
+  CHECK(lof[0].finish.count_ns() == ms(10));
+  CHECK(lof[2].first_token.count_ns() == ms(14));
+  CHECK(lof[1].first_token.count_ns() == ms(21));
+  CHECK_THAT(input_error_of(trace_scenario("0,2,1\n", k_linear,
+                                           "{kind: sglang, schedule_policy: dfs-weight}", k_kv)),
+             Catch::Contains("not modelled") && Catch::Contains("fcfs, lpm and lof"));
+}
+
 }  // namespace t_schedulers_queue_order_test
