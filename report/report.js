@@ -848,6 +848,9 @@
   }
 
   // ---- per tenant (summary.json "tenants" and "fairness") ----
+  // A path of a tenant's entry, or of the run's "fairness" block (tests/metrics/tenant_test.cpp
+  // checks each name).
+  function tkey(path) { return function (o) { return get(o, path); }; }
   function tenantNames(r) {
     var t = r.summary.tenants;
     return t && typeof t === 'object' ? Object.keys(t) : [];
@@ -867,14 +870,14 @@
     var cols = [];
     withTenants.forEach(function (r) {
       var pre = many ? r.name + ': ' : '';
-      var jain = key('fairness.jain_index')(r.summary);
+      var jain = tkey('fairness.jain_index')(r.summary);
       var of = function (f) {
         return function (n) { var t = r.summary.tenants[n]; return t ? f(t) : null; };
       };
-      cols.push([pre + 'share of tokens served', of(times(ckey('service_share'), 100))]);
+      cols.push([pre + 'share of tokens served', of(times(tkey('service_share'), 100))]);
       cols.push([pre + 'window service / fair share' +
                  (jain !== null ? ' (Jain ' + jain.toFixed(3) + ')' : ''), of(function (t) {
-        var f = ckey('fair_share_tokens')(t), w = ckey('window_tokens')(t);
+        var f = tkey('fair_share_tokens')(t), w = tkey('window_tokens')(t);
         return typeof f === 'number' && f > 0 && typeof w === 'number' ? 100 * w / f : null;
       })]);
     });

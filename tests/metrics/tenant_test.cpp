@@ -6,6 +6,7 @@
 #include "metrics/metrics.h"
 #include "metrics/output.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 namespace t_metrics_tenant_test {
 
@@ -71,6 +72,25 @@ TEST_CASE("tenants: a run gives each tenant's figures and the fairness block", "
   const auto j = nlohmann::json::parse(out.summary_json);
   CHECK(j["tenants"]["b"]["finished"] == 2);
   CHECK(j["fairness"]["tenants"] == 2);
+  // Every path the report page's per-tenant chart reads (tkey('...') in report/report.js) is in
+  // a tenant's entry, or, for fairness.*, in the summary.
+  std::ifstream js_file(std::string(SERVESIM_SOURCE_DIR) + "/report/report.js");
+  const std::string js((std::istreambuf_iterator<char>(js_file)), std::istreambuf_iterator<char>());
+  int paths = 0;
+  for (size_t at = js.find("tkey('"); at != std::string::npos; at = js.find("tkey('", at + 1)) {
+    const size_t from = at + 6;
+    const std::string path = js.substr(from, js.find('\'', from) - from);
+    const nlohmann::json* v = path.rfind("fairness.", 0) == 0 ? &j : &j["tenants"]["a"];
+    for (size_t p = 0, q; p <= path.size(); p = q + 1) {
+      q = std::min(path.find('.', p), path.size());
+      const std::string part = path.substr(p, q - p);
+      v = v && v->is_object() && v->contains(part) ? &(*v)[part] : nullptr;
+    }
+    INFO(path);
+    CHECK(v != nullptr);
+    ++paths;
+  }
+  CHECK(paths >= 4);
   const std::string table = summary_table(s);
   CHECK_THAT(table, Catch::Contains("tenant     a: 2 finished, 0 rejected;"));
   CHECK_THAT(table, Catch::Contains("fairness   Jain's index 1.000 over 2 tenants"));
