@@ -60,12 +60,14 @@ void SchedulerView::put_waiting(uint32_t slot, bool front) {
       m_waiting.push_back(slot);
     return;
   }
-  // (priority, arrival, id) is unique (ids are), so the place is exact. A new arrival with the
-  // common priority goes to the back, where the search ends at once.
+  // (order_key, arrival, id) is unique (ids are), so the place is exact. A new arrival with the
+  // common key goes to the back, where the search ends at once.
   const auto before = [this](uint32_t a, uint32_t b) {
-    const RequestSpec& x = m_requests[a].spec;
-    const RequestSpec& y = m_requests[b].spec;
-    if (x.priority != y.priority) return x.priority < y.priority;
+    const Request& ra = m_requests[a];
+    const Request& rb = m_requests[b];
+    if (ra.order_key != rb.order_key) return ra.order_key < rb.order_key;
+    const RequestSpec& x = ra.spec;
+    const RequestSpec& y = rb.spec;
     return x.arrival != y.arrival ? x.arrival < y.arrival : x.id < y.id;
   };
   if (m_waiting.empty() || !before(slot, m_waiting.back())) {

@@ -52,10 +52,10 @@ class SchedulerView {
   [[nodiscard]] KvManager& kv() { return *m_kv; }
   [[nodiscard]] const KvManager& kv() const { return *m_kv; }
   /// Queued requests (front = next): first come first served, preempted ones at the front; or,
-  /// once the engine has called BatchState::set_priority_order, in (priority, arrival, id)
+  /// once the engine has called BatchState::set_priority_order, in (order_key, arrival, id)
   /// order, a preempted request going back to its place in that order.
   [[nodiscard]] const std::deque<uint32_t>& waiting() const { return m_waiting; }
-  /// Whether waiting() is in (priority, arrival, id) order (Scheduler::priority_order).
+  /// Whether waiting() is in (Request::order_key, arrival, id) order (Scheduler::priority_order).
   [[nodiscard]] bool priority_order() const { return m_priority_order; }
   /// Running requests in admission order (back = newest).
   [[nodiscard]] const std::vector<uint32_t>& running() const { return m_running; }
@@ -119,7 +119,7 @@ class SchedulerView {
   ~SchedulerView() = default;
 
   /// Puts `slot` in the waiting queue: at the front (`front`) or the back, or in priority order
-  /// at its place by (priority, arrival, id).
+  /// at its place by (Request::order_key, arrival, id).
   void put_waiting(uint32_t slot, bool front);
 
   std::vector<Request> m_requests;
@@ -176,8 +176,8 @@ class BatchState : public SchedulerView {
   /// Requests holding a slot (in flight).
   [[nodiscard]] size_t live() const { return m_requests.size() - m_free.size(); }
   void enqueue(uint32_t slot);
-  /// Keeps the waiting queue in (priority, arrival, id) order from now on (a scheduler whose
-  /// Scheduler::priority_order() is true). REQUIRES: the queue is empty.
+  /// Keeps the waiting queue in (Request::order_key, arrival, id) order from now on (a scheduler
+  /// whose Scheduler::priority_order() is true). REQUIRES: the queue is empty.
   void set_priority_order(bool on) { m_priority_order = on; }
   void reject(uint32_t slot, std::string reason);
   void set_now(Time t) { m_now = t; }

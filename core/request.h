@@ -47,10 +47,19 @@ struct RequestSpec {
   uint16_t class_id = 0;
   /// vLLM's priority: a lower value is served first (scheduling_policy: priority); default 0.
   int32_t priority = 0;
+  /// The request's tenant: an index into the run's tenant names (WorkloadSource::tenant_names),
+  /// which is empty when the workload names no tenant (then every request has tenant 0).
+  uint16_t tenant_id = 0;
+  /// Its class's time-to-first-token target (a mix component's ttft_slo_ms), which the edf
+  /// queue order turns into the deadline arrival + ttft_slo; 0: none (served after those
+  /// that have one).
+  Time ttft_slo;
 };
 
 /// The most classes a run may name (class ids are 16-bit).
 inline constexpr size_t k_max_classes = 1024;
+/// The most tenants a run may name (tenant ids are 16-bit).
+inline constexpr size_t k_max_tenants = 1024;
 
 struct Request {
   RequestSpec spec;
@@ -72,6 +81,9 @@ struct Request {
   int32_t prefill_preemptions = 0;       ///< of `preemptions`, those on prefill_replica
   int32_t prefill_swap_preemptions = 0;  ///< of `swap_preemptions`, those on prefill_replica
   uint32_t admission_seq = 0;  ///< order of the latest admission, for newest-first preemption
+  /// The waiting queue's key when the scheduler orders it (Scheduler::queue_key, set by the
+  /// engine at arrival): the queue is in (order_key, arrival, id) order, lowest first.
+  int64_t order_key = 0;
 
   // Prefix caching (kv.prefix_caching): the KV blocks held, in order; identities of the
   // prompt's blocks worked out from block_hashes at first admission; how many held blocks

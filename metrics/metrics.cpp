@@ -154,6 +154,7 @@ void MetricsRecorder::record(const Request& r) {
   m_all.add_entry(r, ok.ttft);
   m_all.add_exit(r, m_gaps, ok);
   if (m_class_names && !m_class_names->empty()) record_class(r, ok);
+  if (m_tenant_names && !m_tenant_names->empty()) record_tenant(r, ok);
   if (m_replicas.empty()) return;
   // Its first token belongs to the replica it was routed to, the rest to the one it left from.
   const bool moved = r.prefill_replica != k_no_replica;
@@ -178,7 +179,10 @@ void MetricsRecorder::record(const Request& r) {
 
 void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
   while (m_classes.size() <= r.spec.class_id) m_classes.emplace_back(m_exact_limit);
-  ClassTally& c = m_classes[r.spec.class_id];
+  tally_class(m_classes[r.spec.class_id], r, ok);
+}
+
+void MetricsRecorder::tally_class(ClassTally& c, const Request& r, const SloVerdict& ok) {
   c.all.add_entry(r, ok.ttft);
   c.all.add_exit(r, m_gaps, ok);
   if (r.state == RequestState::Rejected) {
@@ -195,24 +199,27 @@ void MetricsRecorder::class_summaries(Summary& s, const RunStats& stats) {
   for (size_t k = 0; k < stats.class_names.size(); ++k) {
     ClassSummary c;
     if (k < m_classes.size()) {
-      ClassTally& t = m_classes[k];
-      c.requests = t.all.left;
-      c.finished = t.all.finished;
-      c.rejected = t.rejected;
-      c.unfinished = t.unfinished;
-      c.preemptions = t.preemptions;
-      c.ttft_s = finish(t.all.ttft);
-      c.tpot_s = finish(t.all.tpot);
-      c.e2e_s = finish(t.all.e2e);
-      c.queue_s = finish(t.queue);
-      c.itl_s = gap_distribution(t.all.itl);
-      if (m_slo) c.slo = slo_summary(t.all, s.duration_s, m_slo->accelerators);
+      fill_class(c, m_classes[k], s.duration_s);
     } else if (m_slo) {  // a class with no request: nothing met, nothing missed
       RequestTally none(0);
       c.slo = slo_summary(none, s.duration_s, m_slo->accelerators);
     }
     s.classes.emplace_back(stats.class_names[k], std::move(c));
   }
+}
+
+void MetricsRecorder::fill_class(ClassSummary& c, ClassTally& t, double duration_s) {
+  c.requests = t.all.left;
+  c.finished = t.all.finished;
+  c.rejected = t.rejected;
+  c.unfinished = t.unfinished;
+  c.preemptions = t.preemptions;
+  c.ttft_s = finish(t.all.ttft);
+  c.tpot_s = finish(t.all.tpot);
+  c.e2e_s = finish(t.all.e2e);
+  c.queue_s = finish(t.queue);
+  c.itl_s = gap_distribution(t.all.itl);
+  if (m_slo) c.slo = slo_summary(t.all, duration_s, m_slo->accelerators);
 }
 
 SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s, int64_t accelerators) {
@@ -328,6 +335,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   }
   if (!stats.pools.empty()) pool_summaries(s, stats);
   class_summaries(s, stats);
+  tenant_summaries(s, stats);
   return s;
 }
 
@@ -426,6 +434,7 @@ Summary summarize(const std::vector<Request>& requests, const RunStats& stats) {
       accelerators.at(i) = p.accelerators_per_replica;
   m.track_replicas(std::move(accelerators), stats.pools);
   m.set_class_names(&stats.class_names);
+  m.set_tenant_names(&stats.tenant_names);
   for (const Request& r : requests) m.record(r);
   return m.summary(stats);
 }

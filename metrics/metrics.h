@@ -21,6 +21,7 @@
 #include "core/quantiles.h"
 #include "core/request.h"
 #include "metrics/summary_fields.h"
+#include "metrics/tenants.h"
 #include "metrics/token_gaps.h"
 #include "sim/recorder.h"
 #include "sim/simulation.h"
@@ -302,6 +303,39 @@ void for_each_field(const ClassSummary& c, F&& f) {
   f(Field("slo", k_json | k_omit_empty), c.slo);
 }
 
+/// One tenant's figures (Summary::tenants): a class's, plus the tokens it was served.
+struct TenantSummary : ClassSummary {
+  int64_t prompt_tokens = 0;        ///< of its finished requests
+  int64_t output_tokens = 0;        ///< of its finished requests
+  double output_tokens_per_s = 0;   ///< output_tokens / the run's duration_s
+  double service_share = 0;         ///< its prompt + output tokens / every tenant's
+  double window_tokens = 0;         ///< tokens served in the fairness window (FairnessSummary)
+  double window_demand_tokens = 0;  ///< tokens of its requests arriving in the window
+  double fair_share_tokens = 0;     ///< its max-min fair share of the window's service
+};
+
+template <class F>
+void for_each_field(const TenantSummary& c, F&& f) {
+  f(Field("requests"), c.requests);
+  f(Field("finished"), c.finished);
+  f(Field("rejected"), c.rejected);
+  f(Field("unfinished"), c.unfinished);
+  f(Field("prompt_tokens"), c.prompt_tokens);
+  f(Field("output_tokens"), c.output_tokens);
+  f(Field("output_tokens_per_s"), c.output_tokens_per_s);
+  f(Field("service_share"), c.service_share);
+  f(Field("window_tokens"), c.window_tokens);
+  f(Field("window_demand_tokens"), c.window_demand_tokens);
+  f(Field("fair_share_tokens"), c.fair_share_tokens);
+  f(Field("preemptions"), c.preemptions);
+  f(Field("ttft_s"), c.ttft_s);
+  f(Field("tpot_s"), c.tpot_s);
+  f(Field("e2e_s"), c.e2e_s);
+  f(Field("queue_s"), c.queue_s);
+  f(Field("itl_s"), c.itl_s);
+  f(Field("slo", k_json | k_omit_empty), c.slo);
+}
+
 struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
@@ -346,6 +380,10 @@ struct Summary {
   /// When the workload names classes (WorkloadSource::class_names): each one's figures, by
   /// name, in the workload's order.
   std::vector<std::pair<std::string, ClassSummary>> classes;
+  /// When the workload names tenants (WorkloadSource::tenant_names): each one's figures, by
+  /// name, and Jain's index over them.
+  std::vector<std::pair<std::string, TenantSummary>> tenants;
+  std::optional<FairnessSummary> fairness;
 };
 
 /// summary.json's keys after the version and seed (metrics/summary_output.cpp), and the rows of
@@ -392,6 +430,8 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
   f(Field("speculative", k_json | k_omit_empty), s.speculative);
   f(Field("classes", k_json | k_omit_empty), s.classes);
+  f(Field("tenants", k_json | k_omit_empty), s.tenants);
+  f(Field("fairness", k_json | k_omit_empty), s.fairness);
 }
 
 /// REQUIRES: sorted values. p in [0, 100].
@@ -431,6 +471,18 @@ struct ClassTally {
   int64_t rejected = 0, unfinished = 0, preemptions = 0;
 };
 
+/// A tenant's tally: its class-like figures, its tokens, its arrival span and the tokens it was
+/// served in each second of the run (for the fairness window, metrics/tenants.cpp).
+struct TenantTally {
+  explicit TenantTally(size_t exact_limit) : c(exact_limit) {}
+  ClassTally c;
+  int64_t prompt_tokens = 0, output_tokens = 0;
+  Time first_arrival = Time::max();
+  Time last_arrival;
+  std::vector<double> served_per_s;  ///< [k]: tokens served in [k s, k+1 s)
+  std::vector<double> demand_per_s;  ///< [k]: tokens of the requests arriving in [k s, k+1 s)
+};
+
 /// Builds the summary as requests leave the engine, in memory that does not grow with the run
 /// (past QuantileSketch's exact limit).
 class MetricsRecorder final : public RequestRecorder, public StepObserver {
@@ -448,6 +500,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   /// The run's class names (Simulation::class_names): while they are empty no class is
   /// tallied, so a run without classes pays nothing for them. REQUIRES: `names` outlives this.
   void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
+  /// The run's tenant names (Simulation::tenant_names), as set_class_names for classes.
+  void set_tenant_names(const std::vector<std::string>* names) { m_tenant_names = names; }
   void record(const Request& r) override;
   /// Keeps the step ends the gaps are derived from (StepEnds, bounded); without steps a
   /// request's gaps are its mean (GapsFrom::mean).
@@ -474,6 +528,14 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   [[nodiscard]] GapDistribution gap_distribution(GapSketch& g) const;
   /// Summary::classes, one per name in stats.class_names.
   void class_summaries(Summary& s, const RunStats& stats);
+  /// Tallies `r` in `c` (its class's or its tenant's).
+  void tally_class(ClassTally& c, const Request& r, const SloVerdict& ok);
+  /// A class's (or tenant's) summary from its tally, over the run's `duration_s`.
+  void fill_class(ClassSummary& c, ClassTally& t, double duration_s);
+  /// Tallies `r` in its tenant's TenantTally (metrics/tenants.cpp).
+  void record_tenant(const Request& r, const SloVerdict& ok);
+  /// Summary::tenants and Summary::fairness, one per name in stats.tenant_names.
+  void tenant_summaries(Summary& s, const RunStats& stats);
   void pool_summaries(Summary& s, const RunStats& stats);
 
   Summary m_s;
@@ -497,6 +559,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   std::vector<uint32_t> m_pool_of;
   std::vector<ClassTally> m_classes;  // by RequestSpec::class_id, grown as classes appear
   const std::vector<std::string>* m_class_names = nullptr;
+  std::vector<TenantTally> m_tenants;  // by RequestSpec::tenant_id, grown as tenants appear
+  const std::vector<std::string>* m_tenant_names = nullptr;
 };
 
 /// The summary of a finished set of requests (tests).

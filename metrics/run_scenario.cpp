@@ -22,6 +22,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   sim.add_step_observer(metrics);  // its step ends give the inter-token gaps
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   metrics.set_class_names(&sim.class_names());
+  metrics.set_tenant_names(&sim.tenant_names());
   sim.add_recorder(metrics);
   std::optional<BenchmarkRecorder> bench;
   if (sc.benchmark) sim.add_recorder(bench.emplace(*sc.benchmark));

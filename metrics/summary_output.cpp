@@ -264,6 +264,7 @@ std::string summary_table(const Summary& s) {
   if (s.classes.size() > k_max_class_lines)
     fmt::format_to(it, "class      ... {} more classes (summary.json lists every one)\n",
                    s.classes.size() - k_max_class_lines);
+  out += tenant_lines(s);
   out += latency_table(s);
   if (!s.replicas.empty()) out += replica_table(s);
   return out;

@@ -847,6 +847,55 @@
     }, data);
   }
 
+  // ---- per tenant (summary.json "tenants" and "fairness") ----
+  // A path of a tenant's entry, or of the run's "fairness" block (tests/metrics/tenant_test.cpp
+  // checks each name).
+  function tkey(path) { return function (o) { return get(o, path); }; }
+  function tenantNames(r) {
+    var t = r.summary.tenants;
+    return t && typeof t === 'object' ? Object.keys(t) : [];
+  }
+
+  // One chart: each tenant's share of the tokens served, and what it was served in the fairness
+  // window against its max-min fair share (docs/metrics.md#tenants-and-fairness), in %.
+  function tenantCharts(parent, runs) {
+    var withTenants = runs.filter(function (r) { return tenantNames(r).length; });
+    var box = el('div', {class: 'charts'});
+    parent.appendChild(box);
+    var many = withTenants.length > 1;
+    var names = [];
+    withTenants.forEach(function (r) {
+      tenantNames(r).forEach(function (n) { if (names.indexOf(n) < 0) names.push(n); });
+    });
+    var cols = [];
+    withTenants.forEach(function (r) {
+      var pre = many ? r.name + ': ' : '';
+      var jain = tkey('fairness.jain_index')(r.summary);
+      var of = function (f) {
+        return function (n) { var t = r.summary.tenants[n]; return t ? f(t) : null; };
+      };
+      cols.push([pre + 'share of tokens served', of(times(tkey('service_share'), 100))]);
+      cols.push([pre + 'window service / fair share' +
+                 (jain !== null ? ' (Jain ' + jain.toFixed(3) + ')' : ''), of(function (t) {
+        var f = tkey('fair_share_tokens')(t), w = tkey('window_tokens')(t);
+        return typeof f === 'number' && f > 0 && typeof w === 'number' ? 100 * w / f : null;
+      })]);
+    });
+    var series = [{label: 'tenant'}], data = [names.map(function (_, i) { return i; })];
+    cols.forEach(function (c, i) {
+      series.push(pointSeries(c[0], color(i), 8));
+      data.push(names.map(function (n) { var v = c[1](n); return typeof v === 'number' ? v : null; }));
+    });
+    chart(box, 'Service per tenant', '% of the tokens served, and the tokens served while every ' +
+          'tenant was sending in % of the tenant\'s max-min fair share (summary.json tenants, fairness)', {
+      scales: {x: {time: false, range: [-0.5, names.length - 0.5]}, y: {range: rangeWith([0, 100], true)}},
+      axes: [{label: 'tenant', incrs: [1, 2, 5, 10], values: function (u, splits) {
+        return splits.map(function (v) { return v === Math.round(v) && names[v] !== undefined ? names[v] : ''; });
+      }}, {label: '%'}],
+      series: series
+    }, data);
+  }
+
   // ---- per replica (summary.json "replicas" of a cluster) ----
   function replicaName(reps, i) {
     var pool = rkey('pool')(reps[i]);
@@ -951,6 +1000,8 @@
       itlCharts(latency, runs);
       if (runs.some(function (r) { return classNames(r).length; }))
         classCharts(section('Per class (summary.json, requests.csv)'), runs);
+      if (runs.some(function (r) { return tenantNames(r).length; }))
+        tenantCharts(section('Per tenant (summary.json)'), runs);
       if (runs.some(function (r) { return (r.summary.replicas || []).length > 1; }))
         replicaCharts(section('Per replica (summary.json)'), runs);
       seriesCharts(section('Over time (steps.csv)'), runs);

@@ -113,7 +113,10 @@ constexpr Expected k_run_summary[] = {{"kind", Want::String},
                                       {"slo.tpot.target_ms", Want::Number},
                                       {"replicas", Want::Array},
                                       {"pools", Want::Array},
-                                      {"classes", Want::Object}};
+                                      {"classes", Want::Object},
+                                      {"tenants", Want::Object},
+                                      {"fairness", Want::Object},
+                                      {"fairness.jain_index", Want::Number}};
 // Each value of a run's "classes" (by class name): what the per-class charts read.
 constexpr Expected k_class_summary[] = {
     {"requests", Want::Number}, {"finished", Want::Number},
@@ -122,6 +125,10 @@ constexpr Expected k_class_summary[] = {
     {"slo", Want::Object},      {"slo.attainment", Want::Number},
     {"slo.ttft", Want::Object}, {"slo.ttft.attainment", Want::Number},
     {"slo.tpot", Want::Object}, {"slo.tpot.attainment", Want::Number}};
+// Each value of a run's "tenants" (by tenant name): what the per-tenant chart reads.
+constexpr Expected k_tenant_summary[] = {{"service_share", Want::Number},
+                                         {"window_tokens", Want::Number},
+                                         {"fair_share_tokens", Want::Number}};
 // Each entry of a run's "replicas" (and "pools"): what the per-replica charts read.
 constexpr Expected k_replica_summary[] = {{"pool", Want::String},
                                           {"role", Want::String},
@@ -431,6 +438,7 @@ json read_result_dir(const std::string& dir, const RunCost& run_cost) {
     check_each(summary, "replicas", k_replica_summary, d / "summary.json");
     check_each(summary, "pools", k_replica_summary, d / "summary.json");
     check_values(summary, "classes", k_class_summary, d / "summary.json");
+    check_values(summary, "tenants", k_tenant_summary, d / "summary.json");
   }
   json r = sweep ? read_sweep(d, summary) : read_run(d, summary);
   if (!sweep) r["cost"] = run_cost ? run_cost(summary) : json(nullptr);

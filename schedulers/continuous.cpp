@@ -8,12 +8,15 @@
 //      recompute (possibly the one asking), and again until the request fits or is itself gone;
 //   2. running requests whose prefill is unfinished, oldest first: the next chunk, as much of the
 //      remaining prefill as the budget allows (preempting newest-first for KV room likewise);
-//   3. waiting requests, first come first served, while fewer than max_num_seqs run and budget
+//   3. waiting requests, in `policy` order (first come first served by default; priority, sjf,
+//      edf or fair: schedulers/queue_order.h), while fewer than max_num_seqs run and budget
 //      is left: a request joins if its whole prefill fits the budget (with chunked_prefill, a
 //      first chunk of whatever budget is left) and the KV manager admits it; otherwise admission
 //      stops there (head-of-line blocking, as in vLLM). A step that preempted anything admits
 //      nothing new: the memory it freed goes to the requests already running.
 // Finished requests are released at the end of the step that produced their last token.
+// A preemption takes the newest admission (fcfs, fair) or the running request last in the
+// queue's order (priority, sjf, edf: the highest key), which may come before the one asking.
 // With preemption_mode: swap, a victim that has computed some context and whose KV fits in what
 // is left of the host swap space is swapped out instead (its context kept, the transfer time
 // added to the step); a swapped request at the front of the queue resumes in pass 3 by copying
@@ -38,9 +41,13 @@ class ContinuousScheduler final : public Scheduler {
       : m_max_seqs(c.max_num_seqs),
         m_max_tokens(c.max_num_batched_tokens),
         m_chunked(c.chunked_prefill),
-        m_swap(c.swap) {}
+        m_swap(c.swap),
+        m_order(c.order),
+        m_fair(c.order) {}
 
   [[nodiscard]] int64_t max_running() const override { return m_max_seqs; }
+  [[nodiscard]] bool priority_order() const override { return m_order.keyed(); }
+  [[nodiscard]] int64_t queue_key(const Request& r) const override { return m_order.key(r); }
 
   KvMismatch bind_kv(const KvManager& kv) override {
     if (m_swap.from_kv) {  // sim/scenario_rules.cpp has checked that kv.memory is there
@@ -81,7 +88,7 @@ class ContinuousScheduler final : public Scheduler {
         saw_prefill = true;
         continue;
       }
-      if (!make_room(s, slot, r.context_tokens + 1)) break;
+      if (!make_room(s, slot, r.context_tokens + 1, i)) break;
       plan.push_back({slot, EntryKind::Decode, 0});
       m_budget -= 1;
     }
@@ -92,17 +99,24 @@ class ContinuousScheduler final : public Scheduler {
       const Request& r = s.req(slot);
       if (!r.prefilling()) continue;
       const int64_t chunk = std::min<int64_t>(r.prefill_target - r.context_tokens, m_budget);
-      if (!make_room(s, slot, r.context_tokens + chunk)) break;
+      if (!make_room(s, slot, r.context_tokens + chunk, i)) break;
       s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(chunk)});
       m_budget -= chunk;
     }
     // Pass 3: admissions.
+    const bool fair = m_order.policy == QueuePolicy::Fair;
+    if (fair) {
+      m_fair.begin_step(s);
+      for (const StepEntry& e : s.plan()) m_fair.charge(s, e);
+    }
     while (!m_preempted && !s.waiting().empty() &&
            static_cast<int64_t>(s.running().size()) < m_max_seqs && m_budget > 0) {
-      const uint32_t slot = s.waiting().front();
+      const size_t at = fair ? m_fair.pick(s) : 0;
+      const uint32_t slot = s.waiting()[at];
       Request& r = s.req(slot);
       if (s.swapped(slot)) {
-        if (!swap_in_front(s)) break;
+        if (!swap_in(s, at)) break;
+        if (fair) m_fair.charge(s, s.plan().back());
         continue;
       }
       const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
@@ -113,8 +127,9 @@ class ContinuousScheduler final : public Scheduler {
         chunk = m_budget;
       }
       if (!s.kv().try_admit(r, cached, cached + chunk)) break;
-      s.admit_front(cached);
+      s.admit_at(at, cached);
       s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(chunk)});
+      if (fair) m_fair.charge(s, s.plan().back());
       m_budget -= chunk;
     }
   }
@@ -131,11 +146,14 @@ class ContinuousScheduler final : public Scheduler {
   }
 
  private:
-  // Grows `slot` to hold `tokens` KV tokens, preempting the newest running requests until it
-  // fits. Returns false if `slot` itself had to be preempted.
-  bool make_room(SchedulerView& s, uint32_t slot, int64_t tokens) {
+  // Grows `slot` (running()[i]) to hold `tokens` KV tokens, preempting the policy's victims
+  // (the newest admissions, or the least urgent) until it fits, keeping i its index. Returns
+  // false if `slot` itself had to be preempted.
+  bool make_room(SchedulerView& s, uint32_t slot, int64_t tokens, size_t& i) {
     while (!s.kv().grow(s.req(slot), tokens)) {
-      const uint32_t victim = s.running().back();
+      const size_t v = preemption_victim(m_order, s);
+      const uint32_t victim = s.running()[v];
+      if (v < i) --i;
       preempt(s, victim);
       m_preempted = true;
       refund(s);
@@ -157,10 +175,10 @@ class ContinuousScheduler final : public Scheduler {
     s.add_step_overhead(m_swap.transfer(context));
   }
 
-  // Resumes the swapped request at the front of the queue into this step: its next chunk (or
+  // Resumes the swapped request at index `at` of the queue into this step: its next chunk (or
   // decode) under the budget, with its context copied back. False when it cannot join now.
-  bool swap_in_front(SchedulerView& s) {
-    const uint32_t slot = s.waiting().front();
+  bool swap_in(SchedulerView& s, size_t at) {
+    const uint32_t slot = s.waiting()[at];
     Request& r = s.req(slot);
     int64_t n = r.prefilling() ? r.prefill_target - r.context_tokens : 1;
     if (n > m_budget) {
@@ -168,7 +186,7 @@ class ContinuousScheduler final : public Scheduler {
       n = m_budget;
     }
     if (!s.kv().try_swap_in(r, r.context_tokens + n)) return false;
-    s.swap_in_at(0);
+    s.swap_in_at(at);
     m_swap_used -= r.context_tokens;
     s.add_step_overhead(m_swap.transfer(r.context_tokens));
     s.plan().push_back(r.prefilling() ? StepEntry{slot, EntryKind::Prefill, static_cast<int32_t>(n)}
@@ -187,6 +205,8 @@ class ContinuousScheduler final : public Scheduler {
   int64_t m_max_tokens;
   bool m_chunked;
   SwapSettings m_swap;
+  QueueOrder m_order;
+  FairShare m_fair;
   int64_t m_swap_used = 0;  // host swap space taken, in KV tokens
   int64_t m_budget = 0;
   bool m_preempted = false;
@@ -209,6 +229,7 @@ std::unique_ptr<Scheduler> make_continuous(const Cfg& c) {
            "the chunk budget of a step");
   s.max_num_batched_tokens = max_tokens.value_or(k_unlimited_tokens);
   s.swap = read_swap_settings(c);
+  s.order = read_queue_order(c, "policy", queue_policy_names());
   return make_continuous_scheduler(s);
 }
 

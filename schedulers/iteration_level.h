@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "schedulers/factories.h"  // the policies built over it define theirs
+#include "schedulers/queue_order.h"
 #include "schedulers/scheduler.h"
 
 namespace servesim {
@@ -47,6 +48,7 @@ struct ContinuousSettings {
   int64_t max_num_batched_tokens = k_unlimited_tokens;  ///< the token budget of a step
   bool chunked_prefill = false;
   SwapSettings swap;
+  QueueOrder order;  ///< `policy`: the waiting queue's order and the preemption victim
 };
 [[nodiscard]] std::unique_ptr<Scheduler> make_continuous_scheduler(const ContinuousSettings& s);
 

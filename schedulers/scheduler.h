@@ -36,10 +36,15 @@ class Scheduler {
   /// The most requests this policy runs at once (its seats: max_num_seqs and the like). A
   /// disaggregated decode replica admits delivered requests only while fewer run.
   [[nodiscard]] virtual int64_t max_running() const { return INT64_MAX; }
-  /// True when the policy serves by priority: the engine then keeps the waiting queue in
-  /// (RequestSpec::priority, arrival, id) order (SchedulerView::waiting). Policies that ignore
-  /// priority keep the default, first come first served.
+  /// True when the policy orders its waiting queue: the engine then sets each arriving
+  /// request's Request::order_key to queue_key() and keeps the queue in (order_key, arrival,
+  /// id) order (SchedulerView::waiting). Policies that serve in arrival order keep the default,
+  /// first come first served.
   [[nodiscard]] virtual bool priority_order() const { return false; }
+  /// The waiting-queue key of a request as it arrives (lowest first), when priority_order():
+  /// by default its priority (vLLM's meaning); schedulers/queue_order.h gives the others (a
+  /// predicted output length, a deadline). Must depend on the request alone.
+  [[nodiscard]] virtual int64_t queue_key(const Request& r) const { return r.spec.priority; }
   /// Called once, when the scenario is built, with this replica's own KV manager (a pool's
   /// own kv section included): a policy that depends on the KV pool takes what it needs here
   /// (trtllm its chunk unit, the block size; swap preemption the KV bytes of a token).

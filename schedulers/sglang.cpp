@@ -9,8 +9,9 @@
 // A prefill batch has two token budgets: max_prefill_tokens and chunked_prefill_size (none when
 // -1). First the request whose prompt is being chunked gets its next chunk (the rest of its
 // prefill, cut to the chunk budget). Then waiting requests, in schedule_policy order (fcfs: the
-// queue; lpm: the longest cached prefix first, ties in queue order, fcfs when more than 128 wait)
-// join while fewer than max_running_requests run:
+// queue; lpm: the longest cached prefix first, ties in queue order, fcfs when more than 128 wait;
+// lof: the longest output (max new tokens) first, ties in queue order) join while fewer than
+// max_running_requests run:
 //   - memory estimate: it needs extend + min(remaining output, 4096) tokens (extend = prefill
 //     tokens not cached), which must be less than the free KV (as the batch's first new request
 //     found it; the step's decodes and chunk already hold their room) minus what is promised:
@@ -52,6 +53,7 @@ struct SglangSettings {
   int64_t max_running_requests = int64_t{1} << 20;
   bool mixed_chunk = false;
   bool lpm = false;
+  bool lof = false;  ///< schedule_policy: lof
   double init_ratio = 0.7;
   double min_ratio = 0.098;
   double ratio_decay = (0.7 - 0.098) / 600;
@@ -217,9 +219,16 @@ class SglangScheduler final : public Scheduler {
     return best;
   }
 
-  // The waiting request to consider next: the front (fcfs), or the longest cached prefix (lpm).
+  // The waiting request to consider next: the front (fcfs), the longest cached prefix (lpm), or
+  // the longest output (lof; SGLang sorts its queue by -max_new_tokens, stably).
   [[nodiscard]] size_t pick(SchedulerView& s) const {
     const auto& q = s.waiting();
+    if (m_s.lof) {
+      size_t longest = 0;
+      for (size_t j = 1; j < q.size(); ++j)
+        if (s.req(q[j]).spec.output_tokens > s.req(q[longest]).spec.output_tokens) longest = j;
+      return longest;
+    }
     if (!m_s.lpm || q.size() > k_lpm_queue_limit) return 0;
     size_t best = 0;
     int64_t best_hit = -1;
@@ -253,7 +262,20 @@ std::unique_ptr<Scheduler> make_sglang(const Cfg& c) {
   s.mixed_chunk = c.get_bool("enable_mixed_chunk", false);
   if (s.mixed_chunk && chunk == -1)
     c.fail("enable_mixed_chunk", "needs chunked prefill (chunked_prefill_size is -1), as SGLang");
-  s.lpm = c.get_choice("schedule_policy", "fcfs", {"fcfs", "lpm"}) == "lpm";
+  if (c.has("schedule_policy") && c.is_scalar("schedule_policy")) {
+    const std::string p = c.get_string("schedule_policy");
+    if (p == "dfs-weight" || p == "random")
+      c.fail("schedule_policy",
+             fmt::format("{} is SGLang's but not modelled ({}); the modelled ones are fcfs, lpm "
+                         "and lof",
+                         p,
+                         p == "random" ? "servesim's schedules are deterministic"
+                                       : "it walks the radix tree's shape, which servesim's "
+                                         "prefix cache does not keep"));
+  }
+  const std::string policy = c.get_choice("schedule_policy", "fcfs", {"fcfs", "lpm", "lof"});
+  s.lpm = policy == "lpm";
+  s.lof = policy == "lof";
   const double conservativeness =
       plausible_real(c, "schedule_conservativeness", 1.0, units::k_factor);
   const double init = c.get_real("init_new_token_ratio", 0.7, {0.0, 1.0, true});

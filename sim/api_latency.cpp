@@ -51,6 +51,9 @@ class ApiLatencySource final : public WorkloadSource {
   [[nodiscard]] const std::vector<std::string>& class_names() const override {
     return m_inner->class_names();
   }
+  [[nodiscard]] const std::vector<std::string>& tenant_names() const override {
+    return m_inner->tenant_names();
+  }
 
   void on_depart(const Request& r, Time now, std::vector<RequestSpec>& ready) override {
     const size_t from = ready.size();

@@ -122,6 +122,7 @@ void Simulation::run() {
   m_stats.workload_counters = m_c.source->counters();
   m_stats.class_names = m_c.source->class_names();
   if (m_spec) m_stats.speculative = m_spec->stats();
+  m_stats.tenant_names = m_c.source->tenant_names();
 }
 
 void Simulation::run_events() {
@@ -264,6 +265,7 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
   if (why.empty() && rep.role == PoolRole::Prefill)
     why = m_transfers->decode_never_fits(r.spec.prompt_tokens, rep.output_tokens[slot]);
   if (why.empty()) {
+    if (rep.state.priority_order()) r.order_key = rep.scheduler->queue_key(r);
     rep.state.enqueue(slot);
     int64_t live = 0;
     for (const Replica& x : m_reps) live += static_cast<int64_t>(x.state.live());

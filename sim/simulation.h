@@ -104,6 +104,8 @@ struct RunStats {
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
   std::vector<std::string> class_names;
+  /// The workload's tenant names (WorkloadSource::tenant_names); empty: no named tenant.
+  std::vector<std::string> tenant_names;
   Time end;  ///< time of the last event
   // Summed only over steps whose model reports a cost (StepTimeModel::cost), per accelerator.
   int64_t costed_steps = 0;
@@ -158,6 +160,10 @@ class Simulation {
   /// already recorded has its class here. Valid while the simulation lives.
   [[nodiscard]] const std::vector<std::string>& class_names() const {
     return m_c.source->class_names();
+  }
+  /// The workload's tenant names as known so far (WorkloadSource::tenant_names).
+  [[nodiscard]] const std::vector<std::string>& tenant_names() const {
+    return m_c.source->tenant_names();
   }
 
  private:

@@ -182,6 +182,7 @@ Probe run_probe(const std::string& text, const std::string& file,
     metrics.set_percentiles(options.percentiles);
     metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
     metrics.set_class_names(&sim.class_names());
+    metrics.set_tenant_names(&sim.tenant_names());
     ArrivalSpan span;
     sim.add_recorder(metrics);
     sim.add_recorder(span);

@@ -14,7 +14,9 @@
 //   class        the request's class name (valid_class_name), for per-class metrics; every row
 //                names one when the column is there;
 //   priority     an integer from -10^9 to 10^9 (vLLM's meaning: lower is served first; an
-//                empty cell is 0), used by vllm's scheduling_policy: priority.
+//                empty cell is 0), used by vllm's scheduling_policy: priority;
+//   tenant       the request's tenant name (valid_class_name), for per-tenant metrics and
+//                scheduler.policy: fair; every row names one when the column is there.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -29,7 +31,7 @@ namespace {
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
 const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id",
                                           "parent_id",   "think_s",    "max_output_tokens",
-                                          "class",       "priority"};
+                                          "class",       "priority",   "tenant"};
 enum : size_t {
   k_arrival,
   k_prompt,
@@ -41,7 +43,8 @@ enum : size_t {
   k_think,
   k_max_output,
   k_class,
-  k_priority
+  k_priority,
+  k_tenant
 };
 
 /// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
@@ -92,7 +95,8 @@ class ServesimCsvRows final : public TraceRowReader {
             "never asks for more than its maximum",
             printable(m_csv.path(), 1024), m_csv.line(), row.max_output_tokens, row.output_tokens));
     }
-    row.class_id = m_csv.has(k_class) ? class_of(m_csv.field(k_class)) : 0;
+    row.class_id = m_csv.has(k_class) ? name_id(m_classes, "class", m_csv.field(k_class)) : 0;
+    row.tenant_id = m_csv.has(k_tenant) ? name_id(m_tenants, "tenant", m_csv.field(k_tenant)) : 0;
     row.priority =
         m_csv.field(k_priority).empty()
             ? 0
@@ -101,6 +105,7 @@ class ServesimCsvRows final : public TraceRowReader {
   }
   bool absolute_time() const override { return true; }
   const std::vector<std::string>& class_names() const override { return m_classes; }
+  const std::vector<std::string>& tenant_names() const override { return m_tenants; }
   std::string arrival_label() const override { return "column arrival_s"; }
   const char* empty_trace() const override { return "the trace has a header but no requests"; }
   bool has_dependencies() const override {
@@ -131,26 +136,30 @@ class ServesimCsvRows final : public TraceRowReader {
     }
   }
 
-  /// The id of class `name`, a new one the first time it is met.
-  uint16_t class_of(std::string_view name) {
-    for (size_t i = 0; i < m_classes.size(); ++i)
-      if (m_classes[i] == name) return static_cast<uint16_t>(i);
+  /// The id of `name` in `names` (the classes or the tenants: column `what`), a new one the first
+  /// time it is met.
+  uint16_t name_id(std::vector<std::string>& names, const char* what, std::string_view name) {
+    for (size_t i = 0; i < names.size(); ++i)
+      if (names[i] == name) return static_cast<uint16_t>(i);
     if (!valid_class_name(name))
-      throw InputError(fmt::format(
-          "{}:{}: column class = {}: must be {} (every row names its "
-          "class when the column is there)",
-          printable(m_csv.path(), 1024), m_csv.line(), quote_input(name), k_class_name_allowed));
-    if (m_classes.size() == k_max_classes)
-      throw InputError(fmt::format("{}:{}: column class = {}: a trace may name at most {} classes",
-                                   printable(m_csv.path(), 1024), m_csv.line(), quote_input(name),
-                                   k_max_classes));
-    m_classes.emplace_back(name);
-    return static_cast<uint16_t>(m_classes.size() - 1);
+      throw InputError(
+          fmt::format("{}:{}: column {} = {}: must be {} (every row names its "
+                      "{} when the column is there)",
+                      printable(m_csv.path(), 1024), m_csv.line(), what, quote_input(name),
+                      k_class_name_allowed, what));
+    if (names.size() == k_max_classes)
+      throw InputError(fmt::format("{}:{}: column {} = {}: a trace may name at most {} {}",
+                                   printable(m_csv.path(), 1024), m_csv.line(), what,
+                                   quote_input(name), k_max_classes,
+                                   std::string_view(what) == "class" ? "classes" : "tenants"));
+    names.emplace_back(name);
+    return static_cast<uint16_t>(names.size() - 1);
   }
 
   CsvColumns m_csv;
   TraceOptions m_options;
   std::vector<std::string> m_classes;
+  std::vector<std::string> m_tenants;
 };
 
 }  // namespace

@@ -59,6 +59,7 @@ class DependentTrace final : public WorkloadSource {
     if (options.skip_zero_tokens) m_counters.emplace_back(k_skipped_zero_tokens, 0);
     load(rows);
     m_classes = rows.class_names();
+    m_tenants = rows.tenant_names();
     link(rows.has_request_ids());
     check_acyclic();
     for (Vertex v = 0; v < m_nodes.size(); ++v)
@@ -81,6 +82,7 @@ class DependentTrace final : public WorkloadSource {
   bool reactive() const override { return true; }
   size_t waiting() const override { return m_waiting; }
   const std::vector<std::string>& class_names() const override { return m_classes; }
+  const std::vector<std::string>& tenant_names() const override { return m_tenants; }
 
   void on_depart(const Request& r, Time now, std::vector<RequestSpec>& ready) override {
     const Vertex v = r.spec.id;
@@ -125,6 +127,7 @@ class DependentTrace final : public WorkloadSource {
       n.spec.session = row.session;
       n.spec.max_output_tokens = static_cast<int32_t>(row.max_output_tokens);
       n.spec.class_id = row.class_id;
+      n.spec.tenant_id = row.tenant_id;
       n.spec.priority = row.priority;
       n.spec.content_stream = row.session;
       n.earliest_ns = row.arrival_ns;
@@ -219,6 +222,7 @@ class DependentTrace final : public WorkloadSource {
   std::vector<Node> m_nodes;  // by id (the order of the kept rows)
   Graph m_graph;
   std::vector<std::string> m_classes;
+  std::vector<std::string> m_tenants;
   std::vector<std::vector<uint64_t>> m_parent_keys;  // while loading
   std::vector<Vertex> m_session_parent;              // while loading
   std::vector<Vertex> m_roots;                       // requests with no parent, by arrival

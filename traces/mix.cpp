@@ -7,7 +7,10 @@
 // Each component is a whole workload map (one source of any registered kind, and optionally its
 // own transform) plus `name`, its class (required, unique, valid_class_name), and `priority`,
 // which when given replaces the priority of every request of the component; without it the
-// requests keep their own (a trace's priority column, else 0). The component's name replaces
+// requests keep their own (a trace's priority column, else 0). `tenant` names the component's
+// tenant (valid_class_name; several components may share one; when one component names a
+// tenant every one must); `ttft_slo_ms` is its class's TTFT target, which the edf queue order
+// turns into each request's deadline. The component's name replaces
 // any class its rows name. Requests are merged by arrival; equal arrivals come in component
 // order, then in the component's own order; ids are renumbered 0, 1, 2, ... in merged order.
 // Component k draws from its own generator, seeded with mix_component_seed(seed, k), so a
@@ -29,12 +32,14 @@ class Mix final : public WorkloadSource {
   struct Part {
     std::unique_ptr<WorkloadSource> source;
     std::optional<int32_t> priority;
+    uint16_t tenant = 0;
+    Time ttft_slo;
     RequestSpec ahead;  // the part's next request, when `more`
     bool more = false;
   };
 
-  Mix(std::vector<Part> parts, std::vector<std::string> names)
-      : m_parts(std::move(parts)), m_names(std::move(names)) {
+  Mix(std::vector<Part> parts, std::vector<std::string> names, std::vector<std::string> tenants)
+      : m_parts(std::move(parts)), m_names(std::move(names)), m_tenants(std::move(tenants)) {
     for (Part& p : m_parts) p.more = p.source->next(p.ahead);
   }
 
@@ -55,6 +60,8 @@ class Mix final : public WorkloadSource {
     out.id = m_next_id++;
     out.class_id = k;
     if (first->priority) out.priority = *first->priority;
+    out.tenant_id = first->tenant;
+    out.ttft_slo = first->ttft_slo;
     first->more = first->source->next(first->ahead);
     return true;
   }
@@ -78,12 +85,30 @@ class Mix final : public WorkloadSource {
   }
 
   const std::vector<std::string>& class_names() const override { return m_names; }
+  const std::vector<std::string>& tenant_names() const override { return m_tenants; }
 
  private:
   std::vector<Part> m_parts;
   std::vector<std::string> m_names;
+  std::vector<std::string> m_tenants;
   uint64_t m_next_id = 0;
 };
+
+}  // namespace
+
+namespace {
+
+// The id of the component's `tenant`, a new one the first time the name is met.
+uint16_t tenant_index(const Cfg& part, std::vector<std::string>& tenants) {
+  const std::string name = part.get_string("tenant");
+  if (!valid_class_name(name))
+    part.fail("tenant", fmt::format("\"{}\": a tenant name must be {}", printable(name, 80),
+                                    k_class_name_allowed));
+  for (size_t j = 0; j < tenants.size(); ++j)
+    if (tenants[j] == name) return static_cast<uint16_t>(j);
+  tenants.push_back(name);
+  return static_cast<uint16_t>(tenants.size() - 1);
+}
 
 }  // namespace
 
@@ -103,6 +128,9 @@ std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed) {
                                      components.size(), k_max_classes));
   std::vector<Mix::Part> parts;
   std::vector<std::string> names;
+  std::vector<std::string> tenants;
+  size_t with_tenant = 0;
+  for (const Cfg& part : components) with_tenant += part.has("tenant") ? 1 : 0;
   for (size_t i = 0; i < components.size(); ++i) {
     const Cfg& part = components[i];
     const std::string name = part.get_string("name");
@@ -117,6 +145,13 @@ std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed) {
     Mix::Part p;
     if (const auto pr = part.optional_int("priority", {k_min_priority, k_max_priority}))
       p.priority = static_cast<int32_t>(*pr);
+    if (with_tenant > 0 && with_tenant < components.size() && !part.has("tenant"))
+      part.fail("", fmt::format("components[{}] names no tenant while others do: give every "
+                                "component a tenant, or none",
+                                i));
+    if (with_tenant > 0) p.tenant = tenant_index(part, tenants);
+    if (const auto slo = part.optional_real("ttft_slo_ms", {0.0, 1e9, true}))
+      p.ttft_slo = Time::from_ms(*slo);
     p.source = make_workload(part, mix_component_seed(seed, i));
     if (p.source->reactive()) {
       const std::string kind = part.one_of(workload_source_names());
@@ -128,7 +163,7 @@ std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed) {
     names.push_back(name);
     parts.push_back(std::move(p));
   }
-  return std::make_unique<Mix>(std::move(parts), std::move(names));
+  return std::make_unique<Mix>(std::move(parts), std::move(names), std::move(tenants));
 }
 
 }  // namespace servesim

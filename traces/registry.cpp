@@ -22,6 +22,11 @@ const std::vector<std::string>& WorkloadSource::class_names() const {
   return none;
 }
 
+const std::vector<std::string>& WorkloadSource::tenant_names() const {
+  static const std::vector<std::string> none;
+  return none;
+}
+
 std::vector<std::string> workload_source_names() { return k_sources.names(); }
 
 std::unique_ptr<WorkloadSource> make_workload(const Cfg& workload, uint64_t seed) {

@@ -178,6 +178,11 @@ const std::vector<std::string>& TraceRowReader::class_names() const {
   return none;
 }
 
+const std::vector<std::string>& TraceRowReader::tenant_names() const {
+  static const std::vector<std::string> none;
+  return none;
+}
+
 bool valid_class_name(std::string_view name) {
   if (name.empty() || name.size() > 64) return false;
   for (const char c : name)

@@ -43,6 +43,7 @@ struct TraceRow {
   int64_t think_ns = 0;           ///< think_s: delay after the parents' replies
   int64_t max_output_tokens = 0;  ///< max_output_tokens column (servesim CSV); 0: absent
   uint16_t class_id = 0;          ///< class column: index in TraceRowReader::class_names()
+  uint16_t tenant_id = 0;         ///< tenant column: index in TraceRowReader::tenant_names()
   int32_t priority = 0;           ///< priority column (servesim CSV), field (vLLM JSONL); 0: absent
 };
 
@@ -65,6 +66,9 @@ class TraceRowReader {
   /// The class names the rows read so far have named (TraceRow::class_id indexes it); empty
   /// when the file has no class column.
   [[nodiscard]] virtual const std::vector<std::string>& class_names() const;
+  /// The tenant names the rows read so far have named (TraceRow::tenant_id indexes it); empty
+  /// when the file has no tenant column.
+  [[nodiscard]] virtual const std::vector<std::string>& tenant_names() const;
 };
 
 /// A class name as a trace or config gives it: 1 to 64 characters from A-Z, a-z, 0-9, '_', '-'

@@ -47,6 +47,7 @@ RequestSpec to_request(TraceRow& row, uint64_t id, int64_t arrival_ns) {
   r.session = row.session;
   r.max_output_tokens = static_cast<int32_t>(row.max_output_tokens);
   r.class_id = row.class_id;
+  r.tenant_id = row.tenant_id;
   r.priority = row.priority;
   return r;
 }
@@ -87,6 +88,7 @@ class StreamingTrace final : public WorkloadSource {
   size_t size_hint() const override { return 0; }
   std::vector<std::pair<std::string, int64_t>> counters() const override { return m_skipped.all(); }
   const std::vector<std::string>& class_names() const override { return m_rows->class_names(); }
+  const std::vector<std::string>& tenant_names() const override { return m_rows->tenant_names(); }
 
  private:
   bool fetch(RequestSpec& out) {
@@ -186,6 +188,7 @@ class SortedTrace final : public WorkloadSource {
                       name, last_line, rows.arrival_label(),
                       row.arrival_text_raw ? quote_input(last_text) : last_text, first_line));
     m_classes = rows.class_names();
+    m_tenants = rows.tenant_names();
     std::stable_sort(all.begin(), all.end(),
                      [](const Loaded& a, const Loaded& b) { return a.raw_ns < b.raw_ns; });
     m_rows.reserve(all.size());
@@ -203,10 +206,12 @@ class SortedTrace final : public WorkloadSource {
   size_t size_hint() const override { return m_rows.size(); }
   std::vector<std::pair<std::string, int64_t>> counters() const override { return m_skipped.all(); }
   const std::vector<std::string>& class_names() const override { return m_classes; }
+  const std::vector<std::string>& tenant_names() const override { return m_tenants; }
 
  private:
   SkipCounts m_skipped;
   std::vector<std::string> m_classes;
+  std::vector<std::string> m_tenants;
   std::vector<RequestSpec> m_rows;
   size_t m_pos = 0;
 };

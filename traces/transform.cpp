@@ -58,6 +58,7 @@ class Transformed final : public WorkloadSource {
   }
   size_t size_hint() const override { return m_spec.drops() ? 0 : m_inner->size_hint(); }
   const std::vector<std::string>& class_names() const override { return m_inner->class_names(); }
+  const std::vector<std::string>& tenant_names() const override { return m_inner->tenant_names(); }
 
   std::vector<std::pair<std::string, int64_t>> counters() const override {
     auto out = m_inner->counters();

@@ -49,6 +49,9 @@ class WorkloadSource {
   /// trace learns names as it reads). Empty when the workload names no class: every request is
   /// then class 0, unnamed. Wrappers (transforms) pass their inner source's list on.
   [[nodiscard]] virtual const std::vector<std::string>& class_names() const;
+  /// The names of the tenants (RequestSpec::tenant_id indexes it), as class_names() is for
+  /// classes: empty when the workload names no tenant (every request is then tenant 0).
+  [[nodiscard]] virtual const std::vector<std::string>& tenant_names() const;
 };
 
 /// The one way to build a workload (traces/registry.cpp): reads the `workload` map, which holds

@@ -173,8 +173,9 @@ TEST_CASE("catalog: a UTF-8 byte-order mark is skipped, UTF-16 is named", "[cli]
 TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[cli][catalog]") {
   CHECK(config_error("max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4") ==
         err("scheduler.max_num_seq at c.yaml:11:3: unknown key (did you mean max_num_seqs?) "
-            "(valid here: chunked_prefill, kind, kv_bytes_per_token, max_num_batched_tokens, "
-            "max_num_seqs, preemption_mode, swap_bandwidth_gb_s, swap_space_gb)"));
+            "(valid here: chunked_prefill, fair, kind, kv_bytes_per_token, "
+            "max_num_batched_tokens, max_num_seqs, policy, preemption_mode, sjf, "
+            "swap_bandwidth_gb_s, swap_space_gb)"));
   CHECK(config_error("scheduler:", "schedular:") ==
         err("schedular at c.yaml:8:1: unknown key (did you mean scheduler?); scheduler (a map) "
             "is required"));
@@ -422,9 +423,9 @@ TEST_CASE("catalog: bad --set overrides", "[cli][catalog]") {
         err("--set scheduler.kind.x=1: scheduler.kind is \"continuous\", not a map"));
   CHECK(set_error("scheduler.max_num_seq=4") ==
         err("scheduler.max_num_seq at c.yaml (from --set scheduler.max_num_seq): unknown key (did "
-            "you mean max_num_seqs?) (valid here: chunked_prefill, kind, kv_bytes_per_token, "
-            "max_num_batched_tokens, max_num_seqs, preemption_mode, swap_bandwidth_gb_s, "
-            "swap_space_gb)"));
+            "you mean max_num_seqs?) (valid here: chunked_prefill, fair, kind, "
+            "kv_bytes_per_token, max_num_batched_tokens, max_num_seqs, policy, preemption_mode, "
+            "sjf, swap_bandwidth_gb_s, swap_space_gb)"));
   CHECK(set_error("scheduler.kind=\x1b]0;pwned\x07") ==
         err("scheduler.kind = \"\\x1B]0;pwned\\x07\" at c.yaml (from --set scheduler.kind): "
             "unknown \"\\x1B]0;pwned\\x07\" (valid: continuous, dynamic, orca, sarathi, sglang, "

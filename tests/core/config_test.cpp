@@ -59,8 +59,8 @@ TEST_CASE("config: an unknown key names itself, its line, a suggestion and the v
       error_of(replace(k_good, "max_num_seqs: 8", "max_num_seqs: 8\n  max_num_seq: 4"));
   CHECK_THAT(msg, Catch::Contains("scheduler.max_num_seq at test.yaml:13:3: unknown key"));
   CHECK_THAT(msg, Catch::Contains("did you mean max_num_seqs?"));
-  CHECK_THAT(msg, Catch::Contains("valid here: chunked_prefill, kind, kv_bytes_per_token, "
-                                  "max_num_batched_tokens, max_num_seqs, preemption_mode"));
+  CHECK_THAT(msg, Catch::Contains("valid here: chunked_prefill, fair, kind, kv_bytes_per_token, "
+                                  "max_num_batched_tokens, max_num_seqs, policy, preemption_mode"));
 }
 
 TEST_CASE("config: an unknown top-level section is rejected", "[core][config]") {
