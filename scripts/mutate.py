@@ -225,9 +225,11 @@ def read_equivalent(path=EQUIVALENT):
 def configure(build):
     if os.path.exists(os.path.join(build, "build.ninja")):
         return
-    # File by file (no unity build), so a mutant recompiles one file, not its whole batch.
+    # The libraries file by file (no unity build), so a mutant recompiles one file, not its
+    # whole batch; the suite, which no mutant touches, in batches (about 4 CPU-minutes cold
+    # instead of 20).
     cmd = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-           "-DSERVESIM_UNITY=OFF"]
+           "-DSERVESIM_UNITY=OFF", "-DSERVESIM_TESTS_UNITY=ON"]
     if shutil.which("ccache") and not os.environ.get("SERVESIM_NO_CCACHE"):
         os.environ.setdefault("CCACHE_BASEDIR", ROOT)
         cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
