@@ -208,4 +208,35 @@ TEST_CASE("sizing contract: MLPerf's Server limits are mlperf.conf's, each bench
   CHECK(loadgen_query_count(2.0) == 1200);
 }
 
+TEST_CASE(
+    "sizing contract: a probe's offered rate is its arrivals' rate, 0 when they share an instant",
+    "[sizing][contract]") {
+  const auto base = [](const std::string& arrival, int requests) {
+    return fmt::format(
+        "workload: {{synthetic: {{requests: {}, arrival: {},\n"
+        "  prompt_tokens: {{kind: fixed, value: 8}}, output_tokens: {{kind: fixed, value: 2}}}}}}\n"
+        "step_time: {{kind: linear, base_ms: 1}}\n"
+        "scheduler: {{kind: continuous, max_num_seqs: 8}}\n"
+        "kv: {{policy: paged, block_size: 16, capacity_tokens: 4096}}\n",
+        requests, arrival);
+  };
+  // 5 requests 10 ms apart: 4 gaps in 40 ms.
+  Probe p = run_probe(base("{kind: fixed, rate_per_s: 100}", 5), "p.yaml", {});
+  REQUIRE(p.built);
+  CHECK(p.error == "");
+  CHECK(p.offered_rate_per_s == Approx(100).epsilon(1e-12));
+  CHECK(p.summary.finished == 5);
+  // A burst (every request at one instant) and a lone request have no rate: 0, not infinity.
+  p = run_probe(base("{kind: burst}", 5), "p.yaml", {});
+  REQUIRE(p.built);
+  CHECK(p.offered_rate_per_s == 0);
+  p = run_probe(base("{kind: fixed, rate_per_s: 100}", 1), "p.yaml", {});
+  REQUIRE(p.built);
+  CHECK(p.offered_rate_per_s == 0);
+  // A refused config is a probe that did not build, with the reason, never an exception.
+  p = run_probe(base("{kind: fixed, rate_per_s: 100}", 5), "p.yaml", {"scheduler.max_num_seqs=0"});
+  CHECK_FALSE(p.built);
+  CHECK_THAT(p.error, Catch::Contains("max_num_seqs"));
+}
+
 }  // namespace t_sizing_sizing_contract_test
