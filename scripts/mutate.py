@@ -276,7 +276,9 @@ def main():
     open(log, "w").close()
     configure(build)
     build_cmd = ["nice", "cmake", "--build", build, "-j", args.jobs, "--target", "servesim_tests"]
-    test_cmd = [os.path.join(build, "tests", "servesim_tests"), "--abort"]
+    # Both niced (+10), like every long job on a shared machine; run the script itself un-niced,
+    # or the builds go to +19 and starve.
+    test_cmd = ["nice", os.path.join(build, "tests", "servesim_tests"), "--abort"]
     rc, out, _ = run(build_cmd, None, log)
     if rc != 0:
         sys.exit("the unmutated sources do not build in " + build + "\n" + out[-2000:])
