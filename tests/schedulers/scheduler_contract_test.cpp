@@ -1,0 +1,147 @@
+// Contracts every registered scheduler keeps, with exact times where they can be worked out by
+// hand (docs/schedulers.md). Looped over scheduler_names(), so a new scheduler is held to them:
+// a lone request's TTFT and E2E under a linear step model; no step over the seats or the token
+// budget; first admissions in arrival order among equal requests.
+#include <fmt/format.h>
+
+#include <catch2/catch.hpp>
+
+#include "schedulers/scheduler.h"
+#include "sim/step_observer.h"
+#include "tests/support.h"
+
+namespace t_schedulers_scheduler_contract_test {
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+/// Each kind with 4 seats and, where it has one, a budget of 64 tokens a step.
+std::string section(const std::string& kind) {
+  if (kind == "continuous")
+    return "{kind: continuous, max_num_seqs: 4, max_num_batched_tokens: 64}";
+  if (kind == "vllm")
+    return "{kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 64, enable_prefix_caching: "
+           "false}";
+  if (kind == "sglang")
+    return "{kind: sglang, max_running_requests: 4, chunked_prefill_size: 64, "
+           "max_prefill_tokens: 64}";
+  if (kind == "trtllm") return "{kind: trtllm, max_batch_size: 4, max_num_tokens: 64}";
+  if (kind == "sarathi") return "{kind: sarathi, max_batch_size: 4, token_budget: 64}";
+  if (kind == "dynamic") return "{kind: dynamic, max_batch_size: 4, max_queue_delay_ms: 0}";
+  return "{kind: " + kind + ", max_batch_size: 4}";
+}
+
+bool has_budget(const std::string& kind) {
+  return kind == "continuous" || kind == "vllm" || kind == "sglang" || kind == "trtllm" ||
+         kind == "sarathi";
+}
+
+// A prefill costs 5 ms plus 1 ms a prompt token; a step of decodes alone 5 ms.
+const std::string k_step = "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}";
+const std::string k_kv = "{policy: paged, capacity_tokens: 4096, block_size: 16}";
+
+struct Limits final : StepObserver {
+  int32_t most_sequences = 0;
+  int64_t most_tokens = 0;
+  int64_t most_kv = 0, capacity = 0;
+  int64_t steps = 0;
+  void on_step(const StepRecord& s) override {
+    most_sequences = std::max(most_sequences, s.sequences);
+    most_tokens = std::max(most_tokens, s.prefill_tokens + s.decode_tokens);
+    most_kv = std::max(most_kv, s.kv_used_tokens);
+    capacity = s.kv_capacity_tokens;
+    ++steps;
+  }
+};
+
+}  // namespace
+
+TEST_CASE("scheduler contract: a lone request's TTFT and E2E are the step model's sums",
+          "[schedulers][contract]") {
+  // Prompt 8, 4 tokens: a prefill of 5 + 8 ms gives the first token at 13 ms, then three
+  // decode steps of 5 ms each: done at 28 ms. Arriving at 100 ms shifts everything by 100 ms.
+  for (const std::string& kind : scheduler_names()) {
+    INFO(kind);
+    for (double at : {0.0, 0.1}) {
+      const auto rs =
+          run_requests(trace_scenario(fmt::format("{},8,4\n", at), k_step, section(kind), k_kv));
+      REQUIRE(rs.size() == 1);
+      const Request& r = rs[0];
+      REQUIRE(r.state == RequestState::Released);
+      const int64_t t0 = ms(at * 1e3);
+      CHECK(r.first_admitted.count_ns() == t0);
+      CHECK(r.first_token.count_ns() == t0 + ms(13));
+      CHECK(r.finish.count_ns() == t0 + ms(28));
+      CHECK(r.generated_tokens == 4);
+      CHECK(r.preemptions == 0);
+      CHECK(r.kv_held_tokens == 0);
+    }
+  }
+}
+
+TEST_CASE("scheduler contract: a one-token reply finishes with its prefill",
+          "[schedulers][contract]") {
+  for (const std::string& kind : scheduler_names()) {
+    INFO(kind);
+    const auto rs = run_requests(trace_scenario("0,20,1\n", k_step, section(kind), k_kv));
+    REQUIRE(rs.size() == 1);
+    CHECK(rs[0].first_token.count_ns() == ms(25));
+    CHECK(rs[0].finish.count_ns() == ms(25));
+  }
+}
+
+TEST_CASE("scheduler contract: no step holds more than the seats, the budget or the KV",
+          "[schedulers][contract]") {
+  // 40 requests at once, prompts of 10 to 60 tokens: the queue is full from the start.
+  std::string rows;
+  int64_t asked = 0;
+  for (int i = 0; i < 40; ++i) {
+    rows += fmt::format("0,{},{}\n", 10 + (i * 7) % 51, 1 + i % 9);
+    asked += 1 + i % 9;
+  }
+  for (const std::string& kind : scheduler_names()) {
+    INFO(kind);
+    Scenario sc = build_scenario(doc_of(trace_scenario(rows, k_step, section(kind), k_kv)));
+    Simulation sim(std::move(sc.components), /*check=*/true);
+    CollectingRecorder rec;
+    Limits lim;
+    sim.add_recorder(rec);
+    sim.add_step_observer(lim);
+    sim.run();
+    REQUIRE(rec.requests.size() == 40);
+    int64_t generated = 0;
+    for (const Request& r : rec.requests) {
+      CHECK(r.state == RequestState::Released);
+      generated += r.generated_tokens;
+    }
+    CHECK(generated == asked);
+    // The batch fills up to its seats exactly (many are waiting), and no further.
+    CHECK(lim.most_sequences == 4);
+    if (has_budget(kind)) CHECK(lim.most_tokens <= 64);
+    // Chunked prefill (vLLM's default, Sarathi's design) fills a step's budget exactly.
+    if (kind == "vllm" || kind == "sarathi") CHECK(lim.most_tokens == 64);
+    CHECK(lim.most_kv <= lim.capacity);
+    CHECK(lim.capacity == 4096);
+  }
+}
+
+TEST_CASE("scheduler contract: equal requests are first admitted in arrival order",
+          "[schedulers][contract]") {
+  // 12 identical requests 1 ms apart, more than the seats: first come, first served.
+  std::string rows;
+  for (int i = 0; i < 12; ++i) rows += fmt::format("{},16,6\n", i * 0.001);
+  for (const std::string& kind : scheduler_names()) {
+    INFO(kind);
+    const auto rs = run_requests(trace_scenario(rows, k_step, section(kind), k_kv));
+    REQUIRE(rs.size() == 12);
+    for (size_t i = 1; i < rs.size(); ++i) {
+      INFO("request " << i);
+      CHECK(rs[i - 1].first_admitted <= rs[i].first_admitted);
+      CHECK(rs[i - 1].first_token <= rs[i].first_token);
+    }
+  }
+}
+
+}  // namespace t_schedulers_scheduler_contract_test
