@@ -50,6 +50,9 @@ inline constexpr Plausible k_bytes_per_element{
     {0.0, 16.0, true}, "size in bytes per element", nullptr};
 /// A model's parameter count: up to 100 trillion.
 inline constexpr Plausible k_parameters{{0.0, 1e14, true}, "count of parameters", nullptr};
+/// An accelerator's power draw in watts (a chip's TDP is at most a few kW).
+inline constexpr Plausible k_watts{{0.0, 5000.0, true}, "power in W", "did you give mW?"};
+inline constexpr Plausible k_idle_watts{{0.0, 5000.0, false}, "power in W", "did you give mW?"};
 /// A price per accelerator-hour.
 inline constexpr Plausible k_usd_per_hour{{0.0, 10000.0, true}, "price in USD per hour", nullptr};
 /// A time cost in milliseconds, per step, sequence, token or layer: up to one minute.

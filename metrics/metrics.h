@@ -20,6 +20,7 @@
 #include "core/kv/kv_manager.h"
 #include "core/quantiles.h"
 #include "core/request.h"
+#include "metrics/energy.h"
 #include "metrics/summary_fields.h"
 #include "metrics/tenants.h"
 #include "metrics/token_gaps.h"
@@ -372,6 +373,7 @@ struct Summary {
   std::optional<double> mfu;                         ///< flops / (busy time x peak FLOP/s)
   std::optional<double> bandwidth_bound_step_share;  ///< bandwidth-bound steps / steps
   std::optional<SloSummary> slo;                     ///< with an `slo` config section
+  std::optional<EnergySummary> energy;  ///< when every replica's chip has a `power` (energy.h)
   /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
   std::vector<ReplicaSummary> replicas;
   std::vector<PoolSummary> pools;                 ///< with cluster.pools
@@ -425,6 +427,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("mfu"), s.mfu);
   f(Field("bandwidth_bound_step_share"), s.bandwidth_bound_step_share);
   f(Field("slo"), s.slo);
+  f(Field("energy", k_json | k_omit_empty), s.energy);
   f(Field("replicas", k_json | k_omit_empty).index("replica"), s.replicas);
   f(Field("pools", k_json | k_omit_empty), s.pools);
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
@@ -497,6 +500,12 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   /// REQUIRES: before the first record(); without it a cluster's replicas and pools have
   /// empty distributions and no SLO summary.
   void track_replicas(std::vector<int64_t> accelerators, const std::vector<PoolSpec>& pools);
+  /// Each replica's accelerators and their power (Scenario::replica_power): the summary then
+  /// has an `energy` block (metrics/energy.h). Empty `power`: none.
+  void set_power(std::vector<PowerSpec> power, std::vector<int64_t> accelerators) {
+    m_power = std::move(power);
+    m_power_accelerators = std::move(accelerators);
+  }
   /// The run's class names (Simulation::class_names): while they are empty no class is
   /// tallied, so a run without classes pays nothing for them. REQUIRES: `names` outlives this.
   void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
@@ -556,6 +565,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
   std::vector<RequestTally> m_replicas, m_pools;
   std::vector<int64_t> m_accelerators;
+  std::vector<PowerSpec> m_power;             // set_power
+  std::vector<int64_t> m_power_accelerators;  // set_power
   std::vector<uint32_t> m_pool_of;
   std::vector<ClassTally> m_classes;  // by RequestSpec::class_id, grown as classes appear
   const std::vector<std::string>* m_class_names = nullptr;

@@ -20,6 +20,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   MetricsRecorder metrics(sc.slo);
   metrics.set_percentiles(options.percentiles);
   sim.add_step_observer(metrics);  // its step ends give the inter-token gaps
+  metrics.set_power(std::move(sc.replica_power), sc.replica_accelerators);
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   metrics.set_class_names(&sim.class_names());
   metrics.set_tenant_names(&sim.tenant_names());

@@ -220,6 +220,13 @@ std::string summary_table(const Summary& s) {
                    "roofline   MBU {:.1f}%, MFU {:.1f}% of the busy time, {:.1f}% of steps "
                    "bandwidth-bound\n",
                    100.0 * *s.mbu, 100.0 * *s.mfu, 100.0 * *s.bandwidth_bound_step_share);
+  if (s.energy)
+    fmt::format_to(it,
+                   "energy     {:.4g} kJ on {} accelerator{}, mean {:.0f} W; {:.3g} J per output "
+                   "token, {:.3g} output tokens/J\n",
+                   s.energy->joules / 1e3, s.energy->accelerators,
+                   s.energy->accelerators == 1 ? "" : "s", s.energy->mean_power_w,
+                   s.energy->joules_per_output_token, s.energy->output_tokens_per_joule);
   for (const auto& [name, n] : s.workload_counters)
     if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
   if (s.speculative)

@@ -288,6 +288,23 @@ std::vector<PriceQuote> read_prices(const Cfg& c) {
   return out;
 }
 
+/// `power: {idle_w, peak_w, source, idle_source, date}`, optional.
+std::optional<PowerSpec> read_power(const Cfg& c) {
+  const std::optional<Cfg> p = c.optional_child("power");
+  if (!p) return std::nullopt;
+  PowerSpec w;
+  w.peak_w = plausible_real(*p, "peak_w", units::k_watts);
+  w.idle_w = plausible_real(*p, "idle_w", units::k_idle_watts);
+  if (w.idle_w >= w.peak_w)
+    p->fail("idle_w", fmt::format("{} W is not below peak_w ({} W): idle_w is what the chip draws "
+                                  "between steps, peak_w its rated maximum",
+                                  w.idle_w, w.peak_w));
+  w.source = p->get_string("source");
+  w.idle_source = p->get_string("idle_source");
+  w.date = p->get_string("date");
+  return w;
+}
+
 }  // namespace
 
 HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
@@ -320,6 +337,7 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
                fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
   h.interconnect_gb_per_s = plausible_real(c, "interconnect_gb_per_s", units::k_gb_per_s);
   h.prices = read_prices(c);
+  h.power = read_power(c);
   doc->check_all_read();
   return h;
 }

@@ -70,6 +70,16 @@ struct PriceQuote {
   std::string date;
 };
 
+/// An accelerator's power draw (docs/hardware.md#power): its rated maximum (the board's TDP) and
+/// what it draws between steps with a model loaded; metrics/energy.h turns these into joules.
+struct PowerSpec {
+  double idle_w = 0;        ///< >= 0, below peak_w
+  double peak_w = 0;        ///< > 0: the datasheet's TDP (maximum board power)
+  std::string source;       ///< where peak_w comes from
+  std::string idle_source;  ///< where idle_w comes from, or the assumption it is
+  std::string date;         ///< when the figures were read
+};
+
 struct HardwareSpec {
   std::string name;
   std::string source;    ///< the datasheet the figures come from
@@ -83,6 +93,7 @@ struct HardwareSpec {
   std::array<double, k_dtype_count> peak_tflops{};  ///< dense peak by Dtype; 0: not supported
   double interconnect_gb_per_s = 0;                 ///< per accelerator, as the vendor states it
   std::vector<PriceQuote> prices;                   ///< by tier, in price_tier_names() order
+  std::optional<PowerSpec> power;                   ///< `power:`; none: no energy figures
 
   [[nodiscard]] double memory_bytes() const { return memory_gb * 1e9; }
   /// memory_gib in bytes: the figure KV capacity is computed from.

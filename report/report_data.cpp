@@ -348,7 +348,8 @@ json read_sweep(const fs::path& dir, const json& summary) {
                                       "e2e_p99_ms",
                                       "goodput_req_per_s",
                                       "slo_attainment",
-                                      "step_source"};
+                                      "step_source",
+                                      "tokens_per_joule"};
   json axes = json::array();  // in points.csv's order, which is the sweep file's
   for (const std::string& column : header)
     if (std::none_of(std::begin(k_own), std::end(k_own),

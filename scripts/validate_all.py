@@ -201,6 +201,18 @@ def parse_inference_perf(text):
     return out
 
 
+def parse_energy(text):
+    rows = md_rows(text, "GPU | engine")
+    for r in rows:
+        if r["GPU"] == "all":
+            return [(f"A100 and H100, vLLM and TensorRT-LLM, Llama-2-7B and Llama-3-8B, batches "
+                     f"1-64 ({r['batch']})",
+                     f"mean power MAPE {r['error']}; output tokens per joule MAPE "
+                     f"{r['error#2']}", "",
+                     "predicted: catalogue TDP, idle assumed 15% of it, no fit on these runs")]
+    raise ValueError("no 'all' row in energy_check.py's output")
+
+
 SOURCES = [
     # name, set title, command (after python3), parser, short (CI)
     ("replays", "vLLM 0.19 runs replayed (4 runs, request logs)",
@@ -217,6 +229,8 @@ SOURCES = [
      ["scripts/predict_mlperf.py", "--requests", "1000"], parse_mlperf, False),
     ("mlperf-capacity", "MLPerf development set, Server as a capacity",
      ["scripts/mlperf_capacity.py"], parse_capacity, False),
+    ("energy", "GPU power and energy (Argonne LLM-Inference-Bench power runs)",
+     ["scripts/energy_check.py"], parse_energy, True),
 ]
 
 

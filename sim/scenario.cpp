@@ -80,6 +80,20 @@ int64_t accelerators_of(const Cfg& step_time, const Cfg& kv) {
   return 1;
 }
 
+namespace {
+
+// The power of the accelerator a group runs on: the catalogue entry (or file) named by
+// `step_time.hardware`, else `kv.memory.hardware`; none when neither names one or it has no
+// `power`. REQUIRES: as accelerators_of.
+std::optional<PowerSpec> power_of(const Cfg& step_time, const Cfg& kv) {
+  if (step_time.has("hardware")) return read_hardware(step_time, "hardware").power;
+  if (const std::optional<Cfg> memory = kv.optional_child("memory"))
+    if (memory->has("hardware")) return read_hardware(*memory, "hardware").power;
+  return std::nullopt;
+}
+
+}  // namespace
+
 Scenario build_scenario(std::shared_ptr<Document> doc) {
   Scenario s;
   s.doc = doc;
@@ -125,6 +139,14 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     if (i < s.components.pools.size()) s.components.pools[i].accelerators_per_replica = each;
   }
   if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
+  for (const AcceleratorGroup& g : groups) {
+    const std::optional<PowerSpec> power = power_of(g.step_time, g.kv);
+    if (!power) {
+      s.replica_power.clear();
+      break;
+    }
+    s.replica_power.insert(s.replica_power.end(), g.replicas, *power);
+  }
   return s;
 }
 

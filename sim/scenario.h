@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/config.h"
+#include "models/catalog.h"
 #include "sim/benchmark_spec.h"
 #include "sim/simulation.h"
 #include "sim/slo.h"
@@ -25,6 +26,10 @@ struct Scenario {
   /// Each replica's accelerators (its step model's tensor x data parallel, else
   /// kv.memory.tensor_parallel, else 1), in replica order: per-replica goodput per accelerator.
   std::vector<int64_t> replica_accelerators;
+  /// Each replica's accelerator power (the catalogue's `power` of `step_time.hardware`, else
+  /// `kv.memory.hardware`), in replica order; empty when any replica's chip or power is unknown
+  /// (then the run reports no energy: metrics/energy.h).
+  std::vector<PowerSpec> replica_power;
 };
 
 /// Reads every section, builds the components and rejects any key nobody read.

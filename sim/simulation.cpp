@@ -393,6 +393,11 @@ void Simulation::try_start_step(uint32_t rep_index) {
   rs.busy_ns += duration.count_ns();
   rs.seat_steps += shape.sequences;
   rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
+  // Activity for the power model (metrics/energy.h): the busier of memory and arithmetic.
+  const double step_s = static_cast<double>(duration.count_ns()) * 1e-9;
+  rs.active_s +=
+      cost ? std::min(step_s, std::max(cost->ideal_ms_bandwidth, cost->ideal_ms_compute) * 1e-3)
+           : step_s;
   if (cost) {
     ++m_stats.costed_steps;
     m_stats.bandwidth_bound_steps += cost->bandwidth_bound;

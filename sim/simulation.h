@@ -82,6 +82,10 @@ struct ReplicaStats {
   uint32_t pool = 0;       ///< index in Components::pools (0 without pools)
   int64_t handed_off = 0;  ///< prefill pools: requests whose KV left for a decode replica
   int64_t received = 0;    ///< decode pools: transferred requests admitted here
+  /// Sum over steps of step time x activity, in seconds (metrics/energy.h): a step whose model
+  /// reports a cost counts min(step time, its bytes / peak bandwidth, or its flops / peak
+  /// FLOP/s if longer); a step without a cost counts its whole time (activity 1).
+  double active_s = 0;
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.

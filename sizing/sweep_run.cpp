@@ -44,6 +44,7 @@ void fill_metrics(PointResult& r, const Probe& p) {
   r.output_tokens_per_s = s.output_tokens_per_s;
   if (r.cost_per_hour_usd && *r.cost_per_hour_usd > 0)
     r.tokens_per_usd = s.output_tokens_per_s * 3600.0 / *r.cost_per_hour_usd;
+  if (s.energy && s.energy->joules > 0) r.tokens_per_joule = s.energy->output_tokens_per_joule;
   r.ttft_p50_ms = s.ttft_s.p50 * 1e3;
   r.ttft_p99_ms = s.ttft_s.p99 * 1e3;
   r.tpot_p50_ms = s.tpot_s.p50 * 1e3;
@@ -180,6 +181,7 @@ Probe run_probe(const std::string& text, const std::string& file,
     Simulation sim(std::move(sc->components), false, limits);
     MetricsRecorder metrics(slo);
     metrics.set_percentiles(options.percentiles);
+    metrics.set_power(std::move(sc->replica_power), sc->replica_accelerators);
     metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
     metrics.set_class_names(&sim.class_names());
     metrics.set_tenant_names(&sim.tenant_names());

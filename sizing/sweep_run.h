@@ -73,6 +73,8 @@ struct PointResult {
   std::optional<double> cost_per_hour_usd;
   double requests_per_s = 0, output_tokens_per_s = 0;
   std::optional<double> tokens_per_usd;
+  /// Output tokens per joule of the accelerators (metrics/energy.h); none without their power.
+  std::optional<double> tokens_per_joule;
   double ttft_p50_ms = 0, ttft_p99_ms = 0, tpot_p50_ms = 0, tpot_p99_ms = 0, e2e_p99_ms = 0;
   double goodput_req_per_s = 0, slo_attainment = 0;
   /// With SweepSpec::percentiles: for each percentile p in its order, TTFT, TPOT, ITL and E2E at
@@ -106,6 +108,7 @@ void for_each_field(R& r, F&& f) {
   f(Field("requests_per_s", metric), r.requests_per_s);
   f(Field("output_tokens_per_s", metric), r.output_tokens_per_s);
   f(Field("tokens_per_usd", metric), r.tokens_per_usd);
+  f(Field("tokens_per_joule", metric), r.tokens_per_joule);
   f(Field("ttft_p50_ms", metric), r.ttft_p50_ms);
   f(Field("ttft_p99_ms", metric), r.ttft_p99_ms);
   f(Field("tpot_p50_ms", metric), r.tpot_p50_ms);

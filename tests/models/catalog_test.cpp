@@ -235,4 +235,49 @@ TEST_CASE("catalog: an unknown name gets the close one and the valid ones, a pat
   CHECK(load_model(p.filename().string(), p.parent_path().string()).layers == 2);
 }
 
+TEST_CASE("catalog: power figures are read, checked and named in messages", "[models][catalog]") {
+  const std::string good = R"(name: chip
+source: written for this test
+memory_gb: 10
+memory_bandwidth_gb_per_s: 100
+peak_tflops: {bf16: 4}
+interconnect_gb_per_s: 10
+memory_gib: 9
+tables: none
+prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
+power: {peak_w: 300, idle_w: 45, source: a datasheet, idle_source: a study, date: 2026-12}
+)";
+  const HardwareSpec h = parse_hardware(good, "chip.yaml");
+  REQUIRE(h.power);
+  CHECK(h.power->peak_w == 300);
+  CHECK(h.power->idle_w == 45);
+  CHECK(h.power->idle_source == "a study");
+  auto error = [](const std::string& yaml) -> std::string {
+    try {
+      (void)parse_hardware(yaml, "chip.yaml");
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  CHECK_THAT(error(replace(good, "idle_w: 45", "idle_w: 300")),
+             Catch::Contains("power.idle_w") && Catch::Contains("chip.yaml:10") &&
+                 Catch::Contains("is not below peak_w (300 W)"));
+  CHECK_THAT(error(replace(good, "peak_w: 300", "peak_w: 300000")),
+             Catch::Contains("power.peak_w") && Catch::Contains("did you give mW?"));
+  CHECK_THAT(error(replace(good, "peak_w: 300", "peak_w: 0")),
+             Catch::Contains("power.peak_w") && Catch::Contains("must be > 0"));
+  CHECK_THAT(error(replace(good, "idle_w: 45", "idle_w: -1")), Catch::Contains("power.idle_w"));
+  CHECK_THAT(error(replace(good, "idle_source: a study, ", "")),
+             Catch::Contains("power.idle_source"));
+  CHECK_THAT(error(replace(good, "date: 2026-12}", "date: 2026-12, tdp_w: 3}")),
+             Catch::Contains("power.tdp_w") && Catch::Contains("unknown key"));
+  // Every catalogue chip but the M3 Max (Apple publishes no power rating) has its power.
+  for (const std::string& name : hardware_names()) {
+    const HardwareSpec c = load_hardware(name);
+    CHECK((c.power.has_value() || name == "apple-m3-max"));
+    if (c.power) CHECK(c.power->idle_w < c.power->peak_w);
+  }
+}
+
 }  // namespace t_models_catalog_test

@@ -93,6 +93,16 @@ class Run(unittest.TestCase):
         self.assertTrue(r.table.startswith("requests   200 finished"))
         self.assertEqual(r.notes, [])
 
+    def test_summary_carries_energy_on_a_catalogue_chip(self):
+        r = servesim.run("configs/examples/roofline-llama-3.1-8b-h100.yaml", request_table=False,
+                         steps=False)
+        e = r.summary["energy"]
+        self.assertEqual(e["accelerators"], 1)
+        self.assertAlmostEqual(e["output_tokens_per_joule"] * e["joules"],
+                               r.summary["output_tokens"], delta=1e-6 * r.summary["output_tokens"])
+        self.assertIn("energy ", r.table)
+        self.assertNotIn("energy", servesim.run(request_table=False, steps=False).summary)
+
     def test_file_and_dict_give_the_cli_summary(self):
         from_file = servesim.run("configs/default.yaml")
         from_path = servesim.run(pathlib.Path("configs/default.yaml"))

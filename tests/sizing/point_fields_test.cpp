@@ -34,6 +34,7 @@ std::vector<PointResult> rows() {
   a.requests_per_s = 3.25;
   a.output_tokens_per_s = 812.125;
   a.tokens_per_usd = 233.87;
+  a.tokens_per_joule = 1.75;
   a.ttft_p50_ms = 10.5;
   a.ttft_p99_ms = 20.25;
   a.tpot_p50_ms = 5.125;
@@ -77,10 +78,11 @@ TEST_CASE("point fields: points.csv's header is the field list around the axis c
   CHECK(header ==
         "point,label,scheduler.max_num_seqs,step_source,feasible,reason,meets_slo,pareto,cheapest,"
         "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,tokens_per_usd,"
-        "ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,goodput_req_per_s,"
+        "tokens_per_joule,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,goodput_req_"
+        "per_s,"
         "slo_attainment");
   // The infeasible row: quoted reason, empty measurements.
-  CHECK_THAT(csv, Catch::EndsWith(",false,\"config: x, y\",false,false,false,,,,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::EndsWith(",false,\"config: x, y\",false,false,false,,,,,,,,,,,,,,\n"));
 }
 
 TEST_CASE("point fields: summary.json's rows have the listed keys, in points.csv's order",

@@ -108,8 +108,8 @@ TEST_CASE(
   CHECK(csv.rfind(
             "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,cheapest,"
             "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
-            "tokens_per_usd,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,"
-            "goodput_req_per_s,slo_attainment\n",
+            "tokens_per_usd,tokens_per_joule,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,"
+            "e2e_p99_ms,goodput_req_per_s,slo_attainment\n",
             0) == 0);
   // Point 2 (L4, 13B, 1 replica): the weights do not fit.
   CHECK_THAT(csv, Catch::Contains("\n2,accelerator=l4;model=llama-2-13b;replicas=1,l4,"
@@ -316,7 +316,7 @@ axes:
   mark_pareto(rows, spec);
   const std::string csv = points_csv(spec, rows);
   // Infeasible rows keep their place and leave the metrics empty.
-  CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,,\n"));
   // The command: status 2, the point and the reason named, no points.csv written.
   const fs::path out = f.dir / "o";
   const CliResult r = cli({"size", f.sweep, "--out", out.string(), "--jobs", "1", "-q"});

@@ -1,0 +1,36 @@
+#include "metrics/energy.h"
+
+namespace servesim {
+
+std::optional<EnergySummary> energy_summary(const RunStats& stats, std::span<const PowerSpec> power,
+                                            std::span<const int64_t> accelerators,
+                                            double duration_s, int64_t finished,
+                                            int64_t output_tokens) {
+  const size_t n = stats.replicas.size();
+  if (n == 0 || power.size() != n || accelerators.size() != n || !(duration_s > 0))
+    return std::nullopt;
+  EnergySummary e;
+  double active_s = 0;
+  int64_t busy_ns = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const PowerSpec& p = power[i];
+    const auto chips = static_cast<double>(accelerators[i]);
+    const ReplicaStats& r = stats.replicas[i];
+    e.accelerators += accelerators[i];
+    e.idle_joules += chips * p.idle_w * duration_s;
+    e.joules += chips * (p.idle_w * duration_s + (p.peak_w - p.idle_w) * r.active_s);
+    active_s += r.active_s;
+    busy_ns += r.busy_ns;
+  }
+  e.mean_power_w = e.joules / duration_s;
+  if (finished > 0) e.joules_per_request = e.joules / static_cast<double>(finished);
+  if (output_tokens > 0) e.joules_per_output_token = e.joules / static_cast<double>(output_tokens);
+  if (e.joules > 0) e.output_tokens_per_joule = static_cast<double>(output_tokens) / e.joules;
+  if (busy_ns > 0) e.busy_activity = active_s / (static_cast<double>(busy_ns) * 1e-9);
+  if (stats.steps > 0)
+    e.steps_at_peak_share =
+        static_cast<double>(stats.steps - stats.costed_steps) / static_cast<double>(stats.steps);
+  return e;
+}
+
+}  // namespace servesim
