@@ -315,12 +315,10 @@ struct TenantSummary : ClassSummary {
   double fair_share_tokens = 0;     ///< its max-min fair share of the window's service
 };
 
+/// A class's fields, then the tenant's own.
 template <class F>
 void for_each_field(const TenantSummary& c, F&& f) {
-  f(Field("requests"), c.requests);
-  f(Field("finished"), c.finished);
-  f(Field("rejected"), c.rejected);
-  f(Field("unfinished"), c.unfinished);
+  for_each_field(static_cast<const ClassSummary&>(c), f);
   f(Field("prompt_tokens"), c.prompt_tokens);
   f(Field("output_tokens"), c.output_tokens);
   f(Field("output_tokens_per_s"), c.output_tokens_per_s);
@@ -328,13 +326,6 @@ void for_each_field(const TenantSummary& c, F&& f) {
   f(Field("window_tokens"), c.window_tokens);
   f(Field("window_demand_tokens"), c.window_demand_tokens);
   f(Field("fair_share_tokens"), c.fair_share_tokens);
-  f(Field("preemptions"), c.preemptions);
-  f(Field("ttft_s"), c.ttft_s);
-  f(Field("tpot_s"), c.tpot_s);
-  f(Field("e2e_s"), c.e2e_s);
-  f(Field("queue_s"), c.queue_s);
-  f(Field("itl_s"), c.itl_s);
-  f(Field("slo", k_json | k_omit_empty), c.slo);
 }
 
 struct Summary {
