@@ -59,6 +59,13 @@ def pct(cell):
     return float(m.group(1)) if m else None
 
 
+def spread(errors, unit="figures"):
+    """'median |error| 10%, 4 of 6 figures within 15%' for signed percentage errors."""
+    a = [abs(e) for e in errors]
+    return (f"median |error| {statistics.median(a):.0f}%, {sum(e <= 15 for e in a)} of {len(a)} "
+            f"{unit} within 15%")
+
+
 def triple(values):
     return " / ".join(f"{v:+.1f}" for v in values) + "%"
 
@@ -140,8 +147,7 @@ def parse_mlperf(text):
     off = [r for r in rows if r["metric"] == "tokens_per_s"]
     errs = [pct(r["err"]) for r in off if pct(r["err"]) is not None]
     out = [(f"Offline tokens/s ({len(off)} systems, {len(errs)} predicted)",
-            f"operator model: median |error| {statistics.median([abs(e) for e in errs]):.0f}%, "
-            f"{sum(abs(e) <= 15 for e in errs)} of {len(errs)} within 15%", "",
+            f"operator model: {spread(errs, 'systems')}", "",
             "predicted: published settings, no fit")]
     for line in text.splitlines():
         m = re.match(r"- (operator model|shape roofline LOGO|old roofline): median \|error\| "
@@ -157,11 +163,8 @@ def parse_mlperf(text):
 
 def parse_capacity(text):
     rows = md_rows(text, "source_id | benchmark")
-    errs = [abs(pct(r["error"])) for r in rows if pct(r["error"]) is not None]
-    within = sum(abs(e) <= 15 for e in errs)
-    out = [("Server rate as a capacity (`servesim capacity --mlperf`)",
-            f"median |error| {statistics.median(errs):.0f}% over {len(errs)} runs; "
-            f"{within} of {len(errs)} within 15%", "",
+    errs = [pct(r["error"]) for r in rows if pct(r["error"]) is not None]
+    out = [("Server rate as a capacity (`servesim capacity --mlperf`)", spread(errs, "runs"), "",
             "predicted: the benchmark's own limits, no fit")]
     for line in text.splitlines():
         m = re.match(r"- latency at equal relative load: median \|error\| ([0-9]+)% over "
