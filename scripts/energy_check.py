@@ -14,12 +14,11 @@ usage: scripts/energy_check.py [--servesim build/servesim] [--data ../shared/dat
 """
 import argparse
 import csv
-import json
 import os
-import subprocess
 import tempfile
 
 import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
+import validate_operator  # its static batch run, the one Argonne's batches use
 
 # (Argonne's hardware column, catalogue name, AIConfigurator table folder, extra operator keys).
 # Argonne's A100s are the 40 GB SXM part: the a100_sxm tables (80 GB) moved to its datasheet.
@@ -31,24 +30,11 @@ ENGINES = {"vLLM": "vllm", "TensorRT-LLM": "trtllm"}
 
 def run(a, tmp, data, hw, model, engine, batch, length):
     name, gpu, extra = HW[hw]
-    cfg = os.path.join(tmp, "energy.yaml")
-    with open(cfg, "w") as f:
-        f.write(f"workload:\n  synthetic:\n    requests: {batch}\n"
-                f"    arrival: {{kind: poisson, rate_per_s: 1e9}}\n"
-                f"    prompt_tokens: {{kind: fixed, value: {length}}}\n"
-                f"    output_tokens: {{kind: fixed, value: {length}}}\n"
-                f"step_time:\n  kind: operator\n  model: {model}\n  hardware: {name}\n"
-                f"  weight_dtype: bf16\n  operators: {{source: tables, path: "
-                f"{data}/timings/aiconfigurator, gpu: {gpu}, engine: {engine}{extra}}}\n"
-                f"scheduler: {{kind: static, max_batch_size: {batch}}}\n"
-                f"kv: {{policy: paged, block_size: 16, capacity_tokens: 100000000}}\nseed: 1\n")
-    out = os.path.join(tmp, "out")
-    r = subprocess.run([a.servesim, "run", cfg, "--out", out, "--quiet", "--no-requests-csv",
-                        "--no-progress"], capture_output=True, text=True)
-    if r.returncode != 0:
-        return None
-    with open(os.path.join(out, "summary.json")) as f:
-        return json.load(f)["energy"]
+    step_time = (f"kind: operator\nmodel: {model}\nhardware: {name}\nweight_dtype: bf16\n"
+                 f"operators: {{source: tables, path: {data}/timings/aiconfigurator, gpu: {gpu}, "
+                 f"engine: {engine}{extra}}}\n")
+    s = validate_operator.static_batch_summary(a, tmp, step_time, batch, length)
+    return None if s is None else s["energy"]
 
 
 def main():

@@ -127,6 +127,13 @@ ARGONNE_ENGINES = {"vLLM": "vllm", "TensorRT-LLM": "trtllm"}
 
 def batch_latency(a, tmp, step_time, batch, length):
     """Whole static batch: one prefill of `batch` prompts of `length`, then length - 1 decodes."""
+    s = static_batch_summary(a, tmp, step_time, batch, length)
+    return None if s is None else s["last_release_s"] - s["first_arrival_s"]
+
+
+def static_batch_summary(a, tmp, step_time, batch, length):
+    """summary.json of one static batch of `batch` prompts of `length` in and out under the
+    `step_time` section (YAML text); None when servesim refuses it. energy_check.py uses it too."""
     cfg = os.path.join(tmp, "argonne.yaml")
     indented = "".join("  " + line + "\n" for line in step_time.splitlines())
     with open(cfg, "w") as f:
@@ -143,8 +150,7 @@ def batch_latency(a, tmp, step_time, batch, length):
     if r.returncode != 0:
         return None
     with open(os.path.join(out, "summary.json")) as f:
-        s = json.load(f)
-    return s["last_release_s"] - s["first_arrival_s"]
+        return json.load(f)
 
 
 def argonne(a, data, tmp):
