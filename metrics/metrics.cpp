@@ -305,6 +305,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   s.kv_peak_used_tokens = stats.peak_kv_used_tokens;
   s.peak_in_flight = stats.peak_in_flight;
   s.prefix = stats.prefix;
+  s.offload = stats.offload;
   if (const std::optional<SpeculativeStats>& p = stats.speculative) {
     const auto share = [](double part, double whole) { return whole > 0 ? part / whole : 0.0; };
     s.speculative = SpeculativeSummary{

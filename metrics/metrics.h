@@ -275,6 +275,42 @@ void for_each_field(const KvManager::PrefixStats& p, F&& f) {
   f(Field("evicted_blocks"), p.evicted_blocks);
 }
 
+/// summary.json's offload.tiers[i] (kv.offload).
+template <class F>
+void for_each_field(const TierStats& t, F&& f) {
+  const auto share = [](int64_t part, int64_t whole) {
+    return whole ? static_cast<double>(part) / static_cast<double>(whole) : 0.0;
+  };
+  f(Field("name"), t.name);
+  f(Field("shared"), t.shared);
+  f(Field("capacity_blocks"), t.capacity_blocks);
+  f(Field("hit_rate"), share(t.hit_tokens, t.queried_tokens));
+  f(Field("hit_tokens"), t.hit_tokens);
+  f(Field("queried_tokens"), t.queried_tokens);
+  f(Field("block_hit_rate"), share(t.hit_blocks, t.queried_blocks));
+  f(Field("hit_blocks"), t.hit_blocks);
+  f(Field("queried_blocks"), t.queried_blocks);
+  f(Field("declined_blocks"), t.declined_blocks);
+  f(Field("reloads"), t.reloads);
+  f(Field("reload_bytes"), t.reload_bytes);
+  f(Field("reload_s"), t.reload_s);
+  f(Field("stored_blocks"), t.stored_blocks);
+  f(Field("moved_down_blocks"), t.moved_down_blocks);
+  f(Field("resident_blocks"), t.resident_blocks);
+}
+
+/// summary.json's offload block (kv.offload).
+template <class F>
+void for_each_field(const OffloadStats& o, F&& f) {
+  f(Field("overlap"), o.overlap);
+  f(Field("reload"), o.reload);
+  f(Field("prefill_tokens_saved"), o.prefill_tokens_saved);
+  f(Field("reload_s"), o.reload_s);
+  f(Field("stall_s"), o.stall_s);
+  f(Field("reload_steps"), o.reload_steps);
+  f(Field("tiers"), o.tiers);
+}
+
 /// One class of requests (Summary::classes): the overall figures restricted to its requests
 /// (docs/metrics.md#classes).
 struct ClassSummary {
@@ -358,6 +394,7 @@ struct Summary {
   int64_t kv_peak_used_tokens = 0;
   int64_t peak_in_flight = 0;                    ///< most requests queued or running at once
   std::optional<KvManager::PrefixStats> prefix;  ///< with kv.prefix_caching
+  std::optional<OffloadStats> offload;           ///< with kv.offload
   std::vector<std::pair<std::string, int64_t>> workload_counters;  ///< rows skipped, capped...
   // Only when the step-time model reports what a step moves and computes (roofline):
   std::optional<double> mbu;                         ///< bytes moved / (busy time x peak bandwidth)
@@ -413,6 +450,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("kv_peak_used_tokens"), s.kv_peak_used_tokens);
   f(Field("peak_in_flight_requests"), s.peak_in_flight);
   f(Field("prefix_cache"), s.prefix);
+  f(Field("offload", k_json | k_omit_empty), s.offload);
   f(Field("workload_counters"), s.workload_counters);
   f(Field("mbu"), s.mbu);
   f(Field("mfu"), s.mfu);

@@ -244,6 +244,25 @@ std::string summary_table(const Summary& s) {
                                                   static_cast<double>(s.prefix->queried_tokens)
                                             : 0.0,
                    s.prefix->hit_tokens, s.prefix->queried_tokens, s.prefix->evicted_blocks);
+  if (s.offload) {
+    const OffloadStats& o = *s.offload;
+    for (const TierStats& t : o.tiers)
+      fmt::format_to(it,
+                     "offload    {}: {:.1f}% of the prefill tokens that missed above found here "
+                     "({} of {}), {:.3g} GB reloaded in {:.3g} s; {} blocks held, {} moved "
+                     "down\n",
+                     t.name,
+                     t.queried_tokens ? 100.0 * static_cast<double>(t.hit_tokens) /
+                                            static_cast<double>(t.queried_tokens)
+                                      : 0.0,
+                     t.hit_tokens, t.queried_tokens, t.reload_bytes / 1e9, t.reload_s,
+                     t.resident_blocks, t.moved_down_blocks);
+    fmt::format_to(it,
+                   "offload    {} prefill tokens reloaded instead of computed; reloads of {:.4g} s "
+                   "added {:.4g} s to {} steps (overlap {}, reload {})\n",
+                   o.prefill_tokens_saved, o.reload_s, o.stall_s, o.reload_steps, o.overlap,
+                   o.reload);
+  }
   if (s.slo) {
     const SloSummary& slo = *s.slo;
     std::string checks;

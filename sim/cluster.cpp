@@ -80,6 +80,7 @@ AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Co
     c.replicas.push_back({model, make_scheduler(sched_owner.child("scheduler")),
                           make_kv_manager(kv_owner.child("kv"), &read_kv_memory)});
     if (i == 0) check_scheduler_and_kv(sched_owner.child("scheduler"), kv_owner.child("kv"));
+    share_offload_tiers(*c.replicas[c.replicas.size() - 1 - i].kv, *c.replicas.back().kv);
     bind_scheduler_to_kv(sched_owner.child("scheduler"), *c.replicas.back().scheduler,
                          *c.replicas.back().kv);
   }
@@ -115,6 +116,7 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
     for (int64_t i = 1; i < replicas; ++i) {
       c.replicas.push_back({c.replicas.front().step_time, make_scheduler(root.child("scheduler")),
                             make_kv_manager(root.child("kv"), &read_kv_memory)});
+      share_offload_tiers(*c.replicas.front().kv, *c.replicas.back().kv);
       bind_scheduler_to_kv(root.child("scheduler"), *c.replicas.back().scheduler,
                            *c.replicas.back().kv);
     }

@@ -112,6 +112,10 @@ void Simulation::run() {
     m_stats.prefix->hit_blocks += p->hit_blocks;
     m_stats.prefix->evicted_blocks += p->evicted_blocks;
   }
+  std::vector<const TierStore*> seen_tiers;
+  for (const Replica& r : m_reps)
+    if (const KvTiers* t = r.state.kv().offload())
+      add_offload_stats(m_stats.offload, *t, seen_tiers);
   for (const ReplicaStats& r : m_stats.replicas) {
     m_stats.steps += r.steps;
     m_stats.busy_ns += r.busy_ns;
@@ -377,8 +381,10 @@ void Simulation::try_start_step(uint32_t rep_index) {
   // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
   const std::optional<Time> step = Time::checked_ms(step_ms);
   const Time overhead = state.take_step_overhead();
-  const std::optional<Time> end =
-      step ? m_now.plus_within(std::max(*step, Time::ns(1)) + overhead) : step;
+  // Reloads from the KV offload tiers overlap the step's compute by their rule (kv_tiers.h).
+  std::optional<Time> body = step ? std::optional(std::max(*step, Time::ns(1))) : step;
+  if (body && state.kv().offload()) body = state.kv().offload()->step_with_reload(*body);
+  const std::optional<Time> end = body ? m_now.plus_within(*body + overhead) : body;
   if (!end)
     throw InputError(fmt::format(
         "step_time: a step of {:.4g} ms (replica {}, {} sequences, {} prefill tokens) starting at "

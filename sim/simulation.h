@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "core/batch_state.h"
+#include "core/kv/kv_tiers.h"
 #include "core/quantiles.h"
 #include "models/step_time_model.h"
 #include "schedulers/router.h"
@@ -103,6 +104,7 @@ struct RunStats {
   std::vector<PoolSpec> pools;                   ///< Components::pools (per-pool totals)
   std::optional<KvTransferStats> kv_transfer;    ///< with prefill/decode pools
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
+  std::optional<OffloadStats> offload;           ///< with kv.offload
   std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;

@@ -6,6 +6,7 @@
 
 #include "core/config.h"
 #include "core/kv/kv_manager.h"
+#include "core/kv/kv_tiers.h"
 
 namespace servesim {
 
@@ -16,7 +17,9 @@ using KvFactory = std::unique_ptr<KvManager> (*)(const Cfg& kv, int64_t capacity
 
 std::unique_ptr<KvManager> make_reserve_kv(const Cfg& kv, int64_t capacity_tokens);
 std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens);
-/// Paged with vLLM's automatic prefix caching (kv.prefix_caching: true).
-std::unique_ptr<KvManager> make_prefix_cached_kv(int64_t capacity_tokens, int64_t block_size);
+/// Paged with vLLM's automatic prefix caching (kv.prefix_caching: true), with the tiers below
+/// GPU memory that kv.offload gives (null: none).
+std::unique_ptr<KvManager> make_prefix_cached_kv(int64_t capacity_tokens, int64_t block_size,
+                                                 std::unique_ptr<KvTiers> tiers = nullptr);
 
 }  // namespace servesim

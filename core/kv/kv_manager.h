@@ -15,6 +15,8 @@
 
 namespace servesim {
 
+class KvTiers;
+
 class KvManager {
  public:
   virtual ~KvManager() = default;
@@ -75,6 +77,10 @@ class KvManager {
     int64_t evicted_blocks = 0;  ///< cached blocks whose memory was reused for other tokens
   };
   [[nodiscard]] virtual std::optional<PrefixStats> prefix_stats() const { return std::nullopt; }
+
+  /// The tiers below GPU memory (kv.offload, core/kv/kv_tiers.h); null without them.
+  [[nodiscard]] virtual KvTiers* offload() { return nullptr; }
+  [[nodiscard]] virtual const KvTiers* offload() const { return nullptr; }
 
   /// KV bytes one token takes on one accelerator when `kv.memory` sized the pool; 0 when the
   /// section gave capacity_tokens (swap preemption times its transfers with it).

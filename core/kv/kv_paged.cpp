@@ -92,7 +92,8 @@ std::unique_ptr<KvManager> make_paged_kv(const Cfg& kv, int64_t capacity_tokens)
               fmt::format("a KV capacity of {} tokens is {} blocks of {}; prefix "
                           "caching handles at most {} blocks (raise block_size)",
                           capacity_tokens, capacity_tokens / block, block, k_max_blocks));
-    return make_prefix_cached_kv(capacity_tokens, block);
+    return make_prefix_cached_kv(capacity_tokens, block,
+                                 kv.has("offload") ? read_offload(kv, block) : nullptr);
   }
   return std::make_unique<PagedKv>(capacity_tokens, block, max_output);
 }

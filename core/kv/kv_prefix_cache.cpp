@@ -17,6 +17,11 @@
 // nobody, but cached like any other (as vLLM hashes every full block), so a request preempted by
 // recompute finds the blocks it had computed while they have not been evicted.
 //
+// Offload (kv.offload, core/kv/kv_tiers.h): an evicted block's key moves down to the tiers; a
+// lookup goes on past the GPU's hits into them, and an admission reloads the blocks they hold
+// into fresh GPU blocks, which are cached again like computed ones. prefix_stats counts the
+// GPU's hits only; the tiers count theirs.
+//
 // Memory: a fixed block table and an open-addressing key table sized at creation; requests keep
 // their block lists in vectors whose capacity is reused with the request slot. The per-step
 // path allocates nothing.
@@ -89,10 +94,11 @@ class KeyTable {
 
 class PrefixCachedKv final : public KvManager {
  public:
-  PrefixCachedKv(int64_t capacity_tokens, int64_t block_size)
+  PrefixCachedKv(int64_t capacity_tokens, int64_t block_size, std::unique_ptr<KvTiers> tiers)
       : m_block(block_size),
         m_total(static_cast<int32_t>(capacity_tokens / block_size)),
-        m_table(static_cast<size_t>(m_total)) {
+        m_table(static_cast<size_t>(m_total)),
+        m_tiers(std::move(tiers)) {
     m_blocks.resize(static_cast<size_t>(m_total));
     for (int32_t b = 0; b < m_total; ++b) push_back_free(b);
   }
@@ -105,6 +111,8 @@ class PrefixCachedKv final : public KvManager {
   }
   bool may_need_preemption() const override { return true; }
   std::optional<PrefixStats> prefix_stats() const override { return m_stats; }
+  KvTiers* offload() override { return m_tiers.get(); }
+  const KvTiers* offload() const override { return m_tiers.get(); }
 
   int64_t cached_prefix_tokens(Request& r) override {
     prepare_keys(r);
@@ -113,6 +121,7 @@ class PrefixCachedKv final : public KvManager {
     for (; n < limit; ++n) {
       if (m_table.find(key_of(r, n)) == k_none) break;
     }
+    if (m_tiers) n = extend_into_tiers(r, n, limit);
     return n * m_block;
   }
 
@@ -125,19 +134,31 @@ class PrefixCachedKv final : public KvManager {
     const int64_t hits = cached_tokens / m_block;
     const int64_t fresh = blocks_for(tokens) - hits;
     if (admission_cost(r, cached_tokens, tokens) > m_free_count) return false;
+    // Takes the GPU's hits first (so that allocating the others cannot evict them), holding a
+    // place for each block a lower tier reloads.
+    int64_t gpu_hits = 0, first_reload = hits;
     for (int64_t j = 0; j < hits; ++j) {
       const int32_t b = block_at(r, j);
-      if (m_blocks[b].refs++ == 0) unlink_free(b);
+      if (b == k_none) {
+        first_reload = std::min(first_reload, j);
+      } else {
+        ++gpu_hits;
+        if (m_blocks[b].refs++ == 0) unlink_free(b);
+      }
       r.kv_blocks.push_back(b);
     }
-    r.kv_keyed_blocks = static_cast<int32_t>(hits);
+    if (m_tiers) note_reloads(r, hits, gpu_hits);
+    for (int64_t j = first_reload; j < hits; ++j)
+      if (r.kv_blocks[static_cast<size_t>(j)] == k_none)
+        r.kv_blocks[static_cast<size_t>(j)] = take_one();
+    r.kv_keyed_blocks = static_cast<int32_t>(first_reload);
     take_fresh(r, fresh);
     r.kv_held_tokens = static_cast<int64_t>(r.kv_blocks.size()) * m_block;
     enter_full_blocks(r, tokens);
     m_stats.queried_tokens += r.prefill_target;
-    m_stats.hit_tokens += cached_tokens;
+    m_stats.hit_tokens += gpu_hits * m_block;
     m_stats.queried_blocks += r.prefill_target / m_block;
-    m_stats.hit_blocks += hits;
+    m_stats.hit_blocks += gpu_hits;
     return true;
   }
 
@@ -188,9 +209,14 @@ class PrefixCachedKv final : public KvManager {
   [[nodiscard]] int64_t admission_cost(const Request& r, int64_t cached_tokens,
                                        int64_t tokens) const {
     const int64_t hits = cached_tokens / m_block;
-    int64_t revived = 0;
-    for (int64_t j = 0; j < hits; ++j) revived += m_blocks[block_at(r, j)].refs == 0;
-    return revived + blocks_for(tokens) - hits;
+    int64_t revived = 0, in_gpu = 0;
+    for (int64_t j = 0; j < hits; ++j) {
+      const int32_t b = block_at(r, j);  // k_none: a lower tier reloads it into a fresh block
+      if (b == k_none) continue;
+      ++in_gpu;
+      revived += m_blocks[b].refs == 0;
+    }
+    return revived + blocks_for(tokens) - in_gpu;
   }
 
   /// Chained keys of the prompt's blocks covered by the trace's hashes, worked out once.
@@ -220,24 +246,71 @@ class PrefixCachedKv final : public KvManager {
     return mix(mix(mix(r.spec.id) ^ k_own_domain) + static_cast<uint64_t>(j)) | 1;
   }
 
-  /// REQUIRES: block j of r is cached (cached_prefix_tokens said so).
+  /// Goes on from the GPU's `n` hits through blocks held in GPU memory or a lower tier, up to
+  /// `limit`; keeps them only if the tiers judge the reload worth it (reload: if_faster).
+  int64_t extend_into_tiers(const Request& r, int64_t n, int64_t limit) {
+    int64_t* per_tier = m_tiers->scratch(0);
+    std::fill(per_tier, per_tier + m_tiers->size(), 0);
+    const int64_t gpu_run = n;
+    for (; n < limit; ++n) {
+      const uint64_t key = key_of(r, n);
+      if (m_table.find(key) != k_none) continue;
+      const int t = m_tiers->find(key);
+      if (t < 0) break;
+      ++per_tier[t];
+    }
+    return n > gpu_run && !m_tiers->worth_reloading(per_tier) ? gpu_run : n;
+  }
+
+  /// Counts an admission's lookups and reloads per tier (blocks of r.kv_blocks still k_none are
+  /// reloaded; the tier blocks found right after the prefix taken were declined) and marks the
+  /// reloaded blocks used in their tier, before any allocation can move them.
+  void note_reloads(const Request& r, int64_t hits, int64_t gpu_hits) {
+    int64_t* reloaded = m_tiers->scratch(1);
+    int64_t* declined = m_tiers->scratch(2);
+    std::fill(reloaded, reloaded + m_tiers->size(), 0);
+    std::fill(declined, declined + m_tiers->size(), 0);
+    for (int64_t j = 0; j < hits; ++j) {
+      if (r.kv_blocks[static_cast<size_t>(j)] != k_none) continue;
+      const uint64_t key = key_of(r, j);
+      const int t = m_tiers->find(key);
+      assert(t >= 0);
+      ++reloaded[t];
+      m_tiers->touch(t, key);
+    }
+    for (int64_t j = hits; j < (r.prefill_target - 1) / m_block; ++j) {
+      const uint64_t key = key_of(r, j);
+      if (m_table.find(key) != k_none) continue;
+      const int t = m_tiers->find(key);
+      if (t < 0) break;
+      ++declined[t];
+    }
+    m_tiers->record_admission(r.prefill_target, r.prefill_target / m_block, gpu_hits, reloaded,
+                              declined);
+  }
+
+  /// The GPU block caching block j of r, or k_none (then a lower tier holds it).
   [[nodiscard]] int32_t block_at(const Request& r, int64_t j) const {
     return m_table.find(key_of(r, j));
   }
 
   void take_fresh(Request& r, int64_t n) {
-    for (int64_t i = 0; i < n; ++i) {
-      const int32_t b = m_free_head;
-      unlink_free(b);
-      Block& blk = m_blocks[b];
-      if (blk.key != 0) {  // evict: its tokens are no longer kept
-        m_table.erase(blk.key);
-        blk.key = 0;
-        ++m_stats.evicted_blocks;
-      }
-      blk.refs = 1;
-      r.kv_blocks.push_back(b);
+    for (int64_t i = 0; i < n; ++i) r.kv_blocks.push_back(take_one());
+  }
+
+  /// Takes the free queue's front for new tokens; evicts what it cached (down to the tiers).
+  int32_t take_one() {
+    const int32_t b = m_free_head;
+    unlink_free(b);
+    Block& blk = m_blocks[b];
+    if (blk.key != 0) {  // evict: its tokens are no longer kept in GPU memory
+      if (m_tiers) m_tiers->demote(blk.key);
+      m_table.erase(blk.key);
+      blk.key = 0;
+      ++m_stats.evicted_blocks;
     }
+    blk.refs = 1;
+    return b;
   }
 
   /// Enters the request's blocks that `tokens` fills completely in the cache.
@@ -284,12 +357,14 @@ class PrefixCachedKv final : public KvManager {
   KeyTable m_table;
   int32_t m_free_head = k_none, m_free_tail = k_none, m_free_count = 0;
   PrefixStats m_stats;
+  std::unique_ptr<KvTiers> m_tiers;
 };
 
 }  // namespace
 
-std::unique_ptr<KvManager> make_prefix_cached_kv(int64_t capacity_tokens, int64_t block_size) {
-  return std::make_unique<PrefixCachedKv>(capacity_tokens, block_size);
+std::unique_ptr<KvManager> make_prefix_cached_kv(int64_t capacity_tokens, int64_t block_size,
+                                                 std::unique_ptr<KvTiers> tiers) {
+  return std::make_unique<PrefixCachedKv>(capacity_tokens, block_size, std::move(tiers));
 }
 
 }  // namespace servesim

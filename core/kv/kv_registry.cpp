@@ -14,6 +14,12 @@ constexpr Registry<KvFactory, 2> k_policies{{{
 
 constexpr int64_t k_max_capacity_tokens = int64_t{1} << 50;
 
+/// kv.offload moves what the prefix cache evicts: without one it has nothing to hold.
+void check_offload(const Cfg& kv, const KvManager& manager) {
+  if (kv.has("offload") && manager.offload() == nullptr)
+    kv.fail("offload", "needs policy: paged with prefix_caching: true");
+}
+
 }  // namespace
 
 std::vector<std::string> kv_policy_names() { return k_policies.names(); }
@@ -36,13 +42,22 @@ int64_t read_block_size(const Cfg& kv, int64_t capacity_tokens) {
 std::unique_ptr<KvManager> make_kv_manager(const Cfg& kv, KvMemoryReader read_memory) {
   const KvFactory factory = k_policies.pick(kv, "policy");
   const std::string source = kv.one_of({"capacity_tokens", "memory"});
-  if (source == "capacity_tokens")
-    return factory(kv, kv.get_int("capacity_tokens", {1, k_max_capacity_tokens}));
+  if (source == "capacity_tokens") {
+    std::unique_ptr<KvManager> manager =
+        factory(kv, kv.get_int("capacity_tokens", {1, k_max_capacity_tokens}));
+    check_offload(kv, *manager);
+    return manager;
+  }
   if (read_memory == nullptr)
     kv.fail("memory", "this caller cannot size KV from memory: give capacity_tokens");
   const KvMemory m = read_memory(kv.child("memory"));
   std::unique_ptr<KvManager> manager = factory(kv, m.capacity_tokens);
   manager->set_bytes_per_token(m.bytes_per_token);
+  check_offload(kv, *manager);
+  if (KvTiers* tiers = manager->offload()) {
+    tiers->bind(m.bytes_per_token);
+    check_offload_capacity(kv.child("offload"), *tiers);
+  }
   return manager;
 }
 
