@@ -166,7 +166,7 @@ TEST_CASE("offload: over a long run every tier stays within capacity and keeps i
     CHECK(t.resident_blocks <= t.capacity_blocks);
     CHECK(t.stored_blocks == t.resident_blocks + t.moved_down_blocks);
   }
-  CHECK(o.tiers[0].hit_blocks > 0);
+  CHECK(o.tiers[0].hit_blocks + o.tiers[1].hit_blocks > 0);
   // What the host pushed out entered the disk unless the disk already held it.
   CHECK(o.tiers[1].stored_blocks <= o.tiers[0].moved_down_blocks);
   CHECK(r.summary.prefix->evicted_blocks >= o.tiers[0].stored_blocks);
