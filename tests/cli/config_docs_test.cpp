@@ -283,6 +283,10 @@ const std::vector<Variant>& variants() {
       {"default.yaml", {"scheduler={kind: sarathi, max_batch_size: 8, token_budget: 512}"}},
       {"default.yaml", {"scheduler={kind: vllm, version: \"0.6.6\", num_scheduler_steps: 4}"}},
       {"examples/tiny-trace.yaml", {"workload.trace.hash_block_tokens=16"}},
+      {"examples/tiny-trace.yaml",
+       {"kv={policy: paged, prefix_caching: true, capacity_tokens: 4096, offload: "
+        "{kv_bytes_per_token: 1000, reload: if_faster, prefill_tokens_per_s: 1000, overlap: none, "
+        "tiers: [{name: h, capacity_gib: 1, bandwidth_gb_s: 1, latency_us: 5, shared: false}]}}"}},
       {"examples/vllm-replay-rtxpro6000-llama-3.1-8b.yaml", {"step_time.skew_alpha=0.5"}},
       {"examples/operator-llama-3.1-8b-h100-vllm.yaml",
        {"step_time.operators.scale_to_hardware=true"}},
