@@ -190,8 +190,8 @@ TEST_CASE("catalog: unknown and misspelt config keys get a did-you-mean", "[cli]
             "vllm)"));
   CHECK(config_error("capacity_tokens: 1000", "capacity_tokens: 1000, max_output_token: 10") ==
         err("kv.max_output_token at c.yaml:11:44: unknown key (did you mean max_output_tokens?) "
-            "(valid here: block_size, capacity_tokens, max_output_tokens, memory, policy, "
-            "prefix_caching)"));
+            "(valid here: block_size, capacity_tokens, max_output_tokens, memory, offload, "
+            "policy, prefix_caching)"));
   CHECK(config_error("    requests: 10\n", "") ==
         err("workload.synthetic.requests: required key missing in workload.synthetic at "
             "c.yaml:3:5 (an integer)"));
