@@ -57,6 +57,12 @@ class ParallelSimulation {
   }
   /// Windows run (routing snapshots taken), for the benchmarks' sync cost.
   [[nodiscard]] int64_t windows() const { return m_windows; }
+  /// Wall seconds spent routing (serial), running the shards' windows (parallel) and merging
+  /// their outputs into the recorders (serial).
+  struct Timing {
+    double routing_s = 0, shards_s = 0, merging_s = 0;
+  };
+  [[nodiscard]] const Timing& timing() const { return m_timing; }
 
  private:
   struct Shard;
@@ -85,6 +91,7 @@ class ParallelSimulation {
   Time m_last_arrival;
   int64_t m_live = 0;  // requests held, all replicas together, as the merge replays them
   int64_t m_windows = 0;
+  Timing m_timing;
   struct Workers;
   std::unique_ptr<Workers> m_workers;
 };
