@@ -91,21 +91,23 @@ struct ParallelSimulation::Shard {
   struct Tap final : RequestRecorder, StepObserver {
     explicit Tap(Shard& s) : sh(s) {}
     void record(const Request& r) override {
-      if (sh.n_requests == sh.requests.size()) sh.requests.emplace_back();
-      Request& copy = sh.requests[sh.n_requests];
-      copy = r;
+      Buffer& b = sh.out();
+      if (b.n_requests == b.requests.size()) b.requests.emplace_back();
+      Request& copy = b.requests[b.n_requests];
+      copy = r;  // its vectors keep their capacity from window to window
       copy.replica += sh.base;
-      sh.push(sh.key, ItemKind::Record, sh.n_requests++);
+      sh.push(sh.key, ItemKind::Record, b.n_requests++);
     }
     void on_step(const StepRecord& s) override {
-      if (sh.n_steps == sh.steps.size()) sh.steps.emplace_back();
-      StepRecord& copy = sh.steps[sh.n_steps];
+      Buffer& b = sh.out();
+      if (b.n_steps == b.steps.size()) b.steps.emplace_back();
+      StepRecord& copy = b.steps[b.n_steps];
       copy = s;
       copy.replica += sh.base;
       // A step is planned by its replica's Schedule event, or at once when nothing else is
       // due at that instant: either way it comes where that Schedule event would.
       sh.push({s.start, phase_of(EventKind::Schedule), copy.replica, 0}, ItemKind::Step,
-              sh.n_steps++);
+              b.n_steps++);
     }
     Shard& sh;
   };
@@ -114,9 +116,22 @@ struct ParallelSimulation::Shard {
     sim->add_recorder(tap);
     sim->add_step_observer(tap);
   }
+  /// One window's outputs. Two, so that the engine merges one window's while the shard runs
+  /// the next.
+  struct Buffer {
+    std::vector<Item> items;
+    std::vector<Request> requests;
+    std::vector<StepRecord> steps;
+    uint32_t n_requests = 0, n_steps = 0;
+    void clear() {
+      items.clear();
+      n_requests = n_steps = 0;
+    }
+  };
+  Buffer& out() { return buffers[current]; }
   void push(Key k, ItemKind kind, uint32_t index) {
     k.n = counter++;
-    items.push_back({k, kind, index});
+    out().items.push_back({k, kind, index});
   }
 
   std::unique_ptr<Simulation> sim;
@@ -126,10 +141,8 @@ struct ParallelSimulation::Shard {
   std::deque<bool> markers;      // per Routed event posted: true a window's end, false the last
   Key key;                       // of the event running
   uint64_t counter = 0;
-  std::vector<Item> items;  // this window's outputs
-  std::vector<Request> requests;
-  std::vector<StepRecord> steps;
-  uint32_t n_requests = 0, n_steps = 0;
+  Buffer buffers[2];
+  int current = 0;  // the buffer the running window writes
   std::exception_ptr error;
 };
 
@@ -149,7 +162,10 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
       m_limits(limits) {
   m_stats.pools = m_pools;  // the metrics read them before the run
   const auto replicas = static_cast<uint32_t>(c.replicas.size());
-  const uint32_t shards = std::clamp<uint32_t>(static_cast<uint32_t>(threads), 1, replicas);
+  // One thread runs the one shard and merges; more: the calling thread routes and merges, and
+  // each other thread runs a shard.
+  const uint32_t shards =
+      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads - 1)), 1, replicas);
   m_where.resize(replicas);
   m_loads.resize(replicas);
   uint32_t next = 0;
@@ -167,6 +183,7 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
         std::make_unique<Shard>(std::make_unique<Simulation>(std::move(part), check), next));
     next += count;
   }
+  if (threads > 1) start_workers();
 }
 
 ParallelSimulation::~ParallelSimulation() {
@@ -245,55 +262,60 @@ void ParallelSimulation::run_shard(Shard& sh) {
   }
 }
 
-void ParallelSimulation::run_window() {
+void ParallelSimulation::start_workers() {
+  m_workers = std::make_unique<Workers>(static_cast<ptrdiff_t>(m_shards.size() + 1));
+  for (size_t s = 0; s < m_shards.size(); ++s)
+    m_workers->threads.emplace_back([this, s] {
+      Shard& sh = *m_shards[s];
+      for (;;) {
+        m_workers->sync.arrive_and_wait();  // a window starts
+        if (m_workers->quit) {
+          m_workers->sync.arrive_and_drop();
+          return;
+        }
+        try {
+          run_shard(sh);
+        } catch (...) {
+          sh.error = std::current_exception();
+        }
+        m_workers->sync.arrive_and_wait();  // it ends
+      }
+    });
+}
+
+void ParallelSimulation::run_window(int merge_buffer) {
   ++m_windows;
-  if (m_shards.size() == 1) {
-    run_shard(*m_shards[0]);
+  for (auto& sh : m_shards) sh->current ^= 1;  // the window writes the other buffer
+  if (!m_workers) {                            // one thread: run() merges after each window
+    for (auto& sh : m_shards) run_shard(*sh);
     return;
   }
-  if (!m_workers) {
-    m_workers = std::make_unique<Workers>(static_cast<ptrdiff_t>(m_shards.size()));
-    for (size_t s = 1; s < m_shards.size(); ++s)
-      m_workers->threads.emplace_back([this, s] {
-        Shard& sh = *m_shards[s];
-        for (;;) {
-          m_workers->sync.arrive_and_wait();  // a window starts
-          if (m_workers->quit) {
-            m_workers->sync.arrive_and_drop();
-            return;
-          }
-          try {
-            run_shard(sh);
-          } catch (...) {
-            sh.error = std::current_exception();
-          }
-          m_workers->sync.arrive_and_wait();  // it ends
-        }
-      });
-  }
+  // The shards run the window on their threads while this one merges the previous window.
   m_workers->sync.arrive_and_wait();
+  std::exception_ptr merge_error;
   try {
-    run_shard(*m_shards[0]);
+    if (merge_buffer >= 0) merge_window(merge_buffer);
   } catch (...) {
-    m_shards[0]->error = std::current_exception();
+    merge_error = std::current_exception();
   }
   m_workers->sync.arrive_and_wait();
+  if (merge_error) std::rethrow_exception(merge_error);
   for (auto& sh : m_shards)
     if (sh->error) std::rethrow_exception(sh->error);
 }
 
-void ParallelSimulation::merge_window() {
+void ParallelSimulation::merge_window(int which) {
   struct Ref {
     const Item* item;
     uint32_t shard;
   };
   std::vector<Ref> order;
   for (uint32_t s = 0; s < m_shards.size(); ++s)
-    for (const Item& it : m_shards[s]->items) order.push_back({&it, s});
+    for (const Item& it : m_shards[s]->buffers[which].items) order.push_back({&it, s});
   std::sort(order.begin(), order.end(),
             [](const Ref& a, const Ref& b) { return a.item->key < b.item->key; });
   for (const Ref& ref : order) {
-    Shard& sh = *m_shards[ref.shard];
+    Shard::Buffer& sh = m_shards[ref.shard]->buffers[which];
     switch (ref.item->kind) {
       case ItemKind::Admit:  // Simulation::admit's count of what is held
         m_stats.peak_in_flight = std::max(m_stats.peak_in_flight, ++m_live);
@@ -317,10 +339,7 @@ void ParallelSimulation::merge_window() {
       }
     }
   }
-  for (auto& sh : m_shards) {
-    sh->items.clear();
-    sh->n_requests = sh->n_steps = 0;
-  }
+  for (auto& sh : m_shards) sh->buffers[which].clear();
   if (m_stats.peak_in_flight > m_limits.max_queued)
     throw InputError(fmt::format(
         "more than {} requests held at once (--max-queued): the parallel engine does not stop "
@@ -340,19 +359,30 @@ void ParallelSimulation::run() {
   const auto seconds = [](Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
   };
+  // Window k's outputs are merged while window k + 1 runs (with worker threads), or right
+  // after it (one thread); the last window's after the loop.
+  int pending = -1;  // the buffer holding the window not merged yet
   for (;;) {
     const bool routed = have;
     const Clock::time_point t0 = Clock::now();
     if (have) route_window(spec, have);
     const Clock::time_point t1 = Clock::now();
-    run_window();
-    const Clock::time_point t2 = Clock::now();
-    merge_window();
-    const Clock::time_point t3 = Clock::now();
+    run_window(pending);
     m_timing.routing_s += seconds(t0, t1);
-    m_timing.shards_s += seconds(t1, t2);
-    m_timing.merging_s += seconds(t2, t3);
+    m_timing.shards_s += seconds(t1, Clock::now());
+    pending = m_shards[0]->current;
+    if (!m_workers) {
+      const Clock::time_point t2 = Clock::now();
+      merge_window(pending);
+      m_timing.merging_s += seconds(t2, Clock::now());
+      pending = -1;
+    }
     if (!routed || !have) break;
+  }
+  if (pending >= 0) {
+    const Clock::time_point t2 = Clock::now();
+    merge_window(pending);
+    m_timing.merging_s += seconds(t2, Clock::now());
   }
   finish();
   // The benchmarks' scaling model reads this (SERVESIM_LOG=info): the serial parts and the

@@ -32,8 +32,9 @@ namespace servesim {
 
 class ParallelSimulation {
  public:
-  /// `threads` shards (at most one per replica), each on a thread of its own; 1 runs the
-  /// windows on the calling thread alone (the baseline of parallel efficiency).
+  /// `threads` threads in all: 1 runs everything on the calling thread (the baseline of
+  /// parallel efficiency); N >= 2 runs N - 1 shards (at most one per replica), each on a thread
+  /// of its own, while the calling thread routes and merges the previous window's outputs.
   /// REQUIRES: parallel_unsupported(c, limits) is empty, threads >= 1.
   ParallelSimulation(Components c, int threads, bool check = false, RunLimits limits = {});
   ~ParallelSimulation();
@@ -71,9 +72,12 @@ class ParallelSimulation {
   };
   void route_window(RequestSpec& spec, bool& have);
   void take_snapshot();
-  void run_window();
+  void start_workers();
+  /// Runs a window on every shard; with worker threads, merges buffer `merge_buffer` (>= 0)
+  /// meanwhile.
+  void run_window(int merge_buffer);
   void run_shard(Shard& sh);
-  void merge_window();
+  void merge_window(int which);
   void finish();
 
   std::unique_ptr<WorkloadSource> m_source;

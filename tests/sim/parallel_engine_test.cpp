@@ -1,7 +1,8 @@
-// The parallel engine (sim/parallel_engine.h): on 1 to 4 threads it writes exactly what the
-// sequential engine writes (requests.csv and summary.json, byte for byte), and a run it cannot
-// split goes to the sequential engine with a one-line notice.
+// The parallel engine (sim/parallel_engine.h): on 1 to 5 threads (1 to 4 shards) it writes exactly
+// what the sequential engine writes (requests.csv, steps.csv and summary.json, byte for byte), and
+// a run it cannot split goes to the sequential engine with a one-line notice.
 #include <catch2/catch.hpp>
+#include <sstream>
 
 #include "metrics/run_scenario.h"
 #include "tests/support.h"
@@ -13,23 +14,33 @@ using namespace servesim::test;
 
 namespace {
 
-RunOutput run_with_threads(const std::string& yaml, int threads) {
+struct Outputs {
+  RunOutput run;
+  std::string steps_csv;
+};
+
+Outputs run_with_threads(const std::string& yaml, int threads) {
   RunOptions o;
   o.threads = threads;
-  return run_scenario(doc_of(yaml), o);
+  std::ostringstream steps;
+  o.steps_csv = &steps;
+  Outputs out{run_scenario(doc_of(yaml), o), {}};
+  out.steps_csv = steps.str();
+  return out;
 }
 
 /// Runs `yaml` sequentially, then on 1 to 4 threads, and compares the outputs.
 void check_same_as_sequential(const std::string& yaml) {
-  const RunOutput seq = run_with_threads(yaml, 0);
-  REQUIRE(seq.engine_notice.empty());
-  REQUIRE(seq.summary.finished > 0);
-  for (int threads = 1; threads <= 4; ++threads) {
+  const Outputs seq = run_with_threads(yaml, 0);
+  REQUIRE(seq.run.engine_notice.empty());
+  REQUIRE(seq.run.summary.finished > 0);
+  for (int threads = 1; threads <= 5; ++threads) {
     INFO("threads: " << threads);
-    const RunOutput par = run_with_threads(yaml, threads);
-    CHECK(par.engine_notice.empty());
-    CHECK(par.requests_csv == seq.requests_csv);
-    CHECK(par.summary_json == seq.summary_json);
+    const Outputs par = run_with_threads(yaml, threads);
+    CHECK(par.run.engine_notice.empty());
+    CHECK(par.run.requests_csv == seq.run.requests_csv);
+    CHECK(par.run.summary_json == seq.run.summary_json);
+    CHECK(par.steps_csv == seq.steps_csv);
   }
 }
 
@@ -109,10 +120,10 @@ TEST_CASE("parallel engine: live loads fall back to the sequential engine and sa
                "{kind: fixed, value: 4}") +
       k_linear + "scheduler: {kind: continuous, max_num_seqs: 8}\n" + k_paged +
       "cluster: {replicas: 4, router: {kind: least_outstanding, load_refresh_ms: 0}}\n";
-  const RunOutput par = run_with_threads(yaml, 2);
+  const RunOutput par = run_with_threads(yaml, 2).run;
   CHECK_THAT(par.engine_notice,
              Catch::Contains("sequential engine") && Catch::Contains("load_refresh_ms: 0"));
-  CHECK(par.requests_csv == run_with_threads(yaml, 0).requests_csv);
+  CHECK(par.requests_csv == run_with_threads(yaml, 0).run.requests_csv);
 }
 
 }  // namespace t_sim_parallel_engine_test
