@@ -58,10 +58,12 @@ class ParallelSimulation {
   }
   /// Windows run (routing snapshots taken), for the benchmarks' sync cost.
   [[nodiscard]] int64_t windows() const { return m_windows; }
-  /// Wall seconds spent routing (serial), running the shards' windows (parallel) and merging
-  /// their outputs into the recorders (serial).
+  /// Wall seconds spent routing (serial), running the shards' windows (parallel; with worker
+  /// threads, the merging of the previous window overlaps it) and merging their outputs into
+  /// the recorders (serial), and the process's CPU seconds over the same spans.
   struct Timing {
     double routing_s = 0, shards_s = 0, merging_s = 0;
+    double routing_cpu_s = 0, shards_cpu_s = 0, merging_cpu_s = 0;
   };
   [[nodiscard]] const Timing& timing() const { return m_timing; }
 

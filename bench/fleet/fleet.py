@@ -24,6 +24,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TIMING = re.compile(r"parallel engine: (\d+) shards, (\d+) windows; routing ([\d.]+) s, "
+                    r"shards ([\d.]+) s, merging ([\d.]+) s; cpu: routing ([\d.]+) s, "
                     r"shards ([\d.]+) s, merging ([\d.]+) s")
 
 
@@ -47,41 +48,51 @@ def run_one(args, replicas, threads, out):
     h, m, s = wall.groups()
     wall_s = (int(h or 0) * 60 + int(m)) * 60 + float(s)
     rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
+    cpu_s = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", p.stderr).group(1))
+                for k in ("User", "System"))
     with open(os.path.join(out, "summary.json"), "rb") as f:
         raw = f.read()
     summary = json.loads(raw)
-    r = {"replicas": replicas, "threads": threads, "wall_s": wall_s, "rss_mb": rss_kb / 1024,
+    r = {"replicas": replicas, "threads": threads, "wall_s": wall_s, "cpu_s": cpu_s,
+         "rss_mb": rss_kb / 1024,
          "steps": summary["steps"], "requests": summary["requests"],
          "simulated_s": summary["duration_s"], "summary_bytes": raw}
     t = TIMING.search(p.stderr)
     if t:
         r.update(shards=int(t.group(1)), windows=int(t.group(2)), routing_s=float(t.group(3)),
-                 shards_s=float(t.group(4)), merging_s=float(t.group(5)))
+                 shards_s=float(t.group(4)), merging_s=float(t.group(5)),
+                 routing_cpu_s=float(t.group(6)), shards_cpu_s=float(t.group(7)),
+                 merging_cpu_s=float(t.group(8)))
     return r
 
 
 def fit(runs):
-    """The scaling model (docs/performance.md#parallel-engine), fitted on the sequential, 1- and
-    2-thread runs. On one thread the engine times its parts: O (reading the config, the summary),
-    R (routing), P (the shards' windows) and M (merging into the recorders), over W windows. On
-    p >= 2 threads p - 1 shards run while the calling thread merges the previous window:
-    T(p) = O + R + max(M, P / (p - 1)) + W * c * (1 + log2(p - 1)), c the cost of one window's
-    barrier and imbalance, fitted on the 2-thread run."""
+    """The scaling model (docs/performance.md#parallel-engine). The 1-thread run splits the work
+    in CPU seconds (robust to other load on the machine): O (reading the config, the summary:
+    the process's CPU less the parts), R (routing), P (the shards' windows) and M (merging into
+    the recorders), over W windows. On p >= 2 threads p - 1 shards run while the calling thread
+    merges the previous window: T(p) = O + R + max(M, P / (p - 1)) + W * c * (1 + log2(p - 1)),
+    c the cost of one window's barrier and imbalance, fitted on the 2-thread run's wall time
+    (0 when that run was no slower than the model without it). Speed-ups are against the
+    sequential run's CPU seconds."""
     seq = next((r for r in runs if r["threads"] == 0), None)
     one = next((r for r in runs if r["threads"] == 1 and "shards_s" in r), None)
     two = next((r for r in runs if r["threads"] == 2 and "shards_s" in r), None)
     if not seq or not one or not two:
         return None
-    R, P, M, W = one["routing_s"], one["shards_s"], one["merging_s"], one["windows"]
-    O = max(0.0, one["wall_s"] - R - P - M)
-    c = max(0.0, (two["wall_s"] - O - R - max(M, P)) / max(1, W))
+    R, P, M = one["routing_cpu_s"], one["shards_cpu_s"], one["merging_cpu_s"]
+    W = one["windows"]
+    O = max(0.0, one["cpu_s"] - R - P - M)
+    c = max(0.0, (two["wall_s"] - (O + R + max(M, P))) / max(1, W))
     model = {"other_s": O, "routing_s": R, "shards_s": P, "merging_s": M, "windows": W,
-             "sync_s_per_window": c,
-             "serial_fraction": (O + R + M) / one["wall_s"]}
+             "sync_s_per_window": c, "sequential_cpu_s": seq["cpu_s"],
+             "serial_fraction": (O + R + M) / one["cpu_s"]}
     for p in (2, 16, 64):
-        t = O + R + max(M, P / (p - 1)) + W * c * (1 + math.log2(p - 1))
+        ideal = O + R + max(M, P / (p - 1))
+        t = ideal + W * c * (1 + math.log2(p - 1))
         model[f"predicted_wall_s_{p}"] = t
-        model[f"predicted_speedup_{p}"] = seq["wall_s"] / t
+        model[f"predicted_speedup_{p}"] = seq["cpu_s"] / t
+        model[f"predicted_speedup_{p}_no_sync"] = seq["cpu_s"] / ideal
     return model
 
 
@@ -99,7 +110,8 @@ def main():
     args = ap.parse_args()
     results = []
     print(f"{'replicas':>8} {'threads':>7} {'wall_s':>8} {'steps':>12} {'steps/s':>10} "
-          f"{'RSS_MB':>7} {'speedup':>7} {'effic.':>6} {'windows':>7} {'serial%':>7} identical")
+          f"{'RSS_MB':>7} {'cpu_s':>7} {'speedup':>7} {'effic.':>6} {'windows':>7} {'serial%':>7} "
+          "identical")
     for n in [int(x) for x in args.replicas.split(",")]:
         runs = []
         for t in [int(x) for x in args.threads.split(",")]:
@@ -108,12 +120,13 @@ def main():
             base = runs[0]
             speedup = base["wall_s"] / r["wall_s"]
             eff = speedup / max(1, t)
-            serial = ((r["routing_s"] + r["merging_s"]) / r["wall_s"] * 100
-                      if "routing_s" in r else float("nan"))
+            serial = ((r["routing_cpu_s"] + r["merging_cpu_s"]) / r["cpu_s"] * 100
+                      if "routing_s" in r and t == 1 else float("nan"))
             r.update(speedup=speedup, efficiency=eff,
                      identical=r["summary_bytes"] == base["summary_bytes"])
             print(f"{n:>8} {t:>7} {r['wall_s']:>8.2f} {r['steps']:>12} "
-                  f"{r['steps'] / r['wall_s']:>10.0f} {r['rss_mb']:>7.0f} {speedup:>7.2f} "
+                  f"{r['steps'] / r['wall_s']:>10.0f} {r['rss_mb']:>7.0f} {r['cpu_s']:>7.2f} "
+                  f"{speedup:>7.2f} "
                   f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['identical']}",
                   flush=True)
         model = fit(runs)
@@ -121,8 +134,12 @@ def main():
             print(f"{n:>8} model: O {model['other_s']:.2f} + R {model['routing_s']:.2f} + "
                   f"max(M {model['merging_s']:.2f}, P {model['shards_s']:.2f} / (p - 1)) + "
                   f"{model['windows']} windows x {model['sync_s_per_window'] * 1e6:.1f} us x "
-                  f"(1 + log2(p - 1)) s: 16 cores {model['predicted_speedup_16']:.2f}x, "
-                  f"64 cores {model['predicted_speedup_64']:.2f}x", flush=True)
+                  f"(1 + log2(p - 1)) s: 2 cores {model['predicted_speedup_2']:.2f}x "
+                  f"({model['predicted_speedup_2_no_sync']:.2f}x without sync), 16 cores "
+                  f"{model['predicted_speedup_16']:.2f}x "
+                  f"({model['predicted_speedup_16_no_sync']:.2f}x), 64 cores "
+                  f"{model['predicted_speedup_64']:.2f}x "
+                  f"({model['predicted_speedup_64_no_sync']:.2f}x)", flush=True)
         for r in runs:
             del r["summary_bytes"]
         results.append({"replicas": n, "runs": runs, "model": model})
