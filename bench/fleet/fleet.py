@@ -37,6 +37,10 @@ def run_one(args, replicas, threads, out):
            "--set", f"workload.synthetic.requests={max(1, int(rate * seconds))}",
            "--set", f"workload.synthetic.arrival.mean_rate_per_s={rate}",
            "--set", f"workload.synthetic.start_s={args.start_h * 3600.0}",
+           # The memory check's bound on requests held at once: far above what a fleet at
+           # this load holds (a few per replica), far below the default 2,000,000 it would
+           # otherwise plan memory for.
+           "--max-queued", str(200 * replicas),
            "--threads", str(threads)]
     if args.mpi_ranks and threads < 0:
         cmd = ["mpirun", "-n", str(args.mpi_ranks)] + cmd
