@@ -138,6 +138,10 @@ CommandLine run_command_line() {
   // clang-format on
   cl.int_option("timeline-requests", 0, 1'000'000'000,
                 "requests with id below N get a track in timeline.json", 1000);
+  cl.int_option("threads", 0, 4096,
+                "run a cluster's replicas on N threads (the parallel engine, same results; "
+                "docs/cluster.md#parallel); 0: the sequential engine",
+                0);
   return cl;
 }
 
@@ -166,6 +170,7 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
   q.options.limits = run_limits(*vm, interrupt);
   q.options.check = (*vm)["check"].as<bool>();
   q.options.no_requests_csv = (*vm)["no-requests-csv"].as<bool>();
+  q.options.threads = static_cast<int>((*vm)["threads"].as<int64_t>());
   q.steps = (*vm)["steps"].as<bool>() || (*vm)["report"].as<bool>();
   q.extras.timeline = (*vm)["timeline"].as<bool>();
   q.extras.timeline_requests = static_cast<uint64_t>((*vm)["timeline-requests"].as<int64_t>());
@@ -222,6 +227,7 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
     options.request_recorders.push_back(&*tokens);
   }
   RunOutput r = run_scenario(std::move(scenario), options);
+  if (!r.engine_notice.empty()) std::cerr << "servesim: note: " << r.engine_notice << "\n";
   extras.before_commit();
   files.open("summary.json") << r.summary_json;
   std::string export_files;

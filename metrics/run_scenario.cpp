@@ -7,6 +7,7 @@
 #include "metrics/metrics.h"
 #include "metrics/output.h"
 #include "metrics/steps_csv.h"
+#include "sim/parallel_engine.h"
 
 namespace servesim {
 
@@ -14,9 +15,12 @@ RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options)
   return run_scenario(build_scenario(std::move(doc)), options);
 }
 
-RunOutput run_scenario(Scenario sc, const RunOptions& options) {
+namespace {
+
+/// Runs `sim` (Simulation or ParallelSimulation) with the outputs `options` asks for.
+template <class Sim>
+RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options) {
   const std::shared_ptr<Document> doc = sc.doc;
-  Simulation sim(std::move(sc.components), options.check, options.limits);
   MetricsRecorder metrics(sc.slo);
   metrics.set_percentiles(options.percentiles);
   sim.add_step_observer(metrics);  // its step ends give the inter-token gaps
@@ -59,6 +63,25 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   out.summary_json = j.dump(2) + "\n";
   out.first_rejection = metrics.first_rejection();
   return out;
+}
+
+}  // namespace
+
+RunOutput run_scenario(Scenario sc, const RunOptions& options) {
+  if (options.threads > 0) {
+    const std::string why = parallel_unsupported(sc.components, options.limits);
+    if (why.empty()) {
+      ParallelSimulation sim(std::move(sc.components), options.threads, options.check,
+                             options.limits);
+      return run_with(sim, sc, options);
+    }
+    Simulation sim(std::move(sc.components), options.check, options.limits);
+    RunOutput out = run_with(sim, sc, options);
+    out.engine_notice = "sequential engine: " + why;
+    return out;
+  }
+  Simulation sim(std::move(sc.components), options.check, options.limits);
+  return run_with(sim, sc, options);
 }
 
 RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {

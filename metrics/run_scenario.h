@@ -29,6 +29,10 @@ struct RunOptions {
   std::vector<RequestRecorder*> request_recorders;
   /// Further percentiles of summary.json's ITL distributions (servesim run --percentiles).
   std::vector<double> percentiles;
+  /// 0: the sequential engine. N >= 1: the parallel engine on N threads (servesim run
+  /// --threads), when the run allows it (parallel_unsupported, sim/parallel_engine.h), with the
+  /// same results; else the sequential engine, and RunOutput::engine_notice says why.
+  int threads = 0;
 };
 
 /// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).
@@ -40,6 +44,8 @@ struct RunOutput {
   std::string benchmark_table;
   /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
   std::string first_rejection;
+  /// With RunOptions::threads: one line when the run went to the sequential engine instead.
+  std::string engine_notice;
 };
 /// `check` turns on the engine's invariant checks at every step (servesim run --check).
 /// `limits` bound the run (a bounded run's results are partial and marked so).

@@ -64,6 +64,8 @@ requests: an int, as `--requests N`: the synthetic workload's request count (app
 request_table, steps: keep requests.csv's / steps.csv's columns (False saves memory on long
     runs).
 check: verify the engine's invariants at every step (`--check`).
+threads: as `--threads N`: a cluster's replicas on N threads, with the same results (0: the
+    sequential engine); a run that cannot be split says why in a note and runs sequentially.
 max_sim_time, max_wall_time (seconds), max_queued: bound the run as the options of the same
     names do; a bounded run's results are partial (summary["partial"]).
 percentiles: as `--percentiles`: a list of numbers in [0, 100] (or "50,90,99.9"); the Result's
@@ -218,10 +220,14 @@ PYBIND11_MODULE(servesim, m) {
       "run",
       [](const py::object& config, const py::object& overrides, const py::object& seed,
          const py::object& requests, std::optional<bool> request_table, bool steps, bool check,
-         std::optional<double> max_sim_time, std::optional<double> max_wall_time,
+         int threads, std::optional<double> max_sim_time, std::optional<double> max_wall_time,
          std::optional<int64_t> max_queued, const py::object& percentiles,
          const py::object& exports) {
         RunArgs a;
+        if (threads < 0 || threads > 4096)
+          throw servesim::InputError(
+              fmt::format("threads = {}: must be from 0 (sequential) to 4096", threads));
+        a.threads = threads;
         if (py::isinstance<py::bool_>(requests)) {
           // The old meaning (before requests=N meant --requests N): keep the table or not.
           py::module_::import("warnings")
@@ -248,9 +254,9 @@ PYBIND11_MODULE(servesim, m) {
       k_run_doc, py::arg("config") = py::none(), py::arg("overrides") = py::none(),
       py::arg("seed") = py::none(), py::kw_only(), py::arg("requests") = py::none(),
       py::arg("request_table") = py::none(), py::arg("steps") = true, py::arg("check") = false,
-      py::arg("max_sim_time") = py::none(), py::arg("max_wall_time") = py::none(),
-      py::arg("max_queued") = py::none(), py::arg("percentiles") = py::none(),
-      py::arg("export") = py::none());
+      py::arg("threads") = 0, py::arg("max_sim_time") = py::none(),
+      py::arg("max_wall_time") = py::none(), py::arg("max_queued") = py::none(),
+      py::arg("percentiles") = py::none(), py::arg("export") = py::none());
 
   m.def(
       "sweep",

@@ -134,6 +134,7 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
   const ConfigText c = config_text(config, "config", true);
   RunOptions options;  // the streams are set on the worker thread
   options.check = args.check;
+  options.threads = args.threads;
   options.no_requests_csv = !args.request_table;
   options.limits = run_limits(args.sim.limits);
   const TokenOutputs& t = args.sim.tokens;
@@ -180,6 +181,7 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
     r.requests = csv_arrays(out.run.requests_csv, "requests.csv", {"status", "reason", "class"});
   if (args.steps) r.steps = csv_arrays(out.steps_csv, "steps.csv", {"bound"});
   const py::object warn = py::module_::import("warnings").attr("warn");
+  if (!out.run.engine_notice.empty()) out.notes.push_back(out.run.engine_notice);
   for (const std::string& n : out.notes) {
     r.notes.append(n);
     warn(py::str("servesim: note: " + n), py::arg("stacklevel") = 2);

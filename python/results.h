@@ -46,6 +46,7 @@ struct SimArgs {
 
 struct RunArgs {
   bool request_table = true, steps = true, check = false;
+  int threads = 0;  ///< threads=: the parallel engine (RunOptions::threads)
   SimArgs sim;
 };
 [[nodiscard]] RunResult run(const py::handle& config, const py::handle& overrides,

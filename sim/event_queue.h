@@ -9,8 +9,11 @@
 //   2 arrival   - a request is due from the workload, or reaches the router after its delay;
 //   3 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
 //   4 schedule  - if the engine is idle, the scheduler plans the next step.
-// Two events of one phase at one instant run in the order they were posted, so a run is
-// deterministic whatever the heap does with ties.
+// Two events of one phase at one instant run in replica order (step ends, timers and schedules
+// name their replica; other events count as replica 0), then in the order they were posted, so
+// a run is deterministic whatever the heap does with ties. Replica order first makes a
+// cluster's order at one instant a merge of its replicas' own orders, which the parallel engine
+// (sim/parallel_engine.h) reproduces with each replica's events in a queue of its own.
 #include <cstdint>
 #include <functional>
 #include <queue>
@@ -55,9 +58,13 @@ enum class EventKind : uint8_t {
 /// its kind names.
 class Event {
  public:
-  static Event step_end(Time t, uint32_t replica) { return {t, EventKind::StepEnd, replica}; }
-  static Event timer(Time t, uint32_t replica) { return {t, EventKind::Timer, replica}; }
-  static Event schedule(Time t, uint32_t replica) { return {t, EventKind::Schedule, replica}; }
+  static Event step_end(Time t, uint32_t replica) {
+    return {t, EventKind::StepEnd, replica, replica};
+  }
+  static Event timer(Time t, uint32_t replica) { return {t, EventKind::Timer, replica, replica}; }
+  static Event schedule(Time t, uint32_t replica) {
+    return {t, EventKind::Schedule, replica, replica};
+  }
   static Event arrival(Time t) { return {t, EventKind::Arrival, 0}; }
   static Event routed(Time t) { return {t, EventKind::Routed, 0}; }
   static Event link_tick(Time t) { return {t, EventKind::LinkTick, 0}; }
@@ -70,21 +77,29 @@ class Event {
   /// Delivered: the transfer (KvTransfers' id).
   [[nodiscard]] uint32_t transfer() const { return m_payload; }
 
-  /// Later in the run: by time, then phase, then the order posted.
+  /// Later in the run: by time, then phase, then replica, then the order posted.
   [[nodiscard]] bool operator>(const Event& o) const {
     if (m_t != o.m_t) return m_t > o.m_t;
     if (m_phase != o.m_phase) return m_phase > o.m_phase;
+    if (m_replica != o.m_replica) return m_replica > o.m_replica;
     return m_seq > o.m_seq;
   }
+  /// The replica that orders it among its phase's events at its instant (0: none).
+  [[nodiscard]] uint32_t order_replica() const { return m_replica; }
 
  private:
   friend class EventQueue;
-  Event(Time t, EventKind k, uint32_t payload)
-      : m_t(t), m_payload(payload), m_kind(k), m_phase(phase_of(k)) {}
+  Event(Time t, EventKind k, uint32_t payload, uint32_t replica = 0)
+      : m_t(t),
+        m_payload(payload),
+        m_replica(static_cast<uint16_t>(replica)),
+        m_kind(k),
+        m_phase(phase_of(k)) {}
 
   Time m_t;
   uint64_t m_seq = 0;  // given by EventQueue::post
   uint32_t m_payload;
+  uint16_t m_replica;  // a cluster has at most 4,096 replicas
   EventKind m_kind;
   uint8_t m_phase;
 };

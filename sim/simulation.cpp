@@ -101,6 +101,10 @@ void Simulation::run() {
   for (StepObserver* o : m_step_observers)
     o->on_start(static_cast<uint32_t>(m_reps.size()), m_c.pools);
   run_events();
+  finish_stats();
+}
+
+void Simulation::finish_stats() {
   for (const Replica& r : m_reps) {
     // A decode replica's admissions are KV arriving from a prefill, not prefills to look up.
     const auto p = r.role == PoolRole::Decode ? std::nullopt : r.state.kv().prefix_stats();
@@ -143,48 +147,52 @@ void Simulation::run_events() {
       return;
     }
     m_events.pop();
-    if (m_check && e.time() < m_now)
-      throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
-                                       e.time().count_ns(), m_now.count_ns()));
-    m_now = e.time();
-    m_stats.end = e.time();
-    switch (e.kind()) {
-      case EventKind::StepEnd: {
-        const uint32_t rep = e.replica();
-        m_reps[rep].state.set_now(m_now);
-        finish_step(rep);
-        schedule(rep);
-        break;
-      }
-      case EventKind::LinkTick:
-        m_transfers->on_link_tick(m_now, m_events);
-        break;
-      case EventKind::Delivered:
-        on_delivered(e.transfer());
-        break;
-      case EventKind::Arrival:
-        on_arrival();
-        break;
-      case EventKind::Routed:
-        on_routed();
-        break;
-      case EventKind::Timer: {
-        Replica& rep = m_reps[e.replica()];
-        rep.state.set_now(m_now);
-        if (m_now == rep.timer_at) rep.timer_at = Time::max();
-        if (!rep.busy) post_schedule(e.replica());
-        break;
-      }
-      case EventKind::Schedule: {
-        Replica& rep = m_reps[e.replica()];
-        rep.state.set_now(m_now);
-        rep.schedule_posted = false;
-        if (!rep.busy) try_start_step(e.replica());
-        break;
-      }
-    }
+    dispatch(e);
   }
   check_all_served();
+}
+
+void Simulation::dispatch(const Event& e) {
+  if (m_check && e.time() < m_now)
+    throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
+                                     e.time().count_ns(), m_now.count_ns()));
+  m_now = e.time();
+  m_stats.end = e.time();
+  switch (e.kind()) {
+    case EventKind::StepEnd: {
+      const uint32_t rep = e.replica();
+      m_reps[rep].state.set_now(m_now);
+      finish_step(rep);
+      schedule(rep);
+      break;
+    }
+    case EventKind::LinkTick:
+      m_transfers->on_link_tick(m_now, m_events);
+      break;
+    case EventKind::Delivered:
+      on_delivered(e.transfer());
+      break;
+    case EventKind::Arrival:
+      on_arrival();
+      break;
+    case EventKind::Routed:
+      on_routed();
+      break;
+    case EventKind::Timer: {
+      Replica& rep = m_reps[e.replica()];
+      rep.state.set_now(m_now);
+      if (m_now == rep.timer_at) rep.timer_at = Time::max();
+      if (!rep.busy) post_schedule(e.replica());
+      break;
+    }
+    case EventKind::Schedule: {
+      Replica& rep = m_reps[e.replica()];
+      rep.state.set_now(m_now);
+      rep.schedule_posted = false;
+      if (!rep.busy) try_start_step(e.replica());
+      break;
+    }
+  }
 }
 
 void Simulation::on_arrival() {

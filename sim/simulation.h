@@ -191,7 +191,14 @@ class Simulation {
     std::vector<int32_t> output_tokens;
   };
 
+  // The parallel engine (sim/parallel_engine.cpp) drives a shard's replicas through these:
+  // it routes arrivals itself and hands every other event to dispatch().
+  friend class ParallelSimulation;
   void run_events();
+  /// Runs one event: the clock moves to its time.
+  void dispatch(const Event& e);
+  /// The run's totals from the replicas' and the workload's counters (after run_events).
+  void finish_stats();
   void post(Event e) { m_events.post(e); }
   void post_schedule(uint32_t rep);
   /// Plans the next step now if nothing else can happen at this instant, else posts Schedule.

@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Fleet benchmarks: a day of chat traffic with a daily curve on 64, 256 and 1,000 replicas.
+
+For each replica count, bench/fleet/fleet-base.yaml is run with the request count and mean rate
+sized to the fleet (--rate-per-replica requests/s per replica on average over the day, --hours of
+simulated time from --start-h), by the sequential engine and by the parallel one on each
+--threads count. Prints, per run: wall time, steps, steps per second, peak RSS (/usr/bin/time -v),
+speed-up and parallel efficiency against the sequential run, and whether summary.json is byte for
+byte the sequential run's. Then fits the scaling model of docs/performance.md#parallel-engine on
+the sequential, 1- and 2-thread runs (the engine's own split of its time, SERVESIM_LOG=info) and predicts 16
+and 64 cores. Writes every figure to OUT/fleet.json.
+
+  python3 bench/fleet/fleet.py --replicas 64,256,1000 --hours 24            # the whole day
+  python3 bench/fleet/fleet.py --replicas 64 --hours 0.25 --threads 0,1,2   # a quick look
+"""
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TIMING = re.compile(r"parallel engine: (\d+) shards, (\d+) windows; routing ([\d.]+) s, "
+                    r"shards ([\d.]+) s, merging ([\d.]+) s; cpu: routing ([\d.]+) s, "
+                    r"shards ([\d.]+) s, merging ([\d.]+) s")
+
+
+def run_one(args, replicas, threads, out):
+    seconds = args.hours * 3600.0
+    rate = args.rate_per_replica * replicas
+    cmd = [args.servesim, "run", os.path.join(HERE, "fleet-base.yaml"), "--out", out,
+           "--no-requests-csv", "--no-progress", "-q",
+           "--set", f"cluster.replicas={replicas}",
+           "--set", f"workload.synthetic.requests={max(1, int(rate * seconds))}",
+           "--set", f"workload.synthetic.arrival.mean_rate_per_s={rate}",
+           "--set", f"workload.synthetic.start_s={args.start_h * 3600.0}",
+           # The memory check's bound on requests held at once: far above what a fleet at
+           # this load holds (a few per replica), far below the default 2,000,000 it would
+           # otherwise plan memory for.
+           "--max-queued", str(200 * replicas),
+           "--threads", str(threads)]
+    if args.mpi_ranks and threads < 0:
+        cmd = ["mpirun", "-n", str(args.mpi_ranks)] + cmd
+    env = dict(os.environ, SERVESIM_LOG="info")
+    p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env)
+    if p.returncode != 0:
+        sys.exit(f"fleet.py: {' '.join(cmd)} failed:\n{p.stderr}")
+    wall = re.search(r"Elapsed \(wall clock\) time.*: (?:(\d+):)?(\d+):([\d.]+)", p.stderr)
+    h, m, s = wall.groups()
+    wall_s = (int(h or 0) * 60 + int(m)) * 60 + float(s)
+    rss_kb = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", p.stderr).group(1))
+    cpu_s = sum(float(re.search(rf"{k} time \(seconds\): ([\d.]+)", p.stderr).group(1))
+                for k in ("User", "System"))
+    with open(os.path.join(out, "summary.json"), "rb") as f:
+        raw = f.read()
+    summary = json.loads(raw)
+    r = {"replicas": replicas, "threads": threads, "wall_s": wall_s, "cpu_s": cpu_s,
+         "rss_mb": rss_kb / 1024,
+         "steps": summary["steps"], "requests": summary["requests"],
+         "simulated_s": summary["duration_s"], "summary_bytes": raw}
+    t = TIMING.search(p.stderr)
+    if t:
+        r.update(shards=int(t.group(1)), windows=int(t.group(2)), routing_s=float(t.group(3)),
+                 shards_s=float(t.group(4)), merging_s=float(t.group(5)),
+                 routing_cpu_s=float(t.group(6)), shards_cpu_s=float(t.group(7)),
+                 merging_cpu_s=float(t.group(8)))
+    return r
+
+
+def fit(runs):
+    """The scaling model (docs/performance.md#parallel-engine). The 1-thread run splits the work
+    in CPU seconds (robust to other load on the machine): O (reading the config, the summary:
+    the process's CPU less the parts), R (routing), P (the shards' windows) and M (merging into
+    the recorders), over W windows. On p >= 2 threads p - 1 shards run while the calling thread
+    merges the previous window: T(p) = O + R + max(M, P / (p - 1)) + W * c * (1 + log2(p - 1)),
+    c the cost of one window's barrier and imbalance, fitted on the 2-thread run's wall time
+    (0 when that run was no slower than the model without it). Speed-ups are against the
+    sequential run's CPU seconds."""
+    seq = next((r for r in runs if r["threads"] == 0), None)
+    one = next((r for r in runs if r["threads"] == 1 and "shards_s" in r), None)
+    two = next((r for r in runs if r["threads"] == 2 and "shards_s" in r), None)
+    if not seq or not one or not two:
+        return None
+    R, P, M = one["routing_cpu_s"], one["shards_cpu_s"], one["merging_cpu_s"]
+    W = one["windows"]
+    O = max(0.0, one["cpu_s"] - R - P - M)
+    c = max(0.0, (two["wall_s"] - (O + R + max(M, P))) / max(1, W))
+    model = {"other_s": O, "routing_s": R, "shards_s": P, "merging_s": M, "windows": W,
+             "sync_s_per_window": c, "sequential_cpu_s": seq["cpu_s"],
+             "serial_fraction": (O + R + M) / one["cpu_s"]}
+    for p in (2, 16, 64):
+        ideal = O + R + max(M, P / (p - 1))
+        t = ideal + W * c * (1 + math.log2(p - 1))
+        model[f"predicted_wall_s_{p}"] = t
+        model[f"predicted_speedup_{p}"] = seq["cpu_s"] / t
+        model[f"predicted_speedup_{p}_no_sync"] = seq["cpu_s"] / ideal
+    return model
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--servesim", default=os.path.join(ROOT, "build", "servesim"))
+    ap.add_argument("--replicas", default="64,256,1000")
+    ap.add_argument("--hours", type=float, default=24.0, help="simulated hours (24: a day)")
+    ap.add_argument("--start-h", type=float, default=0.0, help="hour of the day to start at")
+    ap.add_argument("--rate-per-replica", type=float, default=1.0,
+                    help="requests/s per replica, the day's mean")
+    ap.add_argument("--threads", default="0,1,2", help="0: the sequential engine")
+    ap.add_argument("--mpi-ranks", type=int, default=0, help="reserved: MPI ranks (not yet)")
+    ap.add_argument("--out", default="out/fleet")
+    args = ap.parse_args()
+    results = []
+    print(f"{'replicas':>8} {'threads':>7} {'wall_s':>8} {'steps':>12} {'steps/s':>10} "
+          f"{'RSS_MB':>7} {'cpu_s':>7} {'speedup':>7} {'effic.':>6} {'windows':>7} {'serial%':>7} "
+          "identical")
+    for n in [int(x) for x in args.replicas.split(",")]:
+        runs = []
+        for t in [int(x) for x in args.threads.split(",")]:
+            r = run_one(args, n, t, os.path.join(args.out, f"r{n}-t{t}"))
+            runs.append(r)
+            base = runs[0]
+            speedup = base["wall_s"] / r["wall_s"]
+            eff = speedup / max(1, t)
+            serial = ((r["routing_cpu_s"] + r["merging_cpu_s"]) / r["cpu_s"] * 100
+                      if "routing_s" in r and t == 1 else float("nan"))
+            r.update(speedup=speedup, efficiency=eff,
+                     identical=r["summary_bytes"] == base["summary_bytes"])
+            print(f"{n:>8} {t:>7} {r['wall_s']:>8.2f} {r['steps']:>12} "
+                  f"{r['steps'] / r['wall_s']:>10.0f} {r['rss_mb']:>7.0f} {r['cpu_s']:>7.2f} "
+                  f"{speedup:>7.2f} "
+                  f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['identical']}",
+                  flush=True)
+        model = fit(runs)
+        if model:
+            print(f"{n:>8} model: O {model['other_s']:.2f} + R {model['routing_s']:.2f} + "
+                  f"max(M {model['merging_s']:.2f}, P {model['shards_s']:.2f} / (p - 1)) + "
+                  f"{model['windows']} windows x {model['sync_s_per_window'] * 1e6:.1f} us x "
+                  f"(1 + log2(p - 1)) s: 2 cores {model['predicted_speedup_2']:.2f}x "
+                  f"({model['predicted_speedup_2_no_sync']:.2f}x without sync), 16 cores "
+                  f"{model['predicted_speedup_16']:.2f}x "
+                  f"({model['predicted_speedup_16_no_sync']:.2f}x), 64 cores "
+                  f"{model['predicted_speedup_64']:.2f}x "
+                  f"({model['predicted_speedup_64_no_sync']:.2f}x)", flush=True)
+        for r in runs:
+            del r["summary_bytes"]
+        results.append({"replicas": n, "runs": runs, "model": model})
+    os.makedirs(args.out, exist_ok=True)
+    with open(os.path.join(args.out, "fleet.json"), "w") as f:
+        json.dump({"hours": args.hours, "start_h": args.start_h,
+                   "rate_per_replica": args.rate_per_replica, "results": results}, f, indent=1)
+    if not all(r["identical"] for x in results for r in x["runs"]):
+        sys.exit("fleet.py: a parallel run's summary.json differs from the sequential run's")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,459 @@
+#include "sim/parallel_engine.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <atomic>
+#include <barrier>
+#include <chrono>
+#include <ctime>
+#include <deque>
+#include <exception>
+#include <stdexcept>
+#include <thread>
+
+#include "core/errors.h"
+
+namespace servesim {
+namespace {
+
+/// A shard's workload: nothing; the parallel engine posts its arrivals itself.
+class NoSource final : public WorkloadSource {
+ public:
+  bool next(RequestSpec& /*out*/) override { return false; }
+  [[nodiscard]] size_t size_hint() const override { return 0; }
+};
+
+/// A shard's router: never asked; the parallel engine routes with the cluster's router.
+class NoRouter final : public Router {
+ public:
+  uint32_t route(const RequestSpec& /*r*/, std::span<const ReplicaLoad> /*loads*/) override {
+    throw std::logic_error("a parallel engine's shard routed a request itself");
+  }
+};
+
+}  // namespace
+
+// Named, not anonymous: ParallelSimulation::Shard holds these.
+namespace parallel_detail {
+
+/// Where an output stands in the sequential engine's order: the event it came from (time,
+/// phase, then the replica, or for arrivals their order) and its order within the shard.
+struct Key {
+  Time t;
+  uint8_t phase = 0;
+  uint64_t tag = 0;
+  uint64_t n = 0;
+  bool operator<(const Key& o) const {
+    if (t != o.t) return t < o.t;
+    if (phase != o.phase) return phase < o.phase;
+    if (tag != o.tag) return tag < o.tag;
+    return n < o.n;
+  }
+};
+
+enum class ItemKind : uint8_t { Record, Step, Admit };
+
+struct Item {
+  Key key;
+  ItemKind kind;
+  uint32_t index;  // into the shard's requests or steps
+};
+
+}  // namespace parallel_detail
+
+using parallel_detail::Item;
+using parallel_detail::ItemKind;
+using parallel_detail::Key;
+
+std::string parallel_unsupported(const Components& c, const RunLimits& limits) {
+  if (c.replicas.size() < 2) return "a single replica has nothing to share out";
+  if (c.load_refresh == Time::ns(0))
+    return "the router reads live loads (cluster.router.load_refresh_ms: 0), so every "
+           "routing decision needs every replica's state at that instant";
+  if (c.decode_router || std::any_of(c.pools.begin(), c.pools.end(),
+                                     [](const PoolSpec& p) { return p.role != PoolRole::Mixed; }))
+    return "prefill/decode pools hand KV between replicas (not parallel yet)";
+  if (c.speculative) return "speculative decoding draws from one random stream for all replicas";
+  if (c.source->reactive()) return "a closed-loop workload makes requests ready as others leave";
+  if (limits.max_sim_time != Time::max() || limits.max_wall_s > 0)
+    return "a bounded run (--max-sim-time, --max-wall-time) stops at one event of the whole run";
+  return {};
+}
+
+struct ParallelSimulation::Shard {
+  struct Pending {
+    RequestSpec spec;
+    uint32_t rep;  // local
+    uint64_t order;
+  };
+  /// Hands what the shard's engine records to the shard's buffers, keyed.
+  struct Tap final : RequestRecorder, StepObserver {
+    explicit Tap(Shard& s) : sh(s) {}
+    void record(const Request& r) override {
+      Buffer& b = sh.out();
+      if (b.n_requests == b.requests.size()) b.requests.emplace_back();
+      Request& copy = b.requests[b.n_requests];
+      copy = r;  // its vectors keep their capacity from window to window
+      copy.replica += sh.base;
+      sh.push(sh.key, ItemKind::Record, b.n_requests++);
+    }
+    void on_step(const StepRecord& s) override {
+      Buffer& b = sh.out();
+      if (b.n_steps == b.steps.size()) b.steps.emplace_back();
+      StepRecord& copy = b.steps[b.n_steps];
+      copy = s;
+      copy.replica += sh.base;
+      // A step is planned by its replica's Schedule event, or at once when nothing else is
+      // due at that instant: either way it comes where that Schedule event would.
+      sh.push({s.start, phase_of(EventKind::Schedule), copy.replica, 0}, ItemKind::Step,
+              b.n_steps++);
+    }
+    Shard& sh;
+  };
+
+  Shard(std::unique_ptr<Simulation> s, uint32_t b) : sim(std::move(s)), base(b), tap(*this) {
+    sim->add_recorder(tap);
+    sim->add_step_observer(tap);
+  }
+  /// One window's outputs. Two, so that the engine merges one window's while the shard runs
+  /// the next.
+  struct Buffer {
+    std::vector<Item> items;
+    std::vector<Request> requests;
+    std::vector<StepRecord> steps;
+    uint32_t n_requests = 0, n_steps = 0;
+    void clear() {
+      items.clear();
+      n_requests = n_steps = 0;
+    }
+  };
+  Buffer& out() { return buffers[current]; }
+  void push(Key k, ItemKind kind, uint32_t index) {
+    k.n = counter++;
+    out().items.push_back({k, kind, index});
+  }
+
+  std::unique_ptr<Simulation> sim;
+  uint32_t base;
+  Tap tap;
+  std::deque<Pending> arrivals;  // routed here, their Arrival events posted
+  std::deque<bool> markers;      // per Routed event posted: true a window's end, false the last
+  Key key;                       // of the event running
+  uint64_t counter = 0;
+  Buffer buffers[2];
+  int current = 0;  // the buffer the running window writes
+  std::exception_ptr error;
+};
+
+namespace {
+
+/// Wall and process CPU time since the last mark.
+class Stopwatch {
+ public:
+  Stopwatch() { start(); }
+  void start() {
+    m_wall = std::chrono::steady_clock::now();
+    m_cpu = std::clock();
+  }
+  /// Adds the time since the last mark to `wall_s` and `cpu_s`, and marks now.
+  void add_to(double& wall_s, double& cpu_s) {
+    const auto wall = std::chrono::steady_clock::now();
+    const std::clock_t cpu = std::clock();
+    wall_s += std::chrono::duration<double>(wall - m_wall).count();
+    cpu_s += static_cast<double>(cpu - m_cpu) / CLOCKS_PER_SEC;
+    m_wall = wall;
+    m_cpu = cpu;
+  }
+
+ private:
+  std::chrono::steady_clock::time_point m_wall;
+  std::clock_t m_cpu = 0;
+};
+
+}  // namespace
+
+struct ParallelSimulation::Workers {
+  explicit Workers(ptrdiff_t n) : sync(n) {}
+  std::barrier<> sync;
+  std::atomic<bool> quit{false};
+  std::vector<std::thread> threads;
+};
+
+ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, RunLimits limits)
+    : m_source(std::move(c.source)),
+      m_router(std::move(c.router)),
+      m_router_delay(c.router_delay),
+      m_load_refresh(c.load_refresh),
+      m_pools(c.pools),
+      m_limits(limits) {
+  m_stats.pools = m_pools;  // the metrics read them before the run
+  const auto replicas = static_cast<uint32_t>(c.replicas.size());
+  // One thread runs the one shard and merges; more: the calling thread routes and merges, and
+  // each other thread runs a shard.
+  const uint32_t shards =
+      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads - 1)), 1, replicas);
+  m_where.resize(replicas);
+  m_loads.resize(replicas);
+  uint32_t next = 0;
+  for (uint32_t s = 0; s < shards; ++s) {
+    const uint32_t count = replicas / shards + (s < replicas % shards ? 1 : 0);
+    Components part;
+    part.source = std::make_unique<NoSource>();
+    for (uint32_t i = 0; i < count; ++i) {
+      m_where[next + i] = {s, i};
+      part.replicas.push_back(std::move(c.replicas[next + i]));
+    }
+    if (count > 1) part.router = std::make_unique<NoRouter>();
+    part.seed = c.seed;
+    m_shards.push_back(
+        std::make_unique<Shard>(std::make_unique<Simulation>(std::move(part), check), next));
+    next += count;
+  }
+  if (threads > 1) start_workers();
+}
+
+ParallelSimulation::~ParallelSimulation() {
+  if (!m_workers) return;
+  m_workers->quit = true;
+  m_workers->sync.arrive_and_drop();
+  for (std::thread& t : m_workers->threads) t.join();
+}
+
+void ParallelSimulation::take_snapshot() {
+  // What Simulation::refresh_loads reads, shard by shard.
+  for (size_t i = 0; i < m_loads.size(); ++i) {
+    const BatchState& st = m_shards[m_where[i].shard]->sim->m_reps[m_where[i].local].state;
+    m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()),
+                  st.kv().used_tokens(), st.kv().capacity_tokens()};
+  }
+}
+
+void ParallelSimulation::route_window(RequestSpec& spec, bool& have) {
+  const Time start = spec.arrival + m_router_delay;
+  take_snapshot();
+  Time last = start;
+  do {
+    const Time at = spec.arrival + m_router_delay;
+    const uint32_t k = m_router->route(spec, m_loads);
+    if (k >= m_loads.size()) throw std::logic_error("router picked a replica that does not exist");
+    ++m_loads[k].outstanding;  // as Simulation::pick counts its own decisions
+    Shard& sh = *m_shards[m_where[k].shard];
+    sh.arrivals.push_back({std::move(spec), m_where[k].local, m_arrivals++});
+    sh.sim->post(Event::arrival(at));
+    last = at;
+    m_last_arrival = sh.arrivals.back().spec.arrival;
+    have = m_source->next(spec);
+    if (have && spec.arrival < m_last_arrival)
+      throw std::logic_error("workload source yielded arrivals out of order");
+  } while (have && spec.arrival + m_router_delay - start < m_load_refresh);
+  // The next window's first routing ends this one; after the last arrival, every replica
+  // learns that none is to come (the sequential engine's arrivals_done) at that instant.
+  for (auto& sh : m_shards) {
+    sh->sim->post(Event::routed(have ? spec.arrival + m_router_delay : last));
+    sh->markers.push_back(have);
+  }
+}
+
+void ParallelSimulation::run_shard(Shard& sh) {
+  Simulation& sim = *sh.sim;
+  while (!sim.m_events.empty()) {
+    const Event e = sim.m_events.top();
+    sim.m_events.pop();
+    if (e.kind() == EventKind::Routed) {  // a marker
+      sim.m_now = e.time();
+      sim.m_stats.end = e.time();
+      const bool window_end = sh.markers.front();
+      sh.markers.pop_front();
+      if (window_end) return;
+      for (Simulation::Replica& r : sim.m_reps) r.state.set_arrivals_done(true);
+      continue;
+    }
+    if (e.kind() != EventKind::Arrival) {
+      sh.key = {e.time(), phase_of(e.kind()), sh.base + e.order_replica(), 0};
+      sim.dispatch(e);
+      continue;
+    }
+    // A request this shard's replica was routed: Simulation::on_arrival (or on_routed) after
+    // its routing.
+    sim.m_now = e.time();
+    sim.m_stats.end = e.time();
+    Shard::Pending& p = sh.arrivals.front();
+    sh.key = {e.time(), phase_of(EventKind::Arrival), p.order, 0};
+    const size_t live = sim.m_reps[p.rep].state.live();
+    sim.admit(p.rep, p.spec);
+    if (sim.m_reps[p.rep].state.live() > live) sh.push(sh.key, ItemKind::Admit, 0);
+    const uint32_t rep = p.rep;
+    sh.arrivals.pop_front();
+    if (!sim.m_reps[rep].busy) sim.schedule(rep);
+  }
+}
+
+void ParallelSimulation::start_workers() {
+  m_workers = std::make_unique<Workers>(static_cast<ptrdiff_t>(m_shards.size() + 1));
+  for (size_t s = 0; s < m_shards.size(); ++s)
+    m_workers->threads.emplace_back([this, s] {
+      Shard& sh = *m_shards[s];
+      for (;;) {
+        m_workers->sync.arrive_and_wait();  // a window starts
+        if (m_workers->quit) {
+          m_workers->sync.arrive_and_drop();
+          return;
+        }
+        try {
+          run_shard(sh);
+        } catch (...) {
+          sh.error = std::current_exception();
+        }
+        m_workers->sync.arrive_and_wait();  // it ends
+      }
+    });
+}
+
+void ParallelSimulation::run_window(int merge_buffer) {
+  ++m_windows;
+  for (auto& sh : m_shards) sh->current ^= 1;  // the window writes the other buffer
+  if (!m_workers) {                            // one thread: run() merges after each window
+    for (auto& sh : m_shards) run_shard(*sh);
+    return;
+  }
+  // The shards run the window on their threads while this one merges the previous window.
+  m_workers->sync.arrive_and_wait();
+  std::exception_ptr merge_error;
+  try {
+    if (merge_buffer >= 0) merge_window(merge_buffer);
+  } catch (...) {
+    merge_error = std::current_exception();
+  }
+  m_workers->sync.arrive_and_wait();
+  if (merge_error) std::rethrow_exception(merge_error);
+  for (auto& sh : m_shards)
+    if (sh->error) std::rethrow_exception(sh->error);
+}
+
+void ParallelSimulation::merge_window(int which) {
+  struct Ref {
+    const Item* item;
+    uint32_t shard;
+  };
+  std::vector<Ref> order;
+  for (uint32_t s = 0; s < m_shards.size(); ++s)
+    for (const Item& it : m_shards[s]->buffers[which].items) order.push_back({&it, s});
+  std::sort(order.begin(), order.end(),
+            [](const Ref& a, const Ref& b) { return a.item->key < b.item->key; });
+  for (const Ref& ref : order) {
+    Shard::Buffer& sh = m_shards[ref.shard]->buffers[which];
+    switch (ref.item->kind) {
+      case ItemKind::Admit:  // Simulation::admit's count of what is held
+        m_stats.peak_in_flight = std::max(m_stats.peak_in_flight, ++m_live);
+        break;
+      case ItemKind::Record: {
+        const Request& r = sh.requests[ref.item->index];
+        if (r.state != RequestState::Rejected) --m_live;
+        for (RequestRecorder* rec : m_recorders) rec->record(r);
+        break;
+      }
+      case ItemKind::Step: {
+        const StepRecord& s = sh.steps[ref.item->index];
+        if (s.bound >= 0) {  // Simulation::try_start_step's sums, in its order
+          ++m_stats.costed_steps;
+          m_stats.bandwidth_bound_steps += s.bound == 0;
+          m_stats.bytes_moved += s.bytes;
+          m_stats.flops += s.flops;
+        }
+        for (StepObserver* o : m_observers) o->on_step(s);
+        break;
+      }
+    }
+  }
+  for (auto& sh : m_shards) sh->buffers[which].clear();
+  if (m_stats.peak_in_flight > m_limits.max_queued)
+    throw InputError(fmt::format(
+        "more than {} requests held at once (--max-queued): the parallel engine does not stop "
+        "early with partial results; run without --threads for that",
+        m_limits.max_queued));
+  if (m_limits.interrupt && *m_limits.interrupt) throw InputError("interrupted");
+}
+
+void ParallelSimulation::run() {
+  for (StepObserver* o : m_observers) o->on_start(static_cast<uint32_t>(m_where.size()), m_pools);
+  RequestSpec spec;
+  bool have = m_source->next(spec);
+  if (!have)
+    for (auto& sh : m_shards)
+      for (Simulation::Replica& r : sh->sim->m_reps) r.state.set_arrivals_done(true);
+  // Window k's outputs are merged while window k + 1 runs (with worker threads), or right
+  // after it (one thread); the last window's after the loop.
+  int pending = -1;  // the buffer holding the window not merged yet
+  Stopwatch watch;
+  for (;;) {
+    const bool routed = have;
+    watch.start();
+    if (have) route_window(spec, have);
+    watch.add_to(m_timing.routing_s, m_timing.routing_cpu_s);
+    run_window(pending);
+    watch.add_to(m_timing.shards_s, m_timing.shards_cpu_s);
+    pending = m_shards[0]->current;
+    if (!m_workers) {
+      merge_window(pending);
+      watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
+      pending = -1;
+    }
+    if (!routed || !have) break;
+  }
+  if (pending >= 0) {
+    watch.start();
+    merge_window(pending);
+    watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
+  }
+  finish();
+  // The benchmarks' scaling model reads this (SERVESIM_LOG=info): the serial parts and the
+  // windows' part, whose shares of the run set the speed-up. CPU seconds are the process's (all
+  // threads): on one thread they split the work exactly, whatever else the machine runs.
+  const Timing& t = m_timing;
+  spdlog::info(
+      "parallel engine: {} shards, {} windows; routing {:.3f} s, shards {:.3f} s, merging "
+      "{:.3f} s; cpu: routing {:.3f} s, shards {:.3f} s, merging {:.3f} s",
+      m_shards.size(), m_windows, t.routing_s, t.shards_s, t.merging_s, t.routing_cpu_s,
+      t.shards_cpu_s, t.merging_cpu_s);
+}
+
+void ParallelSimulation::finish() {
+  RunStats& st = m_stats;
+  for (auto& sh : m_shards) {
+    Simulation& sim = *sh->sim;
+    sim.check_all_served();
+    sim.finish_stats();
+    const RunStats& s = sim.m_stats;
+    st.replicas.insert(st.replicas.end(), s.replicas.begin(), s.replicas.end());
+    st.steps += s.steps;
+    st.busy_ns += s.busy_ns;
+    st.seat_steps += s.seat_steps;
+    st.prefill_tokens += s.prefill_tokens;
+    st.peak_kv_used_tokens += s.peak_kv_used_tokens;
+    st.kv_capacity_tokens += s.kv_capacity_tokens;
+    st.end = std::max(st.end, s.end);
+    if (s.costed_steps > 0) {
+      st.peak_bytes_per_s = s.peak_bytes_per_s;
+      st.peak_flops_per_s = s.peak_flops_per_s;
+    }
+    if (s.prefix) {
+      if (!st.prefix) st.prefix.emplace();
+      st.prefix->queried_tokens += s.prefix->queried_tokens;
+      st.prefix->hit_tokens += s.prefix->hit_tokens;
+      st.prefix->queried_blocks += s.prefix->queried_blocks;
+      st.prefix->hit_blocks += s.prefix->hit_blocks;
+      st.prefix->evicted_blocks += s.prefix->evicted_blocks;
+    }
+  }
+  for (uint32_t p = 0; p < m_pools.size(); ++p)
+    for (uint32_t i = 0; i < m_pools[p].replicas; ++i)
+      st.replicas[m_pools[p].first_replica + i].pool = p;
+  if (m_source->waiting() != 0) throw std::logic_error("a closed-loop source in a parallel run");
+  st.workload_counters = m_source->counters();
+  st.class_names = m_source->class_names();
+  st.tenant_names = m_source->tenant_names();
+}
+
+}  // namespace servesim

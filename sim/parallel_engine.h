@@ -1,0 +1,105 @@
+#pragma once
+// The parallel engine: one cluster's replicas run on several threads, with results byte for
+// byte those of the sequential engine (Simulation) on the same config (docs/cluster.md#parallel).
+//
+// With a stale-load router (cluster.router.load_refresh_ms > 0) a routing decision depends only
+// on the replicas' loads read at the last refresh and on the router's own decisions since. The
+// refreshes happen at the first routing at least load_refresh_ms after the previous one, so the
+// arrivals alone fix when they happen. A window runs from one refresh to the next: every
+// replica is advanced to the window's first routing instant (its step ends there included, the
+// rest of that instant not), the loads are read, every arrival of the window is routed at once,
+// and each shard (a contiguous block of replicas, with its own event queue) then runs alone,
+// on its own thread, to the next window's first instant.
+//
+// The sequential engine orders the events of one instant by phase, then replica, then posting
+// order (sim/event_queue.h); each shard's queue keeps the same order among its replicas, and
+// what the shards record (requests leaving, steps planned) is merged at every window's end by
+// (time, phase, replica or arrival, order within the shard): the order the sequential engine
+// hands them out. Recorders and step observers see that merged stream on the calling thread.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sim/simulation.h"
+
+namespace servesim {
+
+/// Why a run of `c` cannot be split over threads, as a clause ("the router reads live loads
+/// (cluster.router.load_refresh_ms: 0)"); empty when it can. Such a run goes to the sequential
+/// engine: the parallel one would not give the same result.
+[[nodiscard]] std::string parallel_unsupported(const Components& c, const RunLimits& limits);
+
+class ParallelSimulation {
+ public:
+  /// `threads` threads in all: 1 runs everything on the calling thread (the baseline of
+  /// parallel efficiency); N >= 2 runs N - 1 shards (at most one per replica), each on a thread
+  /// of its own, while the calling thread routes and merges the previous window's outputs.
+  /// REQUIRES: parallel_unsupported(c, limits) is empty, threads >= 1.
+  ParallelSimulation(Components c, int threads, bool check = false, RunLimits limits = {});
+  ~ParallelSimulation();
+  ParallelSimulation(const ParallelSimulation&) = delete;
+  ParallelSimulation& operator=(const ParallelSimulation&) = delete;
+
+  /// As Simulation's: each sees the requests and steps in the sequential engine's order.
+  /// REQUIRES: `r` outlives run().
+  void add_recorder(RequestRecorder& r) { m_recorders.push_back(&r); }
+  void add_step_observer(StepObserver& o) { m_observers.push_back(&o); }
+  /// Runs to completion. Throws InputError when more requests are held at once than
+  /// RunLimits::max_queued (the sequential engine stops there with partial results instead).
+  void run();
+
+  [[nodiscard]] const RunStats& stats() const { return m_stats; }
+  [[nodiscard]] const std::vector<std::string>& class_names() const {
+    return m_source->class_names();
+  }
+  [[nodiscard]] const std::vector<std::string>& tenant_names() const {
+    return m_source->tenant_names();
+  }
+  /// Windows run (routing snapshots taken), for the benchmarks' sync cost.
+  [[nodiscard]] int64_t windows() const { return m_windows; }
+  /// Wall seconds spent routing (serial), running the shards' windows (parallel; with worker
+  /// threads, the merging of the previous window overlaps it) and merging their outputs into
+  /// the recorders (serial), and the process's CPU seconds over the same spans.
+  struct Timing {
+    double routing_s = 0, shards_s = 0, merging_s = 0;
+    double routing_cpu_s = 0, shards_cpu_s = 0, merging_cpu_s = 0;
+  };
+  [[nodiscard]] const Timing& timing() const { return m_timing; }
+
+ private:
+  struct Shard;
+  struct Where {
+    uint32_t shard, local;
+  };
+  void route_window(RequestSpec& spec, bool& have);
+  void take_snapshot();
+  void start_workers();
+  /// Runs a window on every shard; with worker threads, merges buffer `merge_buffer` (>= 0)
+  /// meanwhile.
+  void run_window(int merge_buffer);
+  void run_shard(Shard& sh);
+  void merge_window(int which);
+  void finish();
+
+  std::unique_ptr<WorkloadSource> m_source;
+  std::unique_ptr<Router> m_router;
+  Time m_router_delay, m_load_refresh;
+  std::vector<PoolSpec> m_pools;
+  RunLimits m_limits;
+  std::vector<std::unique_ptr<Shard>> m_shards;
+  std::vector<Where> m_where;  // by replica
+  std::vector<ReplicaLoad> m_loads;
+  RunStats m_stats;
+  std::vector<RequestRecorder*> m_recorders;
+  std::vector<StepObserver*> m_observers;
+  uint64_t m_arrivals = 0;  // arrivals routed so far (their order, for the merge)
+  Time m_last_arrival;
+  int64_t m_live = 0;  // requests held, all replicas together, as the merge replays them
+  int64_t m_windows = 0;
+  Timing m_timing;
+  struct Workers;
+  std::unique_ptr<Workers> m_workers;
+};
+
+}  // namespace servesim
