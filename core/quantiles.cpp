@@ -81,6 +81,50 @@ QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
   return *this;
 }
 
+void QuantileSketch::add_all(std::span<const double> vs) {
+  if (vs.empty()) return;
+  if (m_count == 0) m_min = m_max = vs.front();
+  double sum = m_sum, lo = m_min, hi = m_max;
+  for (const double v : vs) {
+    lo = v < lo ? v : lo;
+    hi = hi < v ? v : hi;
+    sum += v;
+  }
+  m_sum = sum;
+  m_min = lo;
+  m_max = hi;
+  // Which values are kept or counted in which order does not change the figures; only the
+  // sorted flag needs them in order.
+  size_t i = 0;
+  while (i < vs.size() && !m_histogram_mode) {
+    if (m_tail_n == m_tail_cap) {
+      ++m_count;  // new_chunk sizes from the values kept before this one
+      new_chunk();
+      --m_count;
+    }
+    const size_t to_limit = m_limit - static_cast<size_t>(m_count);  // >= 0 while exact
+    const size_t room = std::min(m_tail_cap - m_tail_n, to_limit + (to_limit < SIZE_MAX ? 1 : 0));
+    const size_t k = std::min(room, vs.size() - i);
+    bool sorted = m_sorted;
+    double last = m_last;
+    for (size_t j = 0; j < k; ++j) {
+      const double v = vs[i + j];
+      if ((m_count > 0 || j > 0) && v < last) sorted = false;
+      last = v;
+      m_tail[m_tail_n + j] = v;
+    }
+    m_sorted = sorted;
+    m_last = last;
+    m_tail_n += k;
+    m_count += static_cast<int64_t>(k);
+    i += k;
+    if (static_cast<size_t>(m_count) > m_limit) to_histogram();
+  }
+  int64_t* buckets = m_buckets.data();
+  for (size_t j = i; j < vs.size(); ++j) ++buckets[bucket_of(vs[j])];
+  m_count += static_cast<int64_t>(vs.size() - i);
+}
+
 void QuantileSketch::new_chunk() {
   if (!m_chunks.empty()) m_chunks.back().n = m_tail_n;
   // Never more than the limit needs: the value past it moves everything to the histogram.
