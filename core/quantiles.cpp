@@ -5,6 +5,10 @@
 #include <cstring>
 #include <utility>
 
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
+
 namespace servesim {
 namespace {
 
@@ -12,7 +16,43 @@ namespace {
 constexpr size_t k_first_chunk = 256;
 constexpr size_t k_largest_chunk = size_t{1} << 18;
 
+constexpr size_t k_huge_page = size_t{1} << 21;
+
 }  // namespace
+
+QuantileSketch::Chunk QuantileSketch::make_chunk(size_t cap) {
+  const size_t bytes = cap * sizeof(double);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= k_huge_page) {
+    // Map one huge page more than needed and unmap the unaligned ends.
+    const size_t span = (bytes + k_huge_page - 1) / k_huge_page * k_huge_page;
+    void* raw = mmap(nullptr, span + k_huge_page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw != MAP_FAILED) {
+      const auto base = reinterpret_cast<uintptr_t>(raw);
+      const uintptr_t at = (base + k_huge_page - 1) & ~(k_huge_page - 1);
+      if (at > base) munmap(raw, at - base);
+      if (base + k_huge_page > at)
+        munmap(reinterpret_cast<void*>(at + span), base + k_huge_page - at);
+      madvise(reinterpret_cast<void*>(at), span, MADV_HUGEPAGE);  // a hint: fine if refused
+      return Chunk{
+          std::unique_ptr<double[], ValuesFree>(reinterpret_cast<double*>(at), ValuesFree{span}), 0,
+          cap};
+    }
+  }  // else (no room to map): new[] below, which throws std::bad_alloc as a vector would
+#endif
+  return Chunk{std::unique_ptr<double[], ValuesFree>(new double[cap], ValuesFree{0}), 0, cap};
+}
+
+void QuantileSketch::ValuesFree::operator()(double* p) const {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes != 0) {
+    munmap(p, bytes);
+    return;
+  }
+#endif
+  delete[] p;
+}
 
 QuantileSketch::QuantileSketch(const QuantileSketch& o)
     : m_limit(o.m_limit),
@@ -27,7 +67,8 @@ QuantileSketch::QuantileSketch(const QuantileSketch& o)
   // One chunk holding every kept value, full: the next add starts a new one.
   const auto n = static_cast<size_t>(m_histogram_mode ? 0 : m_count);
   if (n == 0) return;
-  Chunk c{std::make_unique_for_overwrite<double[]>(n), n, n};
+  Chunk c = make_chunk(n);
+  c.n = n;
   size_t at = 0;
   for (const Chunk& oc : o.m_chunks) {
     const size_t k = &oc == &o.m_chunks.back() ? o.m_tail_n : oc.n;
@@ -131,7 +172,7 @@ void QuantileSketch::new_chunk() {
   const auto kept = static_cast<size_t>(m_count - 1);  // before the value being added
   size_t cap = std::clamp(kept, k_first_chunk, k_largest_chunk);
   if (m_limit - kept < cap) cap = m_limit - kept + 1;
-  Chunk c{std::make_unique_for_overwrite<double[]>(cap), 0, cap};
+  Chunk c = make_chunk(cap);
   m_tail = c.v.get();
   m_tail_n = 0;
   m_tail_cap = cap;
@@ -143,7 +184,8 @@ void QuantileSketch::gather() {
   m_chunks.back().n = m_tail_n;
   if (m_chunks.size() == 1) return;
   const auto n = static_cast<size_t>(m_count);
-  Chunk all{std::make_unique_for_overwrite<double[]>(n), n, n};
+  Chunk all = make_chunk(n);
+  all.n = n;
   size_t at = 0;
   for (Chunk& c : m_chunks) {
     std::copy_n(c.v.get(), c.n, all.v.get() + at);
@@ -160,8 +202,12 @@ void QuantileSketch::to_histogram() {
   m_histogram_mode = true;
   m_buckets.assign(k_buckets, 0);
   if (!m_chunks.empty()) m_chunks.back().n = m_tail_n;
-  for (const Chunk& c : m_chunks)
-    for (size_t i = 0; i < c.n; ++i) ++m_buckets[bucket_of(c.v[i])];
+  int64_t* buckets = m_buckets.data();
+  for (const Chunk& c : m_chunks) {
+    const double* v = c.v.get();
+    const size_t n = c.n;
+    for (size_t i = 0; i < n; ++i) ++buckets[bucket_of(v[i])];
+  }
   std::vector<Chunk>().swap(m_chunks);
   m_tail = nullptr;
   m_tail_n = m_tail_cap = 0;

@@ -68,10 +68,18 @@ class QuantileSketch {
 
  private:
   /// A run of kept values; `n` of the last chunk is m_tail_n while it is being filled.
+  /// Frees a chunk's array: `bytes` of huge-page mapping, or 0 for an array from new[].
+  struct ValuesFree {
+    size_t bytes = 0;
+    void operator()(double* p) const;
+  };
   struct Chunk {
-    std::unique_ptr<double[]> v;
+    std::unique_ptr<double[], ValuesFree> v;
     size_t n = 0, cap = 0;
   };
+  /// An empty chunk of room `cap`: chunks of 2 MiB and more in their own mapping, asking for
+  /// transparent huge pages (one page fault per 2 MiB instead of 512 where the kernel allows).
+  static Chunk make_chunk(size_t cap);
   // Binary exponents covered (values in [2^(k_min_exp-1), 2^k_max_exp)); smaller values share
   // bucket 0 and larger ones the last bucket, whose midpoints are clamped to [min, max] anyway.
   // Seconds from about 1e-12 to 1e12 fall inside.
