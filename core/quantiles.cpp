@@ -2,55 +2,215 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
+#include <utility>
+
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 namespace servesim {
 namespace {
 
-// Binary exponents covered (values in [2^(k_min_exp-1), 2^k_max_exp)); smaller values share
-// bucket 0 and larger ones the last bucket, whose midpoints are clamped to [min, max] anyway.
-// Seconds from about 1e-12 to 1e12 fall inside.
-constexpr int k_min_exp = -40;
-constexpr int k_max_exp = 40;
-constexpr size_t k_per_exp = size_t{1} << QuantileSketch::k_sub_bits;
-constexpr size_t k_buckets = static_cast<size_t>(k_max_exp - k_min_exp) * k_per_exp;
+// Chunks start small (a sketch of a few values costs little) and double up to 2 MiB.
+constexpr size_t k_first_chunk = 256;
+constexpr size_t k_largest_chunk = size_t{1} << 18;
 
-size_t bucket_of(double v) {
-  if (!(v > 0)) return 0;
-  int e = 0;
-  const double f = std::frexp(v, &e);  // v = f * 2^e, f in [0.5, 1)
-  if (e <= k_min_exp) return 0;
-  if (e > k_max_exp) return k_buckets - 1;
-  const auto sub = static_cast<size_t>((f - 0.5) * 2.0 * static_cast<double>(k_per_exp));
-  return static_cast<size_t>(e - 1 - k_min_exp) * k_per_exp + std::min(sub, k_per_exp - 1);
-}
+constexpr size_t k_huge_page = size_t{1} << 21;
 
 }  // namespace
 
-void QuantileSketch::add(double v) {
-  if (m_count == 0) {
-    m_min = m_max = v;
-  } else {
-    m_min = std::min(m_min, v);
-    m_max = std::max(m_max, v);
-  }
-  ++m_count;
-  m_sum += v;
-  if (m_histogram_mode) {
-    bump(v);
-    return;
-  }
-  if (!m_values.empty() && v < m_values.back()) m_sorted = false;
-  m_values.push_back(v);
-  if (m_values.size() > m_limit) to_histogram();
+QuantileSketch::Chunk QuantileSketch::make_chunk(size_t cap) {
+  const size_t bytes = cap * sizeof(double);
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes >= k_huge_page) {
+    // Map one huge page more than needed and unmap the unaligned ends.
+    const size_t span = (bytes + k_huge_page - 1) / k_huge_page * k_huge_page;
+    void* raw = mmap(nullptr, span + k_huge_page, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (raw != MAP_FAILED) {
+      const auto base = reinterpret_cast<uintptr_t>(raw);
+      const uintptr_t at = (base + k_huge_page - 1) & ~(k_huge_page - 1);
+      if (at > base) munmap(raw, at - base);
+      if (base + k_huge_page > at)
+        munmap(reinterpret_cast<void*>(at + span), base + k_huge_page - at);
+      madvise(reinterpret_cast<void*>(at), span, MADV_HUGEPAGE);  // a hint: fine if refused
+      return Chunk{
+          std::unique_ptr<double[], ValuesFree>(reinterpret_cast<double*>(at), ValuesFree{span}), 0,
+          cap};
+    }
+  }  // else (no room to map): new[] below, which throws std::bad_alloc as a vector would
+#endif
+  return Chunk{std::unique_ptr<double[], ValuesFree>(new double[cap], ValuesFree{0}), 0, cap};
 }
 
-void QuantileSketch::bump(double v) { ++m_buckets[bucket_of(v)]; }
+void QuantileSketch::ValuesFree::operator()(double* p) const {
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+  if (bytes != 0) {
+    munmap(p, bytes);
+    return;
+  }
+#endif
+  delete[] p;
+}
+
+QuantileSketch::QuantileSketch(const QuantileSketch& o)
+    : m_limit(o.m_limit),
+      m_count(o.m_count),
+      m_sum(o.m_sum),
+      m_min(o.m_min),
+      m_max(o.m_max),
+      m_last(o.m_last),
+      m_sorted(o.m_sorted),
+      m_histogram_mode(o.m_histogram_mode),
+      m_buckets(o.m_buckets) {
+  // One chunk holding every kept value, full: the next add starts a new one.
+  const auto n = static_cast<size_t>(m_histogram_mode ? 0 : m_count);
+  if (n == 0) return;
+  Chunk c = make_chunk(n);
+  c.n = n;
+  size_t at = 0;
+  for (const Chunk& oc : o.m_chunks) {
+    const size_t k = &oc == &o.m_chunks.back() ? o.m_tail_n : oc.n;
+    std::copy_n(oc.v.get(), k, c.v.get() + at);
+    at += k;
+  }
+  m_chunks.push_back(std::move(c));
+  m_tail = m_chunks.back().v.get();
+  m_tail_n = m_tail_cap = n;
+}
+
+QuantileSketch& QuantileSketch::operator=(const QuantileSketch& o) {
+  if (this != &o) *this = QuantileSketch(o);
+  return *this;
+}
+
+QuantileSketch::QuantileSketch(QuantileSketch&& o) noexcept
+    : m_limit(o.m_limit),
+      m_count(o.m_count),
+      m_sum(o.m_sum),
+      m_min(o.m_min),
+      m_max(o.m_max),
+      m_last(o.m_last),
+      m_chunks(std::move(o.m_chunks)),
+      m_tail(std::exchange(o.m_tail, nullptr)),
+      m_tail_n(std::exchange(o.m_tail_n, 0)),
+      m_tail_cap(std::exchange(o.m_tail_cap, 0)),
+      m_sorted(o.m_sorted),
+      m_histogram_mode(o.m_histogram_mode),
+      m_buckets(std::move(o.m_buckets)) {
+  o.m_chunks.clear();
+  o.m_count = 0;
+}
+
+QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
+  if (this == &o) return *this;
+  m_limit = o.m_limit;
+  m_count = std::exchange(o.m_count, 0);
+  m_sum = o.m_sum;
+  m_min = o.m_min;
+  m_max = o.m_max;
+  m_last = o.m_last;
+  m_chunks = std::move(o.m_chunks);
+  o.m_chunks.clear();
+  m_tail = std::exchange(o.m_tail, nullptr);
+  m_tail_n = std::exchange(o.m_tail_n, 0);
+  m_tail_cap = std::exchange(o.m_tail_cap, 0);
+  m_sorted = o.m_sorted;
+  m_histogram_mode = o.m_histogram_mode;
+  m_buckets = std::move(o.m_buckets);
+  return *this;
+}
+
+void QuantileSketch::add_all(std::span<const double> vs) {
+  if (vs.empty()) return;
+  if (m_count == 0) m_min = m_max = vs.front();
+  double sum = m_sum, lo = m_min, hi = m_max;
+  for (const double v : vs) {
+    lo = v < lo ? v : lo;
+    hi = hi < v ? v : hi;
+    sum += v;
+  }
+  m_sum = sum;
+  m_min = lo;
+  m_max = hi;
+  // Which values are kept or counted in which order does not change the figures; only the
+  // sorted flag needs them in order.
+  size_t i = 0;
+  while (i < vs.size() && !m_histogram_mode) {
+    if (m_tail_n == m_tail_cap) {
+      ++m_count;  // new_chunk sizes from the values kept before this one
+      new_chunk();
+      --m_count;
+    }
+    const size_t to_limit = m_limit - static_cast<size_t>(m_count);  // >= 0 while exact
+    const size_t room = std::min(m_tail_cap - m_tail_n, to_limit + (to_limit < SIZE_MAX ? 1 : 0));
+    const size_t k = std::min(room, vs.size() - i);
+    bool sorted = m_sorted;
+    double last = m_last;
+    for (size_t j = 0; j < k; ++j) {
+      const double v = vs[i + j];
+      if ((m_count > 0 || j > 0) && v < last) sorted = false;
+      last = v;
+      m_tail[m_tail_n + j] = v;
+    }
+    m_sorted = sorted;
+    m_last = last;
+    m_tail_n += k;
+    m_count += static_cast<int64_t>(k);
+    i += k;
+    if (static_cast<size_t>(m_count) > m_limit) to_histogram();
+  }
+  int64_t* buckets = m_buckets.data();
+  for (size_t j = i; j < vs.size(); ++j) ++buckets[bucket_of(vs[j])];
+  m_count += static_cast<int64_t>(vs.size() - i);
+}
+
+void QuantileSketch::new_chunk() {
+  if (!m_chunks.empty()) m_chunks.back().n = m_tail_n;
+  // Never more than the limit needs: the value past it moves everything to the histogram.
+  const auto kept = static_cast<size_t>(m_count - 1);  // before the value being added
+  size_t cap = std::clamp(kept, k_first_chunk, k_largest_chunk);
+  if (m_limit - kept < cap) cap = m_limit - kept + 1;
+  Chunk c = make_chunk(cap);
+  m_tail = c.v.get();
+  m_tail_n = 0;
+  m_tail_cap = cap;
+  m_chunks.push_back(std::move(c));
+}
+
+void QuantileSketch::gather() {
+  if (m_chunks.empty()) return;
+  m_chunks.back().n = m_tail_n;
+  if (m_chunks.size() == 1) return;
+  const auto n = static_cast<size_t>(m_count);
+  Chunk all = make_chunk(n);
+  all.n = n;
+  size_t at = 0;
+  for (Chunk& c : m_chunks) {
+    std::copy_n(c.v.get(), c.n, all.v.get() + at);
+    at += c.n;
+    c.v.reset();
+  }
+  m_chunks.clear();
+  m_chunks.push_back(std::move(all));
+  m_tail = m_chunks.back().v.get();
+  m_tail_n = m_tail_cap = n;
+}
 
 void QuantileSketch::to_histogram() {
   m_histogram_mode = true;
   m_buckets.assign(k_buckets, 0);
-  for (double v : m_values) bump(v);
-  std::vector<double>().swap(m_values);
+  if (!m_chunks.empty()) m_chunks.back().n = m_tail_n;
+  int64_t* buckets = m_buckets.data();
+  for (const Chunk& c : m_chunks) {
+    const double* v = c.v.get();
+    const size_t n = c.n;
+    for (size_t i = 0; i < n; ++i) ++buckets[bucket_of(v[i])];
+  }
+  std::vector<Chunk>().swap(m_chunks);
+  m_tail = nullptr;
+  m_tail_n = m_tail_cap = 0;
 }
 
 double QuantileSketch::bucket_mid(size_t b) const {
@@ -83,12 +243,15 @@ double QuantileSketch::percentile(double p) {
     a = order_statistic(lo);
     b = order_statistic(hi);
   } else {
+    gather();
+    double* v = m_chunks.front().v.get();
     if (!m_sorted) {
-      std::sort(m_values.begin(), m_values.end());
+      std::sort(v, v + m_count);
       m_sorted = true;
+      m_last = v[m_count - 1];
     }
-    a = m_values[static_cast<size_t>(lo)];
-    b = m_values[static_cast<size_t>(hi)];
+    a = v[lo];
+    b = v[hi];
   }
   return a + frac * (b - a);
 }

@@ -7,8 +7,15 @@
 // percentile is the midpoint of the bucket that holds the order statistic: within a relative
 // error of 2^-(k_sub_bits + 1) (0.05%) of an exact value in that bucket. Count, mean and max are
 // always exact. Memory: 8 bytes a value up to the limit, then a fixed ~650 KB.
+//
+// add() is inline and cheap (it runs for every inter-token gap of a run): the kept values go
+// into chunks that are never moved (no copy as they grow, each page touched once) and are
+// gathered into one array only when a percentile is asked for.
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace servesim {
@@ -21,9 +28,36 @@ class QuantileSketch {
   static constexpr size_t k_default_exact_limit = size_t{1} << 21;
 
   explicit QuantileSketch(size_t exact_limit = k_default_exact_limit) : m_limit(exact_limit) {}
+  QuantileSketch(const QuantileSketch& o);
+  QuantileSketch& operator=(const QuantileSketch& o);
+  QuantileSketch(QuantileSketch&& o) noexcept;
+  QuantileSketch& operator=(QuantileSketch&& o) noexcept;
+  ~QuantileSketch() = default;
 
   /// REQUIRES: v >= 0 and finite.
-  void add(double v);
+  void add(double v) {
+    if (m_count == 0) {
+      m_min = m_max = v;
+    } else {
+      m_min = v < m_min ? v : m_min;
+      m_max = m_max < v ? v : m_max;
+    }
+    ++m_count;
+    m_sum += v;
+    if (m_histogram_mode) {
+      ++m_buckets[bucket_of(v)];
+      return;
+    }
+    if (m_count > 1 && v < m_last) m_sorted = false;
+    m_last = v;
+    if (m_tail_n == m_tail_cap) new_chunk();
+    m_tail[m_tail_n++] = v;
+    if (static_cast<size_t>(m_count) > m_limit) to_histogram();
+  }
+
+  /// add(v) for each of `vs` in order, with the same result to the bit (the sum is taken in
+  /// the same order), in a loop that keeps the running figures in registers.
+  void add_all(std::span<const double> vs);
 
   [[nodiscard]] int64_t count() const { return m_count; }
   [[nodiscard]] double mean() const { return m_count ? m_sum / static_cast<double>(m_count) : 0; }
@@ -33,15 +67,53 @@ class QuantileSketch {
   [[nodiscard]] double percentile(double p);
 
  private:
+  /// A run of kept values; `n` of the last chunk is m_tail_n while it is being filled.
+  /// Frees a chunk's array: `bytes` of huge-page mapping, or 0 for an array from new[].
+  struct ValuesFree {
+    size_t bytes = 0;
+    void operator()(double* p) const;
+  };
+  struct Chunk {
+    std::unique_ptr<double[], ValuesFree> v;
+    size_t n = 0, cap = 0;
+  };
+  /// An empty chunk of room `cap`: chunks of 2 MiB and more in their own mapping, asking for
+  /// transparent huge pages (one page fault per 2 MiB instead of 512 where the kernel allows).
+  static Chunk make_chunk(size_t cap);
+  // Binary exponents covered (values in [2^(k_min_exp-1), 2^k_max_exp)); smaller values share
+  // bucket 0 and larger ones the last bucket, whose midpoints are clamped to [min, max] anyway.
+  // Seconds from about 1e-12 to 1e12 fall inside.
+  static constexpr int k_min_exp = -40;
+  static constexpr int k_max_exp = 40;
+  static constexpr size_t k_per_exp = size_t{1} << k_sub_bits;
+  static constexpr size_t k_buckets = static_cast<size_t>(k_max_exp - k_min_exp) * k_per_exp;
+
+  /// The bucket of v: frexp's exponent and the top k_sub_bits bits of the fraction, read from
+  /// the double's bits (frexp's f in [0.5, 1) is 0.5 + mantissa / 2^53, so (f - 0.5) * 2 *
+  /// k_per_exp, truncated, is the mantissa's top bits exactly).
+  static size_t bucket_of(double v) {
+    if (!(v > 0)) return 0;
+    const auto bits = std::bit_cast<uint64_t>(v);
+    const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1022;  // frexp's exponent (normal v)
+    if (e <= k_min_exp) return 0;  // subnormals too (their exponent is below -1021)
+    if (e > k_max_exp) return k_buckets - 1;
+    const auto sub = static_cast<size_t>((bits >> (52 - k_sub_bits)) & (k_per_exp - 1));
+    return static_cast<size_t>(e - 1 - k_min_exp) * k_per_exp + sub;
+  }
+
+  void new_chunk();
+  /// Moves every kept value into one chunk (the first), in order.
+  void gather();
   void to_histogram();
-  void bump(double v);
   [[nodiscard]] double bucket_mid(size_t b) const;
   [[nodiscard]] double order_statistic(int64_t k) const;
 
   size_t m_limit;
   int64_t m_count = 0;
-  double m_sum = 0, m_min = 0, m_max = 0;
-  std::vector<double> m_values;
+  double m_sum = 0, m_min = 0, m_max = 0, m_last = 0;
+  std::vector<Chunk> m_chunks;
+  double* m_tail = nullptr;  // the last chunk's values
+  size_t m_tail_n = 0, m_tail_cap = 0;
   bool m_sorted = true;
   bool m_histogram_mode = false;
   std::vector<int64_t> m_buckets;

@@ -60,15 +60,14 @@ void RequestTally::add_entry(const Request& r, bool ttft_ok) {
   ttft_met += ttft_ok;
 }
 
-void RequestTally::add_exit(const Request& r, const std::vector<double>& gaps,
-                            const SloVerdict& ok) {
+void RequestTally::add_exit(const Request& r, std::span<const double> gaps, const SloVerdict& ok) {
   ++left;
   if (r.state != RequestState::Released) return;
   ++finished;
   if (r.spec.output_tokens > 1)
     tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
   e2e.add((r.release - r.spec.arrival).seconds());
-  for (double g : gaps) itl.add(g);
+  itl.add_all(gaps);
   tpot_met += ok.tpot;
   e2e_met += ok.e2e;
   itl_met += ok.itl;
@@ -128,12 +127,18 @@ void MetricsRecorder::record(const Request& r) {
     m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
   }
   // Its inter-token gaps (metrics/token_gaps.h), into a buffer reused from request to request.
-  m_gaps.clear();
+  // Room for its n - 1 gaps first, so that each is one store (no capacity check a gap).
+  if (static_cast<int64_t>(m_gaps.size()) < r.spec.output_tokens)
+    m_gaps.resize(static_cast<size_t>(r.spec.output_tokens));
+  size_t gap_count = 0;
   double largest_gap = 0;
+  double* gap_out = m_gaps.data();
   const GapsFrom gaps_from = request_gaps(m_step_ends, r, [&](double g, std::ptrdiff_t) {
-    m_gaps.push_back(g);
+    gap_out[gap_count++] = g;
     largest_gap = std::max(largest_gap, g);
   });
+  const std::span<const double> gaps(m_gaps.data(), gap_count);
+  m_current_gaps = gaps;
   // A rejected or unfinished request meets no target.
   SloVerdict ok;
   if (released && m_slo) {
@@ -152,7 +157,7 @@ void MetricsRecorder::record(const Request& r) {
              (ok.e2e || !m_slo->e2e_ms) && (ok.itl || !m_slo->itl_ms);
   }
   m_all.add_entry(r, ok.ttft);
-  m_all.add_exit(r, m_gaps, ok);
+  m_all.add_exit(r, gaps, ok);
   if (m_class_names && !m_class_names->empty()) record_class(r, ok);
   if (m_tenant_names && !m_tenant_names->empty()) record_tenant(r, ok);
   if (m_replicas.empty()) return;
@@ -164,7 +169,7 @@ void MetricsRecorder::record(const Request& r) {
                                        std::max(entry, r.replica), m_replicas.size()));
   const auto tally = [&](RequestTally& in, RequestTally& out) {
     in.add_entry(r, ok.ttft);
-    out.add_exit(r, m_gaps, ok);
+    out.add_exit(r, gaps, ok);
     if (!released) return;
     const int32_t there = moved ? r.prefill_preemptions : 0;
     const int32_t swapped_there = moved ? r.prefill_swap_preemptions : 0;
@@ -184,7 +189,7 @@ void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
 
 void MetricsRecorder::tally_class(ClassTally& c, const Request& r, const SloVerdict& ok) {
   c.all.add_entry(r, ok.ttft);
-  c.all.add_exit(r, m_gaps, ok);
+  c.all.add_exit(r, m_current_gaps, ok);
   if (r.state == RequestState::Rejected) {
     ++c.rejected;
   } else if (r.state != RequestState::Released) {

@@ -13,6 +13,7 @@
 //   requests meeting every target / duration (docs/metrics.md#slos-and-goodput).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -485,7 +486,7 @@ struct RequestTally {
   void add_entry(const Request& r, bool ttft_ok);
   /// A request that left from here (released, rejected or unfinished): everything but its TTFT,
   /// its inter-token gaps included (`gaps`, in seconds).
-  void add_exit(const Request& r, const std::vector<double>& gaps, const SloVerdict& ok);
+  void add_exit(const Request& r, std::span<const double> gaps, const SloVerdict& ok);
 
   int64_t entered = 0, left = 0, finished = 0;
   int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, itl_met = 0, all_met = 0;  ///< with SLOs
@@ -589,7 +590,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   std::optional<SloTargets> m_slo;
   Time m_ttft_target, m_tpot_target, m_e2e_target, m_itl_target;  // in whole nanoseconds
   StepEnds m_step_ends{true};
-  std::vector<double> m_gaps;  // the gaps of the request being recorded (reused)
+  std::vector<double> m_gaps;  // room for the gaps of the request being recorded (reused)
+  std::span<const double> m_current_gaps;  // its gaps, in m_gaps
   std::vector<double> m_percentiles;
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
   std::vector<RequestTally> m_replicas, m_pools;

@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "core/quantiles.h"
@@ -113,6 +114,20 @@ struct GapSketch {
     const double d = v - m_shift;
     m_sum += d;
     m_squares += d * d;
+  }
+  /// add(v) for each of `vs`, in order: the same sums to the bit.
+  void add_all(std::span<const double> vs) {
+    if (vs.empty()) return;
+    if (q.count() == 0) m_shift = vs.front();
+    q.add_all(vs);
+    double sum = m_sum, squares = m_squares;
+    for (const double v : vs) {
+      const double d = v - m_shift;
+      sum += d;
+      squares += d * d;
+    }
+    m_sum = sum;
+    m_squares = squares;
   }
   [[nodiscard]] double std() const {
     if (q.count() == 0) return 0.0;

@@ -350,6 +350,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
   // The hot loop of a run: the decodes' sums in locals, which stay in registers.
   int32_t decodes = 0;
   int64_t decode_read = 0, longest = 0, shortest = INT64_MAX, verify_tokens = 0;
+  int32_t prefill_sequences = 0, decode_tokens = 0;  // for the StepRecord
   for (const StepEntry& e : plan) {
     const Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode && e.prefill_tokens > 1) {
@@ -360,6 +361,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
       shape.prefill_tokens_sq += static_cast<double>(t) * t;
       shape.prefill_context_tokens += r.context_tokens;
       verify_tokens += t;
+      decode_tokens += t;
       m_spec->add_verify(r.context_tokens, t - 1);
       continue;
     }
@@ -367,11 +369,13 @@ void Simulation::try_start_step(uint32_t rep_index) {
       shape.prefill_tokens += e.prefill_tokens;
       shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
       shape.prefill_context_tokens += r.context_tokens;
+      ++prefill_sequences;
       continue;
     }
     // A decode reads its context and the token it computes; padding only its context.
     const int64_t read = int64_t{r.context_tokens} + (e.kind == EntryKind::Decode ? 1 : 0);
     ++decodes;
+    decode_tokens += e.kind == EntryKind::Decode ? 1 : 0;
     decode_read += read;
     longest = std::max(longest, read);
     shortest = std::min(shortest, read);
@@ -428,12 +432,8 @@ void Simulation::try_start_step(uint32_t rep_index) {
     s.duration = duration;
     s.replica = rep_index;
     s.sequences = shape.sequences;
-    s.prefill_sequences = 0;
-    s.decode_tokens = 0;
-    for (const StepEntry& e : plan) {
-      s.prefill_sequences += e.kind == EntryKind::Prefill;
-      s.decode_tokens += e.kind == EntryKind::Decode ? e.tokens() : 0;
-    }
+    s.prefill_sequences = prefill_sequences;
+    s.decode_tokens = decode_tokens;
     s.prefill_tokens = shape.prefill_tokens - verify_tokens;
     s.kv_used_tokens = state.kv().used_tokens();
     s.kv_capacity_tokens = state.kv().capacity_tokens();

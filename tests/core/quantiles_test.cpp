@@ -1,0 +1,120 @@
+// QuantileSketch's fast paths give the figures of the plain ones to the bit: add_all against one
+// add() a value, the histogram bucket read from a double's bits against frexp, kept values in
+// chunks (copied, sorted across chunk boundaries, on huge pages) against a sorted vector.
+#include "core/quantiles.h"
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "core/random.h"
+
+namespace t_core_quantiles_test {
+
+using namespace servesim;
+
+namespace {
+
+/// Gap-like values: whole nanoseconds times 1e-9, with some repeats and some out of order.
+std::vector<double> values(size_t n, uint64_t seed) {
+  Rng rng(seed);
+  std::vector<double> v(n);
+  for (double& x : v)
+    x = static_cast<double>(static_cast<int64_t>(7e6 * std::exp(0.8 * rng.normal()))) * 1e-9;
+  return v;
+}
+
+void require_same(QuantileSketch& a, QuantileSketch& b) {
+  REQUIRE(a.count() == b.count());
+  REQUIRE(a.exact() == b.exact());
+  CHECK(a.mean() == b.mean());
+  CHECK(a.max() == b.max());
+  for (double p : {0.0, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 100.0})
+    CHECK(a.percentile(p) == b.percentile(p));
+}
+
+/// The bucket midpoint of the histogram as the sketch first computed it, through frexp.
+double frexp_bucket_mid(double v) {
+  int e = 0;
+  const double f = std::frexp(v, &e);
+  const auto sub = static_cast<double>(static_cast<size_t>((f - 0.5) * 2.0 * 1024.0));
+  const double lo = std::ldexp(0.5 + sub / 2048.0, e);
+  const double hi = std::ldexp(0.5 + (sub + 1) / 2048.0, e);
+  return 0.5 * (lo + hi);
+}
+
+}  // namespace
+
+TEST_CASE("quantiles: add_all gives one add a value's figures to the bit", "[core][quantiles]") {
+  const std::vector<double> v = values(20000, 3);
+  // Limits below, inside and above the run, so that a batch crosses into the histogram.
+  for (size_t limit : {size_t{0}, size_t{1}, size_t{100}, size_t{4099}, size_t{1} << 21,
+                       std::numeric_limits<size_t>::max()}) {
+    QuantileSketch one(limit), all(limit);
+    for (double x : v) one.add(x);
+    Rng rng(limit % 1000);
+    for (size_t i = 0; i < v.size();) {
+      const size_t k = std::min(v.size() - i, static_cast<size_t>(rng.uniform01() * 700));
+      all.add_all(std::span<const double>(v.data() + i, k));
+      i += k;
+    }
+    require_same(one, all);
+  }
+}
+
+TEST_CASE("quantiles: the histogram bucket read from the bits is frexp's", "[core][quantiles]") {
+  // With no value kept, the median of {tiny, x, huge} is the midpoint of x's bucket.
+  std::vector<double> xs = values(2000, 5);
+  for (int e = -38; e <= 39; ++e) {
+    xs.push_back(std::ldexp(1.0, e));
+    xs.push_back(std::nextafter(std::ldexp(1.0, e), 0.0));
+    xs.push_back(std::nextafter(std::ldexp(1.0, e), 1e300));
+    xs.push_back(std::ldexp(1.0, e) * 1.3);
+  }
+  for (double x : xs) {
+    QuantileSketch q(0);
+    q.add(1e-30);
+    q.add(x);
+    q.add(1e30);
+    REQUIRE(!q.exact());
+    INFO("x = " << x);
+    CHECK(q.percentile(50) == frexp_bucket_mid(x));
+  }
+}
+
+TEST_CASE("quantiles: kept values in chunks sort across chunk boundaries and survive copies",
+          "[core][quantiles]") {
+  // 600,000 values: chunks of 256 doubling up to 2 MiB (the huge-page mapping), falling at the
+  // end so that the order breaks only in the last chunks.
+  std::vector<double> v = values(600000, 11);
+  std::sort(v.begin(), v.begin() + 500000);
+  QuantileSketch q;
+  for (size_t i = 0; i < 300000; ++i) q.add(v[i]);
+  QuantileSketch copy = q;  // mid-run: both go on
+  QuantileSketch moved(std::move(copy));
+  for (size_t i = 300000; i < v.size(); ++i) {
+    q.add(v[i]);
+    moved.add(v[i]);
+  }
+  std::vector<double> sorted = v;
+  std::sort(sorted.begin(), sorted.end());
+  REQUIRE(q.exact());
+  for (double p : {0.0, 10.0, 50.0, 83.3, 99.0, 100.0}) {
+    const double pos = p / 100.0 * static_cast<double>(sorted.size() - 1);
+    const auto lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, sorted.size() - 1);
+    const double want = sorted[lo] + (pos - static_cast<double>(lo)) * (sorted[hi] - sorted[lo]);
+    CHECK(q.percentile(p) == want);
+    CHECK(moved.percentile(p) == want);
+  }
+  // Values added after a percentile was asked for are taken into the next one.
+  q.add(0.0);
+  CHECK(q.percentile(0) == 0.0);
+  CHECK(q.count() == 600001);
+}
+
+}  // namespace t_core_quantiles_test
