@@ -16,6 +16,7 @@ RunOutput run_scenario(std::shared_ptr<Document> doc, const RunOptions& options)
 
 RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   const std::shared_ptr<Document> doc = sc.doc;
+  const bool admission = sc.components.admission != nullptr;
   Simulation sim(std::move(sc.components), options.check, options.limits);
   MetricsRecorder metrics(sc.slo);
   metrics.set_percentiles(options.percentiles);
@@ -24,6 +25,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   metrics.set_class_names(&sim.class_names());
   metrics.set_tenant_names(&sim.tenant_names());
+  metrics.set_track_status(admission);
   sim.add_recorder(metrics);
   std::optional<BenchmarkRecorder> bench;
   if (sc.benchmark) sim.add_recorder(bench.emplace(*sc.benchmark));
@@ -32,6 +34,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   if (!options.no_requests_csv) {
     csv.emplace(options.requests_csv ? *options.requests_csv : text);
     csv->set_class_names(&sim.class_names());
+    csv->set_tenant_names(&sim.tenant_names());
     sim.add_recorder(*csv);
   }
   std::optional<StepsCsvWriter> steps;
