@@ -28,9 +28,9 @@ enum class RequestState : uint8_t {
 };
 
 /// Why a request left without being served, beyond its state: a Rejected request is `None`
-/// (refused: it can never fit, or the admission section's queue cap or SLO check) or `Shed`
+/// (it can never fit), `Refused` (the admission section's queue cap or SLO check) or `Shed`
 /// (over its tenant's rate limit); an Abandoned one is `TimedOut` or `Cancelled`.
-enum class EndCause : uint8_t { None, Shed, TimedOut, Cancelled };
+enum class EndCause : uint8_t { None, Refused, Shed, TimedOut, Cancelled };
 
 /// What a workload source produces.
 struct RequestSpec {

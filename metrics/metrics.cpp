@@ -109,7 +109,7 @@ void MetricsRecorder::record(const Request& r) {
   const bool released = r.state == RequestState::Released;
   m_status.add(r);
   if (r.state == RequestState::Rejected) {
-    m_s.rejected += r.end_cause != EndCause::Shed;
+    m_s.rejected += r.end_cause == EndCause::None;
     if (r.spec.id < m_first_rejected_id) {
       m_first_rejected_id = r.spec.id;
       m_first_rejected_reason = r.reject_reason;
@@ -189,7 +189,7 @@ void MetricsRecorder::tally_class(ClassTally& c, const Request& r, const SloVerd
   c.all.add_exit(r, m_gaps, ok);
   c.status.add(r);
   if (r.state == RequestState::Rejected) {
-    c.rejected += r.end_cause != EndCause::Shed;
+    c.rejected += r.end_cause == EndCause::None;
   } else if (r.state == RequestState::Abandoned) {
   } else if (r.state != RequestState::Released) {
     ++c.unfinished;

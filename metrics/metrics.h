@@ -281,7 +281,7 @@ void for_each_field(const KvManager::PrefixStats& p, F&& f) {
 /// section; the keys sum to `requests`.
 struct StatusCounts {
   int64_t finished = 0;
-  int64_t rejected = 0;  ///< refused: can never fit, or admission's queue_cap or slo_reject
+  int64_t rejected = 0;  ///< can never fit, or refused by admission's queue_cap or slo_reject
   int64_t shed = 0;      ///< over its tenant's rate limit
   int64_t timed_out = 0;
   int64_t cancelled = 0;
@@ -305,7 +305,7 @@ void for_each_field(const StatusCounts& c, F&& f) {
 struct ClassSummary {
   int64_t requests = 0;  ///< recorded: finished, rejected or unfinished
   int64_t finished = 0;
-  int64_t rejected = 0;
+  int64_t rejected = 0;  ///< can never be served (as Summary::rejected)
   int64_t unfinished = 0;
   int64_t preemptions = 0;  ///< of its finished requests
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
@@ -358,7 +358,10 @@ void for_each_field(const TenantSummary& c, F&& f) {
 struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
-  int64_t rejected = 0;       ///< refused (StatusCounts::rejected); shed ones are in by_status
+  /// Requests that can never be served (too long for the KV, ...); those the admission
+  /// section refused or shed are only in by_status, so that `rejected` keeps meaning "this
+  /// deployment cannot serve this workload" (sizing calls such a point infeasible).
+  int64_t rejected = 0;
   int64_t unfinished = 0;     ///< arrived but not served when a bounded run stopped
   std::string stopped_by;     ///< empty for a complete run
   int64_t prompt_tokens = 0;  ///< of finished requests

@@ -81,6 +81,7 @@ std::string AdmissionControl::refuse(const Request& r, const SchedulerView& stat
     }
     b.tokens -= 1.0;
   }
+  cause = EndCause::Refused;
   if (s.queue_cap > 0 && static_cast<int64_t>(state.waiting().size()) >= s.queue_cap)
     return fmt::format("admission.queue_cap: {} requests already queued", s.queue_cap);
   const Time target = r.spec.ttft_slo > Time::ns(0) ? r.spec.ttft_slo : s.slo_ttft;
@@ -109,6 +110,7 @@ std::string AdmissionControl::refuse(const Request& r, const SchedulerView& stat
           "ahead and its own) exceeds its target {:.4g} ms",
           estimate_ms, shape.prefill_tokens, target_ms);
   }
+  cause = EndCause::None;
   return {};
 }
 

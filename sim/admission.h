@@ -67,7 +67,7 @@ class AdmissionControl {
   /// Sets r.spec.cancel_after_tokens from the cancel draw when the trace gave none.
   void draw_cancel(Request& r) const;
   /// Empty when `r` (added to `state`, not queued yet) may join the queue at `now`; otherwise
-  /// why not, with `cause` set to Shed for the rate limit (None for a rejection).
+  /// why not, with `cause` set to Shed (the rate limit) or Refused (queue cap, SLO check).
   [[nodiscard]] std::string refuse(const Request& r, const SchedulerView& state,
                                    const StepTimeModel& model, Time now, EndCause& cause);
 

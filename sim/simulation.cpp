@@ -532,6 +532,13 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
 }
 
 void Simulation::check_all_served() const {
+  // Every request has left, so no KV is held (a prefix cache keeps what it cached).
+  for (uint32_t i = 0; m_check && i < m_reps.size(); ++i) {
+    const KvManager& kv = m_reps[i].state.kv();
+    if (!kv.prefix_stats() && kv.used_tokens() != 0)
+      throw InvariantError(fmt::format("replica {} holds {} KV tokens after every request left", i,
+                                       kv.used_tokens()));
+  }
   if (m_c.source->waiting() != 0)
     throw std::logic_error(
         fmt::format("simulation ended with {} requests still waiting for others to leave",
