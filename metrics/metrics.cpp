@@ -110,7 +110,7 @@ void MetricsRecorder::record(const Request& r) {
   m_status.add(r);
   if (r.state == RequestState::Rejected) {
     m_s.rejected += r.end_cause == EndCause::None;
-    if (r.spec.id < m_first_rejected_id) {
+    if (r.end_cause == EndCause::None && r.spec.id < m_first_rejected_id) {
       m_first_rejected_id = r.spec.id;
       m_first_rejected_reason = r.reject_reason;
     }

@@ -549,7 +549,7 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
-  /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
+  /// "request 3: needs ..." for the lowest-id request that can never be served; empty if none.
   [[nodiscard]] std::string first_rejection() const;
 
  private:

@@ -50,7 +50,8 @@ class RequestsCsvWriter final : public RequestRecorder {
 /// requests.csv of a finished set of requests, as one string (tests); `class_names` name their
 /// classes (none: the class column is empty).
 [[nodiscard]] std::string requests_csv(const std::vector<Request>& requests,
-                                       const std::vector<std::string>& class_names = {});
+                                       const std::vector<std::string>& class_names = {},
+                                       const std::vector<std::string>& tenant_names = {});
 
 /// summary.json: the metrics, the seed and the resolved config.
 [[nodiscard]] nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config,

@@ -219,10 +219,12 @@ void RequestsCsvWriter::finish() {
 }
 
 std::string requests_csv(const std::vector<Request>& requests,
-                         const std::vector<std::string>& class_names) {
+                         const std::vector<std::string>& class_names,
+                         const std::vector<std::string>& tenant_names) {
   std::ostringstream out;
   RequestsCsvWriter w(out);
   w.set_class_names(&class_names);
+  w.set_tenant_names(&tenant_names);
   for (const Request& r : requests) w.record(r);
   w.finish();
   return out.str();

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <map>
 
+#include "metrics/output.h"
 #include "schedulers/scheduler.h"
 #include "tests/support.h"
 
@@ -124,6 +125,11 @@ TEST_CASE("admission: the token bucket is per tenant", "[sim][admission]") {
   REQUIRE(r.size() == 3);
   CHECK(std::string(status_name(r[1])) == "finished");
   CHECK(std::string(status_name(r[2])) == "shed");
+  // requests.csv names each row's tenant (the last column) and says which was shed.
+  const std::string csv = requests_csv(r, {}, {"a", "b"});
+  CHECK_THAT(csv, Catch::Contains(",finished,,,0,0.010000000,b\n"));
+  CHECK_THAT(csv, Catch::Contains(",shed,\"shed: its tenant's rate limit (1 a second, burst 1) "
+                                  "has no token\",,0,,a\n"));
 }
 
 TEST_CASE(
