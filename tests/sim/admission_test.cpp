@@ -205,8 +205,8 @@ TEST_CASE("admission: every request ends exactly once with its KV back, under ev
 TEST_CASE("admission: bad sections are refused naming the key and what is allowed",
           "[sim][admission]") {
   const std::string base =
-      "workload: {synthetic: {requests: 3}}\nstep_time: {kind: linear, base_ms: 1}\n"
-      "scheduler: {kind: continuous, max_num_seqs: 2}\nkv: {policy: paged, capacity_tokens: 100}\n";
+      trace_scenario("0,3,2\n", "{kind: linear, base_ms: 1}", "{kind: continuous, max_num_seqs: 2}",
+                     "{policy: paged, capacity_tokens: 100}");
   CHECK_THAT(input_error_of(base + "admission: {queue_cap: -1}\n"),
              Catch::Contains("admission.queue_cap"));
   CHECK_THAT(input_error_of(base + "admission: {rate_limit: {burst: 2}}\n"),
