@@ -124,7 +124,7 @@ TEST_CASE("classes: requests.csv names each request's class and priority", "[met
       "{policy: paged, capacity_tokens: 100, block_size: 1}")));
   CHECK(plain.summary.classes.empty());
   CHECK(nlohmann::json::parse(plain.summary_json).count("classes") == 0);
-  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",finished,,,0,0.010000000\n"));
+  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",finished,,,0,0.010000000,\n"));
 }
 
 }  // namespace t_metrics_class_metrics_test
