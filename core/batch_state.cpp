@@ -84,6 +84,23 @@ void BatchState::reject(uint32_t slot, std::string reason) {
   r.release = m_now;
 }
 
+void BatchState::abandon(uint32_t slot, EndCause cause, std::string reason) {
+  Request& r = m_requests[slot];
+  assert(!m_swapped[slot]);
+  if (r.state == RequestState::Queued) {
+    m_waiting.erase(std::find(m_waiting.begin(), m_waiting.end(), slot));
+  } else {
+    assert(r.state == RequestState::Running);
+    m_kv->release(r);
+    m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
+    std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  }
+  r.state = RequestState::Abandoned;
+  r.end_cause = cause;
+  r.reject_reason = std::move(reason);
+  r.release = m_now;
+}
+
 void SchedulerView::admit_front(int64_t cached_tokens) { admit_at(0, cached_tokens); }
 
 void SchedulerView::admit_at(size_t index, int64_t cached_tokens) {

@@ -180,6 +180,11 @@ class BatchState : public SchedulerView {
   /// whose Scheduler::priority_order() is true). REQUIRES: the queue is empty.
   void set_priority_order(bool on) { m_priority_order = on; }
   void reject(uint32_t slot, std::string reason);
+  /// The client gave up on a queued or running request (`cause`: TimedOut or Cancelled): it
+  /// leaves the queue or the batch and the step being planned, its KV is freed now, and it is
+  /// Abandoned with release = now. The caller records and recycles it.
+  /// REQUIRES: queued (not swapped out) or running.
+  void abandon(uint32_t slot, EndCause cause, std::string reason);
   void set_now(Time t) { m_now = t; }
   /// Whether the workload has nothing more known to arrive. With a reactive source (sessions,
   /// closed-loop users) this can become false again when a departure makes a request ready.

@@ -11,11 +11,26 @@ namespace servesim {
 
 /// Lifecycle: Queued -> Running (prefilling, then decoding) -> Finished -> Released.
 /// A running request may go back to Queued when preempted. A request that can never be served
-/// goes straight from arrival to Rejected, with a reason.
+/// goes straight from arrival to Rejected, with a reason; so does one the `admission` section
+/// refuses (sim/admission.h). A queued or running request whose client gives up (the
+/// `abandonment` section: a timeout, a cancellation) goes to Abandoned, its KV freed at once.
 /// Request::prefill_replica of a request that never changed replica.
 inline constexpr uint32_t k_no_replica = UINT32_MAX;
 
-enum class RequestState : uint8_t { Pending, Queued, Running, Finished, Released, Rejected };
+enum class RequestState : uint8_t {
+  Pending,
+  Queued,
+  Running,
+  Finished,
+  Released,
+  Rejected,
+  Abandoned
+};
+
+/// Why a request left without being served, beyond its state: a Rejected request is `None`
+/// (it can never fit), `Refused` (the admission section's queue cap or SLO check) or `Shed`
+/// (over its tenant's rate limit); an Abandoned one is `TimedOut` or `Cancelled`.
+enum class EndCause : uint8_t { None, Refused, Shed, TimedOut, Cancelled };
 
 /// What a workload source produces.
 struct RequestSpec {
@@ -54,6 +69,10 @@ struct RequestSpec {
   /// queue order turns into the deadline arrival + ttft_slo; 0: none (served after those
   /// that have one).
   Time ttft_slo;
+  /// Non-zero: the client cancels the request once it has this many output tokens (a trace
+  /// column, or the `abandonment.cancel` draw); 0: never. Only a value below output_tokens
+  /// cancels anything.
+  int32_t cancel_after_tokens = 0;
 };
 
 /// The most classes a run may name (class ids are 16-bit).
@@ -99,6 +118,7 @@ struct Request {
   Time finish = Time::max();   ///< end of the step that produced the last token
   Time release = Time::max();  ///< when the reply left the engine
   std::string reject_reason;
+  EndCause end_cause = EndCause::None;  ///< with state Rejected or Abandoned
   /// The times above are the client's (the `api` section's to_client_view has run): arrival is
   /// the send time and token times are when the client has them. False while in the engine.
   bool client_view = false;
@@ -118,5 +138,20 @@ struct Request {
     return client_view ? ttft - spec.api_in - spec.api_out : ttft;
   }
 };
+
+/// How a request ended, as requests.csv's status column and summary.json's counts name it:
+/// finished, rejected, shed, timed_out, cancelled, or unfinished (a bounded run stopped first).
+[[nodiscard]] inline const char* status_name(const Request& r) {
+  switch (r.state) {
+    case RequestState::Released:
+      return "finished";
+    case RequestState::Rejected:
+      return r.end_cause == EndCause::Shed ? "shed" : "rejected";
+    case RequestState::Abandoned:
+      return r.end_cause == EndCause::Cancelled ? "cancelled" : "timed_out";
+    default:
+      return "unfinished";
+  }
+}
 
 }  // namespace servesim

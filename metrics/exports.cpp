@@ -82,7 +82,7 @@ void TokenTimes::record(const Request& r) {
   t.finished = r.state == RequestState::Released;
   t.itl_begin = t.itl_end = m_itls_s.size();
   if (!t.finished) {
-    t.error = r.state == RequestState::Rejected ? r.reject_reason : "unfinished";
+    t.error = r.reject_reason.empty() ? "unfinished" : r.reject_reason;
     m_sorted = m_sorted && (m_requests.empty() || m_requests.back().id < t.id);
     m_requests.push_back(std::move(t));
     return;

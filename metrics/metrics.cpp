@@ -106,13 +106,15 @@ void MetricsRecorder::record(const Request& r) {
   ++m_s.requests;
   m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
   const bool released = r.state == RequestState::Released;
+  m_status.add(r);
   if (r.state == RequestState::Rejected) {
-    ++m_s.rejected;
-    if (r.spec.id < m_first_rejected_id) {
+    m_s.rejected += r.end_cause == EndCause::None;
+    if (r.end_cause == EndCause::None && r.spec.id < m_first_rejected_id) {
       m_first_rejected_id = r.spec.id;
       m_first_rejected_reason = r.reject_reason;
     }
-  } else if (!released) {  // a bounded run stopped before it was served
+  } else if (r.state == RequestState::Abandoned) {  // timed out or cancelled: by_status
+  } else if (!released) {                           // a bounded run stopped before it was served
     ++m_s.unfinished;
   } else {
     ++m_s.finished;
@@ -190,8 +192,10 @@ void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
 void MetricsRecorder::tally_class(ClassTally& c, const Request& r, const SloVerdict& ok) {
   c.all.add_entry(r, ok.ttft);
   c.all.add_exit(r, m_current_gaps, ok);
+  c.status.add(r);
   if (r.state == RequestState::Rejected) {
-    ++c.rejected;
+    c.rejected += r.end_cause == EndCause::None;
+  } else if (r.state == RequestState::Abandoned) {
   } else if (r.state != RequestState::Released) {
     ++c.unfinished;
   } else {
@@ -218,6 +222,7 @@ void MetricsRecorder::fill_class(ClassSummary& c, ClassTally& t, double duration
   c.finished = t.all.finished;
   c.rejected = t.rejected;
   c.unfinished = t.unfinished;
+  if (m_track_status || m_status.any_left_early()) c.by_status = t.status;
   c.preemptions = t.preemptions;
   c.ttft_s = finish(t.all.ttft);
   c.tpot_s = finish(t.all.tpot);
@@ -283,8 +288,25 @@ std::string MetricsRecorder::first_rejection() const {
   return fmt::format("request {}: {}", m_first_rejected_id, m_first_rejected_reason);
 }
 
+void StatusCounts::add(const Request& r) {
+  switch (r.state) {
+    case RequestState::Released:
+      ++finished;
+      break;
+    case RequestState::Rejected:
+      ++(r.end_cause == EndCause::Shed ? shed : rejected);
+      break;
+    case RequestState::Abandoned:
+      ++(r.end_cause == EndCause::Cancelled ? cancelled : timed_out);
+      break;
+    default:
+      ++unfinished;
+  }
+}
+
 Summary MetricsRecorder::summary(const RunStats& stats) {
   Summary s = m_s;
+  if (m_track_status || m_status.any_left_early()) s.by_status = m_status;
   if (s.finished > 0) {
     s.first_arrival_s = m_first_arrival.seconds();
     s.last_release_s = m_last_release.seconds();

@@ -312,18 +312,44 @@ void for_each_field(const OffloadStats& o, F&& f) {
   f(Field("tiers"), o.tiers);
 }
 
+/// How the recorded requests ended (docs/metrics.md#request-status): requests.csv's status
+/// column, counted. Summary::by_status and ClassSummary::by_status are this when a request
+/// left early (shed, timed out or cancelled) or the run has an admission or abandonment
+/// section; the keys sum to `requests`.
+struct StatusCounts {
+  int64_t finished = 0;
+  int64_t rejected = 0;  ///< can never fit, or refused by admission's queue_cap or slo_reject
+  int64_t shed = 0;      ///< over its tenant's rate limit
+  int64_t timed_out = 0;
+  int64_t cancelled = 0;
+  int64_t unfinished = 0;  ///< a bounded run stopped first
+  void add(const Request& r);
+  [[nodiscard]] bool any_left_early() const { return shed + timed_out + cancelled > 0; }
+};
+
+template <class F>
+void for_each_field(const StatusCounts& c, F&& f) {
+  f(Field("finished"), c.finished);
+  f(Field("rejected"), c.rejected);
+  f(Field("shed"), c.shed);
+  f(Field("timed_out"), c.timed_out);
+  f(Field("cancelled"), c.cancelled);
+  f(Field("unfinished"), c.unfinished);
+}
+
 /// One class of requests (Summary::classes): the overall figures restricted to its requests
 /// (docs/metrics.md#classes).
 struct ClassSummary {
   int64_t requests = 0;  ///< recorded: finished, rejected or unfinished
   int64_t finished = 0;
-  int64_t rejected = 0;
+  int64_t rejected = 0;  ///< can never be served (as Summary::rejected)
   int64_t unfinished = 0;
   int64_t preemptions = 0;  ///< of its finished requests
   Distribution ttft_s, tpot_s, e2e_s, queue_s;
   GapDistribution itl_s;
   /// With an `slo` section: its attainment, and goodput over the run's duration.
   std::optional<SloSummary> slo;
+  std::optional<StatusCounts> by_status;  ///< as Summary::by_status, for its requests
 };
 
 template <class F>
@@ -339,6 +365,7 @@ void for_each_field(const ClassSummary& c, F&& f) {
   f(Field("queue_s"), c.queue_s);
   f(Field("itl_s"), c.itl_s);
   f(Field("slo", k_json | k_omit_empty), c.slo);
+  f(Field("by_status", k_json | k_omit_empty), c.by_status);
 }
 
 /// One tenant's figures (Summary::tenants): a class's, plus the tokens it was served.
@@ -368,6 +395,9 @@ void for_each_field(const TenantSummary& c, F&& f) {
 struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
+  /// Requests that can never be served (too long for the KV, ...); those the admission
+  /// section refused or shed are only in by_status, so that `rejected` keeps meaning "this
+  /// deployment cannot serve this workload" (sizing calls such a point infeasible).
   int64_t rejected = 0;
   int64_t unfinished = 0;     ///< arrived but not served when a bounded run stopped
   std::string stopped_by;     ///< empty for a complete run
@@ -415,6 +445,8 @@ struct Summary {
   /// name, and Jain's index over them.
   std::vector<std::pair<std::string, TenantSummary>> tenants;
   std::optional<FairnessSummary> fairness;
+  /// Every request's end, by status (StatusCounts): with admission or abandonment.
+  std::optional<StatusCounts> by_status;
 };
 
 /// summary.json's keys after the version and seed (metrics/summary_output.cpp), and the rows of
@@ -465,6 +497,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("classes", k_json | k_omit_empty), s.classes);
   f(Field("tenants", k_json | k_omit_empty), s.tenants);
   f(Field("fairness", k_json | k_omit_empty), s.fairness);
+  f(Field("by_status", k_json | k_omit_empty), s.by_status);
 }
 
 /// REQUIRES: sorted values. p in [0, 100].
@@ -502,6 +535,7 @@ struct ClassTally {
   RequestTally all;
   QuantileSketch queue;
   int64_t rejected = 0, unfinished = 0, preemptions = 0;
+  StatusCounts status;
 };
 
 /// A tenant's tally: its class-like figures, its tokens, its arrival span and the tokens it was
@@ -541,6 +575,9 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
   /// The run's tenant names (Simulation::tenant_names), as set_class_names for classes.
   void set_tenant_names(const std::vector<std::string>* names) { m_tenant_names = names; }
+  /// Writes Summary::by_status (and each class's) even when no request left early: the run
+  /// has an admission or abandonment section.
+  void set_track_status(bool on) { m_track_status = on; }
   void record(const Request& r) override;
   /// Keeps the step ends the gaps are derived from (StepEnds, bounded); without steps a
   /// request's gaps are its mean (GapsFrom::mean).
@@ -551,7 +588,7 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
-  /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
+  /// "request 3: needs ..." for the lowest-id request that can never be served; empty if none.
   [[nodiscard]] std::string first_rejection() const;
 
  private:
@@ -585,6 +622,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   bool m_outside_engine = false;  // some request had api_in or api_out (the `api` section)
   Time m_first_arrival = Time::max();
   Time m_last_release;
+  StatusCounts m_status;
+  bool m_track_status = false;
   uint64_t m_first_rejected_id = UINT64_MAX;
   std::string m_first_rejected_reason;
   std::optional<SloTargets> m_slo;

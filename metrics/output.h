@@ -29,6 +29,8 @@ class RequestsCsvWriter final : public RequestRecorder {
   /// The run's class names (Simulation::class_names), for the class column; without them the
   /// column is empty. REQUIRES: `names` outlives this writer.
   void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
+  /// The run's tenant names (Simulation::tenant_names), for the tenant column, likewise.
+  void set_tenant_names(const std::vector<std::string>* names) { m_tenant_names = names; }
   void record(const Request& r) override;
   /// Writes the rows still held (a bounded run leaves gaps in the ids) and flushes.
   void finish();
@@ -42,12 +44,14 @@ class RequestsCsvWriter final : public RequestRecorder {
   std::vector<std::string> m_spare;  // emptied rows, kept for their capacity
   uint64_t m_next_id = 0;
   const std::vector<std::string>* m_class_names = nullptr;
+  const std::vector<std::string>* m_tenant_names = nullptr;
 };
 
 /// requests.csv of a finished set of requests, as one string (tests); `class_names` name their
 /// classes (none: the class column is empty).
 [[nodiscard]] std::string requests_csv(const std::vector<Request>& requests,
-                                       const std::vector<std::string>& class_names = {});
+                                       const std::vector<std::string>& class_names = {},
+                                       const std::vector<std::string>& tenant_names = {});
 
 /// summary.json: the metrics, the seed and the resolved config.
 [[nodiscard]] nlohmann::ordered_json summary_json(const Summary& s, const YAML::Node& config,

@@ -51,35 +51,58 @@ struct Line {
   }
 };
 
-const char* state_name(const Request& r) {
-  return r.state == RequestState::Rejected ? "rejected" : "finished";
-}
-
 }  // namespace
 
 RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
-  fmt::format_to(
-      std::back_inserter(m_buf),
-      "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
-      "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason,class,priority,server_ttft_s\n");
+  fmt::format_to(std::back_inserter(m_buf),
+                 "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
+                 "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason,class,priority,"
+                 "server_ttft_s,tenant\n");
 }
 
 namespace {
 
-/// ",<class>,<priority>,<server_ttft_s>\n": the row's last columns (the engine's TTFT only
-/// for a finished request).
-void put_class(Line& l, const Request& r, const std::vector<std::string>* names) {
+/// The run's names of a class or tenant.
+struct Names {
+  const std::vector<std::string>* classes = nullptr;
+  const std::vector<std::string>* tenants = nullptr;
+};
+
+void put_name(Line& l, const std::vector<std::string>* names, uint16_t id) {
+  if (names && id < names->size()) l.put((*names)[id]);
+}
+
+/// ",<class>,<priority>,<server_ttft_s>,<tenant>\n": the row's last columns (the engine's TTFT
+/// only for a finished request).
+void put_class(Line& l, const Request& r, const Names& names) {
   l.comma();
-  if (names && r.spec.class_id < names->size()) l.put((*names)[r.spec.class_id]);
+  put_name(l, names.classes, r.spec.class_id);
   l.comma();
   l.put_int(r.spec.priority);
   l.comma();
   if (r.state == RequestState::Released) l.put_secs(r.engine_ttft());
+  l.comma();
+  put_name(l, names.tenants, r.spec.tenant_id);
   l.put("\n");
 }
 
+/// The quoted reason and the row's last columns, after `l` (the reason is unbounded).
 template <typename Buffer>
-void format_row(Buffer& out, const Request& r, const std::vector<std::string>* names) {
+void put_reason_and_end(Buffer& out, Line& l, const Request& r, const Names& names) {
+  l.put(status_name(r));
+  l.put(",\"");
+  l.append_to(out);
+  std::string reason = r.reject_reason;
+  std::replace(reason.begin(), reason.end(), '"', '\'');
+  out.append(reason.data(), reason.data() + reason.size());
+  Line tail;
+  tail.put("\"");
+  put_class(tail, r, names);
+  tail.append_to(out);
+}
+
+template <typename Buffer>
+void format_row(Buffer& out, const Request& r, const Names& names) {
   Line l;
   l.put_int(static_cast<int64_t>(r.spec.id));
   l.comma();
@@ -96,15 +119,25 @@ void format_row(Buffer& out, const Request& r, const std::vector<std::string>* n
     l.put_secs(r.release - r.spec.arrival);
     l.put(",,");
     l.put_int(r.preemptions);
-    l.put(",rejected,\"");
-    l.append_to(out);
-    std::string reason = r.reject_reason;
-    std::replace(reason.begin(), reason.end(), '"', '\'');
-    out.append(reason.data(), reason.data() + reason.size());
-    Line tail;
-    tail.put("\"");
-    put_class(tail, r, names);
-    tail.append_to(out);
+    l.comma();
+    put_reason_and_end(out, l, r, names);
+    return;
+  }
+  if (r.state == RequestState::Abandoned) {  // timed out or cancelled: left at release_s
+    const bool token = r.first_token != Time::max();
+    if (token) l.put_secs(r.first_token);
+    l.put(",,");
+    l.put_secs(r.release);
+    l.comma();
+    if (token) l.put_secs(r.first_token - r.spec.arrival);
+    l.put(",,");
+    l.put_secs(r.release - r.spec.arrival);
+    l.comma();
+    if (r.first_admitted != Time::max()) l.put_secs(r.first_admitted - r.spec.arrival);
+    l.comma();
+    l.put_int(r.preemptions);
+    l.comma();
+    put_reason_and_end(out, l, r, names);
     return;
   }
   if (r.state != RequestState::Released) {  // a bounded run stopped first
@@ -138,9 +171,7 @@ void format_row(Buffer& out, const Request& r, const std::vector<std::string>* n
   l.put_secs(r.first_admitted - r.spec.arrival);
   l.comma();
   l.put_int(r.preemptions);
-  l.comma();
-  l.put(state_name(r));
-  l.comma();
+  l.put(",finished,");
   put_class(l, r, names);
   l.append_to(out);
 }
@@ -150,7 +181,7 @@ void format_row(Buffer& out, const Request& r, const std::vector<std::string>* n
 void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   if (r.spec.id == m_next_id && m_held.empty()) {  // in order: straight to the buffer
-    format_row(m_buf, r, m_class_names);
+    format_row(m_buf, r, Names{m_class_names, m_tenant_names});
     ++m_next_id;
     if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
     return;
@@ -164,7 +195,7 @@ void RequestsCsvWriter::record(const Request& r) {
       m_spare.pop_back();
     }
   }
-  format_row(m_held[index], r, m_class_names);
+  format_row(m_held[index], r, Names{m_class_names, m_tenant_names});
   while (!m_held.empty() && !m_held.front().empty()) {
     m_buf.append(m_held.front());
     m_spare.push_back(std::move(m_held.front()));
@@ -188,10 +219,12 @@ void RequestsCsvWriter::finish() {
 }
 
 std::string requests_csv(const std::vector<Request>& requests,
-                         const std::vector<std::string>& class_names) {
+                         const std::vector<std::string>& class_names,
+                         const std::vector<std::string>& tenant_names) {
   std::ostringstream out;
   RequestsCsvWriter w(out);
   w.set_class_names(&class_names);
+  w.set_tenant_names(&tenant_names);
   for (const Request& r : requests) w.record(r);
   w.finish();
   return out.str();

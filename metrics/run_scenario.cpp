@@ -19,7 +19,7 @@ namespace {
 
 /// Runs `sim` (Simulation or ParallelSimulation) with the outputs `options` asks for.
 template <class Sim>
-RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options) {
+RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admission) {
   const std::shared_ptr<Document> doc = sc.doc;
   MetricsRecorder metrics(sc.slo);
   metrics.set_percentiles(options.percentiles);
@@ -28,6 +28,7 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options) {
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   metrics.set_class_names(&sim.class_names());
   metrics.set_tenant_names(&sim.tenant_names());
+  metrics.set_track_status(admission);
   sim.add_recorder(metrics);
   std::optional<BenchmarkRecorder> bench;
   if (sc.benchmark) sim.add_recorder(bench.emplace(*sc.benchmark));
@@ -36,6 +37,7 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options) {
   if (!options.no_requests_csv) {
     csv.emplace(options.requests_csv ? *options.requests_csv : text);
     csv->set_class_names(&sim.class_names());
+    csv->set_tenant_names(&sim.tenant_names());
     sim.add_recorder(*csv);
   }
   std::optional<StepsCsvWriter> steps;
@@ -68,20 +70,21 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options) {
 }  // namespace
 
 RunOutput run_scenario(Scenario sc, const RunOptions& options) {
+  const bool admission = sc.components.admission != nullptr;
   if (options.threads > 0) {
     const std::string why = parallel_unsupported(sc.components, options.limits);
     if (why.empty()) {
       ParallelSimulation sim(std::move(sc.components), options.threads, options.check,
                              options.limits);
-      return run_with(sim, sc, options);
+      return run_with(sim, sc, options, admission);
     }
     Simulation sim(std::move(sc.components), options.check, options.limits);
-    RunOutput out = run_with(sim, sc, options);
+    RunOutput out = run_with(sim, sc, options, admission);
     out.engine_notice = "sequential engine: " + why;
     return out;
   }
   Simulation sim(std::move(sc.components), options.check, options.limits);
-  return run_with(sim, sc, options);
+  return run_with(sim, sc, options, admission);
 }
 
 RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {

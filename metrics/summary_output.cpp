@@ -166,6 +166,9 @@ std::string summary_table(const Summary& s) {
   fmt::format_to(it, "requests   {} finished, {} rejected, {} preempted ({} preemptions{})\n",
                  s.finished, s.rejected, s.preempted_requests, s.preemptions,
                  s.swap_preemptions ? fmt::format(", {} by swapping", s.swap_preemptions) : "");
+  if (const std::optional<StatusCounts>& b = s.by_status)
+    fmt::format_to(it, "ended      {} refused by admission, {} shed, {} timed out, {} cancelled\n",
+                   b->rejected - s.rejected, b->shed, b->timed_out, b->cancelled);
   fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
                  s.output_tokens_per_s, s.requests_per_s, s.duration_s);
   fmt::format_to(it,

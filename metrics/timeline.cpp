@@ -183,13 +183,16 @@ void TimelineWriter::record(const Request& r) {
                  k_requests_pid, id, id);
   const Time arrival = r.spec.arrival;
   if (r.state != RequestState::Released) {  // rejected, or left unserved by a bounded run
-    const bool rejected = r.state == RequestState::Rejected;
-    const Time at = rejected ? arrival : std::max(m_last_step_end, arrival);
+    // Refused or given up on (admission, abandonment): at the instant it left.
+    const bool rejected = r.state == RequestState::Rejected || r.state == RequestState::Abandoned;
+    const Time at = r.state == RequestState::Abandoned ? r.release
+                    : rejected                         ? arrival
+                                                       : std::max(m_last_step_end, arrival);
     begin_event();
     fmt::format_to(it,
                    "{{\"name\":\"{}\",\"cat\":\"request\",\"ph\":\"i\",\"s\":\"t\","
                    "\"pid\":{},\"tid\":{},\"ts\":",
-                   rejected ? "rejected" : "unfinished", k_requests_pid, id);
+                   status_name(r), k_requests_pid, id);
     append_us(m_buf, at);
     fmt::format_to(it,
                    ",\"args\":{{\"prompt_tokens\":{},\"output_tokens\":{},"

@@ -178,7 +178,8 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
   RunResult r;
   r.summary = json_loads(out.run.summary_json);
   if (args.request_table)
-    r.requests = csv_arrays(out.run.requests_csv, "requests.csv", {"status", "reason", "class"});
+    r.requests =
+        csv_arrays(out.run.requests_csv, "requests.csv", {"status", "reason", "class", "tenant"});
   if (args.steps) r.steps = csv_arrays(out.steps_csv, "steps.csv", {"bound"});
   const py::object warn = py::module_::import("warnings").attr("warn");
   if (!out.run.engine_notice.empty()) out.notes.push_back(out.run.engine_notice);

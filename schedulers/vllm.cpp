@@ -231,8 +231,11 @@ class VllmV0Scheduler final : public Scheduler {
 
   void plan_step(SchedulerView& s) override {
     if (m_group_left > 0) {  // the group planned at its first step goes on
+      // A sequence whose client left mid-group (the engine's abandonment) is no longer running.
       for (uint32_t slot : m_group)
-        s.plan().push_back({slot, s.req(slot).done() ? EntryKind::Padding : EntryKind::Decode, 0});
+        if (running(s.req(slot)))
+          s.plan().push_back(
+              {slot, s.req(slot).done() ? EntryKind::Padding : EntryKind::Decode, 0});
       return;
     }
     if (m_s.chunked) {
@@ -261,7 +264,7 @@ class VllmV0Scheduler final : public Scheduler {
     // The group's tokens reach the client when it ends: a sequence that finished mid-group has
     // its last token delivered and its seat freed now.
     for (uint32_t slot : m_group)
-      if (s.req(slot).done()) s.req(slot).last_token = s.now();
+      if (running(s.req(slot)) && s.req(slot).done()) s.req(slot).last_token = s.now();
     m_group.clear();
     for (size_t i = 0; i < s.running().size();) {
       const uint32_t slot = s.running()[i];
@@ -336,6 +339,11 @@ class VllmV0Scheduler final : public Scheduler {
       budget -= std::min(n, budget);
       if (alone) break;
     }
+  }
+
+  /// Still in the batch: running, or finished and not yet released.
+  [[nodiscard]] static bool running(const Request& r) {
+    return r.state == RequestState::Running || r.state == RequestState::Finished;
   }
 
   [[nodiscard]] static int64_t tokens_planned(const SchedulerView& s, uint32_t slot) {

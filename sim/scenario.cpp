@@ -9,6 +9,7 @@
 #include "models/kv_memory.h"
 #include "models/step_time_model.h"
 #include "schedulers/scheduler.h"
+#include "sim/admission.h"
 #include "sim/api_latency.h"
 #include "sim/cluster.h"
 #include "sim/scenario_rules.h"
@@ -128,6 +129,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
                   "needs a scheduler that plans speculative decoding: kind vllm (0.8 and "
                   "later), sglang or trtllm (docs/speculative.md)");
   s.slo = read_slo(root);
+  s.components.admission = read_admission(root, s.slo);
   s.benchmark = read_benchmark(root);
   doc->check_all_read();
   // Every replica has its own accelerators (read only now that every key has been checked).

@@ -28,6 +28,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   if (!m_c.pools.empty()) setup_pools();
   m_reactive = m_c.source->reactive();
   if (m_c.speculative) m_spec.emplace(m_c.speculative, m_c.seed);
+  if (m_c.admission) m_admission.emplace(m_c.admission, m_c.seed);
   m_events.reserve(16 * m_reps.size());
 }
 
@@ -182,6 +183,7 @@ void Simulation::dispatch(const Event& e) {
       Replica& rep = m_reps[e.replica()];
       rep.state.set_now(m_now);
       if (m_now == rep.timer_at) rep.timer_at = Time::max();
+      if (m_admission) expire_timeouts();
       if (!rep.busy) post_schedule(e.replica());
       break;
     }
@@ -276,12 +278,14 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
   if (why.empty()) why = rep.scheduler->never_schedulable(r);
   if (why.empty() && rep.role == PoolRole::Prefill)
     why = m_transfers->decode_never_fits(r.spec.prompt_tokens, rep.output_tokens[slot]);
+  if (why.empty() && m_admission) why = admission_refuses(rep_index, slot);
   if (why.empty()) {
     if (rep.state.priority_order()) r.order_key = rep.scheduler->queue_key(r);
     rep.state.enqueue(slot);
     int64_t live = 0;
     for (const Replica& x : m_reps) live += static_cast<int64_t>(x.state.live());
     m_stats.peak_in_flight = std::max(m_stats.peak_in_flight, live);
+    if (m_admission) watch_timeout(rep_index, slot);
   } else {
     rep.state.reject(slot, std::move(why));
     depart(rep_index, slot);
@@ -453,6 +457,7 @@ void Simulation::finish_step(uint32_t rep_index) {
   BatchState& state = rep.state;
   const Time now = m_now;
   int32_t finished = 0;
+  if (!m_step_end_timeouts.empty()) timeouts_at_step_end(rep_index);
   std::vector<Request>& reqs = state.mutable_slots();
   for (const StepEntry& e : state.plan()) {
     Request& r = reqs[e.slot];
@@ -474,8 +479,11 @@ void Simulation::finish_step(uint32_t rep_index) {
       r.state = RequestState::Finished;
       r.finish = now;
       ++finished;
+    } else if (r.spec.cancel_after_tokens > 0 && r.generated_tokens >= r.spec.cancel_after_tokens) {
+      m_cancelled.push_back(e.slot);
     }
   }
+  if (!m_cancelled.empty()) cancel_requests(rep_index);
   state.set_finished_this_step(finished);
   rep.scheduler->after_step(state);
   for (uint32_t slot : state.departed()) {
@@ -538,6 +546,13 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
 }
 
 void Simulation::check_all_served() const {
+  // Every request has left, so no KV is held (a prefix cache keeps what it cached).
+  for (uint32_t i = 0; m_check && i < m_reps.size(); ++i) {
+    const KvManager& kv = m_reps[i].state.kv();
+    if (!kv.prefix_stats() && kv.used_tokens() != 0)
+      throw InvariantError(fmt::format("replica {} holds {} KV tokens after every request left", i,
+                                       kv.used_tokens()));
+  }
   if (m_c.source->waiting() != 0)
     throw std::logic_error(
         fmt::format("simulation ended with {} requests still waiting for others to leave",

@@ -35,6 +35,7 @@
 #include "models/step_time_model.h"
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
+#include "sim/admission.h"
 #include "sim/event_queue.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
@@ -70,6 +71,8 @@ struct Components {
   /// The `speculative` section (sim/speculative.h), null without it; every replica speculates.
   std::shared_ptr<const SpeculativeSpec> speculative;
   uint64_t seed = 1;  ///< the run's seed, for the acceptance draws
+  /// The `admission` and `abandonment` sections (sim/admission.h), null without them.
+  std::shared_ptr<const AdmissionSpec> admission;
 };
 
 /// One replica's share of a run (RunStats::replicas).
@@ -239,6 +242,18 @@ class Simulation {
   /// its KV can hold them.
   void admit_delivered(uint32_t rep);
   void refresh_loads();
+  // Admission and abandonment (sim/admission_engine.cpp).
+  /// Why the admission section refuses the request in `slot` of `rep`, empty when it may
+  /// queue; sets its end_cause (Shed) and draws its cancel point.
+  [[nodiscard]] std::string admission_refuses(uint32_t rep, uint32_t slot);
+  /// The request in `slot` of `rep` joined the queue: its timeout is watched.
+  void watch_timeout(uint32_t rep, uint32_t slot);
+  /// Timeouts due now: requests without a first token leave, now or at their step's end.
+  void expire_timeouts();
+  /// At a step's end on `rep`, before its tokens count: the timeouts that waited for it.
+  void timeouts_at_step_end(uint32_t rep);
+  /// At a step's end on `rep`: the requests that reached their cancel point leave.
+  void cancel_requests(uint32_t rep);
   /// Hands a departed request to the recorders and frees its slot.
   void depart(uint32_t rep, uint32_t slot);
   /// A bounded run stopped: every request still held is recorded as unfinished.
@@ -275,8 +290,11 @@ class Simulation {
   std::vector<uint8_t> m_seen;  // check mode: where each request was found
   std::vector<RequestRecorder*> m_recorders;
   std::vector<StepObserver*> m_step_observers;
-  StepRecord m_step_record;          // reused for every step
-  std::optional<Speculator> m_spec;  // with a `speculative` section
+  StepRecord m_step_record;                                  // reused for every step
+  std::optional<Speculator> m_spec;                          // with a `speculative` section
+  std::optional<AdmissionControl> m_admission;               // with `admission` or `abandonment`
+  std::vector<AdmissionControl::Watch> m_step_end_timeouts;  // due inside a step in flight
+  std::vector<uint32_t> m_cancelled;  // slots reaching their cancel point this step (scratch)
 };
 
 }  // namespace servesim

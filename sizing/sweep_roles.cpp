@@ -26,6 +26,8 @@ AxisRole inferred_role(const std::string& key) {
   const std::string_view first = k.substr(0, k.find('.'));
   const size_t dot = k.rfind('.');
   const std::string_view last = dot == std::string_view::npos ? k : k.substr(dot + 1);
+  if (first == "admission") return AxisRole::Deployment;  // a rate limit is the server's choice
+  if (first == "abandonment") return AxisRole::Scenario;  // what clients do
   if (first == "workload" || first == "slo" || first == "seed" || rate_like(last))
     return AxisRole::Scenario;
   return AxisRole::Deployment;

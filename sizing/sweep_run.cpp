@@ -177,6 +177,7 @@ Probe run_probe(const std::string& text, const std::string& file,
   p.accelerators = sc->slo ? sc->slo->accelerators : p.replicas;
   const uint64_t seed = sc->seed;
   const std::optional<SloTargets> slo = sc->slo;
+  const bool admission = sc->components.admission != nullptr;
   try {
     Simulation sim(std::move(sc->components), false, limits);
     MetricsRecorder metrics(slo);
@@ -185,6 +186,7 @@ Probe run_probe(const std::string& text, const std::string& file,
     metrics.track_replicas(std::move(sc->replica_accelerators), sim.stats().pools);
     metrics.set_class_names(&sim.class_names());
     metrics.set_tenant_names(&sim.tenant_names());
+    metrics.set_track_status(admission);
     ArrivalSpan span;
     sim.add_recorder(metrics);
     sim.add_recorder(span);

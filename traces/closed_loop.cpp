@@ -65,8 +65,8 @@ class ClosedLoop final : public WorkloadSource {
     const size_t u = it->second;
     m_owner.erase(it);
     User& user = m_users[u];
-    if (r.state == RequestState::Rejected) {
-      user.turn = 0;  // a turn that cannot be served ends its conversation
+    if (r.state == RequestState::Rejected || r.state == RequestState::Abandoned) {
+      user.turn = 0;  // a turn refused or given up on ends its conversation
     } else {
       user.context_tokens = int64_t{r.spec.prompt_tokens} + r.spec.output_tokens;
       user.turn = (user.turn + 1) % m_spec.turns;

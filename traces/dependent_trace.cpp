@@ -129,6 +129,7 @@ class DependentTrace final : public WorkloadSource {
       n.spec.class_id = row.class_id;
       n.spec.tenant_id = row.tenant_id;
       n.spec.priority = row.priority;
+      n.spec.cancel_after_tokens = static_cast<int32_t>(row.cancel_after_tokens);
       n.spec.content_stream = row.session;
       n.earliest_ns = row.arrival_ns;
       n.think_ns = row.think_ns;

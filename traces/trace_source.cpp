@@ -49,6 +49,7 @@ RequestSpec to_request(TraceRow& row, uint64_t id, int64_t arrival_ns) {
   r.class_id = row.class_id;
   r.tenant_id = row.tenant_id;
   r.priority = row.priority;
+  r.cancel_after_tokens = static_cast<int32_t>(row.cancel_after_tokens);
   return r;
 }
 

@@ -109,12 +109,12 @@ TEST_CASE("classes: requests.csv names each request's class and priority", "[met
   const std::string& csv = out.requests_csv;
   CHECK(csv.substr(0, csv.find('\n')) ==
         "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,ttft_s,tpot_s,"
-        "e2e_s,queue_s,preemptions,status,reason,class,priority,server_ttft_s");
+        "e2e_s,queue_s,preemptions,status,reason,class,priority,server_ttft_s,tenant");
   // r0: finished, chat, priority -1; r3: rejected (its reason quoted), batch, priority 0.
   CHECK_THAT(csv, Catch::Contains("\n0,0.000000000,1,3,0.020000000,0.060000000,0.060000000,"
                                   "0.020000000,0.020000000,0.060000000,0.000000000,0,finished,,"
-                                  "chat,-1,0.020000000\n"));
-  CHECK_THAT(csv, Catch::Contains("\",batch,0,\n4,"));
+                                  "chat,-1,0.020000000,\n"));
+  CHECK_THAT(csv, Catch::Contains("\",batch,0,,\n4,"));
   // Without an slo section the classes have no slo block; a workload without classes has no
   // classes section at all.
   REQUIRE(out.summary.classes.size() == 2);
@@ -124,7 +124,7 @@ TEST_CASE("classes: requests.csv names each request's class and priority", "[met
       "{policy: paged, capacity_tokens: 100, block_size: 1}")));
   CHECK(plain.summary.classes.empty());
   CHECK(nlohmann::json::parse(plain.summary_json).count("classes") == 0);
-  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",finished,,,0,0.010000000\n"));
+  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",finished,,,0,0.010000000,\n"));
 }
 
 }  // namespace t_metrics_class_metrics_test

@@ -191,6 +191,21 @@ class Run(unittest.TestCase):
         self.assertIn("speculate  ngram k=3", r.table)
         self.assertNotIn("speculative", servesim.run(DEFAULT_DICT).summary)
 
+    def test_admission_and_abandonment_statuses_come_through(self):
+        """With admission and abandonment (docs/schedulers.md#admission-and-abandonment) the
+        summary counts every status, the status column agrees, and the table has its ended line;
+        without them the summary has no by_status."""
+        r = servesim.run("configs/examples/abandonment-azure-conv-llama70b-h100.yaml")
+        b = r.summary["by_status"]
+        self.assertEqual(sum(b.values()), r.summary["requests"])
+        statuses = list(r.requests["status"])
+        for k in ("finished", "timed_out", "cancelled"):
+            self.assertEqual(statuses.count(k), b[k], k)
+        self.assertGreater(b["timed_out"], 0)
+        self.assertIn("ended      0 refused by admission, 0 shed", r.table)
+        self.assertEqual(len(r.requests["tenant"]), r.summary["requests"])
+        self.assertNotIn("by_status", servesim.run(DEFAULT_DICT).summary)
+
     def test_overrides_and_seed_match_set_and_seed(self):
         want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
         for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),

@@ -292,7 +292,8 @@ const json* at_path(const json& j, const std::string& path) {
 // A cluster of two replicas with an SLO: its summary has "replicas" with SLO blocks.
 const std::string k_cluster_run = k_small_run +
                                   "cluster: {replicas: 2, router: {kind: round_robin}}\n" +
-                                  "slo: {ttft_ms: 100, tpot_ms: 50, itl_ms: 60, percentile: 99}\n";
+                                  "slo: {ttft_ms: 100, tpot_ms: 50, itl_ms: 60, percentile: 99}\n" +
+                                  "admission: {queue_cap: 1000}\n";  // by_status
 
 // One prefill and one decode replica, a 1 GB/s link (tests/sim/disagg_test.cpp).
 const std::string k_disagg =

@@ -145,13 +145,13 @@ TEST_CASE(
   const auto j = nlohmann::json::parse(out.summary_json);
   CHECK(j["server_ttft_s"]["mean"].get<double>() == Approx(0.00575));
   CHECK_THAT(summary_table(out.summary), Catch::Contains("server TTFT"));
-  CHECK_THAT(out.requests_csv, Catch::EndsWith(",0.006500000\n"));
+  CHECK_THAT(out.requests_csv, Catch::EndsWith(",0.006500000,\n"));
   // Without the section: no server row, and the column equals ttft_s.
   const RunOutput plain = run_scenario(doc_of(trace_scenario("0,4,2\n", k_linear, k_vllm, k_kv)));
   CHECK_FALSE(plain.summary.server_ttft_s);
   CHECK_FALSE(nlohmann::json::parse(plain.summary_json).contains("server_ttft_s"));
   CHECK_THAT(summary_table(plain.summary), !Catch::Contains("server TTFT"));
-  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",0.005000000\n"));
+  CHECK_THAT(plain.requests_csv, Catch::EndsWith(",0.005000000,\n"));
 }
 
 }  // namespace t_sim_api_latency_test

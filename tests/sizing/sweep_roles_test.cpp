@@ -45,11 +45,13 @@ TEST_CASE("sweep roles: workload, slo, seed and rate keys are scenario axes, the
           "[sizing][roles]") {
   for (const char* k :
        {"workload", "workload.transform.rate_scale", "workload.trace.path", "slo.ttft_ms", "seed",
-        "workload.synthetic.arrival.rate_per_s", "cluster.target_rate_per_s", "rate_scale"})
+        "workload.synthetic.arrival.rate_per_s", "cluster.target_rate_per_s", "rate_scale",
+        "abandonment.timeout_s", "abandonment.cancel.fraction"})
     CHECK(inferred_role(k) == AxisRole::Scenario);
-  for (const char* k : {"accelerator", "replicas", "tensor_parallel", "model", "weight_dtype",
-                        "scheduler.max_num_seqs", "scheduler", "kv.block_size",
-                        "step_time.data_parallel", "cluster.router.kind"})
+  for (const char* k :
+       {"accelerator", "replicas", "tensor_parallel", "model", "weight_dtype",
+        "scheduler.max_num_seqs", "scheduler", "kv.block_size", "step_time.data_parallel",
+        "cluster.router.kind", "admission.queue_cap", "admission.rate_limit.rate_per_s"})
     CHECK(inferred_role(k) == AxisRole::Deployment);
 }
 
