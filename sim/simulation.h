@@ -35,6 +35,7 @@
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
 #include "sim/event_queue.h"
+#include "sim/lora.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
 #include "sim/speculative.h"
@@ -68,6 +69,8 @@ struct Components {
   std::shared_ptr<const Topology> topology;
   /// The `speculative` section (sim/speculative.h), null without it; every replica speculates.
   std::shared_ptr<const SpeculativeSpec> speculative;
+  /// The `lora` section (sim/lora.h), null without it; every replica serves the adapters.
+  std::shared_ptr<const LoraSpec> lora;
   uint64_t seed = 1;  ///< the run's seed, for the acceptance draws
 };
 
@@ -104,6 +107,7 @@ struct RunStats {
   std::optional<KvTransferStats> kv_transfer;    ///< with prefill/decode pools
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
+  std::optional<LoraStats> lora;                 ///< with a `lora` section
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
@@ -268,6 +272,7 @@ class Simulation {
   std::vector<StepObserver*> m_step_observers;
   StepRecord m_step_record;          // reused for every step
   std::optional<Speculator> m_spec;  // with a `speculative` section
+  std::optional<LoraEngine> m_lora;  // with a `lora` section
 };
 
 }  // namespace servesim

@@ -16,7 +16,9 @@
 //   priority     an integer from -10^9 to 10^9 (vLLM's meaning: lower is served first; an
 //                empty cell is 0), used by vllm's scheduling_policy: priority;
 //   tenant       the request's tenant name (valid_class_name), for per-tenant metrics and
-//                scheduler.policy: fair; every row names one when the column is there.
+//                scheduler.policy: fair; every row names one when the column is there;
+//   adapter      multi-LoRA (docs/lora.md): the request's adapter id from 1 to 10^6, or 0 or
+//                empty for the base model; the lora section then draws none.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -29,9 +31,9 @@ namespace servesim {
 namespace {
 
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
-const std::vector<std::string> k_optional{"prefix_hash", "request_id", "session_id",
-                                          "parent_id",   "think_s",    "max_output_tokens",
-                                          "class",       "priority",   "tenant"};
+const std::vector<std::string> k_optional{
+    "prefix_hash",       "request_id", "session_id", "parent_id", "think_s",
+    "max_output_tokens", "class",      "priority",   "tenant",    "adapter"};
 enum : size_t {
   k_arrival,
   k_prompt,
@@ -44,7 +46,8 @@ enum : size_t {
   k_max_output,
   k_class,
   k_priority,
-  k_tenant
+  k_tenant,
+  k_adapter
 };
 
 /// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
@@ -101,6 +104,9 @@ class ServesimCsvRows final : public TraceRowReader {
         m_csv.field(k_priority).empty()
             ? 0
             : static_cast<int32_t>(m_csv.integer(k_priority, k_min_priority, k_max_priority));
+    row.adapter = !m_csv.has(k_adapter)            ? -1
+                  : m_csv.field(k_adapter).empty() ? 0
+                                                   : m_csv.integer(k_adapter, 0, 1'000'000);
     return true;
   }
   bool absolute_time() const override { return true; }

@@ -49,6 +49,8 @@ RequestSpec to_request(TraceRow& row, uint64_t id, int64_t arrival_ns) {
   r.class_id = row.class_id;
   r.tenant_id = row.tenant_id;
   r.priority = row.priority;
+  r.adapter = static_cast<uint32_t>(std::max<int64_t>(row.adapter, 0));
+  r.adapter_given = row.adapter >= 0;
   return r;
 }
 
