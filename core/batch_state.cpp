@@ -128,6 +128,7 @@ void SchedulerView::preempt(uint32_t slot) {
   ++m_preemptions;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_adapters.replan();
   put_waiting(slot, true);
 }
 
@@ -143,6 +144,7 @@ void SchedulerView::preempt_swap(uint32_t slot) {
   m_swapped[slot] = 1;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_adapters.replan();
   put_waiting(slot, true);
 }
 

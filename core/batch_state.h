@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/adapter_gate.h"
 #include "core/kv/kv_manager.h"
 #include "core/request.h"
 #include "core/time.h"
@@ -85,6 +86,21 @@ class SchedulerView {
     return 1 + (left < m_speculative_k ? (left > 0 ? left : 0) : m_speculative_k);
   }
 
+  /// Multi-LoRA (docs/lora.md): whether the request in `slot` may join the step being planned
+  /// under lora.max_loras (its adapter is already in the step, or the step holds fewer distinct
+  /// adapters). Always true without a `lora` section or for a base-model request.
+  [[nodiscard]] bool adapter_fits(uint32_t slot) {
+    return m_adapters.fits(slot, m_requests, m_plan, m_running);
+  }
+  /// For the step being planned, adapter_fits counts the running requests' adapters too,
+  /// whether or not they are in the plan (SGLang's rule for its prefill-only batches).
+  void count_running_adapters() { m_adapters.count_running(); }
+  /// The first index of waiting() at or after `from` whose request adapter_fits, or
+  /// waiting().size(): a scheduler's next admission when it passes over the others (vLLM V1).
+  [[nodiscard]] size_t next_adapter_fit(size_t from) {
+    while (from < m_waiting.size() && !adapter_fits(m_waiting[from])) ++from;
+    return from;
+  }
   /// Moves the front of the waiting queue to the running batch; its first `cached_tokens` of
   /// prefill count as computed (a prefix-cache hit).
   /// REQUIRES: the KV manager has already admitted it (kv().try_admit succeeded with them).
@@ -141,6 +157,7 @@ class SchedulerView {
   bool m_hold_kv_on_release = false;
   bool m_priority_order = false;
   int32_t m_speculative_k = 0;  // draft tokens a decode verifies this step; 0: no speculation
+  AdapterGate m_adapters;       // lora.max_loras distinct adapters per step
 };
 
 /// The engine's side: a SchedulerView plus taking requests in and out, time, and what the
@@ -193,6 +210,12 @@ class BatchState : public SchedulerView {
   /// Speculative decoding for the step about to be planned: `k` draft tokens per decode (0:
   /// off). It stays set until the step ends, so decode_tokens() gives the same then.
   void set_speculative_k(int32_t k) { m_speculative_k = k; }
+  /// Multi-LoRA: at most `max_loras` distinct adapters per step (0: no limit).
+  void set_max_loras(int32_t max_loras) { m_adapters.set_limit(max_loras); }
+  /// A step is about to be planned (the adapter gate forgets the last one's adapters).
+  void begin_adapter_step() { m_adapters.begin_step(); }
+  /// Requests passed over for a step because its adapters were at max_loras (per step).
+  [[nodiscard]] int64_t adapter_skips() const { return m_adapters.skips(); }
   [[nodiscard]] Time take_wake() {
     Time t = m_wake;
     m_wake = Time::max();

@@ -65,6 +65,10 @@ struct RequestSpec {
   /// The request's tenant: an index into the run's tenant names (WorkloadSource::tenant_names),
   /// which is empty when the workload names no tenant (then every request has tenant 0).
   uint16_t tenant_id = 0;
+  /// Multi-LoRA (the `lora` section, docs/lora.md): the adapter it runs with, 1..adapters, or
+  /// 0 for the base model.
+  uint32_t adapter = 0;
+  bool adapter_given = false;  ///< the trace named it (its `adapter` column): none is drawn
   /// Its class's time-to-first-token target (a mix component's ttft_slo_ms), which the edf
   /// queue order turns into the deadline arrival + ttft_slo; 0: none (served after those
   /// that have one).

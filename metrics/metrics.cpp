@@ -348,6 +348,10 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
         p->off_steps,
         share(p->proposer_ms * 1e6, static_cast<double>(stats.busy_ns))};
   }
+  if (const std::optional<LoraStats>& l = stats.lora)
+    s.lora = LoraSummary{l->adapters, l->max_loras,  l->max_cpu_loras,    l->requests_with_adapter,
+                         l->gpu_hits, l->gpu_misses, l->host_hits,        l->host_misses,
+                         l->load_s,   l->compute_s,  l->skipped_for_slots};
   s.workload_counters = stats.workload_counters;
   if (stats.costed_steps > 0 && stats.busy_ns > 0) {
     const double busy_s = static_cast<double>(stats.busy_ns) * 1e-9;

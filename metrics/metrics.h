@@ -233,6 +233,36 @@ void for_each_field(const KvTransferSummary& k, F&& f) {
   f(Field("admit_wait_s", k_json | k_as_short), k.admit_wait_s);
 }
 
+/// summary.json's lora block (the `lora` section, docs/lora.md).
+struct LoraSummary {
+  int64_t adapters = 0;
+  int64_t max_loras = 0;
+  int64_t max_cpu_loras = 0;
+  int64_t requests_with_adapter = 0;
+  int64_t gpu_slot_hits = 0;      ///< a step's adapter already in a GPU slot (per step, adapter)
+  int64_t gpu_slot_misses = 0;    ///< copied in from host memory
+  int64_t host_hits = 0;          ///< of the GPU-slot misses, in host memory
+  int64_t host_misses = 0;        ///< of the GPU-slot misses, loaded from disk first
+  double load_s = 0;              ///< adapter loading time added to steps
+  double compute_s = 0;           ///< LoRA GEMM time added to steps
+  int64_t skipped_for_slots = 0;  ///< requests passed over for a step at max_loras (per step)
+};
+
+template <class F>
+void for_each_field(const LoraSummary& l, F&& f) {
+  f(Field("adapters"), l.adapters);
+  f(Field("max_loras"), l.max_loras);
+  f(Field("max_cpu_loras"), l.max_cpu_loras);
+  f(Field("requests_with_adapter"), l.requests_with_adapter);
+  f(Field("gpu_slot_hits"), l.gpu_slot_hits);
+  f(Field("gpu_slot_misses"), l.gpu_slot_misses);
+  f(Field("host_hits"), l.host_hits);
+  f(Field("host_misses"), l.host_misses);
+  f(Field("load_s"), l.load_s);
+  f(Field("compute_s"), l.compute_s);
+  f(Field("skipped_for_slots"), l.skipped_for_slots);
+}
+
 /// summary.json's speculative block (the `speculative` section, docs/speculative.md).
 struct SpeculativeSummary {
   std::string method;
@@ -438,6 +468,7 @@ struct Summary {
   std::vector<PoolSummary> pools;                 ///< with cluster.pools
   std::optional<KvTransferSummary> kv_transfer;   ///< with prefill/decode pools
   std::optional<SpeculativeSummary> speculative;  ///< with a `speculative` section
+  std::optional<LoraSummary> lora;                ///< with a `lora` section
   /// When the workload names classes (WorkloadSource::class_names): each one's figures, by
   /// name, in the workload's order.
   std::vector<std::pair<std::string, ClassSummary>> classes;
@@ -494,6 +525,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("pools", k_json | k_omit_empty), s.pools);
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
   f(Field("speculative", k_json | k_omit_empty), s.speculative);
+  f(Field("lora", k_json | k_omit_empty), s.lora);
   f(Field("classes", k_json | k_omit_empty), s.classes);
   f(Field("tenants", k_json | k_omit_empty), s.tenants);
   f(Field("fairness", k_json | k_omit_empty), s.fairness);

@@ -239,6 +239,13 @@ std::string summary_table(const Summary& s) {
                    s.speculative->method, s.speculative->k, 100.0 * s.speculative->acceptance_rate,
                    s.speculative->tokens_per_verify, s.speculative->verify_steps,
                    s.speculative->off_steps, 100.0 * s.speculative->proposer_share);
+  if (s.lora)
+    fmt::format_to(it,
+                   "lora       {} adapters, {} of {} requests: GPU slots {} hits, {} misses ({} "
+                   "from disk), loads {:.3g} s, GEMMs {:.3g} s, {} skipped at max_loras {}\n",
+                   s.lora->adapters, s.lora->requests_with_adapter, s.requests,
+                   s.lora->gpu_slot_hits, s.lora->gpu_slot_misses, s.lora->host_misses,
+                   s.lora->load_s, s.lora->compute_s, s.lora->skipped_for_slots, s.lora->max_loras);
   if (s.prefix)
     fmt::format_to(it,
                    "prefix     {:.1f}% of prefill tokens found cached ({} of {}), {} cached "

@@ -111,7 +111,10 @@ class ContinuousScheduler final : public Scheduler {
     }
     while (!m_preempted && !s.waiting().empty() &&
            static_cast<int64_t>(s.running().size()) < m_max_seqs && m_budget > 0) {
-      const size_t at = fair ? m_fair.pick(s) : 0;
+      size_t at = fair ? m_fair.pick(s) : 0;
+      // lora.max_loras: pass over a request whose adapter would be one too many (vLLM V1).
+      if (!s.adapter_fits(s.waiting()[at])) at = s.next_adapter_fit(0);
+      if (at == s.waiting().size()) break;
       const uint32_t slot = s.waiting()[at];
       Request& r = s.req(slot);
       if (s.swapped(slot)) {

@@ -22,6 +22,9 @@ struct ReplicaLoad {
   int64_t outstanding = 0;  ///< requests queued or running there
   int64_t kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
+  /// Multi-LoRA (docs/lora.md): where the routed request's adapter is on this replica, 2 in a
+  /// GPU slot, 1 in host memory only, 0 neither (or the request uses the base model).
+  uint8_t adapter_residency = 0;
 };
 
 class Router {

@@ -5,6 +5,7 @@
 
 #include <limits>
 #include <unordered_map>
+#include <utility>
 
 #include "core/random.h"
 #include "core/registry.h"
@@ -99,6 +100,29 @@ class PrefixAffinity final : public Router {
   std::unordered_map<uint64_t, uint32_t> m_home;  // content key -> its replica
 };
 
+/// Multi-LoRA (docs/lora.md): sends a request to the least loaded replica among those holding
+/// its adapter in a GPU slot, else among those holding it in host memory, else among all; but
+/// to the least loaded of all when the pick has more than `max_imbalance` requests more. A
+/// base-model request goes to the least loaded. Ties: the scan starts one replica further on
+/// every call, as for least_outstanding.
+class LoraAffinity final : public Router {
+ public:
+  explicit LoraAffinity(int64_t max_imbalance) : m_max_imbalance(max_imbalance) {}
+  uint32_t route(const RequestSpec&, std::span<const ReplicaLoad> loads) override {
+    const uint32_t start = m_start++;
+    const uint32_t least = argmin_from(loads, start, outstanding);
+    // Residency first, then fewer outstanding: the smallest (2 - residency, outstanding).
+    const uint32_t best = argmin_from(loads, start, [](const ReplicaLoad& l) {
+      return std::pair<int, int64_t>{2 - l.adapter_residency, l.outstanding};
+    });
+    return loads[best].outstanding - loads[least].outstanding > m_max_imbalance ? least : best;
+  }
+
+ private:
+  int64_t m_max_imbalance;
+  uint32_t m_start = 0;
+};
+
 std::unique_ptr<Router> make_round_robin(const Cfg&, uint64_t) {
   return std::make_unique<RoundRobin>();
 }
@@ -109,6 +133,9 @@ std::unique_ptr<Router> make_least_outstanding(const Cfg&, uint64_t) {
   return std::make_unique<LeastOutstanding>();
 }
 std::unique_ptr<Router> make_least_kv(const Cfg&, uint64_t) { return std::make_unique<LeastKv>(); }
+std::unique_ptr<Router> make_lora_affinity(const Cfg& c, uint64_t) {
+  return std::make_unique<LoraAffinity>(c.get_int("max_imbalance", 16, {0, 1'000'000'000}));
+}
 std::unique_ptr<Router> make_prefix_affinity(const Cfg& c, uint64_t) {
   return std::make_unique<PrefixAffinity>(c.get_int("max_imbalance", 16, {0, 1'000'000'000}));
 }
@@ -116,9 +143,10 @@ std::unique_ptr<Router> make_prefix_affinity(const Cfg& c, uint64_t) {
 using RouterFactory = std::unique_ptr<Router> (*)(const Cfg& router, uint64_t seed);
 
 // Sorted by name. A new router is one class and one line here.
-constexpr Registry<RouterFactory, 5> k_routers{{{
+constexpr Registry<RouterFactory, 6> k_routers{{{
     {"least_kv", &make_least_kv},
     {"least_outstanding", &make_least_outstanding},
+    {"lora_affinity", &make_lora_affinity},
     {"prefix_affinity", &make_prefix_affinity},
     {"random", &make_random},
     {"round_robin", &make_round_robin},

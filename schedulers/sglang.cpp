@@ -122,6 +122,10 @@ class SglangScheduler final : public Scheduler {
            static_cast<int64_t>(s.running().size()) < m_s.max_running_requests) {
       const size_t at = pick(s);
       const uint32_t slot = s.waiting()[at];
+      // max_loras_per_batch: a request whose adapter would be one too many with the running
+      // batch's closes the batch.
+      s.count_running_adapters();
+      if (!s.adapter_fits(slot)) break;
       Request& r = s.req(slot);
       const int64_t cached = s.kv().cached_prefix_tokens(r);
       const int64_t extend = r.prefill_target - cached;

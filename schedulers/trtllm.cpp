@@ -86,6 +86,8 @@ class TrtllmScheduler final : public Scheduler {
     while (!m_paused && !s.waiting().empty() && m_budget > 0 &&  // 3. admission
            static_cast<int64_t>(s.running().size()) < m_s.max_batch_size) {
       const uint32_t slot = s.waiting().front();
+      // The PEFT cache's device slots: a request whose adapter does not fit stops admission.
+      if (!s.adapter_fits(slot)) break;
       Request& r = s.req(slot);
       const int64_t cached = s.kv().cached_prefix_tokens(r);
       const int64_t n = chunk(r.prefill_target - cached, false);

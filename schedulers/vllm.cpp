@@ -129,7 +129,11 @@ class VllmScheduler final : public Scheduler {
   void admit(SchedulerView& s, int64_t budget, Time seen, int64_t held_seats) {
     while (!s.waiting().empty() && budget > 0 &&
            static_cast<int64_t>(s.running().size()) + held_seats < m_s.max_num_seqs) {
-      const size_t at = first_seen(s, seen);
+      size_t at = first_seen(s, seen);
+      // lora.max_loras: pass over a request whose adapter would be one too many (vLLM V1's
+      // skipped_waiting_requests); it keeps its place.
+      while (at < s.waiting().size() && !s.adapter_fits(s.waiting()[at]))
+        at = first_seen(s, seen, at + 1);
       if (at == s.waiting().size()) break;
       const uint32_t slot = s.waiting()[at];
       Request& r = s.req(slot);
@@ -147,11 +151,13 @@ class VllmScheduler final : public Scheduler {
   // front only: a front not yet seen stops admission. priority: vLLM's heap does not hold the
   // requests that arrived after the plan started, so the first seen one in (priority, arrival,
   // id) order is next (with equal priorities the queue is in arrival order: the front again).
-  [[nodiscard]] size_t first_seen(const SchedulerView& s, Time seen) const {
+  // From index `from` on (after requests passed over for lora.max_loras).
+  [[nodiscard]] size_t first_seen(const SchedulerView& s, Time seen, size_t from = 0) const {
     const std::deque<uint32_t>& w = s.waiting();
+    if (from >= w.size()) return w.size();
     if (!m_s.priority || seen == Time::max())
-      return s.req(w.front()).spec.arrival > seen ? w.size() : 0;
-    for (size_t i = 0; i < w.size(); ++i)
+      return s.req(w[from]).spec.arrival > seen ? w.size() : from;
+    for (size_t i = from; i < w.size(); ++i)
       if (s.req(w[i]).spec.arrival <= seen) return i;
     return w.size();
   }
@@ -324,7 +330,10 @@ class VllmV0Scheduler final : public Scheduler {
   void admit(SchedulerView& s, int64_t& budget, bool chunk) {
     while (!s.waiting().empty() && budget > 0 &&
            static_cast<int64_t>(s.running().size()) < m_s.max_num_seqs) {
-      const uint32_t slot = s.waiting().front();
+      // lora.max_loras (V0's rule): pass over a request whose adapter would be one too many.
+      const size_t at = s.next_adapter_fit(0);
+      if (at == s.waiting().size()) break;
+      const uint32_t slot = s.waiting()[at];
       Request& r = s.req(slot);
       const int64_t cached = s.kv().cached_prefix_tokens(r);
       const int64_t whole = r.prefill_target - cached;
@@ -334,7 +343,7 @@ class VllmV0Scheduler final : public Scheduler {
       if (!chunk && whole > budget && !alone) break;
       if (!s.kv().try_admit(r, cached, r.prefill_target)) break;
       const int64_t n = chunk ? std::min(whole, budget) : whole;
-      s.admit_front(cached);
+      s.admit_at(at, cached);
       s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
       budget -= std::min(n, budget);
       if (alone) break;

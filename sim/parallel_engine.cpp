@@ -76,8 +76,13 @@ std::string parallel_unsupported(const Components& c, const RunLimits& limits) {
                                      [](const PoolSpec& p) { return p.role != PoolRole::Mixed; }))
     return "prefill/decode pools hand KV between replicas (not parallel yet)";
   if (c.speculative) return "speculative decoding draws from one random stream for all replicas";
+  if (c.lora) return "multi-LoRA adapter caches and the lora_affinity router (not parallel yet)";
+  if (std::any_of(c.replicas.begin(), c.replicas.end(),
+                  [](const auto& r) { return r.kv && r.kv->offload() != nullptr; }))
+    return "kv.offload tiers, which a pool's replicas may share (not parallel yet)";
   if (c.admission)
-    return "admission and abandonment decide at the replica's state at each arrival (not parallel yet)";
+    return "admission and abandonment decide at the replica's state at each arrival (not parallel "
+           "yet)";
   if (c.source->reactive()) return "a closed-loop workload makes requests ready as others leave";
   if (limits.max_sim_time != Time::max() || limits.max_wall_s > 0)
     return "a bounded run (--max-sim-time, --max-wall-time) stops at one event of the whole run";

@@ -12,6 +12,7 @@
 #include "sim/admission.h"
 #include "sim/api_latency.h"
 #include "sim/cluster.h"
+#include "sim/lora.h"
 #include "sim/scenario_rules.h"
 #include "sim/speculative.h"
 #include "traces/workload_source.h"
@@ -95,6 +96,27 @@ std::optional<PowerSpec> power_of(const Cfg& step_time, const Cfg& kv) {
 
 }  // namespace
 
+namespace {
+
+// What the `lora` section needs of the rest: one engine kind (no pools), and the roofs its
+// GEMMs are costed on (the step-time model's, or the section's peak_tflops and
+// peak_memory_gbps).
+void check_lora(const Cfg& root, const LoraSpec& lora, const std::vector<ReplicaParts>& reps) {
+  const Cfg c = root.child("lora");
+  if (reps.empty())
+    c.fail("", "is not modelled with cluster.pools (docs/lora.md); use cluster.replicas");
+  StepShape probe;
+  probe.sequences = 1;
+  probe.decode_sequences = 1;
+  probe.decode_context_tokens = probe.decode_context_max = probe.decode_context_min = 1;
+  if ((!lora.peak_flops_per_s || !lora.peak_bytes_per_s) && !reps.front().step_time->cost(probe))
+    c.fail("peak_tflops",
+           "needs peak_tflops and peak_memory_gbps: the step-time model reports no roofline "
+           "cost to put the LoRA GEMMs on (docs/lora.md#cost)");
+}
+
+}  // namespace
+
 Scenario build_scenario(std::shared_ptr<Document> doc) {
   Scenario s;
   s.doc = doc;
@@ -128,6 +150,12 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
             .fail("",
                   "needs a scheduler that plans speculative decoding: kind vllm (0.8 and "
                   "later), sglang or trtllm (docs/speculative.md)");
+  s.components.lora = read_lora(root, top_step_time ? &*top_step_time : nullptr);
+  if (s.components.lora) {
+    check_lora(root, *s.components.lora, s.components.replicas);
+    s.components.source =
+        with_lora_adapters(std::move(s.components.source), s.components.lora, s.seed);
+  }
   s.slo = read_slo(root);
   s.components.admission = read_admission(root, s.slo);
   s.benchmark = read_benchmark(root);

@@ -29,6 +29,10 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   m_reactive = m_c.source->reactive();
   if (m_c.speculative) m_spec.emplace(m_c.speculative, m_c.seed);
   if (m_c.admission) m_admission.emplace(m_c.admission, m_c.seed);
+  if (m_c.lora) {
+    m_lora.emplace(m_c.lora, m_reps.size());
+    for (Replica& r : m_reps) r.state.set_max_loras(m_c.lora->max_loras);
+  }
   m_events.reserve(16 * m_reps.size());
 }
 
@@ -131,6 +135,10 @@ void Simulation::finish_stats() {
   m_stats.workload_counters = m_c.source->counters();
   m_stats.class_names = m_c.source->class_names();
   if (m_spec) m_stats.speculative = m_spec->stats();
+  if (m_lora) {
+    for (const Replica& r : m_reps) m_lora->add_skips(r.state.adapter_skips());
+    m_stats.lora = m_lora->stats();
+  }
   m_stats.tenant_names = m_c.source->tenant_names();
 }
 
@@ -246,6 +254,9 @@ uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>* members,
   const bool refresh = m_c.load_refresh == Time::ns(0) || m_loads_at == Time::max() ||
                        m_now - m_loads_at >= m_c.load_refresh;
   if (refresh) refresh_loads();
+  if (m_lora)  // live, even on a stale snapshot: where the adapter is now
+    for (uint32_t i = 0; i < m_loads.size(); ++i)
+      m_loads[i].adapter_residency = m_lora->residency(i, spec.adapter);
   std::span<const ReplicaLoad> loads = m_loads;
   if (members) {
     m_pick_loads.clear();
@@ -266,6 +277,7 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
   Replica& rep = m_reps[rep_index];
   rep.state.set_now(m_now);
   ++m_stats.replicas[rep_index].routed;
+  if (m_lora) m_lora->note_request(spec);
   const uint32_t slot = rep.state.add_request(spec);
   Request& r = rep.state.req(slot);
   r.replica = rep_index;
@@ -338,6 +350,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     state.set_speculative_k(spec_k);
     m_spec->begin_step();
   }
+  if (m_lora) state.begin_adapter_step();
   rep.scheduler->plan_step(state);
   const Time wake = state.take_wake();
   const auto& plan = state.plan();
@@ -391,8 +404,11 @@ void Simulation::try_start_step(uint32_t rep_index) {
   shape.sequences = static_cast<int32_t>(plan.size());
   // A step always takes time, so simulated time always advances between steps.
   const std::optional<StepCost> cost = rep.step_time->cost(shape);
-  const double step_ms = (cost ? cost->step_ms : rep.step_time->step_ms(shape)) +
-                         (verify_tokens > 0 ? m_spec->proposer_ms(*rep.step_time) : 0.0);
+  // Plus the step's adapter loads and LoRA GEMMs (sim/lora.h), before and beside the step.
+  const double step_ms =
+      (cost ? cost->step_ms : rep.step_time->step_ms(shape)) +
+      (verify_tokens > 0 ? m_spec->proposer_ms(*rep.step_time) : 0.0) +
+      (m_lora ? m_lora->step_ms(rep_index, plan, reqs, cost ? &*cost : nullptr) : 0.0);
   // Plus any KV transfer the scheduler added to this step (swap preemption), bounded when the
   // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
   const std::optional<Time> step = Time::checked_ms(step_ms);

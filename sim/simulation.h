@@ -37,6 +37,7 @@
 #include "schedulers/scheduler.h"
 #include "sim/admission.h"
 #include "sim/event_queue.h"
+#include "sim/lora.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
 #include "sim/speculative.h"
@@ -70,6 +71,8 @@ struct Components {
   std::shared_ptr<const Topology> topology;
   /// The `speculative` section (sim/speculative.h), null without it; every replica speculates.
   std::shared_ptr<const SpeculativeSpec> speculative;
+  /// The `lora` section (sim/lora.h), null without it; every replica serves the adapters.
+  std::shared_ptr<const LoraSpec> lora;
   uint64_t seed = 1;  ///< the run's seed, for the acceptance draws
   /// The `admission` and `abandonment` sections (sim/admission.h), null without them.
   std::shared_ptr<const AdmissionSpec> admission;
@@ -109,6 +112,7 @@ struct RunStats {
   std::optional<KvManager::PrefixStats> prefix;  ///< when the KV policy caches prefixes
   std::optional<OffloadStats> offload;           ///< with kv.offload
   std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
+  std::optional<LoraStats> lora;                 ///< with a `lora` section
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
@@ -295,6 +299,7 @@ class Simulation {
   std::optional<AdmissionControl> m_admission;               // with `admission` or `abandonment`
   std::vector<AdmissionControl::Watch> m_step_end_timeouts;  // due inside a step in flight
   std::vector<uint32_t> m_cancelled;  // slots reaching their cancel point this step (scratch)
+  std::optional<LoraEngine> m_lora;   // with a `lora` section
 };
 
 }  // namespace servesim

@@ -19,6 +19,8 @@
 //                scheduler.policy: fair; every row names one when the column is there;
 //   cancel_after_tokens  the client cancels the request once it has this many output tokens
 //                (an integer >= 1; empty: never), docs/schedulers.md#admission-and-abandonment.
+//   adapter      multi-LoRA (docs/lora.md): the request's adapter id from 1 to 10^6, or 0 or
+//                empty for the base model; the lora section then draws none.
 #include <fmt/format.h>
 
 #include <charconv>
@@ -32,8 +34,9 @@ namespace {
 
 const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_tokens"};
 const std::vector<std::string> k_optional{
-    "prefix_hash",       "request_id", "session_id", "parent_id", "think_s",
-    "max_output_tokens", "class",      "priority",   "tenant",    "cancel_after_tokens"};
+    "prefix_hash", "request_id",          "session_id", "parent_id",
+    "think_s",     "max_output_tokens",   "class",      "priority",
+    "tenant",      "cancel_after_tokens", "adapter"};
 enum : size_t {
   k_arrival,
   k_prompt,
@@ -47,7 +50,8 @@ enum : size_t {
   k_class,
   k_priority,
   k_tenant,
-  k_cancel
+  k_cancel,
+  k_adapter
 };
 
 /// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
@@ -107,6 +111,9 @@ class ServesimCsvRows final : public TraceRowReader {
     row.cancel_after_tokens = m_csv.has(k_cancel) && !m_csv.field(k_cancel).empty()
                                   ? m_csv.integer(k_cancel, 1, k_max_tokens)
                                   : 0;
+    row.adapter = !m_csv.has(k_adapter)            ? -1
+                  : m_csv.field(k_adapter).empty() ? 0
+                                                   : m_csv.integer(k_adapter, 0, 1'000'000);
     return true;
   }
   bool absolute_time() const override { return true; }

@@ -188,7 +188,7 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
   CHECK(cli({"list", "schedulers"}).out ==
         "continuous\ndynamic\norca\nsarathi\nsglang\nstatic\ntrtllm\nvllm\n");
   CHECK(cli({"list", "routers"}).out ==
-        "least_kv\nleast_outstanding\nprefix_affinity\nrandom\nround_robin\n");
+        "least_kv\nleast_outstanding\nlora_affinity\nprefix_affinity\nrandom\nround_robin\n");
   CHECK(cli({"list", "arrival-kinds"}).out == "burst\ndaily\nfixed\ngamma\nonoff\npoisson\n");
   CHECK_THAT(cli({"list", "length-kinds"}).out,
              Catch::Contains("empirical\n") && Catch::Contains("zipf\n"));

@@ -290,6 +290,9 @@ const std::vector<Variant>& variants() {
       {"examples/vllm-replay-rtxpro6000-llama-3.1-8b.yaml", {"step_time.skew_alpha=0.5"}},
       {"examples/operator-llama-3.1-8b-h100-vllm.yaml",
        {"step_time.operators.scale_to_hardware=true"}},
+      {"examples/lora-azure-conv-llama-3.1-8b-h100.yaml",
+       {"lora={adapters: 4, adapter_bytes: 1.0e7, peak_tflops: 100, peak_memory_gbps: 1000}"}},
+      {"examples/lora-cluster-azure-conv-4x-h100.yaml", {"cluster.router.kind=lora_affinity"}},
       {"examples/speculative-eagle-azure-conv-llama-3.1-8b-h100.yaml",
        {"speculative={method: draft, k: 2, acceptance: {per_position: [0.8, 0.6]}, proposer: "
         "{host_ms: 0.1, step_time: {kind: linear, base_ms: 1, per_seq_ms: 0.1}}}"}},

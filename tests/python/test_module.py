@@ -206,6 +206,20 @@ class Run(unittest.TestCase):
         self.assertEqual(len(r.requests["tenant"]), r.summary["requests"])
         self.assertNotIn("by_status", servesim.run(DEFAULT_DICT).summary)
 
+    def test_lora_results_come_through(self):
+        """With a lora section (docs/lora.md) the summary has its block and the table its lora
+        line; without it neither."""
+        lora = {"lora": {"adapters": 8, "popularity": {"kind": "zipf", "alpha": 1.0},
+                         "max_loras": 2, "adapter_bytes": 1.0e8, "peak_tflops": 100,
+                         "peak_memory_gbps": 1000}}
+        r = servesim.run(DEFAULT_DICT, lora)
+        s = r.summary["lora"]
+        self.assertEqual((s["adapters"], s["max_loras"]), (8, 2))
+        self.assertEqual(s["requests_with_adapter"], r.summary["requests"])
+        self.assertGreater(s["gpu_slot_misses"], 0)
+        self.assertIn("lora       8 adapters", r.table)
+        self.assertNotIn("lora", servesim.run(DEFAULT_DICT).summary)
+
     def test_overrides_and_seed_match_set_and_seed(self):
         want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
         for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),

@@ -18,6 +18,7 @@ namespace {
 const std::map<std::string, std::string> k_cases{
     {"least_kv", "kind: least_kv"},
     {"least_outstanding", "kind: least_outstanding"},
+    {"lora_affinity", "kind: lora_affinity\nmax_imbalance: 2"},
     {"prefix_affinity", "kind: prefix_affinity\nmax_imbalance: 2"},
     {"random", "kind: random"},
     {"round_robin", "kind: round_robin"},
