@@ -127,7 +127,7 @@ std::shared_ptr<const LoraSpec> read_lora(const Cfg& root, const Cfg* step_time)
       c->fail("target_modules",
               "give target_modules (sized from step_time.model) or "
               "adapter_bytes, not both");
-    s->adapter_bytes = c->get_real("adapter_bytes", k_positive);
+    s->adapter_bytes = c->get_real("adapter_bytes", RealRange{0.0, 1e12, true});
   } else {
     s->target_modules = c->get_choice("target_modules", "attention", {"all", "attention"});
     if (!step_time || !step_time->has("model"))
