@@ -274,7 +274,14 @@ void ParallelSimulation::run_shard(Shard& sh) {
       const bool window_end = sh.markers.front();
       sh.markers.pop_front();
       if (window_end) return;
-      for (Simulation::Replica& r : sim.m_reps) r.state.set_arrivals_done(true);
+      for (uint32_t i = 0; i < sim.m_reps.size(); ++i) {
+        Simulation::Replica& r = sim.m_reps[i];
+        // As Simulation::update_arrivals_done: an idle replica with requests waiting is told.
+        if (!r.state.arrivals_done() && !r.busy && !r.state.waiting().empty()) {
+          sim.post_schedule(i);
+        }
+        r.state.set_arrivals_done(true);
+      }
       continue;
     }
     if (e.kind() != EventKind::Arrival) {

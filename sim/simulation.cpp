@@ -79,7 +79,13 @@ bool Simulation::work_left() const {
 
 void Simulation::update_arrivals_done() {
   const bool done = !m_next_posted && m_ready.empty() && m_routing.empty();
-  for (Replica& r : m_reps) r.state.set_arrivals_done(done);
+  for (uint32_t i = 0; i < m_reps.size(); ++i) {
+    Replica& r = m_reps[i];
+    // A replica idle with requests waiting (a static batcher's partial batch) must hear that
+    // none is to come, not only the replica the last request went to.
+    if (done && !r.state.arrivals_done() && !r.busy && !r.state.waiting().empty()) post_schedule(i);
+    r.state.set_arrivals_done(done);
+  }
 }
 
 RequestSpec& Simulation::due_arrival() {

@@ -103,6 +103,21 @@ TEST_CASE("parallel engine: dynamic batching (timers, the end of arrivals) match
       "cluster: {replicas: 5, router: {kind: least_outstanding, load_refresh_ms: 100}}\n");
 }
 
+TEST_CASE("parallel engine: static batching ends every replica's partial batch, as sequential",
+          "[sim][cluster][parallel]") {
+  // 203 requests round robin over 5 replicas of batch 16: every replica is left with a partial
+  // batch, which it dispatches only once it hears that no request is to come. Before the fix
+  // only the replica of the last arrival heard it and the others' requests stayed unserved.
+  const std::string yaml =
+      workload(203, "{kind: fixed, rate_per_s: 100}", "{kind: fixed, value: 32}",
+               "{kind: fixed, value: 8}") +
+      k_linear + "scheduler: {kind: static, max_batch_size: 16}\n" + k_paged +
+      "cluster: {replicas: 5, router: {kind: round_robin, load_refresh_ms: 50}}\n";
+  const Outputs seq = run_with_threads(yaml, 0);
+  CHECK(seq.run.summary.finished == 203);
+  check_same_as_sequential(yaml);
+}
+
 TEST_CASE("parallel engine: heterogeneous pools match", "[sim][cluster][parallel]") {
   check_same_as_sequential(
       workload(300, "{kind: poisson, rate_per_s: 80}", "{kind: uniform, min: 16, max: 400}",
