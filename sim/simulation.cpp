@@ -260,6 +260,19 @@ uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>* members,
   const bool refresh = m_c.load_refresh == Time::ns(0) || m_loads_at == Time::max() ||
                        m_now - m_loads_at >= m_c.load_refresh;
   if (refresh) refresh_loads();
+  if (!m_routable.empty()) {
+    m_routable_members.clear();
+    if (members) {
+      for (uint32_t i : *members)
+        if (m_routable[i]) m_routable_members.push_back(i);
+    } else {
+      for (uint32_t i = 0; i < m_routable.size(); ++i)
+        if (m_routable[i]) m_routable_members.push_back(i);
+    }
+    if (m_routable_members.empty())
+      throw std::logic_error("no routable replica to pick: the caller checks any_routable()");
+    members = &m_routable_members;
+  }
   if (m_lora)  // live, even on a stale snapshot: where the adapter is now
     for (uint32_t i = 0; i < m_loads.size(); ++i)
       m_loads[i].adapter_residency = m_lora->residency(i, spec.adapter);
@@ -277,6 +290,18 @@ uint32_t Simulation::pick(Router& router, const std::vector<uint32_t>* members,
   // loads the next pick reads them afresh anyway).
   ++m_loads[rep].outstanding;
   return rep;
+}
+
+void Simulation::set_routable(uint32_t rep, bool routable) {
+  if (m_routable.empty()) m_routable.assign(m_reps.size(), 1);
+  m_routable.at(rep) = routable ? 1 : 0;
+}
+
+bool Simulation::any_routable(const std::vector<uint32_t>* members) const {
+  if (m_routable.empty()) return members == nullptr || !members->empty();
+  if (!members) return std::find(m_routable.begin(), m_routable.end(), 1) != m_routable.end();
+  return std::any_of(members->begin(), members->end(),
+                     [this](uint32_t i) { return m_routable[i] != 0; });
 }
 
 void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {

@@ -246,6 +246,13 @@ class Simulation {
   /// its KV can hold them.
   void admit_delivered(uint32_t rep);
   void refresh_loads();
+  // Replica availability: a router picks only among routable replicas. Autoscaling
+  // (provisioning, draining or parked replicas) and failures (a replica down) clear the flag;
+  // a replica that is not routable still finishes what it holds unless its owner says so.
+  /// Marks replica `rep` routable or not; the first call makes every other replica routable.
+  void set_routable(uint32_t rep, bool routable);
+  /// True when `members` (every replica when null) has a routable replica, as pick() needs.
+  [[nodiscard]] bool any_routable(const std::vector<uint32_t>* members) const;
   // Admission and abandonment (sim/admission_engine.cpp).
   /// Why the admission section refuses the request in `slot` of `rep`, empty when it may
   /// queue; sets its end_cause (Shed) and draws its cancel point.
@@ -284,10 +291,12 @@ class Simulation {
   bool m_stopping = false;  // a bounded run is recording what is left
   // Requests on their way to the router (router delay), in arrival order.
   std::deque<RequestSpec> m_routing;
-  std::vector<ReplicaLoad> m_loads;        // what the router sees
-  std::vector<ReplicaLoad> m_pick_loads;   // m_loads of a router's members (scratch)
-  Time m_loads_at = Time::max();           // when m_loads was taken (stale signals)
-  std::optional<KvTransfers> m_transfers;  // with prefill and decode pools
+  std::vector<ReplicaLoad> m_loads;          // what the router sees
+  std::vector<ReplicaLoad> m_pick_loads;     // m_loads of a router's members (scratch)
+  Time m_loads_at = Time::max();             // when m_loads was taken (stale signals)
+  std::vector<uint8_t> m_routable;           // per replica; empty: every replica is routable
+  std::vector<uint32_t> m_routable_members;  // pick's members less the unroutable (scratch)
+  std::optional<KvTransfers> m_transfers;    // with prefill and decode pools
   bool m_check = false;
   RunLimits m_limits;
   std::chrono::steady_clock::time_point m_wall_start;
