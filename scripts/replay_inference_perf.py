@@ -23,8 +23,10 @@ The scenario: scheduler kind vllm, version 0.15.1 (V1), the run's max_num_seqs a
 max_num_batched_tokens, chunked prefill and prefix caching (V1 defaults), async scheduling and
 host_time (vLLM's host time and CUDA graphs, defaults for 0.15); step_time kind operator
 (AIConfigurator's H100 SXM vLLM tables, bf16); KV paged, block 16, sized from the H100 SXM and
-the catalogue model at the run's gpu_memory_utilization; api.engine vllm-0.19 (the only API
-preset; fitted on vLLM 0.19's front end). Not expressible: CPU KV offloading, the 300 s client
+the catalogue model at the run's gpu_memory_utilization; vLLM's CPU KV offloading as a kv.offload
+host tier of 8 GiB over the ranks, where the run had it (runs/: all; the peer's: `cpu_offload`);
+api.engine vllm-0.19 (the only API preset; fitted on vLLM 0.19's front end). Not expressible: the
+300 s client
 timeout's abort (requests over 300 s are counted as failures, as the client does, but keep their
 seats in the simulation), max_model_len (no prompt comes near it).
 
@@ -123,7 +125,24 @@ def write_trace(rows, path):
 ROOFLINE_MODELS = {"mixtral-8x22b"}
 
 
-def scenario(trace, model, tp, mnbt, mns, util):
+# vLLM's native CPU KV offloading (the OffloadingConnector, `--kv-offloading-size` GiB in all,
+# shared out over the tensor-parallel ranks): a host tier below the GPU's prefix cache. PCIe 5.0
+# x16 carries about 50 GB/s of its 64 GB/s host to device (as configs/examples/kv-offload-*).
+# Its loads run beside the forward passes, so `overlap: layerwise`; it reloads every hit.
+OFFLOAD_GIB = 8.0  # the runs/ README: "an 8 GiB offloading connector"
+
+
+def offload_section(offload_gib, tp):
+    if not offload_gib:
+        return ""
+    return f"""  offload:
+    overlap: layerwise
+    reload: always
+    tiers: [{{name: host, capacity_gib: {offload_gib / tp:g}, bandwidth_gb_s: 50, latency_us: 20}}]
+"""
+
+
+def scenario(trace, model, tp, mnbt, mns, util, offload_gib=0.0):
     tables = os.path.join(ROOT, "data/timings/aiconfigurator")
     ops = ("{source: roofline, fit: fit-all}" if model in ROOFLINE_MODELS else
            f"{{source: tables, path: {tables}, gpu: h100_sxm, engine: vllm}}")
@@ -151,7 +170,7 @@ kv:
   prefix_caching: true
   memory: {{hardware: h100-sxm, model: {model}, utilization: {util}, tensor_parallel: {tp},
            weight_dtype: bf16, kv_dtype: bf16}}
-api: {{engine: vllm-0.19}}
+{offload_section(offload_gib, tp)}api: {{engine: vllm-0.19}}
 seed: 1
 """
 
@@ -239,7 +258,7 @@ def part_runs(a, base):
         extra = round(measured[0]["successes"]["prompt_len"]["mean"]) - system - question
         setup = dict(model=CATALOGUE[exp["model"].strip()], tp=int(exp["tensor_parallelism"]),
                      mnbt=int(exp["max_num_batched_tokens"]), mns=int(exp["max_num_seqs"]),
-                     util=0.9)
+                     util=0.9, offload_gib=OFFLOAD_GIB)
         rows, starts = replay_run(a, wl, setup, os.path.join(base, name), extra)
         for i, m in enumerate(measured):
             sim, failed = figures([r for r in rows if r["stage"] == i])
@@ -289,7 +308,8 @@ def part_peer(a, base):
         model = CATALOGUE[r0["model"]]
         setup = dict(model=model, tp=int(float(r0["tp"])),
                      mnbt=int(float(r0["max_num_batched_tokens"])), mns=128,
-                     util=float(r0["gpu_mem_util"]))
+                     util=float(r0["gpu_mem_util"]),
+                     offload_gib=OFFLOAD_GIB if r0["cpu_offload"] == "True" else 0.0)
         extra = extra_codellama[r0["workload"]] if model == "codellama-34b" else 0
         rows, _ = replay_run(a, r0["workload"], setup, os.path.join(base, folder), extra,
                              limit=PEER_REPLAY)
