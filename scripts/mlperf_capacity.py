@@ -38,7 +38,6 @@ import predict_mlperf as pm  # noqa: E402  (the dev set's systems and scenario b
 import shared_data  # noqa: E402
 
 SYSTEMS = copy.deepcopy(pm.SYSTEMS)
-SYSTEMS["dev51_gigacomputing_mi325x8_vllm_l2_70b"]["hw"] = "mi325x"
 
 
 def benchmark(s, row):

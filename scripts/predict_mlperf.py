@@ -62,7 +62,7 @@ MODELS = {  # layers, hidden, kv_heads, head_dim, vocab, parameters (the catalog
     "llama-3.1-8b": (32, 4096, 8, 128, 128256, 8030261248),
 }
 MEMORY_GIB = {"h200": 140.4013671875, "h100-sxm": 79.6474609375, "l40s": 44.98828125,
-              "b200": 179.0615234375, "mi300x": 191.984375}
+              "b200": 179.0615234375, "mi300x": 191.984375, "mi325x": 255.984375}
 BYTES = {"fp8": 1.0, "nvfp4": 0.5}
 
 # One entry per system (source_id prefix): what the published settings say, in servesim's keys.
@@ -86,7 +86,7 @@ SYSTEMS = {
         engine="vllm", model="llama-2-70b", hw="mi300x", tables=None, tp=1, replicas=8,
         weight="fp8", attn="bf16"),
     "dev51_gigacomputing_mi325x8_vllm_l2_70b": dict(
-        engine="vllm", model="llama-2-70b", hw=None, tables=None, tp=1, replicas=8,
+        engine="vllm", model="llama-2-70b", hw="mi325x", tables=None, tp=1, replicas=8,
         weight="fp8", attn="bf16"),
 }
 NOT_MODELLED_VLLM = ("not modelled: multi-step decoding (num_scheduler_steps), the MLPerf decode "
