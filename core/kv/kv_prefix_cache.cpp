@@ -29,6 +29,7 @@
 #include <cassert>
 
 #include "core/kv/factories.h"
+#include "core/kv/key_table.h"
 
 namespace servesim {
 namespace {
@@ -41,56 +42,6 @@ constexpr uint64_t mix(uint64_t x) {  // splitmix64's finaliser
 }
 constexpr int32_t k_none = -1;
 constexpr uint64_t k_own_domain = 0x4f574e424c4f434bULL;  // keeps own keys apart from streams
-
-/// key -> block, linear probing with backward-shift deletion; never more than `blocks` keys.
-class KeyTable {
- public:
-  explicit KeyTable(size_t blocks) {
-    size_t n = 16;
-    while (n < 2 * blocks) n <<= 1;
-    m_keys.assign(n, 0);
-    m_vals.assign(n, k_none);
-    m_mask = n - 1;
-  }
-  [[nodiscard]] int32_t find(uint64_t key) const {
-    for (size_t i = key & m_mask;; i = (i + 1) & m_mask) {
-      if (m_keys[i] == key) return m_vals[i];
-      if (m_keys[i] == 0) return k_none;
-    }
-  }
-  /// Adds key -> block unless the key is already there (returns false then).
-  bool insert(uint64_t key, int32_t block) {
-    size_t i = key & m_mask;
-    for (; m_keys[i] != 0; i = (i + 1) & m_mask)
-      if (m_keys[i] == key) return false;
-    m_keys[i] = key;
-    m_vals[i] = block;
-    return true;
-  }
-  void erase(uint64_t key) {
-    size_t i = key & m_mask;
-    while (m_keys[i] != key) {
-      if (m_keys[i] == 0) return;
-      i = (i + 1) & m_mask;
-    }
-    for (size_t j = (i + 1) & m_mask; m_keys[j] != 0; j = (j + 1) & m_mask) {
-      const size_t home = m_keys[j] & m_mask;
-      // Move j back into the hole at i if its probe run passes over i.
-      if (((j - home) & m_mask) >= ((j - i) & m_mask)) {
-        m_keys[i] = m_keys[j];
-        m_vals[i] = m_vals[j];
-        i = j;
-      }
-    }
-    m_keys[i] = 0;
-    m_vals[i] = k_none;
-  }
-
- private:
-  std::vector<uint64_t> m_keys;  // 0: empty (keys are never 0)
-  std::vector<int32_t> m_vals;
-  size_t m_mask = 0;
-};
 
 class PrefixCachedKv final : public KvManager {
  public:

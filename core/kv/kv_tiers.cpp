@@ -8,6 +8,7 @@
 #include <cmath>
 #include <set>
 
+#include "core/kv/key_table.h"
 #include "core/kv/kv_manager.h"
 #include "core/units.h"
 
@@ -17,7 +18,7 @@ namespace servesim {
 /// reused; they grow (amortised) until the tier is full, then never again.
 class TierStore {
  public:
-  explicit TierStore(TierSpec spec) : m_spec(std::move(spec)) { rehash(16); }
+  explicit TierStore(TierSpec spec) : m_spec(std::move(spec)), m_table(8) {}
 
   [[nodiscard]] const TierSpec& spec() const { return m_spec; }
   void bind(double block_bytes) {
@@ -51,13 +52,13 @@ class TierStore {
     push_front(n);
     ++m_count;
     ++m_stored;
-    if (2 * m_count >= static_cast<int64_t>(m_keys.size())) rehash(2 * m_keys.size());
-    put(key, n);
+    if (2 * m_count >= static_cast<int64_t>(m_table.slots())) m_table.rehash(2 * m_table.slots());
+    m_table.insert(key, n);
     if (m_count <= m_capacity) return 0;
     const int32_t old = m_tail;
     const uint64_t out = m_nodes[old].key;
     unlink(old);
-    erase(out);
+    m_table.erase(out);
     m_nodes[old].next = m_free;
     m_free = old;
     --m_count;
@@ -72,40 +73,7 @@ class TierStore {
     int32_t prev = k_none, next = k_none;
   };
 
-  [[nodiscard]] int32_t find(uint64_t key) const {
-    for (size_t i = key & m_mask;; i = (i + 1) & m_mask) {
-      if (m_keys[i] == key) return m_vals[i];
-      if (m_keys[i] == 0) return k_none;
-    }
-  }
-  void put(uint64_t key, int32_t n) {
-    size_t i = key & m_mask;
-    while (m_keys[i] != 0) i = (i + 1) & m_mask;
-    m_keys[i] = key;
-    m_vals[i] = n;
-  }
-  void erase(uint64_t key) {  // backward-shift deletion
-    size_t i = key & m_mask;
-    while (m_keys[i] != key) i = (i + 1) & m_mask;
-    for (size_t j = (i + 1) & m_mask; m_keys[j] != 0; j = (j + 1) & m_mask) {
-      const size_t home = m_keys[j] & m_mask;
-      if (((j - home) & m_mask) >= ((j - i) & m_mask)) {
-        m_keys[i] = m_keys[j];
-        m_vals[i] = m_vals[j];
-        i = j;
-      }
-    }
-    m_keys[i] = 0;
-  }
-  void rehash(size_t slots) {
-    std::vector<uint64_t> keys(slots, 0);
-    std::vector<int32_t> vals(slots, k_none);
-    keys.swap(m_keys);
-    vals.swap(m_vals);
-    m_mask = slots - 1;
-    for (size_t i = 0; i < keys.size(); ++i)
-      if (keys[i] != 0) put(keys[i], vals[i]);
-  }
+  [[nodiscard]] int32_t find(uint64_t key) const { return m_table.find(key); }
   void push_front(int32_t n) {
     m_nodes[n].prev = k_none;
     m_nodes[n].next = m_head;
@@ -123,9 +91,7 @@ class TierStore {
   TierSpec m_spec;
   int64_t m_capacity = 0, m_count = 0, m_stored = 0, m_moved_down = 0;
   std::vector<Node> m_nodes;
-  std::vector<uint64_t> m_keys;  // 0: empty slot (block keys are never 0)
-  std::vector<int32_t> m_vals;
-  size_t m_mask = 0;
+  KeyTable m_table;  // key -> node
   int32_t m_head = k_none, m_tail = k_none, m_free = k_none;
 };
 
