@@ -13,12 +13,12 @@ replicas.
 
 Equal relative load: the published Server rate divided by the published Offline rate is how close
 to saturation the submitter ran. The same fraction of servesim's own Offline throughput (every
-sample at t = 0, --requests samples per replica) gives the rate at which servesim's Server
+sample at t = 0, the replica's share of the published query) gives the rate at which servesim's Server
 latencies are compared with the published ones, so that a throughput error does not turn into a
 queueing error.
 
 usage: scripts/mlperf_capacity.py [--servesim build/servesim] [--data ../shared/data]
-                                  [--tolerance 0.02] [--requests 4000] [--only SUBSTRING]
+                                  [--tolerance 0.02] [--requests N] [--only SUBSTRING]
                                   [--engine-presets] [--keep DIR]
 """
 import argparse
@@ -66,8 +66,9 @@ def main():
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--tolerance", type=float, default=0.02,
                     help="the capacity search's relative bracket (servesim capacity --tolerance)")
-    ap.add_argument("--requests", type=int, default=4000,
-                    help="Offline samples per simulated replica")
+    ap.add_argument("--requests", type=int,
+                    help="Offline samples per simulated replica (default: the published query's "
+                         "sample count / replicas, as scripts/predict_mlperf.py)")
     ap.add_argument("--only", default="", help="only the source_ids containing this")
     ap.add_argument("--engine-presets", action="store_true",
                     help="as scripts/predict_mlperf.py --engine-presets")
@@ -76,6 +77,7 @@ def main():
     shared_data.require(a.data, __file__)
     data = os.path.abspath(a.data)
     pm.PRESETS["on"] = a.engine_presets
+    pm.OFFLINE["requests"] = a.requests
     with open(os.path.join(data, "published/published_dev.csv")) as f:
         rows = list(csv.DictReader(f))
     work = a.keep or tempfile.mkdtemp()
@@ -114,7 +116,7 @@ def main():
             continue
         off_sps = float(re.search(r"([0-9.]+) samples/s", off["load_condition"]).group(1))
         fraction = published / off_sps
-        summ, why = pm.run(a, pm.scenario(s, off, "operator", a.requests,
+        summ, why = pm.run(a, pm.scenario(s, off, "operator", 0,
                                           pm.lengths_for(s, off, 800), data),
                            work, sid + "-offline")
         if summ is None:

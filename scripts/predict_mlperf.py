@@ -6,8 +6,11 @@ for a chip without), the shape-aware roofline fitted without that GPU's tables (
 out), the old roofline (kind: roofline, efficiencies 0.8 / 0.6), and the errors.
 
 Per source_id one engine replica is simulated (replicas share nothing), at target_qps / replicas
-(Server, Interactive: Poisson arrivals) or with every request at t = 0 (Offline: rate 1e9;
-throughput = output tokens / last completion, times the replicas).
+(Server, Interactive: Poisson arrivals; --requests a replica) or with every request at t = 0
+(Offline: rate 1e9; throughput = output tokens / last completion, times the replicas). An Offline
+replica gets its share of the published query, as LoadGen sends it: the load_condition's sample
+count / replicas (for example 417,792 / 8 = 52,224), so that the drain at the end weighs what it
+weighed in the measured run; --offline-requests N overrides it.
 
 Lengths (the README's dataset notes; the results do not hold per-sample lengths):
   - llama2-70b, OpenOrca: input and output lognormal with sigma 0.8, capped at 1,024, medians
@@ -38,7 +41,7 @@ profile of the C++ executor). --v0-cpu-overhead is the earlier approximation (th
 V0 host time as step_time.cpu_overhead, the TensorRT-LLM rows' CUDA-graph setting).
 
 usage: scripts/predict_mlperf.py [--servesim build/servesim] [--data ../shared/data]
-                                 [--requests 8000] [--cnn-input-means 500,800,1100] [--keep DIR]
+                                 [--requests 8000] [--offline-requests N] [--cnn-input-means 500,800,1100] [--keep DIR]
                                  [--engine-presets] [--host-time off|on|both]
                                  [--v0-cpu-overhead]
 """
@@ -124,6 +127,17 @@ def trt_capacity(s):
 
 
 HOST = {"on": False, "overhead": None}  # --v0-cpu-overhead (issue 21)
+OFFLINE = {"requests": None}  # --offline-requests: None = the published query's share
+
+
+def offline_requests(s, row):
+    """An Offline replica's share of LoadGen's one query (load_condition's sample count)."""
+    if OFFLINE["requests"]:
+        return OFFLINE["requests"]
+    m = re.search(r"one query of (\d+) samples", row["load_condition"])
+    if not m:
+        raise SystemExit(f"{row['source_id']}: load_condition names no Offline sample count")
+    return -(-int(m.group(1)) // s["replicas"])
 PRESETS = {"on": False}  # --engine-presets (issue 21)
 HOST_KINDS = ("vllm", "sglang", "trtllm")  # the scheduler kinds that read host_time
 
@@ -133,6 +147,8 @@ def scenario(s, row, model_kind, requests, lengths, data):
     es = row["engine_settings"]
     offline = row["scenario"] == "Offline"
     rate = 1e9 if offline else setting(lc, "target_qps=") / s["replicas"]
+    if offline:
+        requests = offline_requests(s, row)
     prompt, output = lengths
     y = ["workload:", "  synthetic:", f"    requests: {requests}",
          f"    arrival: {{kind: poisson, rate_per_s: {rate}}}",
@@ -317,7 +333,10 @@ def main():
     ap.add_argument("--servesim", default="build/servesim")
     ap.add_argument("--data", default="../shared/data")
     ap.add_argument("--requests", type=int, default=8000,
-                    help="requests per simulated replica (Server and Offline)")
+                    help="requests per simulated replica (Server, Interactive)")
+    ap.add_argument("--offline-requests", type=int,
+                    help="Offline samples per simulated replica (default: the published "
+                         "query's sample count / replicas)")
     ap.add_argument("--cnn-input-means", default="500,800,1100",
                     help="CNN/DailyMail mean input lengths for the sensitivity table")
     ap.add_argument("--keep", help="keep the generated configs and results here")
@@ -338,6 +357,7 @@ def main():
         sys.exit("--engine-presets and --v0-cpu-overhead: give one (the presets carry the "
                  "CUDA-graph settings; host time comes with --host-time)")
     PRESETS["on"] = a.engine_presets
+    OFFLINE["requests"] = a.offline_requests
     if a.v0_cpu_overhead:
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import host_time_constants as htc
@@ -410,7 +430,8 @@ def main():
         print(f"- {names[kind]}: median |error| {statistics.median(e):.0f}% over {len(e)} figures")
     # The same, on the figures every model predicts (TRT-LLM on H200, H100, L40S).
     common = [i for i, r in enumerate(rows) if SYSTEMS[r["source_id"].rsplit("_", 1)[0]]
-              ["tables"] and SYSTEMS[r["source_id"].rsplit("_", 1)[0]]["weight"] != "nvfp4"]
+              ["tables"] and SYSTEMS[r["source_id"].rsplit("_", 1)[0]]["weight"] != "nvfp4"
+              and all(i in v for v in per_row.values())]  # a run that failed has no figure
     print(f"- on the {len(common)} figures all three predict (H200, H100, L40S TRT-LLM): "
           + ", ".join(f"{names[k]} {statistics.median(v[i] for i in common):.0f}%"
                       for k, v in per_row.items()))
