@@ -14,6 +14,7 @@
 #include "core/csv_columns.h"
 #include "core/errors.h"
 #include "core/input_file.h"
+#include "models/table_cache.h"
 #include "models/table_checks.h"
 
 namespace servesim {
@@ -86,20 +87,16 @@ std::vector<double> logs_of(const std::set<double>& s) {
 }
 }  // namespace
 
-GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakpoints& bp) {
-  GemmTable g;
-  g.file = file;
-  need_variant(g.file, dtype, "gemm dtype");
-  const std::unique_ptr<std::istream> in = open_input(g.file);
-  CsvColumns csv(*in, g.file.string(), {"m", "n", "k", "latency_ms_" + dtype});
-  std::set<double> ns, ks;
-  // (m, latency) of each (n, k) line as read; its rows come together, so the line is looked up
-  // once per run of them.
-  std::map<std::pair<double, double>, std::vector<CurvePoint>> points;
-  std::pair<double, double> line_key{0, 0};
-  std::vector<CurvePoint>* line = nullptr;
+namespace {
+
+/// The rows read_gemm_table keeps, as numbers (what TableCache stores): every m of the file,
+/// then (m, n, k, latency, line) of each row with a cell in the dtype's column.
+std::vector<double> parse_gemm_rows(const fs::path& file, const std::string& dtype) {
+  need_variant(file, dtype, "gemm dtype");
+  const std::unique_ptr<std::istream> in = open_input(file);
+  CsvColumns csv(*in, file.string(), {"m", "n", "k", "latency_ms_" + dtype});
+  std::vector<double> every_m, rows;
   double last_m = 0;
-  std::vector<double> every_m;  // into bp once, sorted: cheaper than a set insertion a row
   while (csv.next_row()) {
     const auto m = static_cast<double>(csv.integer(0, 1, int64_t{1} << 40));
     const auto n = static_cast<double>(csv.integer(1, 1, int64_t{1} << 40));
@@ -107,13 +104,49 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
     if (m != last_m) every_m.push_back(m);
     last_m = m;
     if (csv.field(3).empty()) continue;
+    rows.insert(rows.end(), {m, n, k, csv.positive_real(3), static_cast<double>(csv.line())});
+  }
+  std::vector<double> out;
+  out.reserve(1 + every_m.size() + rows.size());
+  out.push_back(static_cast<double>(every_m.size()));
+  out.insert(out.end(), every_m.begin(), every_m.end());
+  out.insert(out.end(), rows.begin(), rows.end());
+  return out;
+}
+
+}  // namespace
+
+GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakpoints& bp) {
+  GemmTable g;
+  g.file = file;
+  // The parsed rows come from the table cache (models/table_cache.h) when it has this file's
+  // content; a file that does not parse throws before anything is stored.
+  const std::optional<fs::path> found = find_input(file);
+  const TableCache cache(found ? table_cache_dir() : std::nullopt, found.value_or(file),
+                         "gemm " + dtype);
+  std::optional<std::vector<double>> parsed = cache.load();
+  if (!parsed) {
+    parsed = parse_gemm_rows(file, dtype);
+    cache.store(*parsed);
+  }
+  const std::vector<double>& v = *parsed;
+  const auto m_count = static_cast<size_t>(v.at(0));
+  std::vector<double> every_m(v.begin() + 1, v.begin() + 1 + static_cast<std::ptrdiff_t>(m_count));
+  std::set<double> ns, ks;
+  // (m, latency) of each (n, k) line as read; its rows come together, so the line is looked up
+  // once per run of them.
+  std::map<std::pair<double, double>, std::vector<CurvePoint>> points;
+  std::pair<double, double> line_key{0, 0};
+  std::vector<CurvePoint>* line = nullptr;
+  for (size_t i = 1 + m_count; i + 5 <= v.size(); i += 5) {
+    const double n = v[i + 1], k = v[i + 2];
     if (line == nullptr || line_key != std::pair{n, k}) {
       line_key = {n, k};
       line = &points[line_key];
       ns.insert(n);
       ks.insert(k);
     }
-    line->push_back({m, csv.positive_real(3), csv.line()});
+    line->push_back({v[i], v[i + 3], static_cast<size_t>(v[i + 4])});
   }
   std::sort(every_m.begin(), every_m.end());
   every_m.erase(std::unique(every_m.begin(), every_m.end()), every_m.end());

@@ -70,6 +70,12 @@ class ContinuousScheduler final : public Scheduler {
     // Decodes only while the batch fits: a step cannot take more decodes than its budget.
     const size_t fast_end =
         static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(running.size()), m_budget));
+    // The entries are written through a pointer into room made once (the plan keeps its
+    // capacity from step to step, so this allocates only while the batch grows): a push_back
+    // per sequence was a call each.
+    const size_t planned = plan.size();
+    plan.resize(planned + fast_end);
+    StepEntry* out = plan.data() + planned;
     for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
       const uint32_t slot = running[i];
       Request& r = s.req(slot);
@@ -78,8 +84,9 @@ class ContinuousScheduler final : public Scheduler {
         continue;
       }
       if (!kv.grow(r, r.context_tokens + 1)) break;  // needs a preemption: the slow loop
-      plan.push_back({slot, EntryKind::Decode, 0});
+      *out++ = {slot, EntryKind::Decode, 0};
     }
+    plan.resize(static_cast<size_t>(out - plan.data()));
     m_budget -= static_cast<int64_t>(plan.size());
     for (; i < running.size() && m_budget > 0; ++i) {
       const uint32_t slot = running[i];

@@ -59,6 +59,16 @@ bool later(const RequestSpec& a, const RequestSpec& b) {
   return a.arrival != b.arrival ? a.arrival > b.arrival : a.id > b.id;
 }
 
+/// Time::checked_ms with the rounding inline (std::llround was a libm call a step): for
+/// 0 <= x <= the limit the truncation is exact, and so is x minus it, so a half rounds up (away
+/// from zero) exactly as llround rounds it.
+std::optional<Time> step_time_of(double ms) {
+  const double ns = ms * 1e6;
+  if (!(ms >= 0.0 && ns <= static_cast<double>(Time::limit().count_ns()))) return std::nullopt;
+  const auto whole = static_cast<int64_t>(ns);
+  return Time::ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
+}
+
 }  // namespace
 
 void Simulation::pull_next_arrival() {
@@ -442,7 +452,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
       (m_lora ? m_lora->step_ms(rep_index, plan, reqs, cost ? &*cost : nullptr) : 0.0);
   // Plus any KV transfer the scheduler added to this step (swap preemption), bounded when the
   // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
-  const std::optional<Time> step = Time::checked_ms(step_ms);
+  const std::optional<Time> step = step_time_of(step_ms);
   const Time overhead = state.take_step_overhead();
   // Reloads from the KV offload tiers overlap the step's compute by their rule (kv_tiers.h).
   std::optional<Time> body = step ? std::optional(std::max(*step, Time::ns(1))) : step;
