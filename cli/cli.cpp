@@ -231,6 +231,12 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
   extras.before_commit();
   files.open("summary.json") << r.summary_json;
   std::string export_files;
+  if (!r.autoscale_csv.empty()) {
+    files.open("autoscale.csv") << r.autoscale_csv;
+    export_files += fmt::format(", {}/autoscale.csv", q->dir);
+  } else {
+    files.drop("autoscale.csv");
+  }
   for (const ExportFormat* f : q->exports) {
     write_export(*f, files.open(f->file), r.summary, *tokens, q->percentiles);
     export_files += fmt::format(", {}/{}", q->dir, f->file);

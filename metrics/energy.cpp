@@ -17,8 +17,11 @@ std::optional<EnergySummary> energy_summary(const RunStats& stats, std::span<con
     const auto chips = static_cast<double>(accelerators[i]);
     const ReplicaStats& r = stats.replicas[i];
     e.accelerators += accelerators[i];
-    e.idle_joules += chips * p.idle_w * duration_s;
-    e.joules += chips * (p.idle_w * duration_s + (p.peak_w - p.idle_w) * r.active_s);
+    // Autoscaled: a replica draws idle power only while it is paid for (provisioning, live or
+    // draining); parked, it draws nothing.
+    const double held_s = stats.autoscale ? stats.autoscale->held_s[i] : duration_s;
+    e.idle_joules += chips * p.idle_w * held_s;
+    e.joules += chips * (p.idle_w * held_s + (p.peak_w - p.idle_w) * r.active_s);
     active_s += r.active_s;
     busy_ns += r.busy_ns;
   }

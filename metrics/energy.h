@@ -7,7 +7,9 @@
 // model reports no bytes or flops (measured tables, fitted lines) counts at activity 1. So a
 // replica of n accelerators over a run of T seconds uses
 //   E = n x (idle_w x T + (peak_w - idle_w) x sum over its steps of activity x step time)
-// joules: the integral of its power over the run. The run's energy sums its replicas.
+// joules: the integral of its power over the run. The run's energy sums its replicas. With
+// cluster.autoscale, T is the time the replica was paid for (sim/autoscaler.h): a parked one
+// draws nothing, a provisioning one its idle power.
 #include <cstdint>
 #include <optional>
 #include <span>

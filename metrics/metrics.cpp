@@ -361,6 +361,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
         static_cast<double>(stats.bandwidth_bound_steps) / static_cast<double>(stats.costed_steps);
   }
   if (m_slo) s.slo = slo_summary(m_all, s.duration_s, m_slo->accelerators);
+  if (stats.autoscale) s.autoscale = autoscale_summary(*stats.autoscale);
   s.energy = energy_summary(stats, m_power, m_power_accelerators, s.duration_s, s.finished,
                             s.output_tokens);
   if (stats.replicas.size() > 1 || !stats.pools.empty()) {

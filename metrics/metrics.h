@@ -21,6 +21,7 @@
 #include "core/kv/kv_manager.h"
 #include "core/quantiles.h"
 #include "core/request.h"
+#include "metrics/autoscale_summary.h"
 #include "metrics/energy.h"
 #include "metrics/summary_fields.h"
 #include "metrics/tenants.h"
@@ -469,6 +470,7 @@ struct Summary {
   std::optional<KvTransferSummary> kv_transfer;   ///< with prefill/decode pools
   std::optional<SpeculativeSummary> speculative;  ///< with a `speculative` section
   std::optional<LoraSummary> lora;                ///< with a `lora` section
+  std::optional<AutoscaleSummary> autoscale;      ///< with cluster.autoscale
   /// When the workload names classes (WorkloadSource::class_names): each one's figures, by
   /// name, in the workload's order.
   std::vector<std::pair<std::string, ClassSummary>> classes;
@@ -526,6 +528,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);
   f(Field("speculative", k_json | k_omit_empty), s.speculative);
   f(Field("lora", k_json | k_omit_empty), s.lora);
+  f(Field("autoscale", k_json | k_omit_empty), s.autoscale);
   f(Field("classes", k_json | k_omit_empty), s.classes);
   f(Field("tenants", k_json | k_omit_empty), s.tenants);
   f(Field("fairness", k_json | k_omit_empty), s.fairness);

@@ -52,6 +52,7 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
   if (steps) steps->finish();
   RunOutput out;
   out.summary = metrics.summary(sim.stats());
+  if (sim.stats().autoscale) out.autoscale_csv = autoscale_csv(*sim.stats().autoscale);
   if (!options.requests_csv) out.requests_csv = text.str();
   nlohmann::ordered_json j = summary_json(out.summary, doc->root(), sc.seed);
   if (bench) {  // the `benchmark` section's figures, before the resolved config

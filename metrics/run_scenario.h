@@ -44,6 +44,8 @@ struct RunOutput {
   std::string benchmark_table;
   /// "request 3: needs ..." for the rejected request with the lowest id; empty if none was.
   std::string first_rejection;
+  /// autoscale.csv (metrics/autoscale_summary.h); empty without cluster.autoscale.
+  std::string autoscale_csv;
   /// With RunOptions::threads: one line when the run went to the sequential engine instead.
   std::string engine_notice;
 };

@@ -230,6 +230,15 @@ std::string summary_table(const Summary& s) {
                    s.energy->joules / 1e3, s.energy->accelerators,
                    s.energy->accelerators == 1 ? "" : "s", s.energy->mean_power_w,
                    s.energy->joules_per_output_token, s.energy->output_tokens_per_joule);
+  if (s.autoscale) {
+    const AutoscaleSummary& a = *s.autoscale;
+    fmt::format_to(it,
+                   "autoscale  {} {:g}: {} to {} replicas paid (mean {:.2f}), {:.2f} replica-hours"
+                   "{}; {} up, {} down\n",
+                   a.signal, a.target, a.min_replicas, a.max_replicas, a.mean_replicas,
+                   a.replica_hours, a.usd ? fmt::format(", ${:.2f}", *a.usd) : std::string(),
+                   a.scale_ups, a.scale_downs);
+  }
   for (const auto& [name, n] : s.workload_counters)
     if (n > 0) fmt::format_to(it, "workload   {}: {}\n", name, n);
   if (s.speculative)

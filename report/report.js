@@ -449,6 +449,29 @@
     });
   }
 
+  // ---- replicas over time, from autoscale.csv ----
+  function autoscaleCharts(parent, runs) {
+    var box = el('div', {class: 'charts'});
+    parent.appendChild(box);
+    var tables = [], series = [{label: 'time (s)'}];
+    runs.forEach(function (r, i) {
+      if (!r.autoscale) return;
+      tables.push([r.autoscale.t_s, r.autoscale.paid, r.autoscale.live]);
+      var paid = lineSeries(r.name + ' paid', i), live = lineSeries(r.name + ' live', i, true);
+      if (uPlot.paths && uPlot.paths.stepped) {
+        paid.paths = uPlot.paths.stepped({align: 1});
+        live.paths = uPlot.paths.stepped({align: 1});
+      }
+      series.push(paid, live);
+    });
+    chart(box, 'replicas', 'paid (provisioning, live or draining) and live replicas after each ' +
+          'autoscaler event (autoscale.csv)', {
+      scales: {x: {time: false}, y: {range: padded}},
+      axes: [{label: 'simulated time (s)'}, {label: 'replicas'}],
+      series: series
+    }, uPlot.join(tables));
+  }
+
   // ---- roofline ----
   function rooflineCharts(parent, runs) {
     var costed = runs.filter(function (r) { return r.roofline; });
@@ -1009,6 +1032,8 @@
       if (runs.some(function (r) { return (r.summary.replicas || []).length > 1; }))
         replicaCharts(section('Per replica (summary.json)'), runs);
       seriesCharts(section('Over time (steps.csv)'), runs);
+      if (runs.some(function (r) { return r.autoscale; }))
+        autoscaleCharts(section('Replicas over time (autoscale.csv)'), runs);
       rooflineCharts(section('Roofline (steps.csv)'), runs);
     }
     sweeps.forEach(function (s, k) { sweepCharts(section('Sweep: ' + s.name), s, k); });

@@ -305,6 +305,32 @@ json run_summary(const json& s) {
   return out;
 }
 
+// autoscale.csv (docs/autoscaling.md#results): {"t_s", "live", "paid"}, a row each.
+json autoscale_series(const fs::path& path) {
+  check_input_file(path, std::numeric_limits<uintmax_t>::max());
+  std::ifstream in(path);
+  std::string line;
+  const std::string header = "time_s,event,replica,signal,live,provisioning,draining,paid";
+  if (!std::getline(in, line) || line != header)
+    throw InputError(fmt::format("{}: line 1: expected the header {}", path.string(), header));
+  json t = json::array(), live = json::array(), paid = json::array();
+  for (int n = 2; std::getline(in, line); ++n) {
+    std::vector<std::string> cells;
+    std::stringstream row(line);
+    for (std::string cell; std::getline(row, cell, ',');) cells.push_back(cell);
+    if (line.ends_with(',')) cells.emplace_back();
+    try {
+      if (cells.size() != 8) throw std::invalid_argument("cells");
+      t.push_back(std::stod(cells[0]));
+      live.push_back(std::stoi(cells[4]));
+      paid.push_back(std::stoi(cells[7]));
+    } catch (const std::exception&) {
+      throw InputError(fmt::format("{}: line {}: expected 8 cells ({})", path.string(), n, header));
+    }
+  }
+  return {{"t_s", t}, {"live", live}, {"paid", paid}};
+}
+
 json read_run(const fs::path& dir, const json& summary) {
   json r = {{"kind", "run"},
             {"summary", run_summary(summary)},
@@ -312,6 +338,7 @@ json read_run(const fs::path& dir, const json& summary) {
             {"series", nullptr},
             {"roofline", nullptr}};
   if (fs::exists(dir / "requests.csv")) r["cdf"] = request_cdfs(dir / "requests.csv");
+  if (fs::exists(dir / "autoscale.csv")) r["autoscale"] = autoscale_series(dir / "autoscale.csv");
   if (fs::exists(dir / "steps.csv")) {
     check_input_file(dir / "steps.csv", std::numeric_limits<uintmax_t>::max());
     const StepSeries s = StepSeries::read_file((dir / "steps.csv").string());

@@ -27,7 +27,8 @@ using RunCost = std::function<nlohmann::json(const nlohmann::json& summary)>;
 ///   {"kind": "run", "name", "summary": {...}, "cost": run_cost(summary.json) or null, "cdf":
 ///   {"ttft_ms", "tpot_ms", "e2e_ms",
 ///    "queue_ms", and with requests.csv's class column "classes": {name: {"ttft_ms",
-///    "tpot_ms"}}} or null, "series": {...} or null, "roofline": {...} or null};
+///    "tpot_ms"}}} or null, "series": {...} or null, "roofline": {...} or null, and with
+///    autoscale.csv "autoscale": {"t_s", "live", "paid"}};
 /// a sweep directory (summary.json with "kind": "sweep", and points.csv) gives
 ///   {"kind": "sweep", "name", "slo": {...} or null, "axes": [column, ...] (the swept columns,
 ///    those points.csv has beyond servesim size's own), "scenario_axes": [key, ...] (summary.json's

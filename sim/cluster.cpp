@@ -111,8 +111,11 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
   const std::optional<Cfg> cluster = root.optional_child("cluster");
   if (!cluster) return {};
   if (cluster->one_of({"pools", "replicas"}) == "replicas") {
-    const int64_t replicas = cluster->get_int("replicas", {1, 4096});
+    int64_t replicas = cluster->get_int("replicas", {1, 4096});
     read_router(*cluster, seed, c);
+    // Autoscaled: every replica it may use is built; cluster.replicas are live at the start.
+    c.autoscale = read_autoscale(*cluster, replicas);
+    if (c.autoscale) replicas = c.autoscale->max;
     for (int64_t i = 1; i < replicas; ++i) {
       c.replicas.push_back({c.replicas.front().step_time, make_scheduler(root.child("scheduler")),
                             make_kv_manager(root.child("kv"), &read_kv_memory)});
@@ -122,6 +125,10 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
     }
     return {{*top_step_time, root.child("kv"), replicas}};
   }
+  if (cluster->has("autoscale"))
+    cluster->fail("autoscale",
+                  "autoscaling is modelled for cluster.replicas only, not for pools "
+                  "(docs/autoscaling.md): give replicas instead of pools");
   read_router(*cluster, seed, c);
   const std::vector<Cfg> pools = cluster->list_of_maps("pools");
   check_unused_sections(root, *cluster, pools);

@@ -37,7 +37,8 @@ struct AcceleratorGroup {
   int64_t replicas = 0;
 };
 
-/// Reads `cluster` when present. With `replicas`: adds replicas 1..N-1 to `c` (each with its
+/// Reads `cluster` when present. With `replicas`: adds replicas 1..N-1 to `c` (N: autoscale.max
+/// with `autoscale`, which also sets c.autoscale) (each with its
 /// own scheduler and KV memory built from the scenario's sections, sharing replica 0's
 /// step-time model) and the router. With `pools`: builds every replica, replica 0 included,
 /// the pools (in replica order), links and decode router. Returns the replicas' groups for

@@ -7,7 +7,8 @@
 //   1 transfer  - disaggregation only: a KV transfer's link shares change (link tick), or its
 //                 KV is delivered to a decode replica (which admits it if its memory can hold it);
 //   2 arrival   - a request is due from the workload, or reaches the router after its delay;
-//   3 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay);
+//   3 timer     - a wake-up a scheduler asked for (dynamic batching's queue delay), or an
+//                 autoscaler's decision or a provisioned replica going live (sim/autoscaler.h);
 //   4 schedule  - if the engine is idle, the scheduler plans the next step.
 // Two events of one phase at one instant run in replica order (step ends, timers and schedules
 // name their replica; other events count as replica 0), then in the order they were posted, so
@@ -29,6 +30,7 @@ enum class EventKind : uint8_t {
   Arrival,    ///< (none): the request due from the workload (or made ready by a departure)
   Routed,     ///< (none): the request at the front of the router's queue reaches the router
   Timer,      ///< replica: the wake-up its scheduler asked for
+  Autoscale,  ///< replica going live, or Event::k_autoscale_tick: an autoscaler decision
   Schedule,   ///< replica: plan its next step if idle
 };
 
@@ -44,6 +46,7 @@ enum class EventKind : uint8_t {
     case EventKind::Routed:
       return 2;
     case EventKind::Timer:
+    case EventKind::Autoscale:
       return 3;
     case EventKind::Schedule:
       return 4;
@@ -67,11 +70,16 @@ class Event {
   static Event routed(Time t) { return {t, EventKind::Routed, 0}; }
   static Event link_tick(Time t) { return {t, EventKind::LinkTick, 0}; }
   static Event delivered(Time t, uint32_t transfer) { return {t, EventKind::Delivered, transfer}; }
+  /// Autoscale's payload for a decision (otherwise the replica going live); orders as replica 0.
+  static constexpr uint32_t k_autoscale_tick = 0xffffffffu;
+  static Event autoscale(Time t, uint32_t what) { return {t, EventKind::Autoscale, what}; }
 
   [[nodiscard]] Time time() const { return m_t; }
   [[nodiscard]] EventKind kind() const { return m_kind; }
   /// StepEnd, Timer, Schedule: the replica.
   [[nodiscard]] uint32_t replica() const { return m_payload; }
+  /// Autoscale: the replica going live, or k_autoscale_tick.
+  [[nodiscard]] uint32_t autoscale_target() const { return m_payload; }
   /// Delivered: the transfer (KvTransfers' id).
   [[nodiscard]] uint32_t transfer() const { return m_payload; }
 

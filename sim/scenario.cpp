@@ -115,6 +115,35 @@ void check_lora(const Cfg& root, const LoraSpec& lora, const std::vector<Replica
            "cost to put the LoRA GEMMs on (docs/lora.md#cost)");
 }
 
+// What cluster.autoscale needs of the rest: the `slo` section for the slo signal, and the
+// catalogue's price of a replica for its cost.
+std::shared_ptr<const AutoscaleSpec> complete_autoscale(const Cfg& root, const AutoscaleSpec& read,
+                                                        const std::optional<SloTargets>& slo,
+                                                        const std::vector<AcceleratorGroup>& g) {
+  auto spec = std::make_shared<AutoscaleSpec>(read);
+  if (spec->signal == ScaleSignal::Slo) {
+    if (!slo || (!slo->ttft_ms && !slo->tpot_ms && !slo->e2e_ms))
+      root.child("cluster")
+          .child("autoscale")
+          .fail("signal",
+                "slo needs an `slo` section with ttft_ms, tpot_ms or e2e_ms (the attainment "
+                "it scales on checks those)");
+    spec->slo = slo;
+  }
+  spec->accelerators_per_replica = accelerators_of(g.front().step_time, g.front().kv);
+  if (g.front().step_time.has("hardware")) {
+    const HardwareSpec hw = read_hardware(g.front().step_time, "hardware");
+    const PriceQuote* price = hw.price(k_default_price_tier);
+    if (price == nullptr) price = hw.price("mixed");
+    if (price != nullptr) {
+      spec->usd_per_replica_hour =
+          price->usd_per_hour * static_cast<double>(spec->accelerators_per_replica);
+      spec->price_tier = price->tier;
+    }
+  }
+  return spec;
+}
+
 }  // namespace
 
 Scenario build_scenario(std::shared_ptr<Document> doc) {
@@ -169,6 +198,8 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     if (i < s.components.pools.size()) s.components.pools[i].accelerators_per_replica = each;
   }
   if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
+  if (s.components.autoscale)
+    s.components.autoscale = complete_autoscale(root, *s.components.autoscale, s.slo, groups);
   for (const AcceleratorGroup& g : groups) {
     const std::optional<PowerSpec> power = power_of(g.step_time, g.kv);
     if (!power) {

@@ -34,6 +34,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
     for (Replica& r : m_reps) r.state.set_max_loras(m_c.lora->max_loras);
   }
   m_events.reserve(16 * m_reps.size());
+  if (m_c.autoscale) setup_autoscale();
 }
 
 void Simulation::schedule(uint32_t rep) {
@@ -156,6 +157,7 @@ void Simulation::finish_stats() {
     m_stats.lora = m_lora->stats();
   }
   m_stats.tenant_names = m_c.source->tenant_names();
+  if (m_autoscale) m_stats.autoscale = m_autoscale->finish(m_stats.end);
 }
 
 void Simulation::run_events() {
@@ -182,15 +184,21 @@ void Simulation::dispatch(const Event& e) {
     throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
                                      e.time().count_ns(), m_now.count_ns()));
   m_now = e.time();
-  m_stats.end = e.time();
+  // An autoscaler's decisions and provisioning go on past the last request: they are not the
+  // run's end.
+  if (e.kind() != EventKind::Autoscale) m_stats.end = e.time();
   switch (e.kind()) {
     case EventKind::StepEnd: {
       const uint32_t rep = e.replica();
       m_reps[rep].state.set_now(m_now);
       finish_step(rep);
+      if (m_autoscale) park_if_drained(rep);
       schedule(rep);
       break;
     }
+    case EventKind::Autoscale:
+      on_autoscale(e.autoscale_target());
+      break;
     case EventKind::LinkTick:
       m_transfers->on_link_tick(m_now, m_events);
       break;
@@ -350,6 +358,7 @@ void Simulation::depart(uint32_t rep, uint32_t slot) {
   Request& r = state.req(slot);
   if (m_reps[rep].role == PoolRole::Prefill) r.spec.output_tokens = m_reps[rep].output_tokens[slot];
   to_client_view(r);  // the api section's time outside the engine (sim/api_latency.h)
+  if (m_autoscale) m_autoscale->note_departure(r);
   for (RequestRecorder* rec : m_recorders) rec->record(r);
   if (m_reactive && !m_stopping) {
     m_c.source->on_depart(r, m_now, m_newly_ready);

@@ -36,6 +36,7 @@
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
 #include "sim/admission.h"
+#include "sim/autoscaler.h"
 #include "sim/event_queue.h"
 #include "sim/lora.h"
 #include "sim/pool.h"
@@ -76,6 +77,8 @@ struct Components {
   uint64_t seed = 1;  ///< the run's seed, for the acceptance draws
   /// The `admission` and `abandonment` sections (sim/admission.h), null without them.
   std::shared_ptr<const AdmissionSpec> admission;
+  /// cluster.autoscale (sim/autoscaler.h), null without it: `replicas` holds its max.
+  std::shared_ptr<const AutoscaleSpec> autoscale;
 };
 
 /// One replica's share of a run (RunStats::replicas).
@@ -113,6 +116,7 @@ struct RunStats {
   std::optional<OffloadStats> offload;           ///< with kv.offload
   std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
   std::optional<LoraStats> lora;                 ///< with a `lora` section
+  std::optional<AutoscaleStats> autoscale;       ///< with cluster.autoscale
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
@@ -253,6 +257,14 @@ class Simulation {
   void set_routable(uint32_t rep, bool routable);
   /// True when `members` (every replica when null) has a routable replica, as pick() needs.
   [[nodiscard]] bool any_routable(const std::vector<uint32_t>* members) const;
+  // Autoscaling (sim/autoscale_engine.cpp).
+  void setup_autoscale();
+  /// An Event::autoscale: a decision, or replica `what` done provisioning.
+  void on_autoscale(uint32_t what);
+  /// The signal over the live replicas now (NaN: nothing to measure).
+  [[nodiscard]] double autoscale_signal();
+  /// A draining replica that holds nothing is parked.
+  void park_if_drained(uint32_t rep);
   // Admission and abandonment (sim/admission_engine.cpp).
   /// Why the admission section refuses the request in `slot` of `rep`, empty when it may
   /// queue; sets its end_cause (Shed) and draws its cancel point.
@@ -307,8 +319,10 @@ class Simulation {
   std::optional<Speculator> m_spec;                          // with a `speculative` section
   std::optional<AdmissionControl> m_admission;               // with `admission` or `abandonment`
   std::vector<AdmissionControl::Watch> m_step_end_timeouts;  // due inside a step in flight
-  std::vector<uint32_t> m_cancelled;  // slots reaching their cancel point this step (scratch)
-  std::optional<LoraEngine> m_lora;   // with a `lora` section
+  std::vector<uint32_t> m_cancelled;      // slots reaching their cancel point this step (scratch)
+  std::optional<LoraEngine> m_lora;       // with a `lora` section
+  std::optional<Autoscaler> m_autoscale;  // with cluster.autoscale
+  std::vector<int64_t> m_autoscale_busy_ns;  // each replica's busy_ns at the last decision
 };
 
 }  // namespace servesim

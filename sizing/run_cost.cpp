@@ -50,7 +50,13 @@ json run_cost_json(const json& summary) {
     const PriceQuote* price = hw.price(k_default_price_tier);
     if (price == nullptr) price = hw.price("mixed");
     if (price == nullptr) return nullptr;
-    const double per_hour = price->usd_per_hour * static_cast<double>(accelerators);
+    double per_hour = price->usd_per_hour * static_cast<double>(accelerators);
+    // Autoscaled (docs/autoscaling.md): the accelerators paid for on average, not the most.
+    const json& autoscale = child(summary, "autoscale");
+    const json& hours = child(autoscale, "accelerator_hours");
+    const json& horizon = child(autoscale, "horizon_s");
+    if (hours.is_number() && horizon.is_number() && horizon.get<double>() > 0)
+      per_hour = price->usd_per_hour * hours.get<double>() * 3600.0 / horizon.get<double>();
     json out = {{"hardware", hw.name},       {"accelerators", accelerators},
                 {"price_tier", price->tier}, {"usd_per_accelerator_hour", price->usd_per_hour},
                 {"usd_per_hour", per_hour},  {"tokens_per_usd", nullptr}};

@@ -12,8 +12,9 @@ namespace servesim {
 /// `kv.memory.hardware`; a hardware file given by path is not priced, its folder being unknown
 /// here), disaggregated pools, or no price. The accelerators are `slo.accelerators` when the run
 /// has an SLO, else tensor x data parallel of `step_time` (else `kv.memory.tensor_parallel`, else
-/// 1) times `cluster.replicas`. Priced in the `on_demand` tier, else `mixed` (the tier is named).
-/// Never throws for a summary it cannot price.
+/// 1) times `cluster.replicas`; an autoscaled run's usd_per_hour is on the accelerators it paid for
+/// on average (its `autoscale` block's accelerator_hours over horizon_s). Priced in the `on_demand`
+/// tier, else `mixed` (the tier is named). Never throws for a summary it cannot price.
 [[nodiscard]] nlohmann::json run_cost_json(const nlohmann::json& summary);
 
 }  // namespace servesim

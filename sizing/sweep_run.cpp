@@ -38,8 +38,14 @@ void fill_metrics(PointResult& r, const Probe& p) {
   const Summary& s = p.summary;
   r.replicas = p.replicas;
   r.accelerators = p.accelerators;
-  if (p.price_per_accelerator_hour)
-    r.cost_per_hour_usd = *p.price_per_accelerator_hour * static_cast<double>(p.accelerators);
+  if (p.price_per_accelerator_hour) {
+    double paid = static_cast<double>(p.accelerators);
+    // Autoscaled (docs/autoscaling.md): the accelerators paid for on average over the run, not
+    // the most the cluster may hold.
+    if (s.autoscale && s.autoscale->horizon_s > 0)
+      paid = s.autoscale->accelerator_hours * 3600.0 / s.autoscale->horizon_s;
+    r.cost_per_hour_usd = *p.price_per_accelerator_hour * paid;
+  }
   r.requests_per_s = s.requests_per_s;
   r.output_tokens_per_s = s.output_tokens_per_s;
   if (r.cost_per_hour_usd && *r.cost_per_hour_usd > 0)
