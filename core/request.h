@@ -77,6 +77,12 @@ struct RequestSpec {
   /// column, or the `abandonment.cancel` draw); 0: never. Only a value below output_tokens
   /// cancels anything.
   int32_t cancel_after_tokens = 0;
+  /// Non-zero: its class's client timeout (a mix component's timeout_s), which replaces
+  /// abandonment.timeout_s for it; 0: the section's.
+  Time timeout;
+  /// Non-zero: the client cancels the request this long after its arrival at the engine, served
+  /// or not (a trace's cancel_after_s column, or the abandonment.cancel.after_s draw); 0: never.
+  Time cancel_after;
 };
 
 /// The most classes a run may name (class ids are 16-bit).

@@ -181,6 +181,7 @@ void MetricsRecorder::record(const Request& r) {
     out.swap_preemptions += r.swap_preemptions - swapped_there;
   };
   tally(m_replicas[entry], m_replicas[r.replica]);
+  if (m_class_names && !m_class_names->empty()) record_replica_class(r, entry, ok);
   if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[r.replica]]);
 }
 
@@ -191,6 +192,10 @@ void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
 
 void MetricsRecorder::tally_class(ClassTally& c, const Request& r, const SloVerdict& ok) {
   c.all.add_entry(r, ok.ttft);
+  tally_class_exit(c, r, ok);
+}
+
+void MetricsRecorder::tally_class_exit(ClassTally& c, const Request& r, const SloVerdict& ok) {
   c.all.add_exit(r, m_current_gaps, ok);
   c.status.add(r);
   if (r.state == RequestState::Rejected) {
@@ -367,6 +372,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   if (stats.replicas.size() > 1 || !stats.pools.empty()) {
     s.busy_share /= static_cast<double>(stats.replicas.size());  // the replicas' mean
     replica_summaries(s, stats);
+    replica_class_summaries(s, stats);
   }
   if (!stats.pools.empty()) pool_summaries(s, stats);
   class_summaries(s, stats);

@@ -137,6 +137,8 @@ void for_each_request_field(const T& r, F& f) {
   f(Field("slo").col("TTFT met", 10).col("TPOT met", 10).col("all met", 10), r.slo);
 }
 
+struct ReplicaClassSummary;
+
 /// One replica of a cluster (Summary::replicas). A request's TTFT belongs to the replica the
 /// router sent it to (its prefill replica when disaggregated), the rest of it to the replica it
 /// left from (docs/metrics.md#per-replica-and-per-pool).
@@ -159,6 +161,9 @@ struct ReplicaSummary {
   std::string pool;               ///< with cluster.pools: its pool's name
   int64_t handed_off = 0;         ///< prefill: requests whose KV left for a decode replica
   int64_t received = 0;           ///< decode: transferred requests admitted
+  /// When the workload names classes: each one's figures on this replica, by name, in the
+  /// workload's order (attributed as above; metrics/replica_classes.cpp).
+  std::vector<std::pair<std::string, ReplicaClassSummary>> classes;
 };
 
 template <class F>
@@ -179,6 +184,7 @@ void for_each_field(const ReplicaSummary& r, F&& f) {
     f(Field("handed_off"), r.handed_off);
     f(Field("received"), r.received);
   }
+  f(Field("classes", k_json | k_omit_empty), r.classes);
 }
 
 /// One pool of cluster.pools (Summary::pools): its replicas' totals.
@@ -397,6 +403,18 @@ void for_each_field(const ClassSummary& c, F&& f) {
   f(Field("itl_s"), c.itl_s);
   f(Field("slo", k_json | k_omit_empty), c.slo);
   f(Field("by_status", k_json | k_omit_empty), c.by_status);
+}
+
+/// One class's figures on one replica (ReplicaSummary::classes): the requests of the class
+/// routed there, and its figures as a ClassSummary of the requests attributed to the replica.
+struct ReplicaClassSummary : ClassSummary {
+  int64_t routed = 0;  ///< requests of the class that entered here (TTFT's replica)
+};
+
+template <class F>
+void for_each_field(const ReplicaClassSummary& c, F&& f) {
+  f(Field("routed"), c.routed);
+  for_each_field(static_cast<const ClassSummary&>(c), f);
 }
 
 /// One tenant's figures (Summary::tenants): a class's, plus the tokens it was served.
@@ -641,6 +659,13 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   void class_summaries(Summary& s, const RunStats& stats);
   /// Tallies `r` in `c` (its class's or its tenant's).
   void tally_class(ClassTally& c, const Request& r, const SloVerdict& ok);
+  /// tally_class without its TTFT (RequestTally::add_entry): where `r` left from.
+  void tally_class_exit(ClassTally& c, const Request& r, const SloVerdict& ok);
+  /// Tallies `r` in its class's tally at the replica it entered (`entry`, its TTFT) and at the
+  /// one it left from (the rest; metrics/replica_classes.cpp).
+  void record_replica_class(const Request& r, uint32_t entry, const SloVerdict& ok);
+  /// Each ReplicaSummary's classes (metrics/replica_classes.cpp).
+  void replica_class_summaries(Summary& s, const RunStats& stats);
   /// A class's (or tenant's) summary from its tally, over the run's `duration_s`.
   void fill_class(ClassSummary& c, ClassTally& t, double duration_s);
   /// Tallies `r` in its tenant's TenantTally (metrics/tenants.cpp).
@@ -674,6 +699,8 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   std::vector<int64_t> m_power_accelerators;  // set_power
   std::vector<uint32_t> m_pool_of;
   std::vector<ClassTally> m_classes;  // by RequestSpec::class_id, grown as classes appear
+  // [replica][class]: with track_replicas and classes, grown as classes appear.
+  std::vector<std::vector<ClassTally>> m_replica_classes;
   const std::vector<std::string>* m_class_names = nullptr;
   std::vector<TenantTally> m_tenants;  // by RequestSpec::tenant_id, grown as tenants appear
   const std::vector<std::string>* m_tenant_names = nullptr;

@@ -65,8 +65,10 @@ std::string cell(const Shown& c, size_t k, const T& v, int64_t requests) {
     if (k == 0) return share(v->ttft);
     if (k == 1) return share(v->tpot);
     return requests ? fmt::format("{:.1f}%", 100.0 * v->attainment) : std::string("-");
-  } else {
+  } else if constexpr (fmt::is_formattable<T>::value) {
     return fmt::format("{}", v);
+  } else {  // a nested block (a replica's classes) has no column
+    return "-";
   }
 }
 
@@ -95,14 +97,30 @@ std::string replica_table(const Summary& s) {
   };
   // Replicas are named as in cluster.links: pool[i], i counted within the pool.
   size_t first = 0;  // the index of the first replica of r's pool (a pool's replicas are adjacent)
+  // With classes, each replica's row is followed by a row per class (its figures there) when
+  // every replica's fit in 64 rows.
+  constexpr size_t k_max_class_rows = 64;
   for (size_t i = 0; i < s.replicas.size() && i < k_max_rows; ++i) {
     const ReplicaSummary& r = s.replicas[i];
     if (r.pool.empty()) {
       row(std::to_string(i), r);
-      continue;
+    } else {
+      if (i == 0 || s.replicas[i - 1].pool != r.pool) first = i;
+      row(fmt::format("{}[{}]", r.pool, i - first), r);
     }
-    if (i == 0 || s.replicas[i - 1].pool != r.pool) first = i;
-    row(fmt::format("{}[{}]", r.pool, i - first), r);
+    if (s.replicas.size() * (1 + r.classes.size()) > k_max_class_rows) continue;
+    for (const auto& [name, c] : r.classes) {
+      ReplicaSummary part;  // the class's figures in the replica's columns
+      part.routed = c.routed;
+      part.requests = c.requests;
+      part.finished = c.finished;
+      part.preemptions = c.preemptions;
+      part.ttft_s = c.ttft_s;
+      part.tpot_s = c.tpot_s;
+      part.e2e_s = c.e2e_s;
+      part.slo = c.slo;
+      row("  " + name.substr(0, 14), part);
+    }
   }
   if (s.replicas.size() > k_max_rows)
     fmt::format_to(it, "... {} more replicas (summary.json lists every one)\n",

@@ -10,8 +10,10 @@
 // -1). First the request whose prompt is being chunked gets its next chunk (the rest of its
 // prefill, cut to the chunk budget). Then waiting requests, in schedule_policy order (fcfs: the
 // queue; lpm: the longest cached prefix first, ties in queue order, fcfs when more than 128 wait;
-// lof: the longest output (max new tokens) first, ties in queue order) join while fewer than
-// max_running_requests run:
+// lof: the longest output (max new tokens) first, ties in queue order; dfs-weight: a depth-first
+// walk of the cached prefixes, schedulers/sglang_dfs.h; with enable_priority_scheduling, fcfs and
+// lof order by the request's priority first, the highest value first unless
+// schedule_low_priority_values_first) join while fewer than max_running_requests run:
 //   - memory estimate: it needs extend + min(remaining output, 4096) tokens (extend = prefill
 //     tokens not cached), which must be less than the free KV (as the batch's first new request
 //     found it; the step's decodes and chunk already hold their room) minus what is promised:
@@ -40,6 +42,7 @@
 
 #include "core/units.h"
 #include "schedulers/iteration_level.h"
+#include "schedulers/sglang_dfs.h"
 
 namespace servesim {
 namespace {
@@ -53,7 +56,10 @@ struct SglangSettings {
   int64_t max_running_requests = int64_t{1} << 20;
   bool mixed_chunk = false;
   bool lpm = false;
-  bool lof = false;  ///< schedule_policy: lof
+  bool lof = false;            ///< schedule_policy: lof
+  bool dfs = false;            ///< schedule_policy: dfs-weight
+  bool priority = false;       ///< enable_priority_scheduling
+  int64_t priority_sign = -1;  ///< +1 with schedule_low_priority_values_first, else -1
   double init_ratio = 0.7;
   double min_ratio = 0.098;
   double ratio_decay = (0.7 - 0.098) / 600;
@@ -118,9 +124,11 @@ class SglangScheduler final : public Scheduler {
     }
     // Free KV as the batch's new requests found it: what they join with is in `promised`.
     const double free_tokens = static_cast<double>(s.kv().free_tokens());
+    if (m_s.dfs && !s.waiting().empty()) m_dfs.compute(s);  // once a batch, as SGLang sorts
     while (!s.waiting().empty() && input_budget > 0 && chunk_budget > 0 &&
            static_cast<int64_t>(s.running().size()) < m_s.max_running_requests) {
       const size_t at = pick(s);
+      if (at == s.waiting().size()) break;
       const uint32_t slot = s.waiting()[at];
       // max_loras_per_batch: a request whose adapter would be one too many with the running
       // batch's closes the batch.
@@ -223,10 +231,24 @@ class SglangScheduler final : public Scheduler {
     return best;
   }
 
-  // The waiting request to consider next: the front (fcfs), the longest cached prefix (lpm), or
-  // the longest output (lof; SGLang sorts its queue by -max_new_tokens, stably).
+  // The waiting request to consider next: the front (fcfs), the longest cached prefix (lpm), the
+  // longest output (lof; SGLang sorts its queue by -max_new_tokens, stably), the next of the
+  // depth-first walk (dfs-weight); with priorities, fcfs and lof by (sign x priority, their own
+  // order) (SGLang's _sort_by_priority_and_fcfs and _sort_by_longest_output).
   [[nodiscard]] size_t pick(SchedulerView& s) const {
     const auto& q = s.waiting();
+    if (m_s.dfs) return m_dfs.next(s);
+    if (m_s.priority) {
+      size_t best = 0;
+      const auto rank = [&](size_t j) {
+        const Request& r = s.req(q[j]);
+        return std::pair{m_s.priority_sign * r.spec.priority,
+                         m_s.lof ? -r.spec.output_tokens : int64_t{0}};
+      };
+      for (size_t j = 1; j < q.size(); ++j)
+        if (rank(j) < rank(best)) best = j;
+      return best;
+    }
     if (m_s.lof) {
       size_t longest = 0;
       for (size_t j = 1; j < q.size(); ++j)
@@ -247,6 +269,7 @@ class SglangScheduler final : public Scheduler {
   }
 
   SglangSettings m_s;
+  DfsWeightOrder m_dfs;
   double m_ratio;
   bool m_retracted = false;
 };
@@ -268,18 +291,25 @@ std::unique_ptr<Scheduler> make_sglang(const Cfg& c) {
     c.fail("enable_mixed_chunk", "needs chunked prefill (chunked_prefill_size is -1), as SGLang");
   if (c.has("schedule_policy") && c.is_scalar("schedule_policy")) {
     const std::string p = c.get_string("schedule_policy");
-    if (p == "dfs-weight" || p == "random")
+    if (p == "random")
       c.fail("schedule_policy",
-             fmt::format("{} is SGLang's but not modelled ({}); the modelled ones are fcfs, lpm "
-                         "and lof",
-                         p,
-                         p == "random" ? "servesim's schedules are deterministic"
-                                       : "it walks the radix tree's shape, which servesim's "
-                                         "prefix cache does not keep"));
+             "random is SGLang's but not modelled (servesim's schedules are deterministic); the "
+             "modelled ones are fcfs, lpm, lof and dfs-weight");
   }
-  const std::string policy = c.get_choice("schedule_policy", "fcfs", {"fcfs", "lpm", "lof"});
+  const std::string policy =
+      c.get_choice("schedule_policy", "fcfs", {"fcfs", "lpm", "lof", "dfs-weight"});
   s.lpm = policy == "lpm";
   s.lof = policy == "lof";
+  s.dfs = policy == "dfs-weight";
+  s.priority = c.get_bool("enable_priority_scheduling", false);
+  if (s.priority && (s.lpm || s.dfs))
+    c.fail("enable_priority_scheduling",
+           fmt::format("SGLang's {} order does not read priorities (only fcfs and lof do): use "
+                       "schedule_policy fcfs or lof, or drop enable_priority_scheduling",
+                       policy));
+  if (c.has("schedule_low_priority_values_first") && !s.priority)
+    c.fail("schedule_low_priority_values_first", "is only used with enable_priority_scheduling");
+  s.priority_sign = c.get_bool("schedule_low_priority_values_first", false) ? 1 : -1;
   const double conservativeness =
       plausible_real(c, "schedule_conservativeness", 1.0, units::k_factor);
   const double init = c.get_real("init_new_token_ratio", 0.7, {0.0, 1.0, true});

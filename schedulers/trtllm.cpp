@@ -12,13 +12,17 @@
 //      it fits the budget left, otherwise (enable_chunked_context) a chunk of the budget rounded
 //      down to a multiple of the KV block size (kv.block_size, TensorRT-LLM's tokens_per_block);
 //      only a context's last chunk may be shorter;
-//   3. unless the step paused anything, waiting requests, first come first served, while fewer
+//   3. unless the step paused anything, waiting requests, first come first served (with
+//      `priorities`, by the request's priority, then first come first served: the order of
+//      TensorRT-LLM's executor queue, insertRequestInOrder, for Request::priority), while fewer
 //      than max_batch_size run: a first chunk as in pass 2 (a request whose context does not fit
 //      the budget without chunking waits), and capacity_scheduler_policy decides:
 //        GUARANTEED_NO_EVICT: its whole KV (prompt plus output, kv footprint) must fit in the free
 //          KV minus what the running requests will still need to reach theirs;
 //        MAX_UTILIZATION: the KV manager must hold what this step computes (pass 1 pauses later).
 //      Otherwise admission stops there (head-of-line blocking).
+// With `priorities`, pass 1's pausing takes the least urgent running request (lowest priority,
+// then the latest arrival), as pausing from the back of TensorRT-LLM's priority-sorted list does.
 // Without enable_chunked_context a prompt longer than max_num_tokens is rejected at arrival.
 // A request's maximum output is kv.max_output_tokens when given, else its output length in the
 // trace (kv footprint). With trtllm_bench_tuning, max_batch_size and max_num_tokens not given are
@@ -33,6 +37,7 @@
 #include <optional>
 
 #include "schedulers/iteration_level.h"
+#include "schedulers/queue_order.h"
 
 namespace servesim {
 namespace {
@@ -42,7 +47,10 @@ struct TrtllmSettings {
   int64_t max_batch_size = 2048;
   int64_t max_num_tokens = 8192;
   bool chunked = false;  ///< enable_chunked_context
-  int64_t block = 16;    ///< chunk unit: the replica's kv.block_size (bind_kv)
+  /// priorities: 0 none (arrival order), -1 highest_first (TensorRT-LLM's meaning of
+  /// Request::priority), +1 lowest_first (the workload's column read as vLLM's)
+  int priority_sign = 0;
+  int64_t block = 16;  ///< chunk unit: the replica's kv.block_size (bind_kv)
   /// trtllm_bench_tuning: the dataset's mean lengths and pipeline stages; each of
   /// max_batch_size and max_num_tokens that was not given is tuned at the first step.
   struct Tuning {
@@ -58,6 +66,10 @@ class TrtllmScheduler final : public Scheduler {
   explicit TrtllmScheduler(const TrtllmSettings& s) : m_s(s) {}
 
   [[nodiscard]] int64_t max_running() const override { return m_s.max_batch_size; }
+  [[nodiscard]] bool priority_order() const override { return m_s.priority_sign != 0; }
+  [[nodiscard]] int64_t queue_key(const Request& r) const override {
+    return m_s.priority_sign * int64_t{r.spec.priority};
+  }
   // Draft tokens count against max_num_tokens as the verify's query tokens do in TensorRT-LLM.
   [[nodiscard]] bool speculative_decoding() const override { return true; }
 
@@ -65,13 +77,26 @@ class TrtllmScheduler final : public Scheduler {
     if (m_s.tuning) tune(s.kv().capacity_tokens());
     m_budget = m_s.max_num_tokens;
     m_paused = false;
+    // With priorities a pause may take a request before i (or i itself): the pass then starts
+    // again, past the requests it has planned.
+    const bool by_priority = m_s.priority_sign != 0;
+    bool again = false;
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 1. generation
       const uint32_t slot = s.running()[i];
-      if (s.req(slot).prefilling()) continue;
+      if (s.req(slot).prefilling() || (again && planned(s, slot))) continue;
       const int64_t n = std::min<int64_t>(s.decode_tokens(s.req(slot)), m_budget);  // 1 + drafts
-      if (!make_room(s, slot, s.req(slot).context_tokens + n)) break;
-      s.plan().push_back(decode_entry(slot, n));
-      m_budget -= n;
+      const size_t running = s.running().size();
+      const bool fits = make_room(s, slot, s.req(slot).context_tokens + n);
+      if (fits) {
+        s.plan().push_back(decode_entry(slot, n));
+        m_budget -= n;
+      }
+      if (by_priority && s.running().size() != running) {
+        again = true;
+        i = static_cast<size_t>(-1);
+      } else if (!fits) {
+        break;
+      }
     }
     for (size_t i = 0; i < s.running().size() && m_budget > 0; ++i) {  // 2. context chunks
       const uint32_t slot = s.running()[i];
@@ -79,9 +104,12 @@ class TrtllmScheduler final : public Scheduler {
       if (!r.prefilling()) continue;
       const int64_t n = chunk(r.prefill_target - r.context_tokens, true);
       if (n == 0) break;
-      if (!make_room(s, slot, r.context_tokens + n)) break;
-      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
-      m_budget -= n;
+      const bool fits = make_room(s, slot, r.context_tokens + n);
+      if (fits) {
+        s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(n)});
+        m_budget -= n;
+      }
+      if (!fits || (by_priority && m_paused)) break;
     }
     while (!m_paused && !s.waiting().empty() && m_budget > 0 &&  // 3. admission
            static_cast<int64_t>(s.running().size()) < m_s.max_batch_size) {
@@ -131,6 +159,11 @@ class TrtllmScheduler final : public Scheduler {
     return n > 0 ? n : (m_s.chunked ? 0 : m_budget);
   }
 
+  [[nodiscard]] static bool planned(const SchedulerView& s, uint32_t slot) {
+    return std::any_of(s.plan().begin(), s.plan().end(),
+                       [slot](const StepEntry& e) { return e.slot == slot; });
+  }
+
   // KV the running requests will still take to reach their full footprint.
   [[nodiscard]] static int64_t still_needed(const SchedulerView& s) {
     int64_t need = 0;
@@ -141,11 +174,14 @@ class TrtllmScheduler final : public Scheduler {
     return need;
   }
 
-  // Grows `slot` to `tokens`, pausing the newest running requests until it fits. False if
-  // `slot` itself was paused.
+  // Grows `slot` to `tokens`, pausing the newest running requests (with priorities, the least
+  // urgent) until it fits. False if `slot` itself was paused.
   bool make_room(SchedulerView& s, uint32_t slot, int64_t tokens) {
+    static const QueueOrder k_by_priority{QueuePolicy::Priority};
     while (!s.kv().grow(s.req(slot), tokens)) {
-      const uint32_t victim = s.running().back();
+      const uint32_t victim = m_s.priority_sign != 0
+                                  ? s.running()[preemption_victim(k_by_priority, s)]
+                                  : s.running().back();
       s.preempt(victim);
       m_paused = true;
       m_budget = m_s.max_num_tokens - planned_tokens(s);  // it may have been planned already
@@ -219,6 +255,9 @@ std::unique_ptr<Scheduler> make_trtllm(const Cfg& c) {
   s.max_batch_size = c.get_int("max_batch_size", s.max_batch_size, {1, 1 << 20});
   s.max_num_tokens = c.get_int("max_num_tokens", s.max_num_tokens, {1, int64_t{1} << 40});
   s.chunked = c.get_bool("enable_chunked_context", false);
+  const std::string order =
+      c.get_choice("priorities", "none", {"none", "highest_first", "lowest_first"});
+  s.priority_sign = order == "none" ? 0 : order == "highest_first" ? -1 : 1;
   return std::make_unique<TrtllmScheduler>(s);
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "core/errors.h"
 #include "sim/simulation.h"
 
 namespace servesim {
@@ -11,6 +12,11 @@ namespace servesim {
 std::string Simulation::admission_refuses(uint32_t rep_index, uint32_t slot) {
   Replica& rep = m_reps[rep_index];
   Request& r = rep.state.req(slot);
+  if (!m_admission->spec().tenant_rates.empty() && tenant_names().empty())
+    throw InputError(
+        "admission.rate_limit.tenants names tenants but the workload names none (a mix "
+        "component's tenant, or a trace's tenant column)");
+  m_admission->set_tenant_names(&tenant_names());
   m_admission->draw_cancel(r);
   EndCause cause = EndCause::None;
   std::string why = m_admission->refuse(r, rep.state, *rep.step_time, m_now, cause);
@@ -19,31 +25,52 @@ std::string Simulation::admission_refuses(uint32_t rep_index, uint32_t slot) {
 }
 
 void Simulation::watch_timeout(uint32_t rep, uint32_t slot) {
-  const Time timeout = m_admission->spec().timeout;
-  if (timeout == Time::ns(0)) return;
   const Request& r = m_reps[rep].state.req(slot);
-  const std::optional<Time> deadline = r.spec.arrival.plus_within(timeout);
-  if (!deadline) return;  // past the clock's end: it never comes
-  m_admission->watch({*deadline, r.spec.id, rep, slot});
-  post(Event::timer(*deadline, rep));
+  if (!m_admission) {  // a class's timeout or a trace's cancel_after_s without the sections
+    if (r.spec.timeout == Time::ns(0) && r.spec.cancel_after == Time::ns(0)) return;
+    m_admission.emplace(std::make_shared<const AdmissionSpec>(), m_c.seed);
+  }
+  const Time timeout = r.spec.timeout > Time::ns(0) ? r.spec.timeout : m_admission->spec().timeout;
+  for (const bool cancel : {false, true}) {
+    const Time after = cancel ? r.spec.cancel_after : timeout;
+    if (after == Time::ns(0)) continue;
+    const std::optional<Time> deadline = r.spec.arrival.plus_within(after);
+    if (!deadline) continue;  // past the clock's end: it never comes
+    m_admission->watch({*deadline, r.spec.id, rep, slot, cancel});
+    post(Event::timer(*deadline, rep));
+  }
 }
 
 namespace {
 
-std::string timeout_reason(Time timeout) {
-  return fmt::format("timed out: no first token {:g} s after its arrival (abandonment.timeout_s)",
-                     timeout.seconds());
-}
-
-/// Whether the watch still names a request waiting for its first token.
+/// Whether the watch still names a request it applies to: one waiting for its first token (a
+/// timeout), or one not done (a cancellation).
 bool still_waiting(const BatchState& state, const AdmissionControl::Watch& w) {
   if (w.slot >= state.slots().size()) return false;
   const Request& r = state.slots()[w.slot];
-  if (r.spec.id != w.id || r.first_token != Time::max()) return false;
+  if (r.spec.id != w.id || (!w.cancel && r.first_token != Time::max())) return false;
   if (r.state != RequestState::Queued && r.state != RequestState::Running) return false;
   // A request swapped out to host memory keeps its place: the scheduler accounts for that
-  // memory, so it is left to finish (only one that has produced nothing could be here).
+  // memory, so it is left to finish.
   return !state.swapped(w.slot);
+}
+
+/// Ends the watched request (still_waiting) as timed out or cancelled.
+void abandon_watched(BatchState& state, const AdmissionControl::Watch& w, Time section_timeout) {
+  const Request& r = state.req(w.slot);
+  if (w.cancel) {
+    state.abandon(
+        w.slot, EndCause::Cancelled,
+        fmt::format("cancelled by its client {:g} s after its arrival, with {} of {} "
+                    "tokens (cancel_after_s)",
+                    r.spec.cancel_after.seconds(), r.generated_tokens, r.spec.output_tokens));
+    return;
+  }
+  const bool own = r.spec.timeout > Time::ns(0);
+  state.abandon(w.slot, EndCause::TimedOut,
+                fmt::format("timed out: no first token {:g} s after its arrival ({})",
+                            (own ? r.spec.timeout : section_timeout).seconds(),
+                            own ? "its class's timeout_s" : "abandonment.timeout_s"));
 }
 
 }  // namespace
@@ -60,7 +87,7 @@ void Simulation::expire_timeouts() {
       continue;
     }
     rep.state.set_now(m_now);
-    rep.state.abandon(w.slot, EndCause::TimedOut, timeout_reason(m_admission->spec().timeout));
+    abandon_watched(rep.state, w, m_admission->spec().timeout);
     depart(w.rep, w.slot);
     if (!rep.busy) post_schedule(w.rep);
   }
@@ -76,7 +103,7 @@ void Simulation::timeouts_at_step_end(uint32_t rep_index) {
     }
     m_step_end_timeouts.erase(m_step_end_timeouts.begin() + static_cast<std::ptrdiff_t>(i));
     if (!still_waiting(state, w)) continue;
-    state.abandon(w.slot, EndCause::TimedOut, timeout_reason(m_admission->spec().timeout));
+    abandon_watched(state, w, m_admission->spec().timeout);
     depart(rep_index, w.slot);
   }
 }

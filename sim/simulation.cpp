@@ -346,7 +346,7 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
     int64_t live = 0;
     for (const Replica& x : m_reps) live += static_cast<int64_t>(x.state.live());
     m_stats.peak_in_flight = std::max(m_stats.peak_in_flight, live);
-    if (m_admission) watch_timeout(rep_index, slot);
+    watch_timeout(rep_index, slot);  // the sections', or the request's own
   } else {
     rep.state.reject(slot, std::move(why));
     depart(rep_index, slot);

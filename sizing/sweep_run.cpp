@@ -60,6 +60,14 @@ void fill_metrics(PointResult& r, const Probe& p) {
     r.goodput_req_per_s = s.slo->goodput_per_s;
     r.slo_attainment = s.slo->attainment;
   }
+  if (s.by_status) {
+    r.rejected = s.by_status->rejected;
+    r.shed = s.by_status->shed;
+    r.timed_out = s.by_status->timed_out;
+    r.cancelled = s.by_status->cancelled;
+  } else {
+    r.rejected = s.rejected;
+  }
 }
 
 // One run of point `i` with `overrides` (spec.overrides(i), and the replica count in

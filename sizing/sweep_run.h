@@ -77,10 +77,14 @@ struct PointResult {
   std::optional<double> tokens_per_joule;
   double ttft_p50_ms = 0, ttft_p99_ms = 0, tpot_p50_ms = 0, tpot_p99_ms = 0, e2e_p99_ms = 0;
   double goodput_req_per_s = 0, slo_attainment = 0;
+  /// How the point's requests ended other than finished (Summary::by_status; without it the
+  /// run's `rejected`): rejected (never fits, or refused by admission), shed (rate limit), timed
+  /// out and cancelled (abandonment).
+  int64_t rejected = 0, shed = 0, timed_out = 0, cancelled = 0;
   /// With SweepSpec::percentiles: for each percentile p in its order, TTFT, TPOT, ITL and E2E at
   /// p in ms (numpy's definition, as `servesim run --percentiles`), 4 values per percentile;
   /// empty when infeasible. Columns ttft_pP_ms, tpot_pP_ms, itl_pP_ms, e2e_pP_ms after
-  /// slo_attainment (sizing/sweep_output.h).
+  /// cancelled (sizing/sweep_output.h).
   std::vector<double> latency_ms;
   /// min_replicas mode: the cluster.replicas the row ran with (0: fixed mode), for rerun_row.
   int64_t run_replicas = 0;
@@ -116,6 +120,10 @@ void for_each_field(R& r, F&& f) {
   f(Field("e2e_p99_ms", metric), r.e2e_p99_ms);
   f(Field("goodput_req_per_s", metric), r.goodput_req_per_s);
   f(Field("slo_attainment", metric), r.slo_attainment);
+  f(Field("rejected", metric), r.rejected);
+  f(Field("shed", metric), r.shed);
+  f(Field("timed_out", metric), r.timed_out);
+  f(Field("cancelled", metric), r.cancelled);
   // Written by points_csv and sweep_summary_json as one column per metric and percentile.
   f(Field("latency_ms", k_wire), r.latency_ms);
   f(Field("run_replicas", k_wire), r.run_replicas);

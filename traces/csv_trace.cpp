@@ -19,6 +19,8 @@
 //                scheduler.policy: fair; every row names one when the column is there;
 //   cancel_after_tokens  the client cancels the request once it has this many output tokens
 //                (an integer >= 1; empty: never), docs/schedulers.md#admission-and-abandonment.
+//   cancel_after_s  the client cancels the request this many seconds after its arrival, served
+//                or not (a number > 0; empty: never), docs/schedulers.md#admission-and-abandonment.
 //   adapter      multi-LoRA (docs/lora.md): the request's adapter id from 1 to 10^6, or 0 or
 //                empty for the base model; the lora section then draws none.
 #include <fmt/format.h>
@@ -36,7 +38,7 @@ const std::vector<std::string> k_columns{"arrival_s", "prompt_tokens", "output_t
 const std::vector<std::string> k_optional{
     "prefix_hash", "request_id",          "session_id", "parent_id",
     "think_s",     "max_output_tokens",   "class",      "priority",
-    "tenant",      "cancel_after_tokens", "adapter"};
+    "tenant",      "cancel_after_tokens", "adapter",    "cancel_after_s"};
 enum : size_t {
   k_arrival,
   k_prompt,
@@ -51,7 +53,8 @@ enum : size_t {
   k_priority,
   k_tenant,
   k_cancel,
-  k_adapter
+  k_adapter,
+  k_cancel_s
 };
 
 /// 64-bit FNV-1a, mixed so that it is never 0 (0 means "no session").
@@ -111,6 +114,9 @@ class ServesimCsvRows final : public TraceRowReader {
     row.cancel_after_tokens = m_csv.has(k_cancel) && !m_csv.field(k_cancel).empty()
                                   ? m_csv.integer(k_cancel, 1, k_max_tokens)
                                   : 0;
+    row.cancel_after_ns = m_csv.has(k_cancel_s) && !m_csv.field(k_cancel_s).empty()
+                              ? seconds_to_ns(m_csv.real(k_cancel_s, 1e-9, 1e6))
+                              : 0;
     row.adapter = !m_csv.has(k_adapter)            ? -1
                   : m_csv.field(k_adapter).empty() ? 0
                                                    : m_csv.integer(k_adapter, 0, 1'000'000);

@@ -130,6 +130,7 @@ class DependentTrace final : public WorkloadSource {
       n.spec.tenant_id = row.tenant_id;
       n.spec.priority = row.priority;
       n.spec.cancel_after_tokens = static_cast<int32_t>(row.cancel_after_tokens);
+      n.spec.cancel_after = Time::ns(row.cancel_after_ns);
       n.spec.adapter = static_cast<uint32_t>(std::max<int64_t>(row.adapter, 0));
       n.spec.adapter_given = row.adapter >= 0;
       n.spec.content_stream = row.session;

@@ -10,7 +10,8 @@
 // requests keep their own (a trace's priority column, else 0). `tenant` names the component's
 // tenant (valid_class_name; several components may share one; when one component names a
 // tenant every one must); `ttft_slo_ms` is its class's TTFT target, which the edf queue order
-// turns into each request's deadline. The component's name replaces
+// turns into each request's deadline; `timeout_s` is its class's client timeout, in place of
+// abandonment.timeout_s (sim/admission.h). The component's name replaces
 // any class its rows name. Requests are merged by arrival; equal arrivals come in component
 // order, then in the component's own order; ids are renumbered 0, 1, 2, ... in merged order.
 // Component k draws from its own generator, seeded with mix_component_seed(seed, k), so a
@@ -34,6 +35,7 @@ class Mix final : public WorkloadSource {
     std::optional<int32_t> priority;
     uint16_t tenant = 0;
     Time ttft_slo;
+    Time timeout;       // timeout_s: its class's client timeout
     RequestSpec ahead;  // the part's next request, when `more`
     bool more = false;
   };
@@ -62,6 +64,7 @@ class Mix final : public WorkloadSource {
     if (first->priority) out.priority = *first->priority;
     out.tenant_id = first->tenant;
     out.ttft_slo = first->ttft_slo;
+    out.timeout = first->timeout;
     first->more = first->source->next(first->ahead);
     return true;
   }
@@ -152,6 +155,8 @@ std::unique_ptr<WorkloadSource> make_mix(const Cfg& c, uint64_t seed) {
     if (with_tenant > 0) p.tenant = tenant_index(part, tenants);
     if (const auto slo = part.optional_real("ttft_slo_ms", {0.0, 1e9, true}))
       p.ttft_slo = Time::from_ms(*slo);
+    if (const auto t = part.optional_real("timeout_s", {0.0, 1e6, true}))
+      p.timeout = Time::from_seconds(*t);
     p.source = make_workload(part, mix_component_seed(seed, i));
     if (p.source->reactive()) {
       const std::string kind = part.one_of(workload_source_names());

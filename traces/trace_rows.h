@@ -46,6 +46,7 @@ struct TraceRow {
   uint16_t tenant_id = 0;         ///< tenant column: index in TraceRowReader::tenant_names()
   int32_t priority = 0;           ///< priority column (servesim CSV), field (vLLM JSONL); 0: absent
   int64_t cancel_after_tokens = 0;  ///< cancel_after_tokens column (servesim CSV); 0: absent
+  int64_t cancel_after_ns = 0;      ///< cancel_after_s column (servesim CSV); 0: absent
   int64_t adapter = -1;             ///< adapter column (servesim CSV): 0 base model; -1: absent
 };
 

@@ -50,6 +50,7 @@ RequestSpec to_request(TraceRow& row, uint64_t id, int64_t arrival_ns) {
   r.tenant_id = row.tenant_id;
   r.priority = row.priority;
   r.cancel_after_tokens = static_cast<int32_t>(row.cancel_after_tokens);
+  r.cancel_after = Time::ns(row.cancel_after_ns);
   r.adapter = static_cast<uint32_t>(std::max<int64_t>(row.adapter, 0));
   r.adapter_given = row.adapter >= 0;
   return r;

@@ -38,6 +38,13 @@ class KvManager {
   /// r.prefill_target so that at least one token is computed). 0 without prefix caching.
   /// Non-const only because a manager may work out the request's block identities once.
   [[nodiscard]] virtual int64_t cached_prefix_tokens(Request& /*r*/) { return 0; }
+  /// Prefix caching: the identity of the request's KV block j (its content and everything
+  /// before it: two requests' blocks j with equal keys hold the same tokens after the same
+  /// prefix), for j below cached_prefix_tokens(r) / block_tokens(). SGLang's dfs-weight order
+  /// walks these as its radix tree's nodes (schedulers/sglang_dfs.h). 0 without prefix caching.
+  [[nodiscard]] virtual uint64_t prefix_block_key(const Request& /*r*/, int64_t /*j*/) const {
+    return 0;
+  }
   /// Admits a request that holds nothing, giving it room for `tokens` KV tokens, the first
   /// `cached_tokens` of which reuse cached blocks (what cached_prefix_tokens just returned; 0
   /// without prefix caching). The reserve policy takes the whole footprint instead. Returns

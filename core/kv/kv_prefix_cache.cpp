@@ -76,6 +76,8 @@ class PrefixCachedKv final : public KvManager {
     return n * m_block;
   }
 
+  uint64_t prefix_block_key(const Request& r, int64_t j) const override { return key_of(r, j); }
+
   bool can_admit(const Request& r, int64_t cached_tokens, int64_t tokens) const override {
     return admission_cost(r, cached_tokens, tokens) <= m_free_count;
   }

@@ -106,9 +106,12 @@ TEST_CASE("sim options: size adds percentile columns per point and the cheapest 
   std::istringstream csv(slurp(dir / "o" / "points.csv"));
   std::string header, row;
   std::getline(csv, header);
-  CHECK_THAT(header, Catch::EndsWith(",slo_attainment,p50_ttft_ms,p100_ttft_ms,p50_tpot_ms,"
-                                     "p100_tpot_ms,p50_itl_ms,p100_itl_ms,p50_e2e_ms,"
-                                     "p100_e2e_ms"));
+  CHECK_THAT(
+      header,
+      Catch::EndsWith(
+          ",slo_attainment,rejected,shed,timed_out,cancelled,p50_ttft_ms,p100_ttft_ms,p50_tpot_ms,"
+          "p100_tpot_ms,p50_itl_ms,p100_itl_ms,p50_e2e_ms,"
+          "p100_e2e_ms"));
   std::getline(csv, row);
   CHECK_THAT(row, Catch::EndsWith(",10,10,0,0,0,0,10,10"));
   const nlohmann::json s = read_json(dir / "o" / "summary.json");

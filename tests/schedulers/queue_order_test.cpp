@@ -218,8 +218,8 @@ TEST_CASE("queue order: sglang's lof admits the longest output first", "[schedul
   CHECK(lof[2].first_token.count_ns() == ms(14));
   CHECK(lof[1].first_token.count_ns() == ms(21));
   CHECK_THAT(input_error_of(trace_scenario("0,2,1\n", k_linear,
-                                           "{kind: sglang, schedule_policy: dfs-weight}", k_kv)),
-             Catch::Contains("not modelled") && Catch::Contains("fcfs, lpm and lof"));
+                                           "{kind: sglang, schedule_policy: random}", k_kv)),
+             Catch::Contains("not modelled") && Catch::Contains("fcfs, lpm, lof and dfs-weight"));
 }
 
 }  // namespace t_schedulers_queue_order_test

@@ -1,6 +1,8 @@
 // The parallel engine (sim/parallel_engine.h): on 1 to 5 threads (1 to 4 shards) it writes exactly
 // what the sequential engine writes (requests.csv, steps.csv and summary.json, byte for byte), and
 // a run it cannot split goes to the sequential engine with a one-line notice.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <sstream>
 

@@ -80,9 +80,9 @@ TEST_CASE("point fields: points.csv's header is the field list around the axis c
         "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,tokens_per_usd,"
         "tokens_per_joule,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,e2e_p99_ms,goodput_req_"
         "per_s,"
-        "slo_attainment");
+        "slo_attainment,rejected,shed,timed_out,cancelled");
   // The infeasible row: quoted reason, empty measurements.
-  CHECK_THAT(csv, Catch::EndsWith(",false,\"config: x, y\",false,false,false,,,,,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::EndsWith(",false,\"config: x, y\",false,false,false,,,,,,,,,,,,,,,,,,\n"));
 }
 
 TEST_CASE("point fields: summary.json's rows have the listed keys, in points.csv's order",

@@ -109,7 +109,7 @@ TEST_CASE(
             "point,label,accelerator,model,step_source,feasible,reason,meets_slo,pareto,cheapest,"
             "replicas,accelerators,cost_per_hour_usd,requests_per_s,output_tokens_per_s,"
             "tokens_per_usd,tokens_per_joule,ttft_p50_ms,ttft_p99_ms,tpot_p50_ms,tpot_p99_ms,"
-            "e2e_p99_ms,goodput_req_per_s,slo_attainment\n",
+            "e2e_p99_ms,goodput_req_per_s,slo_attainment,rejected,shed,timed_out,cancelled\n",
             0) == 0);
   // Point 2 (L4, 13B, 1 replica): the weights do not fit.
   CHECK_THAT(csv, Catch::Contains("\n2,accelerator=l4;model=llama-2-13b;replicas=1,l4,"
