@@ -2,6 +2,7 @@
 // Each step-time model's factory, for the registry (models/registry.cpp), the models' own files
 // and tests only. Everyone else builds a model with make_step_time_model
 // (models/step_time_model.h).
+#include <cstdint>
 #include <memory>
 
 #include "core/config.h"
@@ -16,5 +17,8 @@ std::unique_ptr<StepTimeModel> make_table_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_linear_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c);
 std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c);
+/// The operator model with `layers` layers instead of the model's own (0: its own), for the
+/// pipeline model's per-stage split (models/pipeline.cpp).
+std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t layers);
 
 }  // namespace servesim

@@ -171,19 +171,28 @@ KvMemory read_kv_memory(const Cfg& m) {
            fmt::format("{} accelerators cannot share {} KV heads: tensor_parallel must divide the "
                        "KV heads, or be a multiple of them (each head is then replicated)",
                        tp, shape.kv_heads));
-  f.weight_bytes = shape.parameters * wbytes / static_cast<double>(tp);
+  // Pipeline stages (models/pipeline.h): each group of tp accelerators holds its stage's layers'
+  // weights and KV; the largest stage, ceil(layers / pp) layers, bounds the tokens the replica
+  // holds.
+  const int64_t pp = m.get_int("pipeline_parallel", 1, {1, 1024});
+  if (pp > shape.layers)
+    m.fail("pipeline_parallel",
+           fmt::format("more stages than the model's {} layers", shape.layers));
+  const int64_t stage_layers = (shape.layers + pp - 1) / pp;
+  f.weight_bytes = shape.parameters * wbytes / static_cast<double>(tp * pp);
   f.kv_bytes_per_token =
-      kv_bytes_per_token_per_accelerator(shape.layers, shape.kv_heads, shape.head_dim, kvbytes, tp);
+      kv_bytes_per_token_per_accelerator(stage_layers, shape.kv_heads, shape.head_dim, kvbytes, tp);
 
   // Per accelerator: weights and KV heads are split tp ways; capacity counts the whole group.
   const double usable = f.device_bytes * f.utilization;
   if (f.weight_bytes >= usable)
-    fail_capacity(m, shape.key,
-                  fmt::format("the weights ({:.2f} GB{}) do not fit in {:.2f} GB usable "
-                              "accelerator memory ({} x utilization {})",
-                              f.weight_bytes / 1e9,
-                              tp > 1 ? fmt::format(" on each of {} accelerators", tp) : "",
-                              usable / 1e9, device_name, f.utilization));
+    fail_capacity(
+        m, shape.key,
+        fmt::format("the weights ({:.2f} GB{}) do not fit in {:.2f} GB usable "
+                    "accelerator memory ({} x utilization {})",
+                    f.weight_bytes / 1e9,
+                    tp * pp > 1 ? fmt::format(" on each of {} accelerators", tp * pp) : "",
+                    usable / 1e9, device_name, f.utilization));
   if (f.weight_bytes + f.reserved_bytes >= usable)
     fail_capacity(
         m, "reserved_gib",

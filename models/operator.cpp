@@ -246,12 +246,16 @@ std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l,
 }  // namespace
 
 std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
+  return make_operator_stage_model(c, 0);
+}
+
+std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t layers) {
   const ModelSpec model = read_model(c, "model");
   const HardwareSpec hw = read_hardware(c, "hardware");
   const int64_t tp = c.get_int("tensor_parallel", 1, {1, 1024});
   Layout l;
   l.tp = static_cast<double>(tp);
-  l.layers = static_cast<double>(model.layers);
+  l.layers = static_cast<double>(layers > 0 ? layers : model.layers);
   l.hidden = static_cast<double>(model.hidden_size);
   l.head_dim = static_cast<double>(model.head_dim);
   l.inter = static_cast<double>(model.intermediate_size);
@@ -309,10 +313,14 @@ std::unique_ptr<StepTimeModel> make_operator_model(const Cfg& c) {
   const double weight_bytes =
       (static_cast<double>(model.parameters) - table_params) * dtype_bytes(weight.storage) +
       table_params * dtype_bytes(lm_head.storage);
-  if (weight_bytes / l.tp > hw.memory_bytes())
+  // Pipeline stages (models/pipeline.h) each hold their share of the layers.
+  const auto pp = static_cast<double>(c.get_int("pipeline_parallel", 1, {1, 1024}));
+  if (weight_bytes / l.tp / pp > hw.memory_bytes())
     c.fail("model", fmt::format("{} takes {:.1f} GB of weights per accelerator at "
-                                "tensor_parallel {}, more than {}'s {} GB",
-                                model.name, weight_bytes / l.tp / 1e9, tp, hw.name, hw.memory_gb));
+                                "tensor_parallel {}{}, more than {}'s {} GB",
+                                model.name, weight_bytes / l.tp / pp / 1e9, tp,
+                                pp > 1 ? fmt::format(" x pipeline_parallel {}", pp) : "", hw.name,
+                                hw.memory_gb));
   const Cfg ops = c.child("operators");
   const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops, hw);
   const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp);

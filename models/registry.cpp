@@ -1,6 +1,7 @@
 #include "core/registry.h"
 
 #include "models/factories.h"
+#include "models/pipeline.h"
 
 namespace servesim {
 namespace {
@@ -20,7 +21,8 @@ std::vector<std::string> step_time_model_names() { return k_models.names(); }
 
 std::unique_ptr<StepTimeModel> make_step_time_model(const Cfg& c) {
   // `cpu_overhead` is common to every kind, so it is read here rather than by each model.
-  return apply_cpu_overhead(c, k_models.pick(c, "kind")(c));
+  // So is `pipeline_parallel` (models/pipeline.h), which splits a kind's step into stages.
+  return apply_cpu_overhead(c, make_pipelined(c, k_models.pick(c, "kind")));
 }
 
 }  // namespace servesim

@@ -105,11 +105,15 @@ std::unique_ptr<StepTimeModel> make_roofline_model(const Cfg& c) {
   p.peak_bytes_per_s = hw.bandwidth_bytes_per_s();
 
   const auto n = static_cast<double>(tp);
-  if (model.weight_bytes(weight) / n > hw.memory_bytes())
-    c.fail("model", fmt::format("{} in {} takes {:.1f} GB of weights per accelerator at "
-                                "tensor_parallel {}, more than {}'s {} GB",
-                                model.name, dtype_name(weight),
-                                model.weight_bytes(weight) / n / 1e9, tp, hw.name, hw.memory_gb));
+  // Pipeline stages (models/pipeline.h) each hold their share of the layers.
+  const auto pp = static_cast<double>(c.get_int("pipeline_parallel", 1, {1, 1024}));
+  if (model.weight_bytes(weight) / n / pp > hw.memory_bytes())
+    c.fail("model",
+           fmt::format("{} in {} takes {:.1f} GB of weights per accelerator at "
+                       "tensor_parallel {}{}, more than {}'s {} GB",
+                       model.name, dtype_name(weight), model.weight_bytes(weight) / n / pp / 1e9,
+                       tp, pp > 1 ? fmt::format(" x pipeline_parallel {}", pp) : "", hw.name,
+                       hw.memory_gb));
   p.work = StepWork::of(model, weight, kv, n);
   // Ring all-reduce: each accelerator sends and receives 2 (tp-1)/tp of the buffer, twice a layer
   // (after attention and after the MLP), on 16-bit activations.

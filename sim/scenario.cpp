@@ -74,11 +74,15 @@ std::optional<SloTargets> read_slo(const Cfg& root) {
 // the KV capacity was sized for (kv.memory), else 1. REQUIRES: the sections have been read and
 // checked (the values are then in range, and no key is read here that was not allowed there).
 int64_t accelerators_of(const Cfg& step_time, const Cfg& kv) {
-  if (step_time.has("tensor_parallel") || step_time.has("data_parallel"))
+  // Pipeline stages multiply the accelerators a replica holds (models/pipeline.h).
+  if (step_time.has("tensor_parallel") || step_time.has("data_parallel") ||
+      step_time.has("pipeline_parallel"))
     return step_time.get_int("tensor_parallel", 1, {1, 1024}) *
-           step_time.get_int("data_parallel", 1, {1, 1024});
+           step_time.get_int("data_parallel", 1, {1, 1024}) *
+           step_time.get_int("pipeline_parallel", 1, {1, 1024});
   if (const std::optional<Cfg> memory = kv.optional_child("memory"))
-    return memory->get_int("tensor_parallel", 1, {1, 1024});
+    return memory->get_int("tensor_parallel", 1, {1, 1024}) *
+           memory->get_int("pipeline_parallel", 1, {1, 1024});
   return 1;
 }
 

@@ -38,11 +38,14 @@ json run_cost_json(const json& summary) {
   if (accelerators == 0) {
     int64_t each = 1;
     if (!child(step_time, "tensor_parallel").is_null() ||
-        !child(step_time, "data_parallel").is_null())
+        !child(step_time, "data_parallel").is_null() ||
+        !child(step_time, "pipeline_parallel").is_null())
       each = int_or(child(step_time, "tensor_parallel"), 1) *
-             int_or(child(step_time, "data_parallel"), 1);
+             int_or(child(step_time, "data_parallel"), 1) *
+             int_or(child(step_time, "pipeline_parallel"), 1);
     else
-      each = int_or(child(memory, "tensor_parallel"), 1);
+      each = int_or(child(memory, "tensor_parallel"), 1) *
+             int_or(child(memory, "pipeline_parallel"), 1);
     accelerators = each * int_or(child(cluster, "replicas"), 1);
   }
   try {

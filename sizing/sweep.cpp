@@ -22,8 +22,8 @@ namespace fs = std::filesystem;
 
 // Shorthand axes: one name, several keys of the scenario kept consistent (docs/sizing.md).
 const std::vector<std::string>& shorthand_names() {
-  static const std::vector<std::string> names{"accelerator", "model", "replicas", "tensor_parallel",
-                                              "weight_dtype"};
+  static const std::vector<std::string> names{"accelerator", "model",           "pipeline_parallel",
+                                              "replicas",    "tensor_parallel", "weight_dtype"};
   return names;
 }
 
@@ -154,9 +154,9 @@ std::vector<std::string> expand_shorthand(const Cfg& axes, const std::string& ke
       bad(fmt::format("unknown dtype (valid: {})", join_names(kv_memory_weight_dtypes())));
     if (b.step_time_map) out.push_back("step_time.weight_dtype=" + text);
     if (b.kv_memory) out.push_back("kv.memory.weight_dtype=" + text);
-  } else if (key == "tensor_parallel") {
-    if (b.step_time_map) out.push_back("step_time.tensor_parallel=" + text);
-    if (b.kv_memory) out.push_back("kv.memory.tensor_parallel=" + text);
+  } else if (key == "tensor_parallel" || key == "pipeline_parallel") {
+    if (b.step_time_map) out.push_back("step_time." + key + "=" + text);
+    if (b.kv_memory) out.push_back("kv.memory." + key + "=" + text);
   } else {  // replicas
     out.push_back(
         b.cluster ? "cluster.replicas=" + text
