@@ -159,11 +159,19 @@ struct ParallelSimulation::Shard {
   Buffer buffers[2];
   int current = 0;  // the buffer the running window writes
   std::exception_ptr error;
+  double window_cpu_s = 0;  // this thread's CPU seconds in the last window
   bool keep_requests = true, keep_steps = true;  // for the merged stream's recorders, observers
   std::unique_ptr<ShardedRecorder> part;         // of ParallelSimulation::m_sharded
 };
 
 namespace {
+
+/// The calling thread's CPU seconds so far.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 /// Wall and process CPU time since the last mark.
 class Stopwatch {
@@ -324,11 +332,13 @@ void ParallelSimulation::start_workers() {
           return;
         }
         try {
+          const double cpu = thread_cpu_s();
           if (m_finishing) {
             if (sh.part) sh.part->finish_part();
           } else {
             run_shard(sh);
           }
+          sh.window_cpu_s = thread_cpu_s() - cpu;
         } catch (...) {
           sh.error = std::current_exception();
         }
@@ -348,13 +358,18 @@ void ParallelSimulation::run_window(int merge_buffer) {
   // previous window.
   m_workers->sync.arrive_and_wait();
   std::exception_ptr merge_error;
+  const double cpu = thread_cpu_s();
   try {
     run_shard(*m_shards[0]);
     if (merge_buffer >= 0) merge_window(merge_buffer);
   } catch (...) {
     merge_error = std::current_exception();
   }
+  m_shards[0]->window_cpu_s = thread_cpu_s() - cpu;
   m_workers->sync.arrive_and_wait();
+  double busiest = 0;
+  for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
+  m_timing.critical_cpu_s += busiest;
   if (merge_error) std::rethrow_exception(merge_error);
   for (auto& sh : m_shards)
     if (sh->error) std::rethrow_exception(sh->error);
@@ -419,13 +434,18 @@ void ParallelSimulation::finish_recording() {
     m_finishing = true;
     m_workers->sync.arrive_and_wait();
     std::exception_ptr error;
+    const double cpu = thread_cpu_s();
     try {
       m_shards[0]->part->finish_part();
     } catch (...) {
       error = std::current_exception();
     }
+    m_shards[0]->window_cpu_s = thread_cpu_s() - cpu;
     m_workers->sync.arrive_and_wait();
     m_finishing = false;
+    double busiest = 0;
+    for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
+    m_timing.critical_cpu_s += busiest;
     if (error) std::rethrow_exception(error);
     for (auto& sh : m_shards)
       if (sh->error) std::rethrow_exception(sh->error);
@@ -477,9 +497,10 @@ void ParallelSimulation::run() {
   const Timing& t = m_timing;
   spdlog::info(
       "parallel engine: {} shards, {} windows; routing {:.3f} s, shards {:.3f} s, merging "
-      "{:.3f} s; cpu: routing {:.3f} s, shards {:.3f} s, merging {:.3f} s",
+      "{:.3f} s; cpu: routing {:.3f} s, shards {:.3f} s, merging {:.3f} s; critical path "
+      "{:.3f} s",
       m_shards.size(), m_windows, t.routing_s, t.shards_s, t.merging_s, t.routing_cpu_s,
-      t.shards_cpu_s, t.merging_cpu_s);
+      t.shards_cpu_s, t.merging_cpu_s, t.critical_cpu_s);
 }
 
 void ParallelSimulation::finish() {

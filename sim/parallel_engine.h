@@ -72,6 +72,10 @@ class ParallelSimulation {
   struct Timing {
     double routing_s = 0, shards_s = 0, merging_s = 0;
     double routing_cpu_s = 0, shards_cpu_s = 0, merging_cpu_s = 0;
+    /// With worker threads: the windows' critical path in thread CPU seconds, the sum over
+    /// windows of the busiest thread's (the calling thread's shard and merge, or a worker's
+    /// shard): the windows' wall time on idle cores, whatever else the machine runs.
+    double critical_cpu_s = 0;
   };
   [[nodiscard]] const Timing& timing() const { return m_timing; }
 

@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TIMING = re.compile(r"parallel engine: (\d+) shards, (\d+) windows; routing ([\d.]+) s, "
                     r"shards ([\d.]+) s, merging ([\d.]+) s; cpu: routing ([\d.]+) s, "
-                    r"shards ([\d.]+) s, merging ([\d.]+) s")
+                    r"shards ([\d.]+) s, merging ([\d.]+) s(?:; critical path ([\d.]+) s)?")
 
 
 def run_one(args, replicas, threads, out):
@@ -67,6 +67,14 @@ def run_one(args, replicas, threads, out):
                  shards_s=float(t.group(4)), merging_s=float(t.group(5)),
                  routing_cpu_s=float(t.group(6)), shards_cpu_s=float(t.group(7)),
                  merging_cpu_s=float(t.group(8)))
+    # The wall time on idle cores, from CPU seconds: the serial parts (the process's CPU less
+    # the windows') plus the windows' critical path (the busiest thread's CPU, window by
+    # window). On a busy machine this is what an idle one would take; with one thread it is
+    # the CPU time.
+    r["idle_s"] = cpu_s
+    if t and t.group(9) and threads >= 2:
+        r["critical_cpu_s"] = float(t.group(9))
+        r["idle_s"] = cpu_s - r["shards_cpu_s"] + r["critical_cpu_s"]
     return r
 
 
@@ -116,7 +124,7 @@ def main():
     results = []
     print(f"{'replicas':>8} {'threads':>7} {'wall_s':>8} {'steps':>12} {'steps/s':>10} "
           f"{'RSS_MB':>7} {'cpu_s':>7} {'speedup':>7} {'effic.':>6} {'windows':>7} {'serial%':>7} "
-          "identical")
+          f"{'idle_s':>7} {'idle_x':>6} identical")
     for n in [int(x) for x in args.replicas.split(",")]:
         runs = []
         for t in [int(x) for x in args.threads.split(",")]:
@@ -127,12 +135,13 @@ def main():
             eff = speedup / max(1, t)
             serial = ((r["routing_cpu_s"] + r["merging_cpu_s"]) / r["cpu_s"] * 100
                       if "routing_s" in r and t == 1 else float("nan"))
-            r.update(speedup=speedup, efficiency=eff,
+            r.update(speedup=speedup, efficiency=eff, idle_speedup=base["idle_s"] / r["idle_s"],
                      identical=r["summary_bytes"] == base["summary_bytes"])
             print(f"{n:>8} {t:>7} {r['wall_s']:>8.2f} {r['steps']:>12} "
                   f"{r['steps'] / r['wall_s']:>10.0f} {r['rss_mb']:>7.0f} {r['cpu_s']:>7.2f} "
                   f"{speedup:>7.2f} "
-                  f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['identical']}",
+                  f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['idle_s']:>7.2f} "
+                  f"{r['idle_speedup']:>6.2f} {r['identical']}",
                   flush=True)
         model = fit(runs)
         if model:
