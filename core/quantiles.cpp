@@ -213,6 +213,31 @@ void QuantileSketch::to_histogram() {
   m_tail_n = m_tail_cap = 0;
 }
 
+void QuantileSketch::merge(const QuantileSketch& o) {
+  if (o.m_count == 0) return;
+  if (m_count == 0) {
+    m_min = o.m_min;
+    m_max = o.m_max;
+  } else {
+    m_min = std::min(m_min, o.m_min);
+    m_max = std::max(m_max, o.m_max);
+  }
+  const double sum = m_sum + o.m_sum;
+  if (o.m_histogram_mode) {
+    if (!m_histogram_mode) to_histogram();
+    for (size_t b = 0; b < k_buckets; ++b) m_buckets[b] += o.m_buckets[b];
+    m_count += o.m_count;
+  } else {
+    // o's kept values, chunk by chunk, as add_all would take them (past the limit, into the
+    // histogram); the sum is set below.
+    for (const Chunk& c : o.m_chunks) {
+      const size_t k = &c == &o.m_chunks.back() ? o.m_tail_n : c.n;
+      add_all(std::span<const double>(c.v.get(), k));
+    }
+  }
+  m_sum = sum;
+}
+
 double QuantileSketch::bucket_mid(size_t b) const {
   const int e = static_cast<int>(b / k_per_exp) + 1 + k_min_exp;
   const double sub = static_cast<double>(b % k_per_exp);

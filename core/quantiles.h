@@ -63,6 +63,20 @@ class QuantileSketch {
   [[nodiscard]] double mean() const { return m_count ? m_sum / static_cast<double>(m_count) : 0; }
   [[nodiscard]] double max() const { return m_max; }
   [[nodiscard]] bool exact() const { return !m_histogram_mode; }
+  /// The values' sum, as add() takes it (in their order).
+  [[nodiscard]] double sum() const { return m_sum; }
+  /// Replaces the sum that mean() divides: a caller that sums parts of the stream in an order
+  /// of its own (MetricsRecorder sums a cluster's values replica by replica).
+  void set_sum(double s) { m_sum = s; }
+  /// Adds every value of `o`: the kept values (or the histogram, past the limit) are then those
+  /// of one sketch given both streams, in any order, so percentiles, count, max and exact() are
+  /// too; the sum is this one's plus `o`'s (set_sum to sum in another order).
+  void merge(const QuantileSketch& o);
+  /// Sorts the kept values now (percentile() would on its first call), so that a thread that
+  /// built the sketch pays for it.
+  void prepare() {
+    if (m_count > 0 && !m_histogram_mode) (void)percentile(50);
+  }
   /// p in [0, 100]; 0 when empty. Sorts the kept values the first time (hence not const).
   [[nodiscard]] double percentile(double p);
 

@@ -61,14 +61,20 @@ MemoryNeed estimate_memory(const Scenario& sc, const RunOptions& options, const 
   n.held = n.requests > 0 ? std::min(n.requests, max_queued) : max_queued;
   // One tally for the run, one a replica and a pool in a cluster (MetricsRecorder).
   const auto replicas = static_cast<int64_t>(sc.replica_accelerators.size());
-  const int64_t tallies =
-      1 + (replicas > 1 ? replicas + static_cast<int64_t>(sc.components.pools.size()) : 0);
+  const int64_t parts =
+      replicas > 1 ? replicas + static_cast<int64_t>(sc.components.pools.size()) : 0;
   // A workload of unknown size fills the sketches to their exact limit in the worst case.
   const auto exact = static_cast<int64_t>(QuantileSketch::k_default_exact_limit);
   const int64_t sketched = n.requests > 0 ? std::min(n.requests, exact) : exact;
+  const int64_t run_tally =
+      sketched * MemoryCosts::k_sketch_request_bytes + MemoryCosts::k_gap_sketch_bytes;
+  // A fleet's replicas and pools keep fewer values exactly: three request sketches (TTFT,
+  // TPOT, end-to-end) and the gap sketch, each at most MemoryCosts::k_fleet_sketch_bytes.
+  const int64_t part_tally = replicas > static_cast<int64_t>(MetricsRecorder::k_fleet_replicas)
+                                 ? 4 * MemoryCosts::k_fleet_sketch_bytes
+                                 : run_tally;
   n.floor_bytes =
-      MemoryCosts::k_base_bytes +
-      tallies * (sketched * MemoryCosts::k_sketch_request_bytes + MemoryCosts::k_gap_sketch_bytes) +
+      MemoryCosts::k_base_bytes + run_tally + parts * part_tally +
       (use.requests_in_memory && !options.no_requests_csv
            ? n.requests * MemoryCosts::k_kept_row_bytes
            : 0);

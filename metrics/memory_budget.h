@@ -40,6 +40,9 @@ struct MemoryCosts {
   /// One tally's inter-token gap sketch at its exact limit (2^21 gaps of 8 bytes) with its
   /// vector's doubling: reached after about 2 million output tokens, so counted for every run.
   static constexpr int64_t k_gap_sketch_bytes = 32LL << 20;
+  /// A replica's (or pool's) sketch in a fleet (more than MetricsRecorder::k_fleet_replicas
+  /// replicas): at most its 2^16 kept values (512 KiB) or, past them, its histogram (640 KiB).
+  static constexpr int64_t k_fleet_sketch_bytes = 640LL << 10;
   /// A requests.csv row kept in memory (Python requests=True): its ~133 bytes of text twice
   /// over while the buffer grows, a copy, and 16 numpy columns of 8 bytes.
   static constexpr int64_t k_kept_row_bytes = 512;

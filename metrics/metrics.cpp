@@ -76,6 +76,7 @@ void RequestTally::add_exit(const Request& r, std::span<const double> gaps, cons
 
 MetricsRecorder::MetricsRecorder(size_t exact_limit)
     : m_exact_limit(exact_limit),
+      m_replica_limit(exact_limit),
       m_all(exact_limit),
       m_queue(exact_limit),
       m_engine_ttft(exact_limit) {}
@@ -93,8 +94,11 @@ void MetricsRecorder::track_replicas(std::vector<int64_t> accelerators,
                                      const std::vector<PoolSpec>& pools) {
   if (accelerators.size() <= 1 && pools.empty()) return;
   m_accelerators = std::move(accelerators);
-  m_replicas.assign(m_accelerators.size(), RequestTally(m_exact_limit));
-  m_pools.assign(pools.size(), RequestTally(m_exact_limit));
+  m_replica_limit = m_accelerators.size() > k_fleet_replicas
+                        ? std::min(m_exact_limit, k_fleet_replica_exact_limit)
+                        : m_exact_limit;
+  m_replicas.assign(m_accelerators.size(), RequestTally(m_replica_limit));
+  m_pools.assign(pools.size(), RequestTally(m_replica_limit));
   m_pool_of.assign(m_accelerators.size(), 0);
   for (uint32_t p = 0; p < pools.size(); ++p)
     for (uint32_t i = pools[p].first_replica;
@@ -165,14 +169,17 @@ void MetricsRecorder::record(const Request& r) {
   if (m_replicas.empty()) return;
   // Its first token belongs to the replica it was routed to, the rest to the one it left from.
   const bool moved = r.prefill_replica != k_no_replica;
-  const uint32_t entry = moved ? r.prefill_replica : r.replica;
-  if (entry >= m_replicas.size() || r.replica >= m_replicas.size())
+  const uint32_t entry = (moved ? r.prefill_replica : r.replica) + m_replica_base;
+  const uint32_t exit = r.replica + m_replica_base;
+  if (entry >= m_replicas.size() || exit >= m_replicas.size())
     throw std::logic_error(fmt::format("a request left replica {} of {} tracked",
-                                       std::max(entry, r.replica), m_replicas.size()));
+                                       std::max(entry, exit), m_replicas.size()));
   const auto tally = [&](RequestTally& in, RequestTally& out) {
     in.add_entry(r, ok.ttft);
     out.add_exit(r, gaps, ok);
     if (!released) return;
+    out.queue_sum_s += (r.first_admitted - r.spec.arrival).seconds();
+    out.engine_ttft_sum_s += r.engine_ttft().seconds();
     const int32_t there = moved ? r.prefill_preemptions : 0;
     const int32_t swapped_there = moved ? r.prefill_swap_preemptions : 0;
     in.preemptions += there;
@@ -180,9 +187,9 @@ void MetricsRecorder::record(const Request& r) {
     out.preemptions += r.preemptions - there;
     out.swap_preemptions += r.swap_preemptions - swapped_there;
   };
-  tally(m_replicas[entry], m_replicas[r.replica]);
+  tally(m_replicas[entry], m_replicas[exit]);
   if (m_class_names && !m_class_names->empty()) record_replica_class(r, entry, ok);
-  if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[r.replica]]);
+  if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[exit]]);
 }
 
 void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
@@ -310,6 +317,7 @@ void StatusCounts::add(const Request& r) {
 }
 
 Summary MetricsRecorder::summary(const RunStats& stats) {
+  if (!m_replicas.empty()) replica_order_sums();
   Summary s = m_s;
   if (m_track_status || m_status.any_left_early()) s.by_status = m_status;
   if (s.finished > 0) {

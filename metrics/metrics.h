@@ -27,6 +27,7 @@
 #include "metrics/tenants.h"
 #include "metrics/token_gaps.h"
 #include "sim/recorder.h"
+#include "sim/sharded_recorder.h"
 #include "sim/simulation.h"
 #include "sim/slo.h"
 #include "sim/step_observer.h"
@@ -577,6 +578,9 @@ struct RequestTally {
   int64_t entered = 0, left = 0, finished = 0;
   int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, itl_met = 0, all_met = 0;  ///< with SLOs
   int64_t preemptions = 0, swap_preemptions = 0;  ///< those that happened here (finished)
+  /// Of the requests that finished here: their queue times and engine TTFTs, summed (a
+  /// cluster's run-wide means sum these in replica order).
+  double queue_sum_s = 0, engine_ttft_sum_s = 0;
   QuantileSketch ttft, tpot, e2e;
   GapSketch itl;
 };
@@ -605,8 +609,18 @@ struct TenantTally {
 
 /// Builds the summary as requests leave the engine, in memory that does not grow with the run
 /// (past QuantileSketch's exact limit).
-class MetricsRecorder final : public RequestRecorder, public StepObserver {
+///
+/// In a cluster (track_replicas), the run's sums (the means, the ITL's std) are summed per
+/// replica, each in its requests' order, then over the replicas in replica order: so the
+/// parallel engine, which records each shard's requests on its own thread (ShardedRecorder),
+/// gives the sequential engine's figures to the bit.
+class MetricsRecorder final : public ShardedRecorder {
  public:
+  /// Above this many replicas, each replica's tally keeps k_fleet_replica_exact_limit values
+  /// exactly (then a histogram: percentiles within QuantileSketch::k_relative_error), so that
+  /// a fleet's per-replica figures fit in a few MiB a replica.
+  static constexpr size_t k_fleet_replicas = 64;
+  static constexpr size_t k_fleet_replica_exact_limit = size_t{1} << 16;
   explicit MetricsRecorder(size_t exact_limit = QuantileSketch::k_default_exact_limit);
   /// Also checks every request against `slo` (when given) as it is recorded.
   explicit MetricsRecorder(std::optional<SloTargets> slo,
@@ -639,6 +653,12 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   }
   /// Further percentiles of the ITL distributions (GapDistribution::percentiles).
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
+  /// Whether the parallel engine may split this recorder by shard (ShardedRecorder): a
+  /// cluster's, without pools, classes or tenants (whose sums span replicas).
+  [[nodiscard]] bool shardable() const;
+  std::unique_ptr<ShardedRecorder> make_part(uint32_t first_replica) override;
+  void finish_part() override;
+  void merge_part(ShardedRecorder& part) override;
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
   /// "request 3: needs ..." for the lowest-id request that can never be served; empty if none.
@@ -673,9 +693,13 @@ class MetricsRecorder final : public RequestRecorder, public StepObserver {
   /// Summary::tenants and Summary::fairness, one per name in stats.tenant_names.
   void tenant_summaries(Summary& s, const RunStats& stats);
   void pool_summaries(Summary& s, const RunStats& stats);
+  /// A cluster's run-wide sums, replica by replica in replica order (metrics/metrics_parts.cpp).
+  void replica_order_sums();
 
   Summary m_s;
   size_t m_exact_limit;
+  size_t m_replica_limit;     // each replica's (and pool's) tally's exact limit
+  uint32_t m_replica_base = 0;  // a part's (make_part): its first replica's number
   RequestTally m_all;  // the whole run
   QuantileSketch m_queue;
   QuantileSketch m_engine_ttft;   // Request::engine_ttft of finished requests

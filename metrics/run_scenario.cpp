@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <sstream>
+#include <type_traits>
 
 #include "metrics/benchmark_scenarios.h"
 #include "metrics/metrics.h"
@@ -23,13 +24,22 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
   const std::shared_ptr<Document> doc = sc.doc;
   MetricsRecorder metrics(sc.slo);
   metrics.set_percentiles(options.percentiles);
-  sim.add_step_observer(metrics);  // its step ends give the inter-token gaps
   metrics.set_power(std::move(sc.replica_power), sc.replica_accelerators);
   metrics.track_replicas(std::move(sc.replica_accelerators), sim.stats().pools);
   metrics.set_class_names(&sim.class_names());
   metrics.set_tenant_names(&sim.tenant_names());
   metrics.set_track_status(admission);
-  sim.add_recorder(metrics);
+  bool sharded = false;  // the parallel engine records it shard by shard, on their threads
+  if constexpr (std::is_same_v<Sim, ParallelSimulation>) {
+    if (metrics.shardable()) {
+      sim.add_sharded_recorder(metrics);
+      sharded = true;
+    }
+  }
+  if (!sharded) {
+    sim.add_step_observer(metrics);  // its step ends give the inter-token gaps
+    sim.add_recorder(metrics);
+  }
   std::optional<BenchmarkRecorder> bench;
   if (sc.benchmark) sim.add_recorder(bench.emplace(*sc.benchmark));
   std::ostringstream text;

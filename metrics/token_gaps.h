@@ -136,6 +136,31 @@ struct GapSketch {
     return std::sqrt(std::max(0.0, m_squares / n - mean * mean));
   }
 
+  /// The sums behind std(): of (v - shift) and its squares over n values.
+  struct Moments {
+    int64_t n = 0;
+    double shift = 0, sum = 0, squares = 0;
+  };
+  [[nodiscard]] Moments moments() const { return {q.count(), m_shift, m_sum, m_squares}; }
+  /// Folds `b`'s sums into `a`'s, shifted to a's shift (b's when a has none): the same
+  /// whatever computed them, so folding parts in a fixed order gives one result.
+  [[nodiscard]] static Moments fold(Moments a, const Moments& b) {
+    if (b.n == 0) return a;
+    if (a.n == 0) return b;
+    const double d = b.shift - a.shift;
+    const auto n = static_cast<double>(b.n);
+    a.sum += b.sum + n * d;
+    a.squares += b.squares + 2 * d * b.sum + n * d * d;
+    a.n += b.n;
+    return a;
+  }
+  /// Takes `m`'s sums (of as many values as q holds): std() is then theirs.
+  void set_moments(const Moments& m) {
+    m_shift = m.shift;
+    m_sum = m.sum;
+    m_squares = m.squares;
+  }
+
   QuantileSketch q;
 
  private:

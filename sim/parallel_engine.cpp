@@ -53,7 +53,9 @@ struct Key {
   }
 };
 
-enum class ItemKind : uint8_t { Record, Step, Admit };
+/// Record: a request left (a copy kept for the recorders); Leave: one left, counted only (no
+/// recorder takes the merged stream); Step: a step planned; Admit: a request held.
+enum class ItemKind : uint8_t { Record, Leave, Step, Admit };
 
 struct Item {
   Key key;
@@ -101,6 +103,10 @@ struct ParallelSimulation::Shard {
   struct Tap final : RequestRecorder, StepObserver {
     explicit Tap(Shard& s) : sh(s) {}
     void record(const Request& r) override {
+      if (!sh.keep_requests) {
+        if (r.state != RequestState::Rejected) sh.push(sh.key, ItemKind::Leave, 0);
+        return;
+      }
       Buffer& b = sh.out();
       if (b.n_requests == b.requests.size()) b.requests.emplace_back();
       Request& copy = b.requests[b.n_requests];
@@ -109,6 +115,7 @@ struct ParallelSimulation::Shard {
       sh.push(sh.key, ItemKind::Record, b.n_requests++);
     }
     void on_step(const StepRecord& s) override {
+      if (!sh.keep_steps) return;
       Buffer& b = sh.out();
       if (b.n_steps == b.steps.size()) b.steps.emplace_back();
       StepRecord& copy = b.steps[b.n_steps];
@@ -154,9 +161,19 @@ struct ParallelSimulation::Shard {
   Buffer buffers[2];
   int current = 0;  // the buffer the running window writes
   std::exception_ptr error;
+  double window_cpu_s = 0;  // this thread's CPU seconds in the last window
+  bool keep_requests = true, keep_steps = true;  // for the merged stream's recorders, observers
+  std::unique_ptr<ShardedRecorder> part;         // of ParallelSimulation::m_sharded
 };
 
 namespace {
+
+/// The calling thread's CPU seconds so far.
+double thread_cpu_s() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
+}
 
 /// Wall and process CPU time since the last mark.
 class Stopwatch {
@@ -199,10 +216,9 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
       m_limits(limits) {
   m_stats.pools = m_pools;  // the metrics read them before the run
   const auto replicas = static_cast<uint32_t>(c.replicas.size());
-  // One thread runs the one shard and merges; more: the calling thread routes and merges, and
-  // each other thread runs a shard.
-  const uint32_t shards =
-      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads - 1)), 1, replicas);
+  // A shard a thread: the calling thread routes, runs the first and merges.
+  const uint32_t shards = std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), 1,
+                                               replicas);
   m_where.resize(replicas);
   m_loads.resize(replicas);
   uint32_t next = 0;
@@ -220,7 +236,7 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
         std::make_unique<Shard>(std::make_unique<Simulation>(std::move(part), check), next));
     next += count;
   }
-  if (threads > 1) start_workers();
+  if (shards > 1) start_workers();
 }
 
 ParallelSimulation::~ParallelSimulation() {
@@ -307,8 +323,8 @@ void ParallelSimulation::run_shard(Shard& sh) {
 }
 
 void ParallelSimulation::start_workers() {
-  m_workers = std::make_unique<Workers>(static_cast<ptrdiff_t>(m_shards.size() + 1));
-  for (size_t s = 0; s < m_shards.size(); ++s)
+  m_workers = std::make_unique<Workers>(static_cast<ptrdiff_t>(m_shards.size()));
+  for (size_t s = 1; s < m_shards.size(); ++s)
     m_workers->threads.emplace_back([this, s] {
       Shard& sh = *m_shards[s];
       for (;;) {
@@ -318,7 +334,13 @@ void ParallelSimulation::start_workers() {
           return;
         }
         try {
-          run_shard(sh);
+          const double cpu = thread_cpu_s();
+          if (m_finishing) {
+            if (sh.part) sh.part->finish_part();
+          } else {
+            run_shard(sh);
+          }
+          sh.window_cpu_s = thread_cpu_s() - cpu;
         } catch (...) {
           sh.error = std::current_exception();
         }
@@ -334,15 +356,22 @@ void ParallelSimulation::run_window(int merge_buffer) {
     for (auto& sh : m_shards) run_shard(*sh);
     return;
   }
-  // The shards run the window on their threads while this one merges the previous window.
+  // The shards run the window on their threads while this one runs the first and merges the
+  // previous window.
   m_workers->sync.arrive_and_wait();
   std::exception_ptr merge_error;
+  const double cpu = thread_cpu_s();
   try {
+    run_shard(*m_shards[0]);
     if (merge_buffer >= 0) merge_window(merge_buffer);
   } catch (...) {
     merge_error = std::current_exception();
   }
+  m_shards[0]->window_cpu_s = thread_cpu_s() - cpu;
   m_workers->sync.arrive_and_wait();
+  double busiest = 0;
+  for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
+  m_timing.critical_cpu_s += busiest;
   if (merge_error) std::rethrow_exception(merge_error);
   for (auto& sh : m_shards)
     if (sh->error) std::rethrow_exception(sh->error);
@@ -364,23 +393,18 @@ void ParallelSimulation::merge_window(int which) {
       case ItemKind::Admit:  // Simulation::admit's count of what is held
         m_stats.peak_in_flight = std::max(m_stats.peak_in_flight, ++m_live);
         break;
+      case ItemKind::Leave:
+        --m_live;
+        break;
       case ItemKind::Record: {
         const Request& r = sh.requests[ref.item->index];
         if (r.state != RequestState::Rejected) --m_live;
         for (RequestRecorder* rec : m_recorders) rec->record(r);
         break;
       }
-      case ItemKind::Step: {
-        const StepRecord& s = sh.steps[ref.item->index];
-        if (s.bound >= 0) {  // Simulation::try_start_step's sums, in its order
-          ++m_stats.costed_steps;
-          m_stats.bandwidth_bound_steps += s.bound == 0;
-          m_stats.bytes_moved += s.bytes;
-          m_stats.flops += s.flops;
-        }
-        for (StepObserver* o : m_observers) o->on_step(s);
+      case ItemKind::Step:
+        for (StepObserver* o : m_observers) o->on_step(sh.steps[ref.item->index]);
         break;
-      }
     }
   }
   for (auto& sh : m_shards) sh->buffers[which].clear();
@@ -392,8 +416,52 @@ void ParallelSimulation::merge_window(int which) {
   if (m_limits.interrupt && *m_limits.interrupt) throw InputError("interrupted");
 }
 
+void ParallelSimulation::start_recording() {
+  for (auto& sh : m_shards) {
+    sh->keep_requests = !m_recorders.empty();
+    sh->keep_steps = !m_observers.empty();
+    if (!m_sharded) continue;
+    sh->part = m_sharded->make_part(sh->base);
+    sh->sim->add_recorder(*sh->part);
+    sh->sim->add_step_observer(*sh->part);
+  }
+}
+
+void ParallelSimulation::finish_recording() {
+  if (!m_sharded) return;
+  // The parts' finishing runs on the shards' threads (a parallel part of the run); folding
+  // them is serial.
+  Stopwatch watch;
+  if (m_workers) {  // one more round: each thread finishes its shard's part
+    m_finishing = true;
+    m_workers->sync.arrive_and_wait();
+    std::exception_ptr error;
+    const double cpu = thread_cpu_s();
+    try {
+      m_shards[0]->part->finish_part();
+    } catch (...) {
+      error = std::current_exception();
+    }
+    m_shards[0]->window_cpu_s = thread_cpu_s() - cpu;
+    m_workers->sync.arrive_and_wait();
+    m_finishing = false;
+    double busiest = 0;
+    for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
+    m_timing.critical_cpu_s += busiest;
+    if (error) std::rethrow_exception(error);
+    for (auto& sh : m_shards)
+      if (sh->error) std::rethrow_exception(sh->error);
+  } else {
+    m_shards[0]->part->finish_part();
+  }
+  watch.add_to(m_timing.shards_s, m_timing.shards_cpu_s);
+  for (auto& sh : m_shards) m_sharded->merge_part(*sh->part);
+  watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
+}
+
 void ParallelSimulation::run() {
   for (StepObserver* o : m_observers) o->on_start(static_cast<uint32_t>(m_where.size()), m_pools);
+  start_recording();
   RequestSpec spec;
   bool have = m_source->next(spec);
   if (!have)
@@ -423,6 +491,7 @@ void ParallelSimulation::run() {
     merge_window(pending);
     watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
   }
+  finish_recording();
   finish();
   // The benchmarks' scaling model reads this (SERVESIM_LOG=info): the serial parts and the
   // windows' part, whose shares of the run set the speed-up. CPU seconds are the process's (all
@@ -430,9 +499,10 @@ void ParallelSimulation::run() {
   const Timing& t = m_timing;
   spdlog::info(
       "parallel engine: {} shards, {} windows; routing {:.3f} s, shards {:.3f} s, merging "
-      "{:.3f} s; cpu: routing {:.3f} s, shards {:.3f} s, merging {:.3f} s",
+      "{:.3f} s; cpu: routing {:.3f} s, shards {:.3f} s, merging {:.3f} s; critical path "
+      "{:.3f} s",
       m_shards.size(), m_windows, t.routing_s, t.shards_s, t.merging_s, t.routing_cpu_s,
-      t.shards_cpu_s, t.merging_cpu_s);
+      t.shards_cpu_s, t.merging_cpu_s, t.critical_cpu_s);
 }
 
 void ParallelSimulation::finish() {
@@ -462,6 +532,13 @@ void ParallelSimulation::finish() {
       st.prefix->hit_blocks += s.prefix->hit_blocks;
       st.prefix->evicted_blocks += s.prefix->evicted_blocks;
     }
+  }
+  // The cost sums replica by replica, in replica order, as Simulation::finish_stats adds them.
+  for (const ReplicaStats& r : st.replicas) {
+    st.costed_steps += r.costed_steps;
+    st.bandwidth_bound_steps += r.bandwidth_bound_steps;
+    st.bytes_moved += r.bytes_moved;
+    st.flops += r.flops;
   }
   for (uint32_t p = 0; p < m_pools.size(); ++p)
     for (uint32_t i = 0; i < m_pools[p].replicas; ++i)

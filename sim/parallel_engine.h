@@ -16,11 +16,15 @@
 // what the shards record (requests leaving, steps planned) is merged at every window's end by
 // (time, phase, replica or arrival, order within the shard): the order the sequential engine
 // hands them out. Recorders and step observers see that merged stream on the calling thread.
+// A ShardedRecorder (sim/sharded_recorder.h: the summary's MetricsRecorder) is split instead:
+// each shard records into a part of it on its own thread, folded back after the run; with no
+// other recorder or observer, the merge then only counts the requests held at once.
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "sim/sharded_recorder.h"
 #include "sim/simulation.h"
 
 namespace servesim {
@@ -32,9 +36,10 @@ namespace servesim {
 
 class ParallelSimulation {
  public:
-  /// `threads` threads in all: 1 runs everything on the calling thread (the baseline of
-  /// parallel efficiency); N >= 2 runs N - 1 shards (at most one per replica), each on a thread
-  /// of its own, while the calling thread routes and merges the previous window's outputs.
+  /// `threads` threads in all, one shard each (at most one per replica): 1 runs everything on
+  /// the calling thread (the baseline of parallel efficiency); with N >= 2 the calling thread
+  /// routes, runs the first shard and merges the previous window's outputs while N - 1 other
+  /// threads run the other shards.
   /// REQUIRES: parallel_unsupported(c, limits) is empty, threads >= 1.
   ParallelSimulation(Components c, int threads, bool check = false, RunLimits limits = {});
   ~ParallelSimulation();
@@ -45,6 +50,9 @@ class ParallelSimulation {
   /// REQUIRES: `r` outlives run().
   void add_recorder(RequestRecorder& r) { m_recorders.push_back(&r); }
   void add_step_observer(StepObserver& o) { m_observers.push_back(&o); }
+  /// Records into `r` split by shard (ShardedRecorder), not through the merged stream. At
+  /// most one. REQUIRES: `r` outlives run().
+  void add_sharded_recorder(ShardedRecorder& r) { m_sharded = &r; }
   /// Runs to completion. Throws InputError when more requests are held at once than
   /// RunLimits::max_queued (the sequential engine stops there with partial results instead).
   void run();
@@ -64,6 +72,10 @@ class ParallelSimulation {
   struct Timing {
     double routing_s = 0, shards_s = 0, merging_s = 0;
     double routing_cpu_s = 0, shards_cpu_s = 0, merging_cpu_s = 0;
+    /// With worker threads: the windows' critical path in thread CPU seconds, the sum over
+    /// windows of the busiest thread's (the calling thread's shard and merge, or a worker's
+    /// shard): the windows' wall time on idle cores, whatever else the machine runs.
+    double critical_cpu_s = 0;
   };
   [[nodiscard]] const Timing& timing() const { return m_timing; }
 
@@ -80,6 +92,10 @@ class ParallelSimulation {
   void run_window(int merge_buffer);
   void run_shard(Shard& sh);
   void merge_window(int which);
+  /// Splits m_sharded into one part per shard, and tells the shards what to keep.
+  void start_recording();
+  /// Finishes the parts on the shards' threads and folds them into m_sharded.
+  void finish_recording();
   void finish();
 
   std::unique_ptr<WorkloadSource> m_source;
@@ -93,6 +109,8 @@ class ParallelSimulation {
   RunStats m_stats;
   std::vector<RequestRecorder*> m_recorders;
   std::vector<StepObserver*> m_observers;
+  ShardedRecorder* m_sharded = nullptr;
+  bool m_finishing = false;  // the workers' next round finishes the parts
   uint64_t m_arrivals = 0;  // arrivals routed so far (their order, for the merge)
   Time m_last_arrival;
   int64_t m_live = 0;  // requests held, all replicas together, as the merge replays them

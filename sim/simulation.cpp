@@ -147,6 +147,10 @@ void Simulation::finish_stats() {
     m_stats.busy_ns += r.busy_ns;
     m_stats.seat_steps += r.seat_steps;
     m_stats.peak_kv_used_tokens += r.peak_kv_used_tokens;
+    m_stats.costed_steps += r.costed_steps;
+    m_stats.bandwidth_bound_steps += r.bandwidth_bound_steps;
+    m_stats.bytes_moved += r.bytes_moved;
+    m_stats.flops += r.flops;
   }
   if (m_transfers) m_stats.kv_transfer = m_transfers->stats();
   m_stats.workload_counters = m_c.source->counters();
@@ -487,10 +491,10 @@ void Simulation::try_start_step(uint32_t rep_index) {
       cost ? std::min(step_s, std::max(cost->ideal_ms_bandwidth, cost->ideal_ms_compute) * 1e-3)
            : step_s;
   if (cost) {
-    ++m_stats.costed_steps;
-    m_stats.bandwidth_bound_steps += cost->bandwidth_bound;
-    m_stats.bytes_moved += cost->bytes;
-    m_stats.flops += cost->flops;
+    ++rs.costed_steps;
+    rs.bandwidth_bound_steps += cost->bandwidth_bound;
+    rs.bytes_moved += cost->bytes;
+    rs.flops += cost->flops;
     m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
     m_stats.peak_flops_per_s = cost->peak_flops_per_s;
   }

@@ -96,6 +96,10 @@ struct ReplicaStats {
   /// reports a cost counts min(step time, its bytes / peak bandwidth, or its flops / peak
   /// FLOP/s if longer); a step without a cost counts its whole time (activity 1).
   double active_s = 0;
+  /// Steps whose model reports a cost, and their sums (RunStats's, which add these up in
+  /// replica order: the same in the sequential and the parallel engine).
+  int64_t costed_steps = 0, bandwidth_bound_steps = 0;
+  double bytes_moved = 0, flops = 0;
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.

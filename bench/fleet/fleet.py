@@ -25,7 +25,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 TIMING = re.compile(r"parallel engine: (\d+) shards, (\d+) windows; routing ([\d.]+) s, "
                     r"shards ([\d.]+) s, merging ([\d.]+) s; cpu: routing ([\d.]+) s, "
-                    r"shards ([\d.]+) s, merging ([\d.]+) s")
+                    r"shards ([\d.]+) s, merging ([\d.]+) s(?:; critical path ([\d.]+) s)?")
 
 
 def run_one(args, replicas, threads, out):
@@ -67,18 +67,27 @@ def run_one(args, replicas, threads, out):
                  shards_s=float(t.group(4)), merging_s=float(t.group(5)),
                  routing_cpu_s=float(t.group(6)), shards_cpu_s=float(t.group(7)),
                  merging_cpu_s=float(t.group(8)))
+    # The wall time on idle cores, from CPU seconds: the serial parts (the process's CPU less
+    # the windows') plus the windows' critical path (the busiest thread's CPU, window by
+    # window). On a busy machine this is what an idle one would take; with one thread it is
+    # the CPU time.
+    r["idle_s"] = cpu_s
+    if t and t.group(9) and threads >= 2:
+        r["critical_cpu_s"] = float(t.group(9))
+        r["idle_s"] = cpu_s - r["shards_cpu_s"] + r["critical_cpu_s"]
     return r
 
 
 def fit(runs):
     """The scaling model (docs/performance.md#parallel-engine). The 1-thread run splits the work
     in CPU seconds (robust to other load on the machine): O (reading the config, the summary:
-    the process's CPU less the parts), R (routing), P (the shards' windows) and M (merging into
-    the recorders), over W windows. On p >= 2 threads p - 1 shards run while the calling thread
-    merges the previous window: T(p) = O + R + max(M, P / (p - 1)) + W * c * (1 + log2(p - 1)),
-    c the cost of one window's barrier and imbalance, fitted on the 2-thread run's wall time
-    (0 when that run was no slower than the model without it). Speed-ups are against the
-    sequential run's CPU seconds."""
+    the process's CPU less the parts), R (routing), P (the shards' windows, their recording
+    included) and M (the merge: the requests held at once, anything recorded in the sequential
+    order, folding the shards' parts), over W windows. On p threads, p shards run, one on the
+    calling thread, which then merges: T(p) = O + R + M + P / p + W * c * (1 + log2(p)), c the
+    cost of one window's barrier and imbalance, fitted on the 2-thread run's wall time (0 when
+    that run was no slower than the model without it). Speed-ups are against the sequential
+    run's CPU seconds."""
     seq = next((r for r in runs if r["threads"] == 0), None)
     one = next((r for r in runs if r["threads"] == 1 and "shards_s" in r), None)
     two = next((r for r in runs if r["threads"] == 2 and "shards_s" in r), None)
@@ -87,13 +96,13 @@ def fit(runs):
     R, P, M = one["routing_cpu_s"], one["shards_cpu_s"], one["merging_cpu_s"]
     W = one["windows"]
     O = max(0.0, one["cpu_s"] - R - P - M)
-    c = max(0.0, (two["wall_s"] - (O + R + max(M, P))) / max(1, W))
+    c = max(0.0, (two["wall_s"] - (O + R + M + P / 2)) / (2 * max(1, W)))
     model = {"other_s": O, "routing_s": R, "shards_s": P, "merging_s": M, "windows": W,
              "sync_s_per_window": c, "sequential_cpu_s": seq["cpu_s"],
              "serial_fraction": (O + R + M) / one["cpu_s"]}
     for p in (2, 16, 64):
-        ideal = O + R + max(M, P / (p - 1))
-        t = ideal + W * c * (1 + math.log2(p - 1))
+        ideal = O + R + M + P / p
+        t = ideal + W * c * (1 + math.log2(p))
         model[f"predicted_wall_s_{p}"] = t
         model[f"predicted_speedup_{p}"] = seq["cpu_s"] / t
         model[f"predicted_speedup_{p}_no_sync"] = seq["cpu_s"] / ideal
@@ -115,7 +124,7 @@ def main():
     results = []
     print(f"{'replicas':>8} {'threads':>7} {'wall_s':>8} {'steps':>12} {'steps/s':>10} "
           f"{'RSS_MB':>7} {'cpu_s':>7} {'speedup':>7} {'effic.':>6} {'windows':>7} {'serial%':>7} "
-          "identical")
+          f"{'idle_s':>7} {'idle_x':>6} identical")
     for n in [int(x) for x in args.replicas.split(",")]:
         runs = []
         for t in [int(x) for x in args.threads.split(",")]:
@@ -126,19 +135,20 @@ def main():
             eff = speedup / max(1, t)
             serial = ((r["routing_cpu_s"] + r["merging_cpu_s"]) / r["cpu_s"] * 100
                       if "routing_s" in r and t == 1 else float("nan"))
-            r.update(speedup=speedup, efficiency=eff,
+            r.update(speedup=speedup, efficiency=eff, idle_speedup=base["idle_s"] / r["idle_s"],
                      identical=r["summary_bytes"] == base["summary_bytes"])
             print(f"{n:>8} {t:>7} {r['wall_s']:>8.2f} {r['steps']:>12} "
                   f"{r['steps'] / r['wall_s']:>10.0f} {r['rss_mb']:>7.0f} {r['cpu_s']:>7.2f} "
                   f"{speedup:>7.2f} "
-                  f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['identical']}",
+                  f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['idle_s']:>7.2f} "
+                  f"{r['idle_speedup']:>6.2f} {r['identical']}",
                   flush=True)
         model = fit(runs)
         if model:
             print(f"{n:>8} model: O {model['other_s']:.2f} + R {model['routing_s']:.2f} + "
-                  f"max(M {model['merging_s']:.2f}, P {model['shards_s']:.2f} / (p - 1)) + "
+                  f"M {model['merging_s']:.2f} + P {model['shards_s']:.2f} / p + "
                   f"{model['windows']} windows x {model['sync_s_per_window'] * 1e6:.1f} us x "
-                  f"(1 + log2(p - 1)) s: 2 cores {model['predicted_speedup_2']:.2f}x "
+                  f"(1 + log2(p)) s: 2 cores {model['predicted_speedup_2']:.2f}x "
                   f"({model['predicted_speedup_2_no_sync']:.2f}x without sync), 16 cores "
                   f"{model['predicted_speedup_16']:.2f}x "
                   f"({model['predicted_speedup_16_no_sync']:.2f}x), 64 cores "

@@ -117,4 +117,35 @@ TEST_CASE("quantiles: kept values in chunks sort across chunk boundaries and sur
   CHECK(q.count() == 600001);
 }
 
+TEST_CASE("quantiles: a merge of parts gives one sketch's figures, exact or not",
+          "[core][quantiles]") {
+  // Parts exact and not, merged into a sketch that stays exact or has to give up: the count,
+  // max, exactness and percentiles are those of one sketch fed every value; the sum is the
+  // parts' sums added.
+  for (const size_t limit : {size_t{5000}, size_t{1500}, size_t{700}}) {
+    INFO("limit: " << limit);
+    QuantileSketch whole(limit), merged(limit);
+    double sums = 0;
+    uint64_t x = 12345;
+    for (const size_t n : {size_t{300}, size_t{0}, size_t{900}, size_t{1}, size_t{600}}) {
+      QuantileSketch part(limit);
+      for (size_t i = 0; i < n; ++i) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        const double v = static_cast<double>(x >> 11) * 0x1p-53 * 3.0;
+        part.add(v);
+        whole.add(v);
+      }
+      part.prepare();
+      sums += part.sum();
+      merged.merge(part);
+    }
+    CHECK(merged.count() == whole.count());
+    CHECK(merged.max() == whole.max());
+    CHECK(merged.exact() == whole.exact());
+    CHECK(merged.sum() == sums);
+    for (const double p : {0.0, 1.0, 50.0, 90.0, 99.0, 100.0})
+      CHECK(merged.percentile(p) == whole.percentile(p));
+  }
+}
+
 }  // namespace t_core_quantiles_test

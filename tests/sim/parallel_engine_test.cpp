@@ -31,6 +31,15 @@ Outputs run_with_threads(const std::string& yaml, int threads) {
   return out;
 }
 
+/// summary.json alone: no requests.csv, no steps.csv (the summary recorded shard by shard with
+/// nothing else merged: the benchmarks' and sweeps' way).
+std::string summary_only(const std::string& yaml, int threads) {
+  RunOptions o;
+  o.threads = threads;
+  o.no_requests_csv = true;
+  return run_scenario(doc_of(yaml), o).summary_json;
+}
+
 /// Runs `yaml` sequentially, then on 1 to 4 threads, and compares the outputs.
 void check_same_as_sequential(const std::string& yaml) {
   const Outputs seq = run_with_threads(yaml, 0);
@@ -43,6 +52,7 @@ void check_same_as_sequential(const std::string& yaml) {
     CHECK(par.run.requests_csv == seq.run.requests_csv);
     CHECK(par.run.summary_json == seq.run.summary_json);
     CHECK(par.steps_csv == seq.steps_csv);
+    if (threads <= 4) CHECK(summary_only(yaml, threads) == seq.run.summary_json);
   }
 }
 
@@ -128,6 +138,25 @@ TEST_CASE("parallel engine: heterogeneous pools match", "[sim][cluster][parallel
       "cluster:\n  router: {kind: least_outstanding, load_refresh_ms: 30}\n  pools:\n"
       "    - {name: fast, replicas: 3, step_time: {kind: linear, base_ms: 5}}\n"
       "    - {name: slow, replicas: 3, step_time: {kind: linear, base_ms: 12}}\n");
+}
+
+TEST_CASE("parallel engine: the summary recorded shard by shard (SLOs, ITL) matches",
+          "[sim][cluster][parallel]") {
+  // SLO counts, every latency's mean (summed replica by replica), the ITL's std (shifted sums
+  // folded across replicas) and the first rejection, with requests too long to fit.
+  const std::string yaml =
+      workload(400, "{kind: gamma, rate_per_s: 200, cv: 2}",
+               "{kind: uniform, min: 16, max: 9000}", "{kind: uniform, min: 1, max: 90}") +
+      k_linear + "scheduler: {kind: continuous, max_num_seqs: 8}\n" + k_paged +
+      "slo: {ttft_ms: 60, tpot_ms: 12, e2e_ms: 900, itl_ms: 14, percentile: 90}\n" +
+      "cluster: {replicas: 6, router: {kind: least_outstanding, load_refresh_ms: 20}}\n";
+  const Outputs seq = run_with_threads(yaml, 0);
+  REQUIRE(seq.run.summary.rejected > 0);
+  REQUIRE(seq.run.summary.slo);
+  for (int threads = 1; threads <= 4; ++threads) {
+    INFO("threads: " << threads);
+    CHECK(summary_only(yaml, threads) == seq.run.summary_json);
+  }
 }
 
 TEST_CASE("parallel engine: live loads fall back to the sequential engine and say so",

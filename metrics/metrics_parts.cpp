@@ -1,0 +1,110 @@
+// MetricsRecorder as a ShardedRecorder (sim/sharded_recorder.h): the parts the parallel engine
+// records its shards into, folded back after the run, and the replica-order sums that make the
+// result the sequential engine's whatever the shards.
+#include <algorithm>
+#include <stdexcept>
+
+#include "metrics/metrics.h"
+
+namespace servesim {
+
+bool MetricsRecorder::shardable() const {
+  return !m_replicas.empty() && m_pools.empty() &&
+         (m_class_names == nullptr || m_class_names->empty()) &&
+         (m_tenant_names == nullptr || m_tenant_names->empty());
+}
+
+std::unique_ptr<ShardedRecorder> MetricsRecorder::make_part(uint32_t first_replica) {
+  if (!shardable()) throw std::logic_error("a metrics recorder split that cannot be");
+  auto p = std::make_unique<MetricsRecorder>(m_slo, m_exact_limit);
+  p->m_replica_base = first_replica;
+  p->m_replica_limit = m_replica_limit;
+  p->m_accelerators = m_accelerators;
+  p->m_replicas.assign(m_replicas.size(), RequestTally(m_replica_limit));
+  p->m_pool_of = m_pool_of;
+  return p;
+}
+
+void MetricsRecorder::finish_part() {
+  // Each replica's percentiles sort its kept values: here, on the shard's thread.
+  for (RequestTally& t : m_replicas) {
+    if (t.entered == 0 && t.left == 0) continue;
+    t.ttft.prepare();
+    t.tpot.prepare();
+    t.e2e.prepare();
+    t.itl.q.prepare();
+  }
+}
+
+void MetricsRecorder::merge_part(ShardedRecorder& part) {
+  auto& p = dynamic_cast<MetricsRecorder&>(part);
+  Summary& s = m_s;
+  s.requests += p.m_s.requests;
+  s.finished += p.m_s.finished;
+  s.rejected += p.m_s.rejected;
+  s.unfinished += p.m_s.unfinished;
+  s.prompt_tokens += p.m_s.prompt_tokens;
+  s.output_tokens += p.m_s.output_tokens;
+  s.preemptions += p.m_s.preemptions;
+  s.swap_preemptions += p.m_s.swap_preemptions;
+  s.preempted_requests += p.m_s.preempted_requests;
+  m_first_arrival = std::min(m_first_arrival, p.m_first_arrival);
+  m_last_release = std::max(m_last_release, p.m_last_release);
+  m_status.finished += p.m_status.finished;
+  m_status.rejected += p.m_status.rejected;
+  m_status.shed += p.m_status.shed;
+  m_status.timed_out += p.m_status.timed_out;
+  m_status.cancelled += p.m_status.cancelled;
+  m_status.unfinished += p.m_status.unfinished;
+  if (p.m_first_rejected_id < m_first_rejected_id) {
+    m_first_rejected_id = p.m_first_rejected_id;
+    m_first_rejected_reason = p.m_first_rejected_reason;
+  }
+  m_outside_engine |= p.m_outside_engine;
+  // The run's values (their sums are redone in replica order by summary()) and counts.
+  RequestTally& a = m_all;
+  const RequestTally& b = p.m_all;
+  a.entered += b.entered;
+  a.left += b.left;
+  a.finished += b.finished;
+  a.ttft_met += b.ttft_met;
+  a.tpot_met += b.tpot_met;
+  a.e2e_met += b.e2e_met;
+  a.itl_met += b.itl_met;
+  a.all_met += b.all_met;
+  a.preemptions += b.preemptions;
+  a.swap_preemptions += b.swap_preemptions;
+  a.ttft.merge(b.ttft);
+  a.tpot.merge(b.tpot);
+  a.e2e.merge(b.e2e);
+  a.itl.q.merge(b.itl.q);
+  m_queue.merge(p.m_queue);
+  m_engine_ttft.merge(p.m_engine_ttft);
+  // Each replica's tally is whole in the one part that ran it.
+  for (size_t i = 0; i < m_replicas.size() && i < p.m_replicas.size(); ++i)
+    if (p.m_replicas[i].entered != 0 || p.m_replicas[i].left != 0)
+      m_replicas[i] = std::move(p.m_replicas[i]);
+}
+
+void MetricsRecorder::replica_order_sums() {
+  double ttft = 0, tpot = 0, e2e = 0, itl = 0, queue = 0, engine_ttft = 0;
+  GapSketch::Moments gaps;
+  for (const RequestTally& t : m_replicas) {
+    ttft += t.ttft.sum();
+    tpot += t.tpot.sum();
+    e2e += t.e2e.sum();
+    itl += t.itl.q.sum();
+    queue += t.queue_sum_s;
+    engine_ttft += t.engine_ttft_sum_s;
+    gaps = GapSketch::fold(gaps, t.itl.moments());
+  }
+  m_all.ttft.set_sum(ttft);
+  m_all.tpot.set_sum(tpot);
+  m_all.e2e.set_sum(e2e);
+  m_all.itl.q.set_sum(itl);
+  m_all.itl.set_moments(gaps);
+  m_queue.set_sum(queue);
+  m_engine_ttft.set_sum(engine_ttft);
+}
+
+}  // namespace servesim
