@@ -1,5 +1,7 @@
 #include "metrics/energy.h"
 
+#include <algorithm>
+
 namespace servesim {
 
 std::optional<EnergySummary> energy_summary(const RunStats& stats, std::span<const PowerSpec> power,
@@ -17,8 +19,10 @@ std::optional<EnergySummary> energy_summary(const RunStats& stats, std::span<con
     const auto chips = static_cast<double>(accelerators[i]);
     const ReplicaStats& r = stats.replicas[i];
     e.accelerators += accelerators[i];
-    e.idle_joules += chips * p.idle_w * duration_s;
-    e.joules += chips * (p.idle_w * duration_s + (p.peak_w - p.idle_w) * r.active_s);
+    // A replica down (cluster.failures) draws nothing while it is.
+    const double up_s = std::max(0.0, duration_s - r.down_s);
+    e.idle_joules += chips * p.idle_w * up_s;
+    e.joules += chips * (p.idle_w * up_s + (p.peak_w - p.idle_w) * r.active_s);
     active_s += r.active_s;
     busy_ns += r.busy_ns;
   }

@@ -158,6 +158,8 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   }
   s.slo = read_slo(root);
   s.components.admission = read_admission(root, s.slo);
+  const std::shared_ptr<FailureSpec> failures =
+      read_failures(root, static_cast<int64_t>(s.components.replicas.size()));
   s.benchmark = read_benchmark(root);
   doc->check_all_read();
   // Every replica has its own accelerators (read only now that every key has been checked).
@@ -169,6 +171,10 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     if (i < s.components.pools.size()) s.components.pools[i].accelerators_per_replica = each;
   }
   if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
+  if (failures) {
+    failures->accelerators = s.replica_accelerators;
+    s.components.failures = failures;
+  }
   for (const AcceleratorGroup& g : groups) {
     const std::optional<PowerSpec> power = power_of(g.step_time, g.kv);
     if (!power) {

@@ -37,6 +37,7 @@
 #include "schedulers/scheduler.h"
 #include "sim/admission.h"
 #include "sim/event_queue.h"
+#include "sim/failures.h"
 #include "sim/lora.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
@@ -76,6 +77,8 @@ struct Components {
   uint64_t seed = 1;  ///< the run's seed, for the acceptance draws
   /// The `admission` and `abandonment` sections (sim/admission.h), null without them.
   std::shared_ptr<const AdmissionSpec> admission;
+  /// cluster.failures (sim/failures.h), null without it.
+  std::shared_ptr<const FailureSpec> failures;
 };
 
 /// One replica's share of a run (RunStats::replicas).
@@ -93,6 +96,7 @@ struct ReplicaStats {
   /// reports a cost counts min(step time, its bytes / peak bandwidth, or its flops / peak
   /// FLOP/s if longer); a step without a cost counts its whole time (activity 1).
   double active_s = 0;
+  double down_s = 0;  ///< time down within the run (cluster.failures), in seconds
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.
@@ -113,6 +117,7 @@ struct RunStats {
   std::optional<OffloadStats> offload;           ///< with kv.offload
   std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
   std::optional<LoraStats> lora;                 ///< with a `lora` section
+  std::optional<FailureStats> failures;          ///< with cluster.failures
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
@@ -196,6 +201,10 @@ class Simulation {
     PoolRole role = PoolRole::Mixed;
     uint32_t pool = 0;
     std::vector<int32_t> output_tokens;
+    // Failures (sim/failure_engine.cpp): down, and its step in flight lost at the failure.
+    bool down = false;
+    bool stale_step = false;
+    Time step_end;  // of the step in flight
   };
 
   // The parallel engine (sim/parallel_engine.cpp) drives a shard's replicas through these:
@@ -253,6 +262,24 @@ class Simulation {
   void set_routable(uint32_t rep, bool routable);
   /// True when `members` (every replica when null) has a routable replica, as pick() needs.
   [[nodiscard]] bool any_routable(const std::vector<uint32_t>* members) const;
+  // Failures (sim/failure_engine.cpp).
+  void setup_failures();
+  /// A failure or recovery due when no work is left: dropped (the run has ended).
+  [[nodiscard]] bool idle_failure_event(const Event& e) const;
+  /// Replica `rep`'s failure or recovery is due now.
+  void on_failure_timer(uint32_t rep);
+  void fail_replica(uint32_t rep);
+  void recover_replica(uint32_t rep);
+  /// The step that was in flight when `rep` failed has reached its end: nothing comes of it.
+  void end_stale_step(uint32_t rep);
+  /// With every replica down: the request waits at the router, or fails (on_failure: fail);
+  /// true then. False when a replica is routable (or without failures).
+  [[nodiscard]] bool hold_at_router(const RequestSpec& spec);
+  /// Routes and admits a retried or waiting request (or holds it at the router).
+  void place(const RequestSpec& spec);
+  /// A bounded run stopped: the requests waiting at the router are recorded as unfinished.
+  void record_waiting_unfinished();
+  void finish_failure_stats();
   // Admission and abandonment (sim/admission_engine.cpp).
   /// Why the admission section refuses the request in `slot` of `rep`, empty when it may
   /// queue; sets its end_cause (Shed) and draws its cancel point.
@@ -307,8 +334,11 @@ class Simulation {
   std::optional<Speculator> m_spec;                          // with a `speculative` section
   std::optional<AdmissionControl> m_admission;               // with `admission` or `abandonment`
   std::vector<AdmissionControl::Watch> m_step_end_timeouts;  // due inside a step in flight
-  std::vector<uint32_t> m_cancelled;  // slots reaching their cancel point this step (scratch)
-  std::optional<LoraEngine> m_lora;   // with a `lora` section
+  std::vector<uint32_t> m_cancelled;       // slots reaching their cancel point this step (scratch)
+  std::optional<LoraEngine> m_lora;        // with a `lora` section
+  std::optional<FailureClock> m_failures;  // with cluster.failures
+  std::vector<uint32_t> m_failed_slots;    // fail_replica's scratch
+  std::vector<RequestSpec> m_retried;      // fail_replica's scratch
 };
 
 }  // namespace servesim
