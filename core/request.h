@@ -13,7 +13,8 @@ namespace servesim {
 /// A running request may go back to Queued when preempted. A request that can never be served
 /// goes straight from arrival to Rejected, with a reason; so does one the `admission` section
 /// refuses (sim/admission.h). A queued or running request whose client gives up (the
-/// `abandonment` section: a timeout, a cancellation) goes to Abandoned, its KV freed at once.
+/// `abandonment` section: a timeout, a cancellation) goes to Abandoned, its KV freed at once;
+/// so does one whose replica fails (cluster.failures) when it is not retried (end cause Failed).
 /// Request::prefill_replica of a request that never changed replica.
 inline constexpr uint32_t k_no_replica = UINT32_MAX;
 
@@ -29,8 +30,10 @@ enum class RequestState : uint8_t {
 
 /// Why a request left without being served, beyond its state: a Rejected request is `None`
 /// (it can never fit), `Refused` (the admission section's queue cap or SLO check) or `Shed`
-/// (over its tenant's rate limit); an Abandoned one is `TimedOut` or `Cancelled`.
-enum class EndCause : uint8_t { None, Refused, Shed, TimedOut, Cancelled };
+/// (over its tenant's rate limit); an Abandoned one is `TimedOut`, `Cancelled` or `Failed` (its
+/// replica failed and it was not retried, sim/failures.h; also a Rejected one that arrived while
+/// every replica was down under on_failure: fail).
+enum class EndCause : uint8_t { None, Refused, Shed, TimedOut, Cancelled, Failed };
 
 /// What a workload source produces.
 struct RequestSpec {
@@ -83,6 +86,8 @@ struct RequestSpec {
   /// Non-zero: the client cancels the request this long after its arrival at the engine, served
   /// or not (a trace's cancel_after_s column, or the abandonment.cancel.after_s draw); 0: never.
   Time cancel_after;
+  /// Times it was retried after its replica failed (cluster.failures); it keeps its arrival.
+  int32_t retries = 0;
 };
 
 /// The most classes a run may name (class ids are 16-bit).
@@ -150,8 +155,10 @@ struct Request {
 };
 
 /// How a request ended, as requests.csv's status column and summary.json's counts name it:
-/// finished, rejected, shed, timed_out, cancelled, or unfinished (a bounded run stopped first).
+/// finished, rejected, shed, timed_out, cancelled, failed (its replica failed), or unfinished (a
+/// bounded run stopped first).
 [[nodiscard]] inline const char* status_name(const Request& r) {
+  if (r.end_cause == EndCause::Failed) return "failed";
   switch (r.state) {
     case RequestState::Released:
       return "finished";

@@ -1,5 +1,7 @@
 #include "metrics/energy.h"
 
+#include <algorithm>
+
 namespace servesim {
 
 std::optional<EnergySummary> energy_summary(const RunStats& stats, std::span<const PowerSpec> power,
@@ -18,8 +20,10 @@ std::optional<EnergySummary> energy_summary(const RunStats& stats, std::span<con
     const ReplicaStats& r = stats.replicas[i];
     e.accelerators += accelerators[i];
     // Autoscaled: a replica draws idle power only while it is paid for (provisioning, live or
-    // draining); parked, it draws nothing.
-    const double held_s = stats.autoscale ? stats.autoscale->held_s[i] : duration_s;
+    // draining); parked, it draws nothing. A replica down (cluster.failures) draws nothing
+    // while it is (the two are not combined: sim/scenario.cpp refuses both at once).
+    const double held_s =
+        stats.autoscale ? stats.autoscale->held_s[i] : std::max(0.0, duration_s - r.down_s);
     e.idle_joules += chips * p.idle_w * held_s;
     e.joules += chips * (p.idle_w * held_s + (p.peak_w - p.idle_w) * r.active_s);
     active_s += r.active_s;

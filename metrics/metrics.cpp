@@ -306,10 +306,14 @@ void StatusCounts::add(const Request& r) {
       ++finished;
       break;
     case RequestState::Rejected:
-      ++(r.end_cause == EndCause::Shed ? shed : rejected);
+      ++(r.end_cause == EndCause::Failed ? failed
+         : r.end_cause == EndCause::Shed ? shed
+                                         : rejected);
       break;
     case RequestState::Abandoned:
-      ++(r.end_cause == EndCause::Cancelled ? cancelled : timed_out);
+      ++(r.end_cause == EndCause::Failed      ? failed
+         : r.end_cause == EndCause::Cancelled ? cancelled
+                                              : timed_out);
       break;
     default:
       ++unfinished;
@@ -377,6 +381,18 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   if (stats.autoscale) s.autoscale = autoscale_summary(*stats.autoscale);
   s.energy = energy_summary(stats, m_power, m_power_accelerators, s.duration_s, s.finished,
                             s.output_tokens);
+  if (const std::optional<FailureStats>& f = stats.failures) {
+    FailureSummary& fs = s.failures.emplace();
+    fs.failures = f->failures;
+    fs.downtime_s = f->downtime_s;
+    fs.availability = f->availability;
+    fs.retries = f->retries;
+    fs.failed_requests = f->failed_requests;
+    fs.lost_tokens = f->lost_tokens;
+    fs.lost_steps = f->lost_steps;
+    fs.waited_requests = f->waited_requests;
+    if (s.slo) fs.slo_attainment = s.slo->attainment;
+  }
   if (stats.replicas.size() > 1 || !stats.pools.empty()) {
     s.busy_share /= static_cast<double>(stats.replicas.size());  // the replicas' mean
     replica_summaries(s, stats);

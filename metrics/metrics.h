@@ -360,9 +360,10 @@ struct StatusCounts {
   int64_t shed = 0;      ///< over its tenant's rate limit
   int64_t timed_out = 0;
   int64_t cancelled = 0;
+  int64_t failed = 0;      ///< its replica failed and it was not retried (cluster.failures)
   int64_t unfinished = 0;  ///< a bounded run stopped first
   void add(const Request& r);
-  [[nodiscard]] bool any_left_early() const { return shed + timed_out + cancelled > 0; }
+  [[nodiscard]] bool any_left_early() const { return shed + timed_out + cancelled + failed > 0; }
 };
 
 template <class F>
@@ -372,6 +373,7 @@ void for_each_field(const StatusCounts& c, F&& f) {
   f(Field("shed"), c.shed);
   f(Field("timed_out"), c.timed_out);
   f(Field("cancelled"), c.cancelled);
+  f(Field("failed"), c.failed);
   f(Field("unfinished"), c.unfinished);
 }
 
@@ -442,6 +444,38 @@ void for_each_field(const TenantSummary& c, F&& f) {
   f(Field("fair_share_tokens"), c.fair_share_tokens);
 }
 
+/// summary.json's `failures` block (cluster.failures, docs/failures.md#summary).
+struct FailureSummary {
+  int64_t failures = 0;         ///< replicas going down
+  double downtime_s = 0;        ///< replica-seconds down within the run
+  double availability = 1;      ///< live replica-time / replica-time
+  int64_t retries = 0;          ///< requests sent again after their replica failed
+  int64_t failed_requests = 0;  ///< ended with status failed
+  int64_t lost_tokens = 0;      ///< KV tokens lost with their replica (a retry recomputes them)
+  int64_t lost_steps = 0;       ///< steps in flight when their replica failed
+  int64_t waited_requests = 0;  ///< waited at the router with every replica down
+  std::optional<double> slo_attainment;  ///< with an `slo` section: this run's
+  /// The same scenario without cluster.failures (a second run), and what failures cost.
+  std::optional<double> slo_attainment_without_failures;
+  std::optional<double> slo_attainment_cost;
+};
+
+template <class F>
+void for_each_field(const FailureSummary& s, F&& f) {
+  f(Field("failures"), s.failures);
+  f(Field("downtime_s"), s.downtime_s);
+  f(Field("availability"), s.availability);
+  f(Field("retries"), s.retries);
+  f(Field("failed_requests"), s.failed_requests);
+  f(Field("lost_tokens"), s.lost_tokens);
+  f(Field("lost_steps"), s.lost_steps);
+  f(Field("waited_requests"), s.waited_requests);
+  f(Field("slo_attainment", k_json | k_omit_empty), s.slo_attainment);
+  f(Field("slo_attainment_without_failures", k_json | k_omit_empty),
+    s.slo_attainment_without_failures);
+  f(Field("slo_attainment_cost", k_json | k_omit_empty), s.slo_attainment_cost);
+}
+
 struct Summary {
   int64_t requests = 0;
   int64_t finished = 0;
@@ -482,7 +516,8 @@ struct Summary {
   std::optional<double> mfu;                         ///< flops / (busy time x peak FLOP/s)
   std::optional<double> bandwidth_bound_step_share;  ///< bandwidth-bound steps / steps
   std::optional<SloSummary> slo;                     ///< with an `slo` config section
-  std::optional<EnergySummary> energy;  ///< when every replica's chip has a `power` (energy.h)
+  std::optional<EnergySummary> energy;     ///< when every replica's chip has a `power` (energy.h)
+  std::optional<FailureSummary> failures;  ///< with cluster.failures
   /// With a cluster of several replicas: each one's share (busy_share above is then their mean).
   std::vector<ReplicaSummary> replicas;
   std::vector<PoolSummary> pools;                 ///< with cluster.pools
@@ -542,6 +577,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("bandwidth_bound_step_share"), s.bandwidth_bound_step_share);
   f(Field("slo"), s.slo);
   f(Field("energy", k_json | k_omit_empty), s.energy);
+  f(Field("failures", k_json | k_omit_empty), s.failures);
   f(Field("replicas", k_json | k_omit_empty).index("replica"), s.replicas);
   f(Field("pools", k_json | k_omit_empty), s.pools);
   f(Field("kv_transfer", k_json | k_omit_empty), s.kv_transfer);

@@ -20,7 +20,8 @@ namespace {
 
 /// Runs `sim` (Simulation or ParallelSimulation) with the outputs `options` asks for.
 template <class Sim>
-RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admission) {
+RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admission,
+                   std::optional<double> without_failures = std::nullopt) {
   const std::shared_ptr<Document> doc = sc.doc;
   MetricsRecorder metrics(sc.slo);
   metrics.set_percentiles(options.percentiles);
@@ -63,6 +64,11 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
   RunOutput out;
   out.summary = metrics.summary(sim.stats());
   if (sim.stats().autoscale) out.autoscale_csv = autoscale_csv(*sim.stats().autoscale);
+  if (FailureSummary* f = out.summary.failures ? &*out.summary.failures : nullptr;
+      f && f->slo_attainment && without_failures) {
+    f->slo_attainment_without_failures = without_failures;
+    f->slo_attainment_cost = *without_failures - *f->slo_attainment;
+  }
   if (!options.requests_csv) out.requests_csv = text.str();
   nlohmann::ordered_json j = summary_json(out.summary, doc->root(), sc.seed);
   if (bench) {  // the `benchmark` section's figures, before the resolved config
@@ -78,24 +84,40 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
   return out;
 }
 
+/// With cluster.failures and an `slo` section: the SLO attainment of the same scenario without
+/// failures (a second run of it, summary only), which the `failures` block compares with.
+std::optional<double> attainment_without_failures(const Scenario& sc, const RunOptions& options) {
+  if (!sc.components.failures || !sc.slo) return std::nullopt;
+  Scenario base = build_scenario(sc.doc);
+  base.components.failures = nullptr;
+  RunOptions o;
+  o.no_requests_csv = true;
+  o.limits = options.limits;
+  Simulation sim(std::move(base.components), false, o.limits);
+  const RunOutput out = run_with(sim, base, o, base.components.admission != nullptr);
+  if (!out.summary.slo) return std::nullopt;
+  return out.summary.slo->attainment;
+}
+
 }  // namespace
 
 RunOutput run_scenario(Scenario sc, const RunOptions& options) {
-  const bool admission = sc.components.admission != nullptr;
+  const bool admission = sc.components.admission != nullptr || sc.components.failures != nullptr;
+  const std::optional<double> base = attainment_without_failures(sc, options);
   if (options.threads > 0) {
     const std::string why = parallel_unsupported(sc.components, options.limits);
     if (why.empty()) {
       ParallelSimulation sim(std::move(sc.components), options.threads, options.check,
                              options.limits);
-      return run_with(sim, sc, options, admission);
+      return run_with(sim, sc, options, admission, base);
     }
     Simulation sim(std::move(sc.components), options.check, options.limits);
-    RunOutput out = run_with(sim, sc, options, admission);
+    RunOutput out = run_with(sim, sc, options, admission, base);
     out.engine_notice = "sequential engine: " + why;
     return out;
   }
   Simulation sim(std::move(sc.components), options.check, options.limits);
-  return run_with(sim, sc, options, admission);
+  return run_with(sim, sc, options, admission, base);
 }
 
 RunOutput run_scenario(std::shared_ptr<Document> doc, bool check, RunLimits limits) {

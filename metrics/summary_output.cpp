@@ -185,8 +185,21 @@ std::string summary_table(const Summary& s) {
                  s.finished, s.rejected, s.preempted_requests, s.preemptions,
                  s.swap_preemptions ? fmt::format(", {} by swapping", s.swap_preemptions) : "");
   if (const std::optional<StatusCounts>& b = s.by_status)
-    fmt::format_to(it, "ended      {} refused by admission, {} shed, {} timed out, {} cancelled\n",
-                   b->rejected - s.rejected, b->shed, b->timed_out, b->cancelled);
+    fmt::format_to(it,
+                   "ended      {} refused by admission, {} shed, {} timed out, {} cancelled{}\n",
+                   b->rejected - s.rejected, b->shed, b->timed_out, b->cancelled,
+                   b->failed > 0 ? fmt::format(", {} failed", b->failed) : std::string());
+  if (const std::optional<FailureSummary>& f = s.failures)
+    fmt::format_to(it,
+                   "failures   {} replica failures, availability {:.2f}%, {} retries, {} failed, "
+                   "{} KV tokens lost{}\n",
+                   f->failures, 100.0 * f->availability, f->retries, f->failed_requests,
+                   f->lost_tokens,
+                   f->slo_attainment_without_failures
+                       ? fmt::format(", SLO attainment {:.2f}% (without failures {:.2f}%)",
+                                     100.0 * f->slo_attainment.value_or(0),
+                                     100.0 * *f->slo_attainment_without_failures)
+                       : std::string());
   fmt::format_to(it, "throughput {:.1f} output tokens/s, {:.3f} requests/s over {:.3f} s\n",
                  s.output_tokens_per_s, s.requests_per_s, s.duration_s);
   fmt::format_to(it,

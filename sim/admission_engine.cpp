@@ -37,7 +37,7 @@ void Simulation::watch_timeout(uint32_t rep, uint32_t slot) {
     const std::optional<Time> deadline = r.spec.arrival.plus_within(after);
     if (!deadline) continue;  // past the clock's end: it never comes
     m_admission->watch({*deadline, r.spec.id, rep, slot, cancel});
-    post(Event::timer(*deadline, rep));
+    post(Event::timer(std::max(*deadline, m_now), rep));  // a retried request's may be past
   }
 }
 

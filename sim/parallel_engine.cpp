@@ -87,6 +87,9 @@ std::string parallel_unsupported(const Components& c, const RunLimits& limits) {
            "yet)";
   if (c.autoscale)
     return "cluster.autoscale changes the routable replicas at its decisions (not parallel yet)";
+  if (c.failures)
+    return "replica failures send a failed replica's requests across the cluster (not parallel "
+           "yet)";
   if (c.source->reactive()) return "a closed-loop workload makes requests ready as others leave";
   if (limits.max_sim_time != Time::max() || limits.max_wall_s > 0)
     return "a bounded run (--max-sim-time, --max-wall-time) stops at one event of the whole run";

@@ -191,6 +191,8 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   }
   s.slo = read_slo(root);
   s.components.admission = read_admission(root, s.slo);
+  const std::shared_ptr<FailureSpec> failures =
+      read_failures(root, static_cast<int64_t>(s.components.replicas.size()));
   s.benchmark = read_benchmark(root);
   doc->check_all_read();
   // Every replica has its own accelerators (read only now that every key has been checked).
@@ -204,6 +206,10 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
   if (s.slo && s.slo->accelerators == 0) s.slo->accelerators = accelerators;
   if (s.components.autoscale)
     s.components.autoscale = complete_autoscale(root, *s.components.autoscale, s.slo, groups);
+  if (failures) {
+    failures->accelerators = s.replica_accelerators;
+    s.components.failures = failures;
+  }
   for (const AcceleratorGroup& g : groups) {
     const std::optional<PowerSpec> power = power_of(g.step_time, g.kv);
     if (!power) {

@@ -35,6 +35,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   }
   m_events.reserve(16 * m_reps.size());
   if (m_c.autoscale) setup_autoscale();
+  if (m_c.failures) setup_failures();
 }
 
 void Simulation::schedule(uint32_t rep) {
@@ -84,12 +85,14 @@ void Simulation::pull_next_arrival() {
 
 bool Simulation::work_left() const {
   if (m_next_posted || !m_ready.empty() || !m_routing.empty()) return true;
+  if (m_failures && !m_failures->waiting.empty()) return true;
   return std::any_of(m_reps.begin(), m_reps.end(),
                      [](const Replica& r) { return r.state.live() > 0; });
 }
 
 void Simulation::update_arrivals_done() {
-  const bool done = !m_next_posted && m_ready.empty() && m_routing.empty();
+  const bool done = !m_next_posted && m_ready.empty() && m_routing.empty() &&
+                    (!m_failures || m_failures->waiting.empty());
   for (uint32_t i = 0; i < m_reps.size(); ++i) {
     Replica& r = m_reps[i];
     // A replica idle with requests waiting (a static batcher's partial batch) must hear that
@@ -162,6 +165,7 @@ void Simulation::finish_stats() {
   }
   m_stats.tenant_names = m_c.source->tenant_names();
   if (m_autoscale) m_stats.autoscale = m_autoscale->finish(m_stats.end);
+  if (m_failures) finish_failure_stats();
 }
 
 void Simulation::run_events() {
@@ -187,6 +191,7 @@ void Simulation::dispatch(const Event& e) {
   if (m_check && e.time() < m_now)
     throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
                                      e.time().count_ns(), m_now.count_ns()));
+  if (m_failures && e.kind() == EventKind::Timer && idle_failure_event(e)) return;
   m_now = e.time();
   // An autoscaler's decisions and provisioning go on past the last request: they are not the
   // run's end.
@@ -194,6 +199,10 @@ void Simulation::dispatch(const Event& e) {
   switch (e.kind()) {
     case EventKind::StepEnd: {
       const uint32_t rep = e.replica();
+      if (m_reps[rep].stale_step) {  // its replica failed during it
+        end_stale_step(rep);
+        break;
+      }
       m_reps[rep].state.set_now(m_now);
       finish_step(rep);
       if (m_autoscale) park_if_drained(rep);
@@ -219,6 +228,7 @@ void Simulation::dispatch(const Event& e) {
       Replica& rep = m_reps[e.replica()];
       rep.state.set_now(m_now);
       if (m_now == rep.timer_at) rep.timer_at = Time::max();
+      if (m_failures && m_failures->next(e.replica()) == m_now) on_failure_timer(e.replica());
       if (m_admission) expire_timeouts();
       if (!rep.busy) post_schedule(e.replica());
       break;
@@ -240,7 +250,7 @@ void Simulation::on_arrival() {
   if (m_c.router_delay > Time::ns(0)) {
     m_routing.push_back(std::move(spec));
     post(Event::routed(m_now + m_c.router_delay));
-  } else {
+  } else if (!hold_at_router(spec)) {
     rep = route(spec);
     admit(*rep, spec);
   }
@@ -256,6 +266,10 @@ void Simulation::on_arrival() {
 void Simulation::on_routed() {
   const RequestSpec spec = std::move(m_routing.front());
   m_routing.pop_front();
+  if (hold_at_router(spec)) {
+    update_arrivals_done();
+    return;
+  }
   const uint32_t rep = route(spec);
   admit(rep, spec);
   update_arrivals_done();
@@ -383,6 +397,7 @@ void Simulation::depart(uint32_t rep, uint32_t slot) {
 
 void Simulation::record_unfinished() {
   m_stopping = true;  // what is left is recorded, not continued
+  record_waiting_unfinished();
   // Slot order is arbitrary; recorders that care about order sort by id.
   for (uint32_t rep = 0; rep < m_reps.size(); ++rep)
     for (uint32_t slot = 0; slot < m_reps[rep].state.slots().size(); ++slot) {
@@ -397,6 +412,7 @@ void Simulation::record_unfinished() {
 
 void Simulation::try_start_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
+  if (rep.down) return;
   BatchState& state = rep.state;
   // Speculative decoding: k drafts per decode, unless too many requests run (max_batch).
   const int32_t spec_k = m_spec ? m_spec->k_for(state.running().size()) : 0;
@@ -499,6 +515,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     m_stats.peak_flops_per_s = cost->peak_flops_per_s;
   }
   rep.busy = true;
+  rep.step_end = *end;
   post(Event::step_end(*end, rep_index));
   if (!m_step_observers.empty()) {
     StepRecord& s = m_step_record;

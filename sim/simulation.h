@@ -38,6 +38,7 @@
 #include "sim/admission.h"
 #include "sim/autoscaler.h"
 #include "sim/event_queue.h"
+#include "sim/failures.h"
 #include "sim/lora.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
@@ -79,6 +80,8 @@ struct Components {
   std::shared_ptr<const AdmissionSpec> admission;
   /// cluster.autoscale (sim/autoscaler.h), null without it: `replicas` holds its max.
   std::shared_ptr<const AutoscaleSpec> autoscale;
+  /// cluster.failures (sim/failures.h), null without it.
+  std::shared_ptr<const FailureSpec> failures;
 };
 
 /// One replica's share of a run (RunStats::replicas).
@@ -100,6 +103,7 @@ struct ReplicaStats {
   /// replica order: the same in the sequential and the parallel engine).
   int64_t costed_steps = 0, bandwidth_bound_steps = 0;
   double bytes_moved = 0, flops = 0;
+  double down_s = 0;  ///< time down within the run (cluster.failures), in seconds
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.
@@ -121,6 +125,7 @@ struct RunStats {
   std::optional<SpeculativeStats> speculative;   ///< with a `speculative` section
   std::optional<LoraStats> lora;                 ///< with a `lora` section
   std::optional<AutoscaleStats> autoscale;       ///< with cluster.autoscale
+  std::optional<FailureStats> failures;          ///< with cluster.failures
   /// What the workload source dropped or changed (WorkloadSource::counters).
   std::vector<std::pair<std::string, int64_t>> workload_counters;
   /// The workload's class names (WorkloadSource::class_names); empty: no named class.
@@ -204,6 +209,10 @@ class Simulation {
     PoolRole role = PoolRole::Mixed;
     uint32_t pool = 0;
     std::vector<int32_t> output_tokens;
+    // Failures (sim/failure_engine.cpp): down, and its step in flight lost at the failure.
+    bool down = false;
+    bool stale_step = false;
+    Time step_end;  // of the step in flight
   };
 
   // The parallel engine (sim/parallel_engine.cpp) drives a shard's replicas through these:
@@ -269,6 +278,24 @@ class Simulation {
   [[nodiscard]] double autoscale_signal();
   /// A draining replica that holds nothing is parked.
   void park_if_drained(uint32_t rep);
+  // Failures (sim/failure_engine.cpp).
+  void setup_failures();
+  /// A failure or recovery due when no work is left: dropped (the run has ended).
+  [[nodiscard]] bool idle_failure_event(const Event& e) const;
+  /// Replica `rep`'s failure or recovery is due now.
+  void on_failure_timer(uint32_t rep);
+  void fail_replica(uint32_t rep);
+  void recover_replica(uint32_t rep);
+  /// The step that was in flight when `rep` failed has reached its end: nothing comes of it.
+  void end_stale_step(uint32_t rep);
+  /// With every replica down: the request waits at the router, or fails (on_failure: fail);
+  /// true then. False when a replica is routable (or without failures).
+  [[nodiscard]] bool hold_at_router(const RequestSpec& spec);
+  /// Routes and admits a retried or waiting request (or holds it at the router).
+  void place(const RequestSpec& spec);
+  /// A bounded run stopped: the requests waiting at the router are recorded as unfinished.
+  void record_waiting_unfinished();
+  void finish_failure_stats();
   // Admission and abandonment (sim/admission_engine.cpp).
   /// Why the admission section refuses the request in `slot` of `rep`, empty when it may
   /// queue; sets its end_cause (Shed) and draws its cancel point.
@@ -327,6 +354,9 @@ class Simulation {
   std::optional<LoraEngine> m_lora;       // with a `lora` section
   std::optional<Autoscaler> m_autoscale;  // with cluster.autoscale
   std::vector<int64_t> m_autoscale_busy_ns;  // each replica's busy_ns at the last decision
+  std::optional<FailureClock> m_failures;  // with cluster.failures
+  std::vector<uint32_t> m_failed_slots;    // fail_replica's scratch
+  std::vector<RequestSpec> m_retried;      // fail_replica's scratch
 };
 
 }  // namespace servesim

@@ -267,8 +267,9 @@ std::string SweepSlo::override_text() const {
 
 bool meets_slo(const Summary& s, std::optional<double> min_attainment) {
   if (!s.slo || s.rejected > 0 || s.unfinished > 0 || !s.stopped_by.empty()) return false;
-  // Requests refused, shed or timed out were not served (a cancellation is the client's).
-  if (s.by_status && s.by_status->rejected + s.by_status->shed + s.by_status->timed_out > 0)
+  // Requests refused, shed, timed out or failed were not served (a cancellation is the client's).
+  if (s.by_status &&
+      s.by_status->rejected + s.by_status->shed + s.by_status->timed_out + s.by_status->failed > 0)
     return false;
   if (s.slo->ttft && !s.slo->ttft->met) return false;
   if (s.slo->tpot && !s.slo->tpot->met) return false;

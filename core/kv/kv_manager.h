@@ -73,6 +73,9 @@ class KvManager {
   virtual void release(Request& r) = 0;
   /// Whether running requests can run out of memory (and so may be preempted).
   [[nodiscard]] virtual bool may_need_preemption() const = 0;
+  /// The replica failed (cluster.failures): what GPU memory cached is lost. REQUIRES: no
+  /// request holds anything. The lower tiers (kv.offload) are left as they are.
+  virtual void drop_cache() {}
 
   /// Prefix-cache counters, in tokens: what admissions asked for (their whole prefill) and
   /// what they found cached. Empty when the policy has no prefix cache.

@@ -146,6 +146,15 @@ class PrefixCachedKv final : public KvManager {
     r.kv_held_tokens = 0;
   }
 
+  void drop_cache() override {
+    for (Block& blk : m_blocks) {
+      assert(blk.refs == 0);
+      if (blk.key == 0) continue;
+      m_table.erase(blk.key);
+      blk.key = 0;
+    }
+  }
+
  private:
   struct Block {
     int32_t refs = 0;
