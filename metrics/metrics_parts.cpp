@@ -55,6 +55,7 @@ void MetricsRecorder::merge_part(ShardedRecorder& part) {
   m_status.shed += p.m_status.shed;
   m_status.timed_out += p.m_status.timed_out;
   m_status.cancelled += p.m_status.cancelled;
+  m_status.failed += p.m_status.failed;
   m_status.unfinished += p.m_status.unfinished;
   if (p.m_first_rejected_id < m_first_rejected_id) {
     m_first_rejected_id = p.m_first_rejected_id;
