@@ -140,6 +140,18 @@ TEST_CASE("pipeline: the operator model's per-layer split adds back up to the wh
   CHECK(piped->step_ms(decodes(64)) < 2 * whole->step_ms(decodes(32)));
 }
 
+TEST_CASE("pipeline: the roofline model splits evenly over its layers", "[models][pipeline]") {
+  const std::string rf =
+      "kind: roofline, model: llama-3.1-8b, hardware: h100-sxm, pipeline_link_latency_us: 0";
+  const auto whole = model_of("{" + rf + "}");
+  const auto piped = model_of("{" + rf + ", pipeline_parallel: 2, pipeline_link_gb_per_s: 1000}");
+  // 2 decodes over 2 stages of 16 layers: 2 micro-batches of 1, each stage half of the whole
+  // model's time at one sequence plus (stage 0) a send of 4096 x 2 bytes at 10^9 bytes a ms.
+  const double half = whole->step_ms(decodes(1)) / 2;
+  const double send = 4096.0 * 2 / 1e9;
+  CHECK(piped->step_ms(decodes(2)) == Approx(2 * (half + send)));
+}
+
 TEST_CASE("pipeline: pipeline_parallel 1 leaves the model as it was", "[models][pipeline]") {
   const auto whole = model_of("{" + k_operator + "}");
   const auto one = model_of("{" + k_operator + ", pipeline_parallel: 1}");
