@@ -130,4 +130,67 @@ TEST_CASE("expert_parallel: a MoE block wider than the tables scales the widest 
   CHECK(wide_moe_ms(src, 800, narrow, "fp8", "balanced", memory, measured) == Approx(0.001 * 800));
 }
 
+namespace {
+
+const std::string k_tiny = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny";
+
+std::unique_ptr<StepTimeModel> tiny_moe(const std::string& extra) {
+  auto doc =
+      doc_of("kind: operator\nmodel: " + k_tiny +
+             "/tiny-moe.yaml\nhardware: h100-sxm\noperators: {source: tables, path: " + k_tiny +
+             ", gpu: tiny_gpu, engine: vllm}\n" + extra);
+  auto m = make_step_time_model(Cfg::root(doc));
+  doc->check_all_read();
+  return m;
+}
+
+StepShape decodes(int n) {
+  StepShape s;
+  s.sequences = s.decode_sequences = n;
+  s.decode_context_tokens = 100 * n;
+  s.decode_context_max = s.decode_context_min = 100;
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("expert_parallel: a data-parallel step is the busiest rank plus the experts",
+          "[models]") {
+  // tests/data/aic-tiny (README there; tiny-moe: 2 layers, hidden 256, 4 experts of 128, top 2;
+  // moe.csv measures moe_ep 1 only, 0.06 ms at 1 to 16 tokens). Two ranks, two decodes: each
+  // rank runs one, as one GPU runs one decode alone, except that a layer's MoE block
+  // (0.06 ms at 1 token) becomes
+  //   dispatch + combine: link model in one node, 10 us + 1/2 x (1 token x 1.5 GPUs x 256 x 2 B)
+  //     / 450 GB/s each (1.5 = 2 (1 - 1/4), the GPUs a token's 2 experts are on)
+  //   + the experts at the step's 2 tokens on 2 GPUs: the 1-GPU block at 1 token (the same 2
+  //     expert-token pairs) times the weights touched, 2 (1 - 1/4) = 1.5 of 2 local experts
+  //     against 4 (1 - 9/16) = 1.75 of 4 (bandwidth-bound on an H100): x 6/7.
+  auto one = tiny_moe("");
+  auto two = tiny_moe("data_parallel: 2\n");
+  const double a2a = 0.01 + 0.5 * 1.5 * 256 * 2 / 450e6;
+  const double moe = 0.06;
+  CHECK(two->step_ms(decodes(2)) - one->step_ms(decodes(1)) ==
+        Approx(2 * (2 * a2a + moe * 6 / 7 - moe)).epsilon(1e-4));
+  // A third decode goes to one of the ranks: the busiest now runs two.
+  CHECK(two->step_ms(decodes(3)) > two->step_ms(decodes(2)));
+}
+
+TEST_CASE("expert_parallel: the wide keys are refused where they mean nothing", "[models]") {
+  CHECK_THROWS_WITH(
+      tiny_moe("expert_skew: 1.5\n"),
+      Catch::Contains("expert_skew") && Catch::Contains("only with data_parallel > 1"));
+  CHECK_THROWS_WITH(tiny_moe("data_parallel: 2\nexpert_parallel: 1\n"),
+                    Catch::Contains("must be tensor_parallel x data_parallel (2)"));
+  CHECK_THROWS_WITH(tiny_moe("data_parallel: 2\nexpert_skew: 0.5\n"),
+                    Catch::Contains("expert_skew"));
+  CHECK_THROWS_WITH(tiny_moe("data_parallel: 2\ndispatch_dtype: int4\n"),
+                    Catch::Contains("dispatch_dtype"));
+  auto doc = doc_of("kind: operator\nmodel: " + k_tiny +
+                    "/tiny-dense.yaml\nhardware: h100-sxm\ndata_parallel: 2\noperators: "
+                    "{source: tables, path: " +
+                    k_tiny + ", gpu: tiny_gpu, engine: vllm}\n");
+  CHECK_THROWS_WITH(make_step_time_model(Cfg::root(doc)),
+                    Catch::Contains("data_parallel") && Catch::Contains("is dense"));
+}
+
 }  // namespace t_models_expert_parallel_test
