@@ -317,9 +317,10 @@ std::unique_ptr<StepTimeModel> apply_engine_host(const Cfg& scheduler, const Cfg
                    "section does not give (no `layers`, no catalogue `model`): give "
                    "cuda_graphs: {layers: N} or eager_launch_us_per_layer: 0");
   d.graphs.eager_launch_ms = static_cast<double>(layers) * launch_us / 1000.0;
-  // Data-parallel ranks: only a step model that itself reads `data_parallel` (layer_profile), so
-  // that reading it here never makes a stray key acceptable.
-  const auto dp = static_cast<int32_t>(step_time.get_string("kind") == "layer_profile"
+  // Data-parallel ranks: only a step model that itself reads `data_parallel` (layer_profile,
+  // operator), so that reading it here never makes a stray key acceptable.
+  const std::string model_kind = step_time.get_string("kind");
+  const auto dp = static_cast<int32_t>(model_kind == "layer_profile" || model_kind == "operator"
                                            ? step_time.get_int("data_parallel", 1, {1, 1024})
                                            : 1);
   return with_host_time(std::move(inner), d.host, d.graphs, true, dp);

@@ -27,6 +27,7 @@
 #include "core/units.h"
 #include "models/binned_grid.h"
 #include "models/catalog.h"
+#include "models/expert_parallel.h"
 #include "models/factories.h"
 #include "models/log_interp.h"
 #include "models/operator_source.h"
@@ -89,6 +90,8 @@ struct Layout {
   MoeShape moe_shape;
   std::string gemm, attention, kv, lm_head, moe_dtype, distribution;
   double kv_bytes = 2;  ///< per KV element stored
+  WideEp wide;          ///< data-parallel attention ranks and their all-to-alls (ranks > 1)
+  MoeRoofs moe_roofs;   ///< for an expert parallelism wider than the tables measured
 };
 
 /// Sizes to sample an axis at: the source's breakpoints and the powers of two up to `max`.
@@ -110,7 +113,15 @@ double token_ms(const OperatorSource& src, const Layout& l, double t) {
   const double a = k_activation_bytes;
   const double q = l.heads * l.head_dim, kv = l.kv_heads * l.head_dim;
   double layer = src.gemm_ms(t, q + 2 * kv, l.hidden, l.gemm) + src.gemm_ms(t, l.hidden, q, l.gemm);
-  if (l.moe) {
+  if (l.moe && l.wide.ranks > 1) {
+    // t is one rank's tokens: its router, and its share of the dispatch and combine; the
+    // experts themselves see every rank's tokens (moe_ms below).
+    const AllToAll& a2a = *l.wide.all_to_all;
+    const double gpus = l.moe_shape.moe_ep, each = t / l.tp;
+    layer += src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
+             a2a.ms(dispatch_bytes(each, l.moe_shape, l.wide.dispatch_bytes, l.wide.skew), gpus) +
+             a2a.ms(dispatch_bytes(each, l.moe_shape, 2, l.wide.skew), gpus);
+  } else if (l.moe) {
     layer += src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
              src.moe_ms(t, l.moe_shape, l.moe_dtype, l.distribution);
   } else {
@@ -140,7 +151,20 @@ class OperatorModel final : public StepTimeModel {
         m_peak_bytes(peak_bytes),
         m_peak_flops(peak_flops) {}
 
+  /// Data-parallel attention: a step is its busiest rank plus the experts at all its tokens.
+  void set_ranks(int32_t ranks, LogCurve moe_ms) {
+    m_ranks = ranks;
+    m_moe.emplace(std::move(moe_ms));
+  }
+
   double step_ms(const StepShape& s) const override {
+    if (m_ranks == 1) return rank_ms(s);
+    const double tokens = std::max<double>(
+        1, static_cast<double>(s.prefill_tokens) + static_cast<double>(s.decode_sequences));
+    return rank_ms(busiest_rank(s, m_ranks)) + m_moe->at(tokens);
+  }
+
+  double rank_ms(const StepShape& s) const {
     const int64_t tokens = std::max<int64_t>(1, s.prefill_tokens + s.decode_sequences);
     const int64_t seqs = std::max<int64_t>(1, s.sequences);
     const auto prefill = static_cast<double>(s.prefill_tokens);
@@ -203,6 +227,8 @@ class OperatorModel final : public StepTimeModel {
   double m_overhead_ms;
   StepWork m_work;
   double m_peak_bytes, m_peak_flops;
+  int32_t m_ranks = 1;
+  std::optional<LogCurve> m_moe;  // layers x the busiest GPU's MoE block, over the step's tokens
 };
 
 std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l, double overhead_ms,
@@ -238,9 +264,19 @@ std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l,
       samples(src, {OperatorAxis::ContextBatch}, 1 << 12),
       samples(src, {OperatorAxis::ContextLength}, 1 << 21),
       [&](double k, double len) { return src.context_attention_ms(k, len, h, l.attention, l.kv); });
-  return std::make_unique<OperatorModel>(std::move(token_curve), std::move(seq_curve),
-                                         std::move(gen), std::move(ctx), overhead_ms, work,
-                                         peak_bytes, peak_flops);
+  auto model =
+      std::make_unique<OperatorModel>(std::move(token_curve), std::move(seq_curve), std::move(gen),
+                                      std::move(ctx), overhead_ms, work, peak_bytes, peak_flops);
+  if (l.wide.ranks > 1) {
+    double measured_ep = 0;
+    const auto moe = [&](double t) {
+      return l.layers * wide_moe_ms(src, t * l.wide.skew, l.moe_shape, l.moe_dtype, l.distribution,
+                                    l.moe_roofs, measured_ep);
+    };
+    (void)moe(1);
+    model->set_ranks(l.wide.ranks, curve(samples(src, {OperatorAxis::MoeTokens}, 1 << 22), moe));
+  }
+  return model;
 }
 
 }  // namespace
@@ -253,6 +289,7 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
   const ModelSpec model = read_model(c, "model");
   const HardwareSpec hw = read_hardware(c, "hardware");
   const int64_t tp = c.get_int("tensor_parallel", 1, {1, 1024});
+  const int64_t dp = c.get_int("data_parallel", 1, {1, 1024});
   Layout l;
   l.tp = static_cast<double>(tp);
   l.layers = static_cast<double>(layers > 0 ? layers : model.layers);
@@ -280,32 +317,42 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
   l.kv_bytes = dtype_bytes(kv.storage);
   l.lm_head = lm_head.table;
   l.moe = model.is_moe();
+  Dtype moe_storage = weight.storage;
   if (l.moe) {
-    const int64_t ep = c.get_int("expert_parallel", 1, {1, tp});
-    if (tp % ep != 0 || model.experts % ep != 0)
+    const int64_t group = tp * dp;  // dp > 1: every GPU of the group holds whole experts
+    const int64_t ep = c.get_int("expert_parallel", dp > 1 ? group : 1, {1, group});
+    if (dp > 1 && ep != group)
+      c.fail("expert_parallel",
+             fmt::format("with data_parallel {} must be tensor_parallel x data_parallel ({}): "
+                         "the experts are spread over the whole group",
+                         dp, group));
+    if (group % ep != 0 || model.experts % ep != 0)
       c.fail("expert_parallel",
              fmt::format("must divide tensor_parallel ({}) and the {} experts", tp, model.experts));
     l.moe_shape = {l.hidden,
                    l.inter,
                    static_cast<double>(model.experts),
                    static_cast<double>(model.experts_per_token),
-                   static_cast<double>(tp / ep),
+                   static_cast<double>(group / ep),
                    static_cast<double>(ep)};
     const bool same = std::any_of(k_moe_dtypes.begin(), k_moe_dtypes.end(), [&](const auto& d) {
       return std::string(d.servesim) == weight.servesim;
     });
     if (!same && !c.has("moe_dtype"))
       c.fail("weight_dtype", fmt::format("{} has no MoE variant: give moe_dtype", weight.servesim));
-    l.moe_dtype = read_dtype_name(c, "moe_dtype", weight.servesim, k_moe_dtypes).table;
+    const DtypeName& moe_dtype = read_dtype_name(c, "moe_dtype", weight.servesim, k_moe_dtypes);
+    l.moe_dtype = moe_dtype.table;
+    moe_storage = moe_dtype.storage;
     // The roofline's MoE curve assumes balanced routing; the tables default to AIConfigurator's
     // own default, the skewed power_law_1.2 (the one column every GPU has).
     const bool roofline = c.child("operators").get_string("source", "tables") == "roofline";
     l.distribution = c.get_string("moe_distribution", roofline ? "balanced" : "power_law_1.2");
   } else {
-    for (const char* key : {"expert_parallel", "moe_dtype", "moe_distribution"})
-      if (c.has(key))
+    for (const char* key : {"expert_parallel", "moe_dtype", "moe_distribution", "data_parallel"})
+      if (c.has(key) && (key != std::string("data_parallel") || dp > 1))
         c.fail(key, fmt::format("only for a mixture of experts ({} is dense)", model.name));
   }
+  l.wide = read_wide_ep(c, hw, l.moe ? dp : 1);
   const double overhead_ms = plausible_real(c, "overhead_ms", 0.0, units::k_cost_ms);
 
   // The embedding and LM head are stored in lm_head_dtype, the rest in weight_dtype.
@@ -313,20 +360,32 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
   const double weight_bytes =
       (static_cast<double>(model.parameters) - table_params) * dtype_bytes(weight.storage) +
       table_params * dtype_bytes(lm_head.storage);
-  // Pipeline stages (models/pipeline.h) each hold their share of the layers.
+  // With data-parallel ranks each rank keeps its own copy of everything but the experts, which
+  // are spread over the whole group; pipeline stages (models/pipeline.h) each hold their share
+  // of the layers.
   const auto pp = static_cast<double>(c.get_int("pipeline_parallel", 1, {1, 1024}));
-  if (weight_bytes / l.tp / pp > hw.memory_bytes())
-    c.fail("model", fmt::format("{} takes {:.1f} GB of weights per accelerator at "
-                                "tensor_parallel {}{}, more than {}'s {} GB",
-                                model.name, weight_bytes / l.tp / pp / 1e9, tp,
-                                pp > 1 ? fmt::format(" x pipeline_parallel {}", pp) : "", hw.name,
-                                hw.memory_gb));
+  const double expert_bytes = l.wide.ranks > 1 ? l.layers * l.moe_shape.experts * 3 * l.hidden *
+                                                     l.inter * dtype_bytes(weight.storage)
+                                               : 0;
+  const double per_gpu = ((weight_bytes - expert_bytes) / l.tp +
+                          expert_bytes / (l.tp * static_cast<double>(l.wide.ranks))) /
+                         pp;
+  if (per_gpu > hw.memory_bytes())
+    c.fail("model",
+           fmt::format("{} takes {:.1f} GB of weights per accelerator at tensor_parallel {}{}{}, "
+                       "more than {}'s {} GB",
+                       model.name, per_gpu / 1e9, tp,
+                       l.wide.ranks > 1 ? fmt::format(" x data_parallel {}", dp) : "",
+                       pp > 1 ? fmt::format(" x pipeline_parallel {}", pp) : "", hw.name,
+                       hw.memory_gb));
   const Cfg ops = c.child("operators");
   const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops, hw);
   const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp);
   const double peak_flops =
       hw.peak_flops_per_s(weight.storage == Dtype::Bf16 ? Dtype::Bf16 : Dtype::Fp8)
           .value_or(hw.peak_flops_per_s(Dtype::Bf16).value_or(1e15));
+  l.moe_roofs = {l.moe ? dtype_bytes(moe_storage) : 1, hw.bandwidth_bytes_per_s() / 1e3,
+                 peak_flops / 1e3};
   try {
     return build(*src, l, overhead_ms, work, hw.bandwidth_bytes_per_s(), peak_flops);
   } catch (const InputError& e) {
