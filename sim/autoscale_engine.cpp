@@ -67,9 +67,10 @@ size_t held(const BatchState& st) { return st.waiting().size() + st.running().si
 }  // namespace
 
 void Simulation::on_autoscale(uint32_t what) {
+  // After the last request left, nothing is decided or provisioned: the books close at the
+  // run's end (a decision due then was posted while work was left).
+  if (!work_left()) return;
   if (what != Event::k_autoscale_tick) {
-    // Provisioned after the last request left: it never serves, and the books close at the end.
-    if (!work_left()) return;
     m_autoscale->set_phase(what, ReplicaPhase::Live, m_now);
     set_routable(what, true);
     return;

@@ -102,8 +102,8 @@ TEST_CASE("autoscale: routers pick only live replicas, and drained ones finish t
 
 TEST_CASE("autoscale: paid replicas stay within the bounds and integrate to the replica-hours",
           "[sim][autoscale]") {
-  for (const std::string& signal : {"queue", "utilisation", "kv"}) {
-    const Run r = run(scenario("{signal: " + signal +
+  for (const char* signal : {"queue", "utilisation", "kv"}) {
+    const Run r = run(scenario(std::string("{signal: ") + signal +
                                    ", target: 0.5, window_s: 1, min: 2, max: 4, provision_s: 1.5, "
                                    "cooldown_s: 2}",
                                "2"));
