@@ -74,11 +74,12 @@ TEST_CASE("replica classes: a workload without classes has none in its replica r
           "[metrics][cluster][classes]") {
   const std::string path =
       write_temp("rc0.csv", "arrival_s,prompt_tokens,output_tokens\n0,32,2\n0.001,32,2\n");
-  const RunOutput out = run_scenario(
-      doc_of("workload: {trace: {path: " + path +
-             "}}\nstep_time: {kind: linear, base_ms: 8, per_seq_ms: 2}\n"
-             "scheduler: {kind: continuous}\nkv: {policy: paged, capacity_tokens: 65536}\n"
-             "cluster: {replicas: 2, router: {kind: round_robin}}\n"));
+  const RunOutput out =
+      run_scenario(doc_of("workload: {trace: {path: " + path +
+                          "}}\nstep_time: {kind: linear, base_ms: 8, per_seq_ms: 2}\n"
+                          "scheduler: {kind: continuous, max_num_seqs: 8}\nkv: {policy: paged, "
+                          "capacity_tokens: 65536}\n"
+                          "cluster: {replicas: 2, router: {kind: round_robin}}\n"));
   CHECK(out.summary.replicas.at(0).classes.empty());
   CHECK_FALSE(nlohmann::json::parse(out.summary_json).at("replicas").at(0).contains("classes"));
 }

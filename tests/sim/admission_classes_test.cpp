@@ -123,9 +123,10 @@ TEST_CASE("admission classes: a tenant's own rate and burst replace the default 
              Catch::Contains("give rate_per_s with it"));
   const std::string no_tenants =
       trace("cn.csv", "arrival_s,prompt_tokens,output_tokens", "0,3,2\n");
-  CHECK_THAT(input_error_of("workload: {trace: {path: " + no_tenants + "}}\n" + k_engine +
-                            "admission: {rate_limit: {tenants: {b: {rate_per_s: 1}}}}\n"),
-             Catch::Contains("names tenants but the workload names none"));
+  CHECK_THAT(
+      input_error_of("workload: {trace: {path: " + no_tenants + "}}\n" + k_engine + k_one_seat +
+                     "admission: {rate_limit: {tenants: {b: {rate_per_s: 1}}}}\n"),
+      Catch::Contains("names tenants but the workload names none"));
 }
 
 TEST_CASE("admission classes: admission and abandonment work with cluster.pools",

@@ -316,7 +316,7 @@ axes:
   mark_pareto(rows, spec);
   const std::string csv = points_csv(spec, rows);
   // Infeasible rows keep their place and leave the metrics empty.
-  CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,,\n"));
+  CHECK_THAT(csv, Catch::Contains(",false,false,,,,,,,,,,,,,,,,,,\n"));
   // The command: status 2, the point and the reason named, no points.csv written.
   const fs::path out = f.dir / "o";
   const CliResult r = cli({"size", f.sweep, "--out", out.string(), "--jobs", "1", "-q"});
