@@ -8,6 +8,7 @@
 
 #include "core/errors.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 namespace t_models_expert_parallel_test {
 
