@@ -187,6 +187,28 @@ TEST_CASE("autoscale: bad sections are refused with the key named", "[sim][autos
              Catch::Contains("cooldown_s"));
 }
 
+TEST_CASE("autoscale: pools are refused and the parallel engine falls back", "[sim][autoscale]") {
+  const std::string base = trace_scenario("0,1,10\n", "{kind: linear, base_ms: 10}",
+                                          "{kind: continuous, max_num_seqs: 1}",
+                                          "{policy: paged, capacity_tokens: 10000, block_size: 1}");
+  CHECK_THAT(
+      input_error_of(base + "cluster: {pools: [{name: a, replicas: 2}], router: {kind: "
+                            "round_robin}, autoscale: {signal: queue, target: 1, max: 2}}\n"),
+      Catch::Contains("cluster.autoscale") && Catch::Contains("pools"));
+  RunOptions o;
+  o.threads = 2;
+  const std::string yaml =
+      scenario("{signal: queue, target: 1, window_s: 2, max: 3, provision_s: 3, cooldown_s: 0}") +
+      "";
+  std::string refreshed = yaml;
+  refreshed.replace(refreshed.find("least_outstanding}"), 18,
+                    "least_outstanding, "
+                    "load_refresh_ms: 100}");
+  const RunOutput out = run_scenario(doc_of(refreshed), o);
+  CHECK_THAT(out.engine_notice, Catch::Contains("cluster.autoscale"));
+  CHECK(out.summary.autoscale.has_value());
+}
+
 TEST_CASE("autoscale: the slo signal scales up on missed targets", "[sim][autoscale]") {
   const Run r = run(scenario("{signal: slo, target: 0.9, window_s: 2, max: 3, provision_s: 1, "
                              "cooldown_s: 0}") +
