@@ -376,7 +376,11 @@ json read_sweep(const fs::path& dir, const json& summary) {
                                       "goodput_req_per_s",
                                       "slo_attainment",
                                       "step_source",
-                                      "tokens_per_joule"};
+                                      "tokens_per_joule",
+                                      "rejected",
+                                      "shed",
+                                      "timed_out",
+                                      "cancelled"};
   json axes = json::array();  // in points.csv's order, which is the sweep file's
   for (const std::string& column : header)
     if (std::none_of(std::begin(k_own), std::end(k_own),
