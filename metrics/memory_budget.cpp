@@ -73,11 +73,10 @@ MemoryNeed estimate_memory(const Scenario& sc, const RunOptions& options, const 
   const int64_t part_tally = replicas > static_cast<int64_t>(MetricsRecorder::k_fleet_replicas)
                                  ? 4 * MemoryCosts::k_fleet_sketch_bytes
                                  : run_tally;
-  n.floor_bytes =
-      MemoryCosts::k_base_bytes + run_tally + parts * part_tally +
-      (use.requests_in_memory && !options.no_requests_csv
-           ? n.requests * MemoryCosts::k_kept_row_bytes
-           : 0);
+  n.floor_bytes = MemoryCosts::k_base_bytes + run_tally + parts * part_tally +
+                  (use.requests_in_memory && !options.no_requests_csv
+                       ? n.requests * MemoryCosts::k_kept_row_bytes
+                       : 0);
   n.peak_bytes = n.floor_bytes + n.held * MemoryCosts::k_held_request_bytes;
   return n;
 }

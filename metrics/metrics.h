@@ -734,9 +734,9 @@ class MetricsRecorder final : public ShardedRecorder {
 
   Summary m_s;
   size_t m_exact_limit;
-  size_t m_replica_limit;     // each replica's (and pool's) tally's exact limit
+  size_t m_replica_limit;       // each replica's (and pool's) tally's exact limit
   uint32_t m_replica_base = 0;  // a part's (make_part): its first replica's number
-  RequestTally m_all;  // the whole run
+  RequestTally m_all;           // the whole run
   QuantileSketch m_queue;
   QuantileSketch m_engine_ttft;   // Request::engine_ttft of finished requests
   bool m_outside_engine = false;  // some request had api_in or api_out (the `api` section)

@@ -164,7 +164,7 @@ struct ParallelSimulation::Shard {
   Buffer buffers[2];
   int current = 0;  // the buffer the running window writes
   std::exception_ptr error;
-  double window_cpu_s = 0;  // this thread's CPU seconds in the last window
+  double window_cpu_s = 0;                       // this thread's CPU seconds in the last window
   bool keep_requests = true, keep_steps = true;  // for the merged stream's recorders, observers
   std::unique_ptr<ShardedRecorder> part;         // of ParallelSimulation::m_sharded
 };
@@ -220,8 +220,8 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
   m_stats.pools = m_pools;  // the metrics read them before the run
   const auto replicas = static_cast<uint32_t>(c.replicas.size());
   // A shard a thread: the calling thread routes, runs the first and merges.
-  const uint32_t shards = std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), 1,
-                                               replicas);
+  const uint32_t shards =
+      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), 1, replicas);
   m_where.resize(replicas);
   m_loads.resize(replicas);
   uint32_t next = 0;

@@ -111,7 +111,7 @@ class ParallelSimulation {
   std::vector<StepObserver*> m_observers;
   ShardedRecorder* m_sharded = nullptr;
   bool m_finishing = false;  // the workers' next round finishes the parts
-  uint64_t m_arrivals = 0;  // arrivals routed so far (their order, for the merge)
+  uint64_t m_arrivals = 0;   // arrivals routed so far (their order, for the merge)
   Time m_last_arrival;
   int64_t m_live = 0;  // requests held, all replicas together, as the merge replays them
   int64_t m_windows = 0;

@@ -354,9 +354,9 @@ class Simulation {
   std::optional<LoraEngine> m_lora;       // with a `lora` section
   std::optional<Autoscaler> m_autoscale;  // with cluster.autoscale
   std::vector<int64_t> m_autoscale_busy_ns;  // each replica's busy_ns at the last decision
-  std::optional<FailureClock> m_failures;  // with cluster.failures
-  std::vector<uint32_t> m_failed_slots;    // fail_replica's scratch
-  std::vector<RequestSpec> m_retried;      // fail_replica's scratch
+  std::optional<FailureClock> m_failures;    // with cluster.failures
+  std::vector<uint32_t> m_failed_slots;      // fail_replica's scratch
+  std::vector<RequestSpec> m_retried;        // fail_replica's scratch
 };
 
 }  // namespace servesim

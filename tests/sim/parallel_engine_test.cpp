@@ -145,8 +145,8 @@ TEST_CASE("parallel engine: the summary recorded shard by shard (SLOs, ITL) matc
   // SLO counts, every latency's mean (summed replica by replica), the ITL's std (shifted sums
   // folded across replicas) and the first rejection, with requests too long to fit.
   const std::string yaml =
-      workload(400, "{kind: gamma, rate_per_s: 200, cv: 2}",
-               "{kind: uniform, min: 16, max: 9000}", "{kind: uniform, min: 1, max: 90}") +
+      workload(400, "{kind: gamma, rate_per_s: 200, cv: 2}", "{kind: uniform, min: 16, max: 9000}",
+               "{kind: uniform, min: 1, max: 90}") +
       k_linear + "scheduler: {kind: continuous, max_num_seqs: 8}\n" + k_paged +
       "slo: {ttft_ms: 60, tpot_ms: 12, e2e_ms: 900, itl_ms: 14, percentile: 90}\n" +
       "cluster: {replicas: 6, router: {kind: least_outstanding, load_refresh_ms: 20}}\n";
