@@ -11,7 +11,9 @@ hits) and with a one-block tier (0% hits), the measured batch being the requests
 600 s, and configs/examples/kv-offload-published-vllm-ttft-h100.yaml, whose first request is
 computed and third reloaded, and prints servesim's ratios beside the published ones.
 
-  python3 scripts/offload_published_check.py [--servesim build/servesim]
+  python3 scripts/offload_published_check.py [--servesim build/servesim] [--set KEY=VALUE ...]
+
+`--set` is passed to every run (the docs' variants: another scheduler budget, another overlap).
 """
 
 import argparse
@@ -43,12 +45,15 @@ def run(servesim, config, out, extra=()):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--servesim", default=os.path.join(ROOT, "build/servesim"))
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                    help="passed to every run")
     args = ap.parse_args()
+    sets = [a for kv in args.set for a in ("--set", kv)]
     with tempfile.TemporaryDirectory() as tmp:
-        hits, _ = run(args.servesim, THROUGHPUT, os.path.join(tmp, "hits"))
+        hits, _ = run(args.servesim, THROUGHPUT, os.path.join(tmp, "hits"), sets)
         misses, _ = run(args.servesim, THROUGHPUT, os.path.join(tmp, "misses"),
-                        ["--set", NO_HITS])
-        _, ttft = run(args.servesim, TTFT, os.path.join(tmp, "ttft"))
+                        sets + ["--set", NO_HITS])
+        _, ttft = run(args.servesim, TTFT, os.path.join(tmp, "ttft"), sets)
     tput = {}
     for name, s in (("hits", hits), ("misses", misses)):
         tput[name] = MEASURED_TOKENS / (s["last_release_s"] - MEASURED_FROM_S)
