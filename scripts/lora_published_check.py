@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""servesim's multi-LoRA throughput against vLLM's published one (docs/lora.md#against-a-published-figure).
+"""servesim's multi-LoRA throughput against vLLM's published one (docs/lora.md).
 
 The figure: vllm-project/vllm pull request 11267 ran benchmark_throughput.py on one A100 with
 Llama-2-7b-hf and 1,000 ShareGPT prompts: 2693.62 output tokens/s without LoRA, 1787.78 with one
