@@ -51,14 +51,25 @@ struct CollectingRecorder final : RequestRecorder {
   }
 };
 
-/// Runs a scenario and returns its requests in id order.
-inline std::vector<Request> run_requests(const std::string& yaml) {
+/// A run's requests in id order and the engine's statistics.
+struct CheckedRun {
+  std::vector<Request> requests;
+  RunStats stats;
+};
+
+/// Builds and runs a scenario with the engine's invariant checks on.
+inline CheckedRun run_checked(const std::string& yaml) {
   Scenario sc = build_scenario(doc_of(yaml));
   Simulation sim(std::move(sc.components), /*check=*/true);
   CollectingRecorder rec;
   sim.add_recorder(rec);
   sim.run();
-  return rec.by_id();
+  return {rec.by_id(), sim.stats()};
+}
+
+/// Runs a scenario and returns its requests in id order.
+inline std::vector<Request> run_requests(const std::string& yaml) {
+  return run_checked(yaml).requests;
 }
 
 /// The InputError message of building and running `yaml`, or "(no error)".

@@ -37,13 +37,9 @@ struct Run {
 };
 
 Run run(const std::string& yaml) {
-  Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components), /*check=*/true);
-  CollectingRecorder rec;
-  sim.add_recorder(rec);
-  sim.run();
-  REQUIRE(sim.stats().autoscale.has_value());
-  return {rec.by_id(), *sim.stats().autoscale};
+  CheckedRun r = run_checked(yaml);
+  REQUIRE(r.stats.autoscale.has_value());
+  return {std::move(r.requests), *r.stats.autoscale};
 }
 
 }  // namespace

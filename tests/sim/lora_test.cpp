@@ -29,19 +29,9 @@ std::string lora_section(int adapters, int max_loras, int max_cpu_loras) {
       adapters, max_loras, max_cpu_loras);
 }
 
-struct Run {
-  std::vector<Request> requests;
-  RunStats stats;
-};
+using Run = CheckedRun;
 
-Run run(const std::string& yaml) {
-  Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components), /*check=*/true);
-  CollectingRecorder rec;
-  sim.add_recorder(rec);
-  sim.run();
-  return {rec.by_id(), sim.stats()};
-}
+Run run(const std::string& yaml) { return run_checked(yaml); }
 
 // A trace with an adapter column: rows "arrival_s,prompt,output,adapter".
 std::string with_adapters(const std::string& rows, const std::string& extra,

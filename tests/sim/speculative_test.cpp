@@ -23,19 +23,9 @@ const std::string k_ngram_all =
     "speculative: {method: ngram, k: 3, acceptance: {rate: 1}, "
     "proposer: {host_ms: 0.25}}\n";
 
-struct Run {
-  std::vector<Request> requests;
-  RunStats stats;
-};
+using Run = CheckedRun;
 
-Run run(const std::string& yaml) {
-  Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components), /*check=*/true);
-  CollectingRecorder rec;
-  sim.add_recorder(rec);
-  sim.run();
-  return {rec.by_id(), sim.stats()};
-}
+Run run(const std::string& yaml) { return run_checked(yaml); }
 
 std::string one_request(const std::string& speculative, const std::string& scheduler = k_vllm) {
   return trace_scenario("0,4,9\n", k_linear, scheduler, k_kv) + speculative;
