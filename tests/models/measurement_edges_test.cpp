@@ -90,4 +90,55 @@ TEST_CASE(
   }
 }
 
+namespace {
+
+/// Vidur's excerpt with `cpu_overheads.csv` replaced by `rows` (model_name, TP, batch and four
+/// medians that sum to the step's CPU time); what read_vidur_tables makes of it at TP 2.
+MeasurementSet vidur_with_overheads(const std::string& rows) {
+  const fs::path src = fs::path(SERVESIM_SOURCE_DIR) / "tests/data/vidur-a100";
+  const fs::path d = temp_dir();
+  for (const auto& e : fs::directory_iterator(src))
+    fs::copy_file(e.path(), d / e.path().filename());
+  std::ofstream(d / "cpu_overheads.csv", std::ios::trunc)
+      << "model_name,tensor_parallel_degree,batch_size,schedule_median,sampler_e2e_median,"
+         "prepare_inputs_e2e_median,process_model_outputs_median\n"
+      << rows;
+  MeasurementFilter f;
+  f.layers = 2;
+  return read_vidur_tables(d.string(), f);
+}
+
+}  // namespace
+
+TEST_CASE("vidur: the CPU overhead is fitted to the rows of the tables' TP degree only",
+          "[models][vidur]") {
+  // At TP 2, model A: 1 ms at batch 8 and 2 ms at batch 16 (0.125 ms a sequence, 0 a step).
+  // Rows at TP 4, of A and of another model, are passed over.
+  const MeasurementSet set = vidur_with_overheads(
+      "A,2,8,0.25,0.25,0.25,0.25\n"
+      "A,4,8,1,1,1,1\n"
+      "B,4,8,1,1,1,1\n"
+      "A,2,16,0.5,0.5,0.5,0.5\n");
+  REQUIRE(set.cpu_overhead);
+  CHECK(set.cpu_overhead->overhead.per_sequence_ms == Approx(0.125).epsilon(1e-9));
+  CHECK(set.cpu_overhead->overhead.per_step_ms == Approx(0).margin(1e-12));
+  CHECK(set.cpu_overhead->points == 2);
+  CHECK_THAT(set.cpu_overhead_source, Catch::EndsWith("cpu_overheads.csv for A at TP 2"));
+  // One batch size at TP 2 (the others at TP 4): no line to fit.
+  const MeasurementSet one = vidur_with_overheads("A,2,8,1,1,1,1\nA,4,16,1,1,1,1\n");
+  CHECK_FALSE(one.cpu_overhead);
+  CHECK_THAT(one.cpu_overhead_source,
+             Catch::EndsWith("cpu_overheads.csv: one batch size only for A at TP 2"));
+  // Two models at TP 2: none is chosen without --source-model.
+  const MeasurementSet two = vidur_with_overheads("A,2,8,1,1,1,1\nB,2,8,1,1,1,1\n");
+  CHECK_FALSE(two.cpu_overhead);
+  CHECK_THAT(two.cpu_overhead_source,
+             Catch::EndsWith("cpu_overheads.csv: several models at TP 2 (A, B); choose one with "
+                             "--source-model"));
+  // No row at TP 2.
+  const MeasurementSet none = vidur_with_overheads("A,4,8,1,1,1,1\n");
+  CHECK_FALSE(none.cpu_overhead);
+  CHECK_THAT(none.cpu_overhead_source, Catch::EndsWith("cpu_overheads.csv: no rows at TP 2"));
+}
+
 }  // namespace t_models_measurement_edges_test
