@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "core/errors.h"
+#include "models/catalog.h"
 #include "models/expert_parallel.h"
 #include "models/fit.h"
 #include "models/layer_profile.h"
@@ -269,6 +270,26 @@ TEST_CASE("all-to-all: measured GPU counts within a node read the table, the res
                              "1099511627776"));
   CHECK_THAT(error("alltoall,half,2,1099511627777,1"),
              Catch::Contains("column message_size = \"1099511627777\""));
+}
+
+TEST_CASE("catalog: a hardware file's one dense peak may be of 1 TFLOPS or less", "[models]") {
+  // The file must give at least one peak above 0 (a map of none is refused, see
+  // catalog_test.cpp); a small one counts.
+  const std::string chip = R"(name: chip
+source: written for this test
+memory_gb: 10
+memory_bandwidth_gb_per_s: 100
+peak_tflops: {bf16: PEAK}
+interconnect_gb_per_s: 10
+memory_gib: 9
+tables: none
+prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
+)";
+  for (const char* peak : {"1", "0.5"}) {
+    std::string yaml = chip;
+    yaml.replace(yaml.find("PEAK"), 4, peak);
+    CHECK(parse_hardware(yaml, "chip.yaml").supported_dtypes() == std::vector<std::string>{"bf16"});
+  }
 }
 
 }  // namespace t_models_model_edges_test
