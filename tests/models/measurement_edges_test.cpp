@@ -1,10 +1,12 @@
 // The measurement readers at their edges: which Splitwise filters pick one group out of several,
 // and which layer-profile attention rows become whole-step samples and with what shape.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "core/errors.h"
 #include "models/fit.h"
@@ -139,6 +141,63 @@ TEST_CASE("vidur: the CPU overhead is fitted to the rows of the tables' TP degre
   const MeasurementSet none = vidur_with_overheads("A,4,8,1,1,1,1\n");
   CHECK_FALSE(none.cpu_overhead);
   CHECK_THAT(none.cpu_overhead_source, Catch::EndsWith("cpu_overheads.csv: no rows at TP 2"));
+}
+
+TEST_CASE("vidur: attention rows of another shape or TP are passed over, each key column alone",
+          "[models][vidur]") {
+  // Each row of the excerpt's attention.csv again four times, with one of n_embd, n_q_head,
+  // n_kv_head and the TP degree off by one and every time 999 ms: the composed steps must not
+  // change.
+  const fs::path src = fs::path(SERVESIM_SOURCE_DIR) / "tests/data/vidur-a100";
+  const fs::path d = temp_dir();
+  for (const auto& e : fs::directory_iterator(src))
+    fs::copy_file(e.path(), d / e.path().filename());
+  std::ifstream in(src / "attention.csv");
+  std::string header;
+  std::getline(in, header);
+  const auto split = [](const std::string& line) {
+    std::vector<std::string> out;
+    std::string cell;
+    for (char ch : line + ",") {
+      if (ch == ',') {
+        out.push_back(cell);
+        cell.clear();
+      } else {
+        cell += ch;
+      }
+    }
+    return out;
+  };
+  const std::vector<std::string> names = split(header);
+  const auto column = [&](const std::string& name) {
+    const auto it = std::find(names.begin(), names.end(), name);
+    REQUIRE(it != names.end());
+    return static_cast<size_t>(it - names.begin());
+  };
+  const size_t keys[] = {column("n_embd"), column("n_q_head"), column("n_kv_head"),
+                         column("num_tensor_parallel_workers")};
+  std::string text = header + "\n", extra;
+  for (std::string row; std::getline(in, row);) {
+    text += row + "\n";
+    for (size_t k : keys) {
+      auto cells = split(row);
+      cells[k] = std::to_string(std::stoll(cells[k]) + 1);
+      for (size_t c = 0; c < cells.size(); ++c)
+        if (names[c].rfind("time_stats.", 0) == 0 && !cells[c].empty()) cells[c] = "999";
+      for (size_t c = 0; c < cells.size(); ++c) extra += (c ? "," : "") + cells[c];
+      extra += "\n";
+    }
+  }
+  std::ofstream(d / "attention.csv", std::ios::trunc) << text << extra;
+  MeasurementFilter f;
+  f.layers = 2;
+  const MeasurementSet plain = read_vidur_tables(src.string(), f);
+  const MeasurementSet mixed = read_vidur_tables(d.string(), f);
+  REQUIRE(mixed.samples.size() == plain.samples.size());
+  for (size_t i = 0; i < plain.samples.size(); ++i) {
+    INFO(plain.samples[i].label);
+    CHECK(mixed.samples[i].ms == plain.samples[i].ms);
+  }
 }
 
 }  // namespace t_models_measurement_edges_test
