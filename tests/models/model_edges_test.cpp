@@ -23,6 +23,7 @@
 #include "models/operator_table_readers.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 namespace t_models_model_edges_test {
 
@@ -290,6 +291,28 @@ prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
     yaml.replace(yaml.find("PEAK"), 4, peak);
     CHECK(parse_hardware(yaml, "chip.yaml").supported_dtypes() == std::vector<std::string>{"bf16"});
   }
+}
+
+TEST_CASE(
+    "operator: without data parallelism a MoE's expert_parallel need not span the "
+    "tensor-parallel group",
+    "[models][operator]") {
+  // tiny-moe at tensor_parallel 2 with the default expert_parallel 1 passes the settings' checks
+  // (only data_parallel > 1 ties expert_parallel to the whole group) and goes on to the tables,
+  // which measured moe_tp 1 only.
+  const std::string tiny = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny";
+  const auto build = [&](const std::string& extra) {
+    (void)make_step_time_model(
+        Cfg::root(doc_of("kind: operator\nmodel: " + tiny +
+                         "/tiny-moe.yaml\nhardware: h100-sxm\noperators: "
+                         "{source: tables, path: " +
+                         tiny + ", gpu: tiny_gpu, engine: vllm}\n" + extra)));
+  };
+  CHECK_THROWS_WITH(build("tensor_parallel: 2\n"),
+                    Catch::Contains("no rows for 4 experts of hidden 256 x inter 128, top-2, in "
+                                    "bfloat16 at moe_tp 2 moe_ep 1"));
+  CHECK_THROWS_WITH(build("tensor_parallel: 2\nexpert_parallel: 1\n"),
+                    Catch::Contains("at moe_tp 2 moe_ep 1"));
 }
 
 }  // namespace t_models_model_edges_test
