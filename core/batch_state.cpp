@@ -94,6 +94,7 @@ void BatchState::abandon(uint32_t slot, EndCause cause, std::string reason) {
     m_kv->release(r);
     m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
     std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+    m_decode_run = DecodeRun{};
   }
   r.state = RequestState::Abandoned;
   r.end_cause = cause;
@@ -128,6 +129,7 @@ void SchedulerView::preempt(uint32_t slot) {
   ++m_preemptions;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_decode_run = DecodeRun{};
   m_adapters.replan();
   put_waiting(slot, true);
 }
@@ -144,6 +146,7 @@ void SchedulerView::preempt_swap(uint32_t slot) {
   m_swapped[slot] = 1;
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
   std::erase_if(m_plan, [slot](const StepEntry& e) { return e.slot == slot; });
+  m_decode_run = DecodeRun{};
   m_adapters.replan();
   put_waiting(slot, true);
 }

@@ -5,9 +5,11 @@
 // a BatchState and gives its scheduler the view, so a scheduler cannot reach the engine's
 // operations. All changes of a request's state go through the operations here, so the engine's
 // invariants hold whatever the scheduler does.
+#include <climits>
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "core/adapter_gate.h"
@@ -34,6 +36,15 @@ struct StepEntry {
   [[nodiscard]] int32_t tokens() const {
     return prefill_tokens > 1 || kind == EntryKind::Prefill ? prefill_tokens : 1;
   }
+};
+
+/// The sums of the plan's leading one-token decodes, taken by a scheduler while it writes them
+/// (the continuous scheduler's first pass reads each context anyway), so that the engine sizes
+/// the step without walking them again: plan()[0, entries) are {slot, Decode, 0} entries and
+/// `read` is the sum over them of context_tokens + 1, `longest` and `shortest` its extremes.
+struct DecodeRun {
+  uint32_t entries = 0;
+  int64_t read = 0, longest = 0, shortest = INT64_MAX;
 };
 
 /// A decode of `tokens` tokens: one, or a verify of tokens - 1 drafts.
@@ -63,6 +74,10 @@ class SchedulerView {
   /// The step being planned (cleared by the engine when the step ends).
   [[nodiscard]] std::vector<StepEntry>& plan() { return m_plan; }
   [[nodiscard]] const std::vector<StepEntry>& plan() const { return m_plan; }
+  /// Records that the plan starts with the one-token decodes `run` describes (see DecodeRun).
+  /// Any removal from the plan (a preemption) forgets it, so it only ever describes the plan.
+  /// REQUIRES: run.entries <= plan().size() and the entries are as DecodeRun says.
+  void set_decode_run(const DecodeRun& run) { m_decode_run = run; }
   /// Requests that produced their last token in the step just ended (valid in after_step).
   [[nodiscard]] int32_t finished_this_step() const { return m_finished_this_step; }
   /// True when no further arrival is known to be coming: the workload has delivered everything
@@ -145,6 +160,7 @@ class SchedulerView {
   std::deque<uint32_t> m_waiting;
   std::vector<uint32_t> m_running;
   std::vector<StepEntry> m_plan;
+  DecodeRun m_decode_run;  // the plan's leading decodes, when the scheduler gave them
   std::unique_ptr<KvManager> m_kv;
   Time m_now;
   Time m_wake = Time::max();
@@ -166,6 +182,8 @@ class BatchState : public SchedulerView {
  public:
   explicit BatchState(std::unique_ptr<KvManager> kv) : SchedulerView(std::move(kv)) {}
 
+  /// The plan's leading decodes as the scheduler gave them (entries 0: none), forgotten here.
+  [[nodiscard]] DecodeRun take_decode_run() { return std::exchange(m_decode_run, DecodeRun{}); }
   /// The overhead accumulated for the step being started, reset to zero.
   [[nodiscard]] Time take_step_overhead() {
     const Time t = m_step_overhead;

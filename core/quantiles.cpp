@@ -125,17 +125,11 @@ QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
 void QuantileSketch::add_all(std::span<const double> vs) {
   if (vs.empty()) return;
   if (m_count == 0) m_min = m_max = vs.front();
+  // Each value is read once: its place (kept, or counted in its bucket) and the running sum,
+  // minimum and maximum in the same loop, the figures in registers. The sum is taken in the
+  // values' order, as add() would; which values are kept or counted in which order does not
+  // change the figures, only the sorted flag needs them in order.
   double sum = m_sum, lo = m_min, hi = m_max;
-  for (const double v : vs) {
-    lo = v < lo ? v : lo;
-    hi = hi < v ? v : hi;
-    sum += v;
-  }
-  m_sum = sum;
-  m_min = lo;
-  m_max = hi;
-  // Which values are kept or counted in which order does not change the figures; only the
-  // sorted flag needs them in order.
   size_t i = 0;
   while (i < vs.size() && !m_histogram_mode) {
     if (m_tail_n == m_tail_cap) {
@@ -148,11 +142,16 @@ void QuantileSketch::add_all(std::span<const double> vs) {
     const size_t k = std::min(room, vs.size() - i);
     bool sorted = m_sorted;
     double last = m_last;
+    double* out = m_tail + m_tail_n;
+    const double* in = vs.data() + i;
     for (size_t j = 0; j < k; ++j) {
-      const double v = vs[i + j];
+      const double v = in[j];
+      lo = v < lo ? v : lo;
+      hi = hi < v ? v : hi;
+      sum += v;
       if ((m_count > 0 || j > 0) && v < last) sorted = false;
       last = v;
-      m_tail[m_tail_n + j] = v;
+      out[j] = v;
     }
     m_sorted = sorted;
     m_last = last;
@@ -162,8 +161,17 @@ void QuantileSketch::add_all(std::span<const double> vs) {
     if (static_cast<size_t>(m_count) > m_limit) to_histogram();
   }
   int64_t* buckets = m_buckets.data();
-  for (size_t j = i; j < vs.size(); ++j) ++buckets[bucket_of(vs[j])];
+  for (size_t j = i; j < vs.size(); ++j) {
+    const double v = vs[j];
+    lo = v < lo ? v : lo;
+    hi = hi < v ? v : hi;
+    sum += v;
+    ++buckets[bucket_of(v)];
+  }
   m_count += static_cast<int64_t>(vs.size() - i);
+  m_sum = sum;
+  m_min = lo;
+  m_max = hi;
 }
 
 void QuantileSketch::new_chunk() {

@@ -104,15 +104,17 @@ class QuantileSketch {
 
   /// The bucket of v: frexp's exponent and the top k_sub_bits bits of the fraction, read from
   /// the double's bits (frexp's f in [0.5, 1) is 0.5 + mantissa / 2^53, so (f - 0.5) * 2 *
-  /// k_per_exp, truncated, is the mantissa's top bits exactly).
+  /// k_per_exp, truncated, is the mantissa's top bits exactly). The biased exponent and those
+  /// bits are one shift of the bits, and the buckets start at biased exponent k_first_biased:
+  /// so the bucket is that shift less an offset, clamped (zero, subnormals and, the sign bit
+  /// making the shifted bits negative, -0.0 land in bucket 0; values of exponent above
+  /// k_max_exp in the last). One shift, one subtraction and two compares, without branches.
   static size_t bucket_of(double v) {
-    if (!(v > 0)) return 0;
-    const auto bits = std::bit_cast<uint64_t>(v);
-    const int e = static_cast<int>((bits >> 52) & 0x7ff) - 1022;  // frexp's exponent (normal v)
-    if (e <= k_min_exp) return 0;  // subnormals too (their exponent is below -1021)
-    if (e > k_max_exp) return k_buckets - 1;
-    const auto sub = static_cast<size_t>((bits >> (52 - k_sub_bits)) & (k_per_exp - 1));
-    return static_cast<size_t>(e - 1 - k_min_exp) * k_per_exp + sub;
+    constexpr int k_first_biased = 1023 + k_min_exp;  // frexp exponent k_min_exp + 1
+    constexpr int64_t k_offset = int64_t{k_first_biased} << k_sub_bits;
+    const int64_t i = (std::bit_cast<int64_t>(v) >> (52 - k_sub_bits)) - k_offset;
+    const int64_t last = static_cast<int64_t>(k_buckets) - 1;
+    return static_cast<size_t>(i < 0 ? 0 : (i > last ? last : i));
   }
 
   void new_chunk();

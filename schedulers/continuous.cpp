@@ -76,6 +76,8 @@ class ContinuousScheduler final : public Scheduler {
     const size_t planned = plan.size();
     plan.resize(planned + fast_end);
     StepEntry* out = plan.data() + planned;
+    // The decodes' sums for the step's shape, taken here (the engine then skips these entries).
+    int64_t read = 0, longest = 0, shortest = INT64_MAX;
     for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
       const uint32_t slot = running[i];
       Request& r = s.req(slot);
@@ -83,10 +85,16 @@ class ContinuousScheduler final : public Scheduler {
         saw_prefill = true;
         continue;
       }
-      if (!kv.grow(r, r.context_tokens + 1)) break;  // needs a preemption: the slow loop
+      const int64_t next = int64_t{r.context_tokens} + 1;
+      if (!kv.grow(r, next)) break;  // needs a preemption: the slow loop
       *out++ = {slot, EntryKind::Decode, 0};
+      read += next;
+      longest = std::max(longest, next);
+      shortest = std::min(shortest, next);
     }
     plan.resize(static_cast<size_t>(out - plan.data()));
+    if (planned == 0)  // a later preemption, dropping an entry, makes the view forget it
+      s.set_decode_run({static_cast<uint32_t>(plan.size()), read, longest, shortest});
     m_budget -= static_cast<int64_t>(plan.size());
     for (; i < running.size() && m_budget > 0; ++i) {
       const uint32_t slot = running[i];

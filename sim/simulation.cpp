@@ -422,6 +422,9 @@ void Simulation::try_start_step(uint32_t rep_index) {
   }
   if (m_lora) state.begin_adapter_step();
   rep.scheduler->plan_step(state);
+  // The leading decodes the scheduler summed as it planned them are not walked again.
+  const DecodeRun run = state.take_decode_run();
+  if (m_check) check_decode_run(rep_index, run);
   const Time wake = state.take_wake();
   const auto& plan = state.plan();
   if (plan.empty()) {
@@ -435,10 +438,12 @@ void Simulation::try_start_step(uint32_t rep_index) {
   StepShape shape;
   const std::vector<Request>& reqs = state.slots();
   // The hot loop of a run: the decodes' sums in locals, which stay in registers.
-  int32_t decodes = 0;
-  int64_t decode_read = 0, longest = 0, shortest = INT64_MAX, verify_tokens = 0;
-  int32_t prefill_sequences = 0, decode_tokens = 0;  // for the StepRecord
-  for (const StepEntry& e : plan) {
+  auto decodes = static_cast<int32_t>(run.entries);
+  int64_t decode_read = run.read, longest = run.longest, shortest = run.shortest;
+  int64_t verify_tokens = 0;
+  int32_t prefill_sequences = 0, decode_tokens = decodes;  // for the StepRecord
+  for (auto it = plan.begin() + run.entries; it != plan.end(); ++it) {
+    const StepEntry& e = *it;
     const Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode && e.prefill_tokens > 1) {
       // A verify: a query of 1 + drafts tokens over the stored context, as a prefill chunk is
@@ -588,6 +593,28 @@ void Simulation::finish_step(uint32_t rep_index) {
   state.plan().clear();
   rep.busy = false;
   if (m_check) check_invariants(rep_index, "after the step");
+}
+
+void Simulation::check_decode_run(uint32_t rep_index, const DecodeRun& run) const {
+  const BatchState& state = m_reps[rep_index].state;
+  DecodeRun sums;
+  const auto& plan = state.plan();
+  for (uint32_t k = 0; k < run.entries && k < plan.size(); ++k) {
+    const StepEntry& e = plan[k];
+    if (e.kind != EntryKind::Decode || e.prefill_tokens != 0) break;
+    const int64_t read = int64_t{state.req(e.slot).context_tokens} + 1;
+    ++sums.entries;
+    sums.read += read;
+    sums.longest = std::max(sums.longest, read);
+    sums.shortest = std::min(sums.shortest, read);
+  }
+  if (sums.entries != run.entries || sums.read != run.read || sums.longest != run.longest ||
+      (run.entries > 0 && sums.shortest != run.shortest))
+    throw InvariantError(fmt::format(
+        "invariant broken after planning step {} at {} ns: the scheduler's decode sums ({} "
+        "entries, {} tokens read, longest {}) differ from the plan's ({}, {}, {})",
+        m_stats.replicas[rep_index].steps, m_now.count_ns(), run.entries, run.read, run.longest,
+        sums.entries, sums.read, sums.longest));
 }
 
 void Simulation::check_invariants(uint32_t rep_index, const char* when) {

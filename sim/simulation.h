@@ -318,6 +318,8 @@ class Simulation {
   /// nothing; each request in at most one of queue and batch, in a state that matches; no
   /// request has produced more tokens than it asked for.
   void check_invariants(uint32_t rep, const char* when);
+  /// With `check`: the scheduler's DecodeRun matches the plan it describes.
+  void check_decode_run(uint32_t rep, const DecodeRun& run) const;
 
   Components m_c;
   std::vector<Replica> m_reps;
