@@ -149,6 +149,47 @@ Located locate(const Catalogue& cat, const std::string& s, const std::string& ba
   return {ss.str(), path, {}};
 }
 
+/// `attention:` (mha, gqa, mqa, mla; the default from kv_heads), `mla:` with `attention: mla`,
+/// and a MoE model's `dense_layers`, `dense_intermediate_size` and `shared_experts`.
+void read_layer_kinds(const Cfg& c, ModelSpec& m) {
+  const std::string derived = m.kv_heads == m.attention_heads ? "mha"
+                              : m.kv_heads == 1               ? "mqa"
+                                                              : "gqa";
+  const std::string kind = c.get_choice("attention", derived, {"gqa", "mha", "mla", "mqa"});
+  if (kind != "mla" && kind != derived)
+    c.fail("attention", fmt::format("is {} but kv_heads ({}) and attention_heads ({}) make it {}",
+                                    kind, m.kv_heads, m.attention_heads, derived));
+  m.attention = kind == "mha"   ? AttentionKind::Mha
+                : kind == "gqa" ? AttentionKind::Gqa
+                : kind == "mqa" ? AttentionKind::Mqa
+                                : AttentionKind::Mla;
+  if (m.is_mla()) {
+    const Cfg a = c.child("mla");
+    m.mla.q_lora_rank = a.get_int("q_lora_rank", 0, {0, int64_t{1} << 24});
+    m.mla.kv_lora_rank = a.get_int("kv_lora_rank", k_dim);
+    m.mla.qk_rope_head_dim = a.get_int("qk_rope_head_dim", k_dim);
+    m.mla.qk_nope_head_dim = a.get_int("qk_nope_head_dim", k_dim);
+    m.mla.v_head_dim = a.get_int("v_head_dim", k_dim);
+  } else if (c.has("mla")) {
+    c.fail("mla", "only with attention: mla");
+  }
+  const std::optional<int64_t> dense = c.optional_int("dense_layers", {0, int64_t{1} << 24});
+  const std::optional<int64_t> width = c.optional_int("dense_intermediate_size", k_dim);
+  const std::optional<int64_t> shared = c.optional_int("shared_experts", {0, 1 << 20});
+  if (m.experts == 0) {
+    for (const char* k : {"dense_layers", "dense_intermediate_size", "shared_experts"})
+      if (c.has(k)) c.fail(k, "only for a mixture of experts (no experts given)");
+    return;
+  }
+  m.dense_layers = dense.value_or(0);
+  if (m.dense_layers >= m.layers)
+    c.fail("dense_layers", fmt::format("must be below layers ({})", m.layers));
+  if (m.dense_layers > 0 && !width)
+    c.fail("dense_layers", "give dense_intermediate_size, the dense layers' MLP width");
+  m.dense_intermediate_size = width.value_or(0);
+  m.shared_experts = shared.value_or(0);
+}
+
 /// Cross-field rules, each naming both values.
 void validate_model(const Cfg& c, ModelSpec& m, bool head_dim_given) {
   if (m.attention_heads % m.kv_heads != 0)
@@ -209,7 +250,13 @@ double ModelSpec::active_weight_bytes(Dtype d) const {
   return static_cast<double>(active_parameters) * dtype_bytes(d);
 }
 
+double ModelSpec::routed_expert_parameters() const {
+  return static_cast<double>(moe_layers()) * static_cast<double>(experts) * 3.0 *
+         static_cast<double>(hidden_size) * static_cast<double>(intermediate_size);
+}
+
 double ModelSpec::kv_bytes_per_token(Dtype d) const {
+  if (is_mla()) return static_cast<double>(layers * mla.latent()) * dtype_bytes(d);
   return 2.0 * static_cast<double>(layers * kv_heads * head_dim) * dtype_bytes(d);
 }
 
@@ -245,6 +292,7 @@ ModelSpec parse_model(const std::string& text, const std::string& file) {
   m.experts = c.optional_int("experts", {2, 1 << 20}).value_or(0);
   m.experts_per_token = c.optional_int("experts_per_token", {1, 1 << 20}).value_or(0);
   m.max_context_tokens = c.get_int("max_context_tokens", k_context_tokens);
+  read_layer_kinds(c, m);
   doc->check_all_read();
   validate_model(c, m, head_dim.has_value());
   return m;

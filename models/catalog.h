@@ -30,6 +30,24 @@ inline constexpr size_t k_dtype_count = 6;
 /// Reads `key` of `c` as a dtype name, `def` when absent; the message lists the valid names.
 [[nodiscard]] Dtype read_dtype(const Cfg& c, const std::string& key, Dtype def);
 
+/// Multi-head latent attention (DeepSeek-V2/V3, `attention: mla`): queries through a rank
+/// q_lora_rank bottleneck, keys and values from one compressed latent of kv_lora_rank per token
+/// plus a shared rotary key of qk_rope_head_dim; the KV cache stores that latent and rotary key
+/// alone (docs/mla.md).
+struct MlaSpec {
+  int64_t q_lora_rank = 0;  ///< 0: the queries are projected directly from the hidden state
+  int64_t kv_lora_rank = 0;
+  int64_t qk_rope_head_dim = 0;
+  int64_t qk_nope_head_dim = 0;
+  int64_t v_head_dim = 0;
+  /// One token's cache entry in one layer, in elements: kv_lora_rank + qk_rope_head_dim.
+  [[nodiscard]] int64_t latent() const { return kv_lora_rank + qk_rope_head_dim; }
+};
+
+/// How a model's attention stores K and V: one pair per query head (mha), per group of them
+/// (gqa), one for all (mqa), or one compressed latent (mla).
+enum class AttentionKind : uint8_t { Mha, Gqa, Mqa, Mla };
+
 struct ModelSpec {
   std::string name;
   std::string source;  ///< the published config the figures come from
@@ -45,13 +63,25 @@ struct ModelSpec {
   int64_t experts = 0;            ///< 0 for a dense model
   int64_t experts_per_token = 0;  ///< 0 for a dense model
   int64_t max_context_tokens = 0;
+  AttentionKind attention = AttentionKind::Mha;  ///< `attention:`, else from kv_heads
+  MlaSpec mla;                                   ///< `mla:`, with attention == Mla only
+  int64_t dense_layers = 0;             ///< the first layers of a MoE model with a dense MLP
+  int64_t dense_intermediate_size = 0;  ///< their MLP width
+  int64_t shared_experts = 0;  ///< experts every token runs besides its routed ones, each layer
 
   [[nodiscard]] bool is_moe() const { return experts > 0; }
+  [[nodiscard]] bool is_mla() const { return attention == AttentionKind::Mla; }
+  /// Layers with a mixture of experts: layers - dense_layers (0 for a dense model).
+  [[nodiscard]] int64_t moe_layers() const { return is_moe() ? layers - dense_layers : 0; }
+  /// The routed experts' weights: moe_layers x experts x 3 x hidden x intermediate (gate, up and
+  /// down of each), the part that wide expert parallelism spreads over the group.
+  [[nodiscard]] double routed_expert_parameters() const;
   /// Bytes of all weights stored as `d`.
   [[nodiscard]] double weight_bytes(Dtype d) const;
   /// Bytes of the weights one token uses (all of them for a dense model).
   [[nodiscard]] double active_weight_bytes(Dtype d) const;
-  /// One token's K and V over all layers: 2 x layers x kv_heads x head_dim x bytes.
+  /// One token's K and V over all layers: 2 x layers x kv_heads x head_dim x bytes; with MLA the
+  /// latent and rotary key, layers x (kv_lora_rank + qk_rope_head_dim) x bytes.
   [[nodiscard]] double kv_bytes_per_token(Dtype d) const;
 };
 

@@ -151,9 +151,9 @@ std::filesystem::path nccl_table(const Cfg& ops) {
 }  // namespace
 
 WideEp read_wide_ep(const Cfg& c, const HardwareSpec& hw, int64_t ranks) {
-  static constexpr const char* k_keys[] = {"expert_skew",         "dispatch_dtype",
-                                           "gpus_per_node",       "intra_node_gb_per_s",
-                                           "inter_node_gb_per_s", "all_to_all_latency_us"};
+  static constexpr const char* k_keys[] = {
+      "expert_skew",         "dispatch_dtype",        "gpus_per_node",    "intra_node_gb_per_s",
+      "inter_node_gb_per_s", "all_to_all_latency_us", "two_batch_overlap"};
   WideEp w;
   if (ranks <= 1) {
     for (const char* key : k_keys)
@@ -162,6 +162,7 @@ WideEp read_wide_ep(const Cfg& c, const HardwareSpec& hw, int64_t ranks) {
   }
   w.ranks = static_cast<int32_t>(ranks);
   w.skew = c.get_real("expert_skew", 1.0, {1.0, 64.0});
+  w.two_batch_overlap = c.get_bool("two_batch_overlap", false);
   w.dispatch_bytes = c.get_choice("dispatch_dtype", "bf16", {"bf16", "fp8"}) == "fp8" ? 1 : 2;
   AllToAllLinks links;
   links.gpus_per_node = static_cast<double>(c.get_int("gpus_per_node", 8, {1, 1024}));
@@ -182,6 +183,11 @@ WideEp read_wide_ep(const Cfg& c, const HardwareSpec& hw, int64_t ranks) {
     ops.fail("", fmt::format("the all-to-all table cannot be read: {}", e.what()));
   }
   return w;
+}
+
+double two_batch_overlap_ms(double half_compute_ms, double half_comm_ms, double layers) {
+  return 2 * std::max(half_compute_ms, half_comm_ms) +
+         std::min(half_compute_ms, half_comm_ms) / std::max(1.0, layers);
 }
 
 }  // namespace servesim

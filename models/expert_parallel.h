@@ -97,17 +97,29 @@ struct WideEp {
   int32_t ranks = 1;          ///< data_parallel
   double skew = 1;            ///< expert_skew: the busiest GPU's expert tokens / the mean
   double dispatch_bytes = 2;  ///< per hidden element sent by dispatch (combine sends bf16)
+  /// two_batch_overlap: the step runs as two micro-batches, each one's all-to-alls hidden behind
+  /// the other's compute (SGLang's and TensorRT-LLM's two-batch overlap).
+  bool two_batch_overlap = false;
   std::shared_ptr<const AllToAll> all_to_all;
 };
 
 /// Reads the wide-EP keys of an operator section (expert_skew, dispatch_dtype, gpus_per_node,
-/// intra_node_gb_per_s, inter_node_gb_per_s, all_to_all_latency_us) for `ranks` > 1, and with
-/// `operators.source: tables` finds the GPU's nccl-*/nccl.csv; with `ranks` == 1 refuses them.
+/// intra_node_gb_per_s, inter_node_gb_per_s, all_to_all_latency_us, two_batch_overlap) for `ranks`
+/// > 1, and with `operators.source: tables` finds the GPU's nccl-*/nccl.csv; with `ranks` == 1
+/// refuses them.
 [[nodiscard]] WideEp read_wide_ep(const Cfg& c, const HardwareSpec& hw, int64_t ranks);
 
 /// Bytes each GPU sends in one MoE layer's dispatch (or, at 2 bytes an element, its combine):
 /// its `tokens` x the GPUs their top-k experts live on x hidden x bytes, times the skew.
 [[nodiscard]] double dispatch_bytes(double tokens, const MoeShape& shape, double element_bytes,
                                     double skew);
+
+/// A step under two-batch overlap, from one micro-batch's (half the step's) compute and
+/// all-to-all times, each summed over the layers: the two micro-batches alternate per layer, one
+/// computing while the other's dispatch or combine is in flight, so each layer takes the longer
+/// of the two and only one layer's shorter part is left uncovered at the edges:
+///   2 x max(compute, comm) + min(compute, comm) / layers.
+[[nodiscard]] double two_batch_overlap_ms(double half_compute_ms, double half_comm_ms,
+                                          double layers);
 
 }  // namespace servesim

@@ -51,7 +51,9 @@ struct Shape {
   int64_t layers = 0;
   int64_t kv_heads = 0;
   int64_t head_dim = 0;
-  std::string key;  ///< where a weights error points: "model" or "parameters"
+  int64_t mla_latent = 0;        ///< MLA: the cached latent and rotary key a layer; 0 otherwise
+  double expert_parameters = 0;  ///< the routed experts' weights (a catalogue MoE model)
+  std::string key;               ///< where a weights error points: "model" or "parameters"
 };
 
 Shape read_shape(const Cfg& m) {
@@ -71,7 +73,13 @@ Shape read_shape(const Cfg& m) {
       m.fail(k, fmt::format("given with {} (\"{}\", whose catalogue entry already says it): give "
                             "the model's name or its figures, not both",
                             m.key_path("model"), spec.name));
-  return {static_cast<double>(spec.parameters), spec.layers, spec.kv_heads, spec.head_dim, "model"};
+  return {static_cast<double>(spec.parameters),
+          spec.layers,
+          spec.kv_heads,
+          spec.head_dim,
+          spec.is_mla() ? spec.mla.latent() : 0,
+          spec.routed_expert_parameters(),
+          "model"};
 }
 
 /// The device memory in bytes and how to name it in messages.
@@ -166,7 +174,16 @@ KvMemory read_kv_memory(const Cfg& m) {
   const double kvbytes = read_dtype_bytes(m, "kv_dtype");
   const int64_t tp = m.get_int("tensor_parallel", 1, {1, 1024});
   f.reserved_bytes = plausible_real(m, "reserved_gib", 0.0, units::k_reserved_gib) * k_gib;
-  if (shape.kv_heads >= tp ? shape.kv_heads % tp != 0 : tp % shape.kv_heads != 0)
+  // Data-parallel attention ranks (docs/expert-parallelism.md): each holds its own requests' KV
+  // and a copy of the non-expert weights; the routed experts are spread over all of them.
+  const int64_t dp = m.get_int("data_parallel", 1, {1, 1024});
+  if (dp > 1 && shape.expert_parameters <= 0)
+    m.fail("data_parallel",
+           "only with a catalogue mixture-of-experts model (`model:`): its "
+           "routed experts are what the ranks share");
+  // MLA's latent is one "head" that every accelerator of a tensor-parallel group holds whole.
+  if (shape.mla_latent == 0 &&
+      (shape.kv_heads >= tp ? shape.kv_heads % tp != 0 : tp % shape.kv_heads != 0))
     m.fail("tensor_parallel",
            fmt::format("{} accelerators cannot share {} KV heads: tensor_parallel must divide the "
                        "KV heads, or be a multiple of them (each head is then replicated)",
@@ -180,8 +197,14 @@ KvMemory read_kv_memory(const Cfg& m) {
            fmt::format("more stages than the model's {} layers", shape.layers));
   const int64_t stage_layers = (shape.layers + pp - 1) / pp;
   f.weight_bytes = shape.parameters * wbytes / static_cast<double>(tp * pp);
-  f.kv_bytes_per_token =
-      kv_bytes_per_token_per_accelerator(stage_layers, shape.kv_heads, shape.head_dim, kvbytes, tp);
+  if (dp > 1)
+    f.weight_bytes = ((shape.parameters - shape.expert_parameters) / static_cast<double>(tp) +
+                      shape.expert_parameters / static_cast<double>(tp * dp)) *
+                     wbytes / static_cast<double>(pp);
+  f.kv_bytes_per_token = shape.mla_latent > 0
+                             ? static_cast<double>(stage_layers * shape.mla_latent) * kvbytes
+                             : kv_bytes_per_token_per_accelerator(stage_layers, shape.kv_heads,
+                                                                  shape.head_dim, kvbytes, tp);
 
   // Per accelerator: weights and KV heads are split tp ways; capacity counts the whole group.
   const double usable = f.device_bytes * f.utilization;
@@ -202,7 +225,8 @@ KvMemory read_kv_memory(const Cfg& m) {
                     f.utilization));
   const double pool_bytes =
       (usable - f.weight_bytes - f.reserved_bytes) * f.free_fraction.value_or(1.0);
-  const double tokens = std::floor(pool_bytes / f.kv_bytes_per_token);
+  const double tokens =
+      std::floor(pool_bytes / f.kv_bytes_per_token) * static_cast<double>(dp);  // every rank's
   if (tokens < 1) fail_capacity(m, shape.key, "no memory left for the KV cache after the weights");
   // The same bound as capacity_tokens; also keeps an absurd accelerator_gib (1e300, whose
   // usable memory overflows to infinity) from reaching the integer conversion.

@@ -30,6 +30,7 @@
 #include "models/expert_parallel.h"
 #include "models/factories.h"
 #include "models/log_interp.h"
+#include "models/mla.h"
 #include "models/operator_source.h"
 #include "models/operator_tables.h"
 #include "models/shape_roofline.h"
@@ -92,6 +93,13 @@ struct Layout {
   double kv_bytes = 2;  ///< per KV element stored
   WideEp wide;          ///< data-parallel attention ranks and their all-to-alls (ranks > 1)
   MoeRoofs moe_roofs;   ///< for an expert parallelism wider than the tables measured
+  // DeepSeek-style layers (docs/mla.md): the first dense_layers have a dense MLP of dense_inter,
+  // the others a MoE block plus shared experts of shared_inter in all; MLA attention.
+  double dense_layers = 0, dense_inter = 0, shared_inter = 0;
+  bool mla = false;
+  MlaLayer mla_layer;
+  std::shared_ptr<const OperatorSource> mla_roof;  ///< times MLA attention (no table has it)
+  double bf16_flops_per_ms = 1;
 };
 
 /// Sizes to sample an axis at: the source's breakpoints and the powers of two up to `max`.
@@ -107,33 +115,64 @@ std::vector<double> samples(const OperatorSource& src, std::initializer_list<Ope
 
 constexpr double k_activation_bytes = 2;  // bf16 activations
 
+/// A gated MLP of width `inter` (split tp ways) at t tokens: gate and up, down, SiLU x up.
+double mlp_ms(const OperatorSource& src, const Layout& l, double t, double inter) {
+  return src.gemm_ms(t, 2 * inter / l.tp, l.hidden, l.gemm) +
+         src.gemm_ms(t, l.hidden, inter / l.tp, l.gemm) +
+         src.elementwise_ms(3 * t * inter / l.tp * k_activation_bytes);
+}
+
 /// The whole step's work outside attention and the LM head at T tokens: every layer's GEMMs
 /// (or MoE block), all-reduces and elementwise passes, plus the embedding gather and final norm.
 double token_ms(const OperatorSource& src, const Layout& l, double t) {
   const double a = k_activation_bytes;
-  const double q = l.heads * l.head_dim, kv = l.kv_heads * l.head_dim;
-  double layer = src.gemm_ms(t, q + 2 * kv, l.hidden, l.gemm) + src.gemm_ms(t, l.hidden, q, l.gemm);
+  const double q = l.heads * l.head_dim;
+  double kv = l.kv_heads * l.head_dim, rotary = q + kv;
+  double layer = 0;
+  if (l.mla) {
+    // The rotary parts of the queries and the key; the latent and key into the cache.
+    layer = mla_projection_ms(src, l.mla_layer, t, l.gemm);
+    rotary = mla_rotary_elements(l.mla_layer);
+    kv = static_cast<double>(l.mla_layer.spec.latent()) / 2;
+  } else {
+    layer = src.gemm_ms(t, q + 2 * kv, l.hidden, l.gemm) + src.gemm_ms(t, l.hidden, q, l.gemm);
+  }
+  double moe_part = 0;  // what a MoE layer has that a dense one does not
   if (l.moe && l.wide.ranks > 1) {
     // t is one rank's tokens: its router, and its share of the dispatch and combine; the
     // experts themselves see every rank's tokens (moe_ms below).
     const AllToAll& a2a = *l.wide.all_to_all;
     const double gpus = l.moe_shape.moe_ep, each = t / l.tp;
-    layer += src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
-             a2a.ms(dispatch_bytes(each, l.moe_shape, l.wide.dispatch_bytes, l.wide.skew), gpus) +
-             a2a.ms(dispatch_bytes(each, l.moe_shape, 2, l.wide.skew), gpus);
+    moe_part = src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
+               a2a.ms(dispatch_bytes(each, l.moe_shape, l.wide.dispatch_bytes, l.wide.skew), gpus) +
+               a2a.ms(dispatch_bytes(each, l.moe_shape, 2, l.wide.skew), gpus);
   } else if (l.moe) {
-    layer += src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
-             src.moe_ms(t, l.moe_shape, l.moe_dtype, l.distribution);
+    moe_part = src.gemm_ms(t, l.moe_shape.experts, l.hidden, "bfloat16") +
+               src.moe_ms(t, l.moe_shape, l.moe_dtype, l.distribution);
   } else {
-    layer += src.gemm_ms(t, 2 * l.inter / l.tp, l.hidden, l.gemm) +
-             src.gemm_ms(t, l.hidden, l.inter / l.tp, l.gemm) +
-             src.elementwise_ms(3 * t * l.inter / l.tp * a);  // SiLU x up
+    moe_part = mlp_ms(src, l, t, l.inter);
   }
+  // Shared experts run on every rank for its own tokens, as a dense MLP.
+  if (l.shared_inter > 0) moe_part += mlp_ms(src, l, t, l.shared_inter);
+  layer += moe_part;
   if (l.tp > 1) layer += 2 * src.allreduce_ms(t * l.hidden, l.tp);
-  layer += 2 * src.elementwise_ms(4 * t * l.hidden * a)                    // residual add + RMSNorm
-           + src.elementwise_ms(2 * t * (q + kv) * a)                      // rotary on q and k
-           + src.elementwise_ms(2 * t * kv * (a + l.kv_bytes));            // K and V into the cache
-  return l.layers * layer + 2 * src.elementwise_ms(2 * t * l.hidden * a);  // embedding, norm
+  layer += 2 * src.elementwise_ms(4 * t * l.hidden * a)          // residual add + RMSNorm
+           + src.elementwise_ms(2 * t * rotary * a)              // rotary on q and k
+           + src.elementwise_ms(2 * t * kv * (a + l.kv_bytes));  // K and V into the cache
+  double total =
+      l.layers * layer + 2 * src.elementwise_ms(2 * t * l.hidden * a);  // embedding, norm
+  if (l.dense_layers > 0) total += l.dense_layers * (mlp_ms(src, l, t, l.dense_inter) - moe_part);
+  return total;
+}
+
+/// Every MoE layer's dispatch and combine at a rank's t tokens (data-parallel ranks only): the
+/// part of token_ms that two-batch overlap hides.
+double all_to_all_ms(const Layout& l, double t) {
+  const AllToAll& a2a = *l.wide.all_to_all;
+  const double gpus = l.moe_shape.moe_ep, each = t / l.tp;
+  return (l.layers - l.dense_layers) *
+         (a2a.ms(dispatch_bytes(each, l.moe_shape, l.wide.dispatch_bytes, l.wide.skew), gpus) +
+          a2a.ms(dispatch_bytes(each, l.moe_shape, 2, l.wide.skew), gpus));
 }
 
 class OperatorModel final : public StepTimeModel {
@@ -156,12 +195,25 @@ class OperatorModel final : public StepTimeModel {
     m_ranks = ranks;
     m_moe.emplace(std::move(moe_ms));
   }
+  /// Two-batch overlap (expert_parallel.h): `comm` is all_to_all_ms over a rank's tokens.
+  void set_overlap(LogCurve comm, double moe_layers) {
+    m_comm.emplace(std::move(comm));
+    m_moe_layers = moe_layers;
+  }
 
   double step_ms(const StepShape& s) const override {
     if (m_ranks == 1) return rank_ms(s);
     const double tokens = std::max<double>(
         1, static_cast<double>(s.prefill_tokens) + static_cast<double>(s.decode_sequences));
-    return rank_ms(busiest_rank(s, m_ranks)) + m_moe->at(tokens);
+    if (!m_comm) return rank_ms(busiest_rank(s, m_ranks)) + m_moe->at(tokens);
+    // Two micro-batches, each half of every rank's share: one's compute (its rank's share, the
+    // all-to-alls taken out, and its experts) against its all-to-alls.
+    const StepShape half = busiest_rank(s, 2 * m_ranks);
+    const double comm = m_comm->at(
+        std::max<double>(1, static_cast<double>(half.prefill_tokens + half.decode_sequences)));
+    const double compute =
+        std::max(0.0, rank_ms(half) - m_overhead_ms - comm) + m_moe->at(std::max(1.0, tokens / 2));
+    return m_overhead_ms + two_batch_overlap_ms(compute, comm, m_moe_layers);
   }
 
   double rank_ms(const StepShape& s) const {
@@ -228,7 +280,9 @@ class OperatorModel final : public StepTimeModel {
   StepWork m_work;
   double m_peak_bytes, m_peak_flops;
   int32_t m_ranks = 1;
-  std::optional<LogCurve> m_moe;  // layers x the busiest GPU's MoE block, over the step's tokens
+  std::optional<LogCurve> m_moe;   // layers x the busiest GPU's MoE block, over the step's tokens
+  std::optional<LogCurve> m_comm;  // two-batch overlap: the all-to-alls over a rank's tokens
+  double m_moe_layers = 1;
 };
 
 std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l, double overhead_ms,
@@ -237,8 +291,17 @@ std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l,
   // One query of each operator first, so that the tables it reads report their sizes.
   (void)token_ms(src, l, 1);
   (void)src.gemm_ms(1, l.vocab / l.tp, l.hidden, l.lm_head);
-  (void)src.generation_attention_ms(1, 1, h, "bfloat16", l.kv);
-  (void)src.context_attention_ms(1, 1, h, l.attention, l.kv);
+  // MLA attention from the shape-aware roofline (mla.h), the rest from `src`.
+  const auto generation = [&](double b, double kv) {
+    return l.mla ? mla_generation_ms(*l.mla_roof, b, kv, l.mla_layer, l.kv, l.bf16_flops_per_ms)
+                 : src.generation_attention_ms(b, kv, h, "bfloat16", l.kv);
+  };
+  const auto context = [&](double k, double len) {
+    return l.mla ? mla_context_ms(*l.mla_roof, k, len, l.mla_layer, l.attention, l.kv)
+                 : src.context_attention_ms(k, len, h, l.attention, l.kv);
+  };
+  (void)generation(1, 1);
+  (void)context(1, 1);
 
   const auto curve = [&](const std::vector<double>& xs, auto&& f) {
     std::vector<double> ys;
@@ -257,24 +320,24 @@ std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l,
     return LogGrid(xs, ys, z, 1.0);
   };
   LogGrid gen = grid(samples(src, {OperatorAxis::GenerationBatch}, 1 << 14),
-                     samples(src, {OperatorAxis::GenerationKv}, 1 << 21), [&](double b, double kv) {
-                       return src.generation_attention_ms(b, kv, h, "bfloat16", l.kv);
-                     });
-  LogGrid ctx = grid(
-      samples(src, {OperatorAxis::ContextBatch}, 1 << 12),
-      samples(src, {OperatorAxis::ContextLength}, 1 << 21),
-      [&](double k, double len) { return src.context_attention_ms(k, len, h, l.attention, l.kv); });
+                     samples(src, {OperatorAxis::GenerationKv}, 1 << 21), generation);
+  LogGrid ctx = grid(samples(src, {OperatorAxis::ContextBatch}, 1 << 12),
+                     samples(src, {OperatorAxis::ContextLength}, 1 << 21), context);
   auto model =
       std::make_unique<OperatorModel>(std::move(token_curve), std::move(seq_curve), std::move(gen),
                                       std::move(ctx), overhead_ms, work, peak_bytes, peak_flops);
   if (l.wide.ranks > 1) {
     double measured_ep = 0;
     const auto moe = [&](double t) {
-      return l.layers * wide_moe_ms(src, t * l.wide.skew, l.moe_shape, l.moe_dtype, l.distribution,
-                                    l.moe_roofs, measured_ep);
+      return (l.layers - l.dense_layers) * wide_moe_ms(src, t * l.wide.skew, l.moe_shape,
+                                                       l.moe_dtype, l.distribution, l.moe_roofs,
+                                                       measured_ep);
     };
     (void)moe(1);
     model->set_ranks(l.wide.ranks, curve(samples(src, {OperatorAxis::MoeTokens}, 1 << 22), moe));
+    if (l.wide.two_batch_overlap)
+      model->set_overlap(curve(tokens, [&](double t) { return all_to_all_ms(l, t); }),
+                         l.layers - l.dense_layers);
   }
   return model;
 }
@@ -304,6 +367,12 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
     c.fail("tensor_parallel", fmt::format("must divide {}'s {} KV heads, or be a multiple of them",
                                           model.name, model.kv_heads));
   l.heads = static_cast<double>(model.attention_heads / tp);
+  l.mla = model.is_mla();
+  l.mla_layer = {model.mla, l.hidden, l.heads};
+  l.dense_layers =
+      static_cast<double>(std::min(model.dense_layers, static_cast<int64_t>(l.layers)));
+  l.dense_inter = static_cast<double>(model.dense_intermediate_size);
+  l.shared_inter = static_cast<double>(model.shared_experts * model.intermediate_size);
   // Fewer KV heads than GPUs: each GPU keeps a copy of one (as vLLM replicates them).
   l.kv_heads = static_cast<double>(std::max<int64_t>(1, model.kv_heads / tp));
 
@@ -326,7 +395,9 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
              fmt::format("with data_parallel {} must be tensor_parallel x data_parallel ({}): "
                          "the experts are spread over the whole group",
                          dp, group));
-    if (group % ep != 0 || model.experts % ep != 0)
+    // With data-parallel ranks the experts need not divide the group: EPLB's redundant copies
+    // fill it (SGLang's 256 + 32 over 72 GPUs); a GPU then holds experts / ep on average.
+    if (group % ep != 0 || (dp == 1 && model.experts % ep != 0))
       c.fail("expert_parallel",
              fmt::format("must divide tensor_parallel ({}) and the {} experts", tp, model.experts));
     l.moe_shape = {l.hidden,
@@ -364,9 +435,10 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
   // are spread over the whole group; pipeline stages (models/pipeline.h) each hold their share
   // of the layers.
   const auto pp = static_cast<double>(c.get_int("pipeline_parallel", 1, {1, 1024}));
-  const double expert_bytes = l.wide.ranks > 1 ? l.layers * l.moe_shape.experts * 3 * l.hidden *
-                                                     l.inter * dtype_bytes(weight.storage)
-                                               : 0;
+  const double expert_bytes = l.wide.ranks > 1
+                                  ? (l.layers - l.dense_layers) * l.moe_shape.experts * 3 *
+                                        l.hidden * l.inter * dtype_bytes(weight.storage)
+                                  : 0;
   const double per_gpu = ((weight_bytes - expert_bytes) / l.tp +
                           expert_bytes / (l.tp * static_cast<double>(l.wide.ranks))) /
                          pp;
@@ -381,9 +453,13 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
   const Cfg ops = c.child("operators");
   const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops, hw);
   const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp);
+  // AIConfigurator's tables have no MLA attention: the shape-aware roofline times it, with the
+  // fit `operators.fit` names (default fit-all) whatever the GEMMs' source.
+  if (l.mla) l.mla_roof = make_shape_roofline_source(ops, hw);
   const double peak_flops =
       hw.peak_flops_per_s(weight.storage == Dtype::Bf16 ? Dtype::Bf16 : Dtype::Fp8)
           .value_or(hw.peak_flops_per_s(Dtype::Bf16).value_or(1e15));
+  l.bf16_flops_per_ms = hw.peak_flops_per_s(Dtype::Bf16).value_or(peak_flops) / 1e3;
   l.moe_roofs = {l.moe ? dtype_bytes(moe_storage) : 1, hw.bandwidth_bytes_per_s() / 1e3,
                  peak_flops / 1e3};
   try {

@@ -198,7 +198,7 @@ TEST_CASE("cli: list names the registered components", "[cli]") {
   CHECK_THAT(all.out, Catch::Contains(
                           "schedulers: continuous dynamic orca sarathi sglang static trtllm vllm"));
   CHECK_THAT(all.out, Catch::Contains("linear operator roofline table"));
-  CHECK_THAT(all.out, Catch::Contains("models: codellama-34b gpt2-small llama-2-13b"));
+  CHECK_THAT(all.out, Catch::Contains("models: codellama-34b deepseek-v3 gpt2-small llama-2-13b"));
   CHECK_THAT(all.out, Catch::Contains("hardware: a100-40gb a100-80gb"));
   CHECK_THAT(cli({"list", "models"}).out, Catch::Contains("\nllama-3.1-8b\n"));
   CHECK_THAT(cli({"list", "hardware"}).out, Catch::Contains("\nh100-sxm\n"));

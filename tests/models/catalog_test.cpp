@@ -220,7 +220,7 @@ TEST_CASE("catalog: an unknown name gets the close one and the valid ones, a pat
           "[models][catalog]") {
   CHECK_THROWS_WITH(load_model("llama-2-13"),
                     Catch::Contains("unknown model \"llama-2-13\" (did you mean llama-2-13b?) "
-                                    "(valid: codellama-34b, gpt2-small, "));
+                                    "(valid: codellama-34b, deepseek-v3, gpt2-small, "));
   CHECK_THROWS_WITH(load_hardware("h100-sx"), Catch::Contains("(did you mean h100-sxm?)"));
   // The name is echoed through quote_input: bytes that are not UTF-8 come out escaped (a
   // fuzzer's find: the raw bytes went into the message).
