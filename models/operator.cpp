@@ -452,7 +452,11 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
                        hw.memory_gb));
   const Cfg ops = c.child("operators");
   const std::unique_ptr<OperatorSource> src = k_sources.pick(ops, "source")(ops, hw);
-  const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp);
+  // With data-parallel attention a step's shape is the whole group's batch: each rank computes
+  // and reads the KV of its share (cost() per accelerator, docs/expert-parallelism.md), while
+  // every rank still reads its copy of the active weights (an upper bound for the experts).
+  const StepWork work = StepWork::of(model, weight.storage, kv.storage, l.tp)
+                            .shared_by_ranks(static_cast<double>(l.wide.ranks));
   // AIConfigurator's tables have no MLA attention: the shape-aware roofline times it, with the
   // fit `operators.fit` names (default fit-all) whatever the GEMMs' source.
   if (l.mla) l.mla_roof = make_shape_roofline_source(ops, hw);

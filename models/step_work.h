@@ -39,6 +39,16 @@ struct StepWork {
     }
     return w;
   }
+  /// The same work when `ranks` data-parallel attention ranks share a step's sequences: the
+  /// flops and the KV traffic of one rank, the weights read in full on each.
+  [[nodiscard]] StepWork shared_by_ranks(double ranks) const {
+    StepWork w = *this;
+    w.kv_bytes_per_token /= ranks;
+    w.flops_per_token /= ranks;
+    w.flops_per_pair /= ranks;
+    w.flops_per_prefill_pair /= ranks;
+    return w;
+  }
   [[nodiscard]] double bytes(const StepShape& s) const {
     const auto tokens = static_cast<double>(s.prefill_tokens + s.decode_sequences);
     return weight_bytes + (static_cast<double>(s.decode_context_tokens) +
