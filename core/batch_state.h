@@ -242,6 +242,9 @@ class BatchState : public SchedulerView {
   /// Every slot; free ones hold a request in state Pending.
   [[nodiscard]] const std::vector<Request>& slots() const { return m_requests; }
   [[nodiscard]] std::vector<Request>& mutable_slots() { return m_requests; }
+  /// The running batch, for an engine that hides some of it while the scheduler plans (the
+  /// batches in flight of sim/pipeline_engine.h) and puts them back in order after.
+  [[nodiscard]] std::vector<uint32_t>& mutable_running() { return m_running; }
 };
 
 }  // namespace servesim

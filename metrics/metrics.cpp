@@ -350,6 +350,7 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
   s.peak_in_flight = stats.peak_in_flight;
   s.prefix = stats.prefix;
   s.offload = stats.offload;
+  s.pipeline = pipeline_summary(stats.replicas);
   if (const std::optional<SpeculativeStats>& p = stats.speculative) {
     const auto share = [](double part, double whole) { return whole > 0 ? part / whole : 0.0; };
     s.speculative = SpeculativeSummary{

@@ -350,6 +350,21 @@ void for_each_field(const OffloadStats& o, F&& f) {
   f(Field("tiers"), o.tiers);
 }
 
+/// summary.json's pipeline block (sim/pipeline_engine.h, docs/metrics.md#pipeline).
+template <class F>
+void for_each_field(const PipelineStageSummary& p, F&& f) {
+  f(Field("busy_share"), p.busy_share);
+}
+
+template <class F>
+void for_each_field(const PipelineSummary& p, F&& f) {
+  f(Field("schedule"), p.schedule);
+  f(Field("stages"), p.stages);
+  f(Field("micro_batches_in_flight"), p.micro_batches_in_flight);
+  f(Field("bubble"), p.bubble);
+  f(Field("stage_busy").index("stage"), p.stage_busy);
+}
+
 /// How the recorded requests ended (docs/metrics.md#request-status): requests.csv's status
 /// column, counted. Summary::by_status and ClassSummary::by_status are this when a request
 /// left early (shed, timed out or cancelled) or the run has an admission or abandonment
@@ -510,6 +525,7 @@ struct Summary {
   int64_t peak_in_flight = 0;                    ///< most requests queued or running at once
   std::optional<KvManager::PrefixStats> prefix;  ///< with kv.prefix_caching
   std::optional<OffloadStats> offload;           ///< with kv.offload
+  std::optional<PipelineSummary> pipeline;       ///< with step_time.pipeline_parallel > 1
   std::vector<std::pair<std::string, int64_t>> workload_counters;  ///< rows skipped, capped...
   // Only when the step-time model reports what a step moves and computes (roofline):
   std::optional<double> mbu;                         ///< bytes moved / (busy time x peak bandwidth)
@@ -571,6 +587,7 @@ void for_each_field(const Summary& s, F&& f) {
   f(Field("peak_in_flight_requests"), s.peak_in_flight);
   f(Field("prefix_cache"), s.prefix);
   f(Field("offload", k_json | k_omit_empty), s.offload);
+  f(Field("pipeline", k_json | k_omit_empty), s.pipeline);
   f(Field("workload_counters"), s.workload_counters);
   f(Field("mbu"), s.mbu);
   f(Field("mfu"), s.mfu);

@@ -294,6 +294,16 @@ std::string summary_table(const Summary& s) {
                                                   static_cast<double>(s.prefix->queried_tokens)
                                             : 0.0,
                    s.prefix->hit_tokens, s.prefix->queried_tokens, s.prefix->evicted_blocks);
+  if (s.pipeline) {
+    const PipelineSummary& p = *s.pipeline;
+    std::string busy;
+    for (const PipelineStageSummary& k : p.stage_busy)
+      busy += fmt::format("{}{:.1f}%", busy.empty() ? "" : " ", 100.0 * k.busy_share);
+    fmt::format_to(it,
+                   "pipeline   {} stages ({}): bubble {:.1f}%, {:.2f} micro-batches in flight on "
+                   "average, stages busy {}\n",
+                   p.stages, p.schedule, 100.0 * p.bubble, p.micro_batches_in_flight, busy);
+  }
   if (s.offload) {
     const OffloadStats& o = *s.offload;
     for (const TierStats& t : o.tiers)

@@ -26,6 +26,13 @@ class WithCpuOverhead final : public StepTimeModel {
     if (c) c->step_ms += m_overhead.ms(s.sequences);
     return c;
   }
+  PipelineInfo pipeline() const override { return m_inner->pipeline(); }
+  // Engine-scheduled micro-batches: the CPU time is the batch's, before it enters stage 0.
+  int32_t pipeline_stage_ms(const StepShape& s, std::span<double> out) const override {
+    const int32_t m = m_inner->pipeline_stage_ms(s, out);
+    if (m_inner->pipeline().micro_batches) out[0] += m_overhead.ms(s.sequences);
+    return m;
+  }
 
  private:
   std::unique_ptr<StepTimeModel> m_inner;

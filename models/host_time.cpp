@@ -49,6 +49,19 @@ class WithHostTime final : public StepTimeModel {
     if (c) c->step_ms = step_ms(s);
     return c;
   }
+  PipelineInfo pipeline() const override { return m_inner->pipeline(); }
+  // Engine-scheduled micro-batches: the host time the stages' sum leaves exposed goes on stage
+  // 0 (CUDA-graph padding is not applied per stage).
+  int32_t pipeline_stage_ms(const StepShape& s, std::span<double> out) const override {
+    const int32_t m = m_inner->pipeline_stage_ms(s, out);
+    if (m_inner->pipeline().micro_batches) {
+      const size_t n = static_cast<size_t>(m_inner->pipeline().stages);
+      double sum = 0;
+      for (size_t k = 0; k < n; ++k) sum += out[k];
+      out[0] += host_ms(s, sum) - sum;
+    }
+    return m;
+  }
 
  private:
   // The busiest data-parallel rank's share of `n` (each rank an engine of its own, in lockstep).

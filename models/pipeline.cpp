@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 
 #include "core/units.h"
@@ -41,24 +42,44 @@ StepShape PipelineModel::micro_batch(const StepShape& s, int32_t m) {
   return b;
 }
 
-PipelineBreakdown PipelineModel::breakdown(const StepShape& s) const {
-  PipelineBreakdown r;
-  const auto p = static_cast<int32_t>(m_spec.stages);
-  r.micro_batches = std::max(1, std::min(p, s.sequences));
-  const StepShape b = micro_batch(s, r.micro_batches);
+double PipelineModel::stage_times(const StepShape& b, std::span<double> out) const {
   const double a = m_split.a->step_ms(b);
   const double bt = m_split.b ? m_split.b->step_ms(b) : 0.0;
   const double per_layer = std::max(0.0, m_split.a1 * a + m_split.a2 * bt);
   const double once = std::max(0.0, m_split.o1 * a + m_split.o2 * bt);
   const auto tokens = static_cast<double>(b.prefill_tokens + b.decode_sequences);
-  r.transfer_ms = m_spec.link_latency_ms +
-                  tokens * m_spec.hidden_size * m_spec.activation_bytes / m_spec.link_bytes_per_ms;
-  double busy = 0;
+  const double transfer_ms = m_spec.link_latency_ms + tokens * m_spec.hidden_size *
+                                                          m_spec.activation_bytes /
+                                                          m_spec.link_bytes_per_ms;
   for (size_t k = 0; k < m_layers.size(); ++k) {
     const bool last = k + 1 == m_layers.size();
-    const double t = m_layers[k] * per_layer + (last ? once : r.transfer_ms);
-    r.stage_max_ms = std::max(r.stage_max_ms, t);
-    busy += t;
+    out[k] = m_layers[k] * per_layer + (last ? once : transfer_ms);
+  }
+  return transfer_ms;
+}
+
+int32_t PipelineModel::pipeline_stage_ms(const StepShape& s, std::span<double> out) const {
+  if (m_spec.micro_batches) {
+    (void)stage_times(s, out);
+    return 1;
+  }
+  const auto p = static_cast<int32_t>(m_spec.stages);
+  const int32_t m = std::max(1, std::min(p, s.sequences));
+  (void)stage_times(micro_batch(s, m), out);
+  for (size_t k = 0; k < m_layers.size(); ++k) out[k] *= m;
+  return m;
+}
+
+PipelineBreakdown PipelineModel::breakdown(const StepShape& s) const {
+  PipelineBreakdown r;
+  const auto p = static_cast<int32_t>(m_spec.stages);
+  r.micro_batches = std::max(1, std::min(p, s.sequences));
+  std::array<double, k_max_stages> t{};
+  r.transfer_ms = stage_times(micro_batch(s, r.micro_batches), t);
+  double busy = 0;
+  for (size_t k = 0; k < m_layers.size(); ++k) {
+    r.stage_max_ms = std::max(r.stage_max_ms, t[k]);
+    busy += t[k];
   }
   r.stages_sum_ms = busy;
   r.cycle_ms = std::max(busy, r.micro_batches * r.stage_max_ms);
@@ -80,12 +101,14 @@ std::optional<StepCost> PipelineModel::cost(const StepShape& s) const {
 
 std::unique_ptr<StepTimeModel> make_pipelined(const Cfg& c,
                                               std::unique_ptr<StepTimeModel> (*make)(const Cfg&)) {
-  const int64_t stages = c.get_int("pipeline_parallel", 1, {1, 1024});
+  const int64_t stages = c.get_int("pipeline_parallel", 1, {1, k_max_stages});
   // The link keys are checked whatever P is (a sweep over pipeline_parallel keeps them at 1).
   const std::optional<double> link_given =
       optional_plausible_real(c, "pipeline_link_gb_per_s", units::k_gb_per_s);
   const double latency_us =
       plausible_real(c, "pipeline_link_latency_us", 10.0, units::k_latency_us);
+  const bool micro_batches = c.get_choice("pipeline_schedule", "closed_form",
+                                          {"closed_form", "micro_batches"}) == "micro_batches";
   if (stages == 1) return make(c);
   const std::string kind = c.get_string("kind");
   if (kind != "operator" && kind != "roofline")
@@ -111,6 +134,7 @@ std::unique_ptr<StepTimeModel> make_pipelined(const Cfg& c,
                                    hw.name));
   spec.link_bytes_per_ms = link_gb_per_s * 1e6;
   spec.link_latency_ms = latency_us / 1e3;
+  spec.micro_batches = micro_batches;
 
   LayerSplit split;
   if (kind == "operator") {

@@ -24,6 +24,9 @@
 
 namespace servesim {
 
+/// The most stages `pipeline_parallel` takes.
+inline constexpr int64_t k_max_stages = 1024;
+
 struct PipelineSpec {
   int64_t stages = 1;            ///< P >= 1
   int64_t layers = 1;            ///< the model's layers, >= stages
@@ -31,6 +34,10 @@ struct PipelineSpec {
   double activation_bytes = 2;   ///< bf16 activations
   double link_bytes_per_ms = 0;  ///< one direction of the link between two stages, > 0
   double link_latency_ms = 0;    ///< per send, >= 0
+  /// `pipeline_schedule: micro_batches`: the engine keeps up to `stages` batches in flight and
+  /// asks pipeline_stage_ms for each one's stage times (sim/pipeline_engine.h); step_ms stays the
+  /// closed form.
+  bool micro_batches = false;
 };
 
 /// How one step splits over the stages (for tests and docs; step_ms returns cycle_ms).
@@ -61,19 +68,26 @@ class PipelineModel final : public StepTimeModel {
   PipelineModel(LayerSplit split, PipelineSpec spec);
   double step_ms(const StepShape& s) const override { return breakdown(s).cycle_ms; }
   std::optional<StepCost> cost(const StepShape& s) const override;
+  PipelineInfo pipeline() const override {
+    return {static_cast<int32_t>(m_spec.stages), m_spec.micro_batches};
+  }
+  int32_t pipeline_stage_ms(const StepShape& s, std::span<double> out) const override;
   [[nodiscard]] PipelineBreakdown breakdown(const StepShape& s) const;
   /// The share of `s` one of m micro-batches carries (counts rounded up).
   [[nodiscard]] static StepShape micro_batch(const StepShape& s, int32_t m);
 
  private:
+  /// Each stage's time for the micro-batch `b` (its send after it) into `out`; returns a send's.
+  double stage_times(const StepShape& b, std::span<double> out) const;
+
   LayerSplit m_split;
   PipelineSpec m_spec;
   std::vector<double> m_layers;  // per stage, as doubles
 };
 
-/// Reads `pipeline_parallel` (and the link keys) of a step_time section and builds the model
-/// with `make` (the kind's factory) when P > 1; P = 1 returns make(c) untouched. Only kinds with
-/// a catalogue model (operator, roofline) can be split.
+/// Reads `pipeline_parallel` (and the link keys and `pipeline_schedule`) of a step_time section and
+/// builds the model with `make` (the kind's factory) when P > 1; P = 1 returns make(c) untouched.
+/// Only kinds with a catalogue model (operator, roofline) can be split.
 [[nodiscard]] std::unique_ptr<StepTimeModel> make_pipelined(
     const Cfg& step_time, std::unique_ptr<StepTimeModel> (*make)(const Cfg&));
 

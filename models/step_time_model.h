@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -45,6 +46,12 @@ struct StepCost {
   double step_ms = 0;             ///< what step_ms() returns for the same shape
 };
 
+/// How a pipelined model's micro-batches are run (StepTimeModel::pipeline).
+struct PipelineInfo {
+  int32_t stages = 0;          ///< pipeline stages; 0: not pipelined
+  bool micro_batches = false;  ///< the engine schedules them (pipeline_schedule: micro_batches)
+};
+
 class StepTimeModel {
  public:
   virtual ~StepTimeModel() = default;
@@ -56,6 +63,14 @@ class StepTimeModel {
   [[nodiscard]] virtual std::optional<StepCost> cost(const StepShape&) const {
     return std::nullopt;
   }
+  /// Pipelined models (models/pipeline.h, docs/parallelism.md): the stages and who schedules
+  /// the micro-batches; stages 0 for any other model. Wrappers pass it through.
+  [[nodiscard]] virtual PipelineInfo pipeline() const { return {}; }
+  /// REQUIRES: pipeline().stages > 0, out.size() >= it. Each stage's busy time in ms: with the
+  /// closed form, over the step's m micro-batches (its sends included), returning m; with
+  /// micro_batches, for `s` run as one micro-batch through the stages, returning 1, the engine's
+  /// CPU time (cpu_overhead, host time) on stage 0. Pure; must not allocate.
+  virtual int32_t pipeline_stage_ms(const StepShape&, std::span<double>) const { return 0; }
 };
 
 /// The one way to build a step-time model (models/registry.cpp): reads `step_time.kind` and

@@ -90,6 +90,11 @@ std::string parallel_unsupported(const Components& c, const RunLimits& limits) {
   if (c.failures)
     return "replica failures send a failed replica's requests across the cluster (not parallel "
            "yet)";
+  if (std::any_of(c.replicas.begin(), c.replicas.end(), [](const auto& r) {
+        return r.step_time && r.step_time->pipeline().micro_batches;
+      }))
+    return "step_time.pipeline_schedule: micro_batches keeps several batches in flight per replica "
+           "(not parallel yet)";
   if (c.source->reactive()) return "a closed-loop workload makes requests ready as others leave";
   if (limits.max_sim_time != Time::max() || limits.max_wall_s > 0)
     return "a bounded run (--max-sim-time, --max-wall-time) stops at one event of the whole run";

@@ -13,6 +13,7 @@
 #include "sim/api_latency.h"
 #include "sim/cluster.h"
 #include "sim/lora.h"
+#include "sim/pipeline_engine.h"
 #include "sim/scenario_rules.h"
 #include "sim/speculative.h"
 #include "traces/workload_source.h"
@@ -218,6 +219,7 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     }
     s.replica_power.insert(s.replica_power.end(), g.replicas, *power);
   }
+  check_pipeline_schedule(root, s.components);
   return s;
 }
 

@@ -36,6 +36,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   m_events.reserve(16 * m_reps.size());
   if (m_c.autoscale) setup_autoscale();
   if (m_c.failures) setup_failures();
+  setup_pipelines();
 }
 
 void Simulation::schedule(uint32_t rep) {
@@ -204,6 +205,10 @@ void Simulation::dispatch(const Event& e) {
         break;
       }
       m_reps[rep].state.set_now(m_now);
+      if (!m_pipes.empty()) {  // micro-batches: the oldest batch left the last stage
+        pipeline_step_end(rep);
+        break;
+      }
       finish_step(rep);
       if (m_autoscale) park_if_drained(rep);
       schedule(rep);
@@ -230,6 +235,7 @@ void Simulation::dispatch(const Event& e) {
       if (m_now == rep.timer_at) rep.timer_at = Time::max();
       if (m_failures && m_failures->next(e.replica()) == m_now) on_failure_timer(e.replica());
       if (m_admission) expire_timeouts();
+      if (!m_pipes.empty()) pipeline_refresh(e.replica());  // stage 0 may have freed
       if (!rep.busy) post_schedule(e.replica());
       break;
     }
@@ -413,6 +419,10 @@ void Simulation::record_unfinished() {
 void Simulation::try_start_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   if (rep.down) return;
+  if (!m_pipes.empty()) {  // micro-batches (sim/pipeline_engine.cpp)
+    pipeline_start(rep_index);
+    return;
+  }
   BatchState& state = rep.state;
   // Speculative decoding: k drafts per decode, unless too many requests run (max_batch).
   const int32_t spec_k = m_spec ? m_spec->k_for(state.running().size()) : 0;
@@ -519,6 +529,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
     m_stats.peak_flops_per_s = cost->peak_flops_per_s;
   }
+  if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
   rep.busy = true;
   rep.step_end = *end;
   post(Event::step_end(*end, rep_index));

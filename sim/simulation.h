@@ -40,6 +40,7 @@
 #include "sim/event_queue.h"
 #include "sim/failures.h"
 #include "sim/lora.h"
+#include "sim/pipeline_engine.h"
 #include "sim/pool.h"
 #include "sim/recorder.h"
 #include "sim/speculative.h"
@@ -104,6 +105,13 @@ struct ReplicaStats {
   int64_t costed_steps = 0, bandwidth_bound_steps = 0;
   double bytes_moved = 0, flops = 0;
   double down_s = 0;  ///< time down within the run (cluster.failures), in seconds
+  /// Pipelined step models (sim/pipeline_engine.h): P (0: not pipelined), whether the engine
+  /// schedules the micro-batches, each stage's busy time, and the sum over steps (batches) of
+  /// micro-batches x time in flight.
+  int32_t pipeline_stages = 0;
+  bool micro_batches = false;
+  std::vector<int64_t> stage_busy_ns;
+  double micro_batch_ns = 0;
 };
 
 /// Counters gathered while running; the summary is computed from these and the requests.
@@ -247,6 +255,16 @@ class Simulation {
   void try_start_step(uint32_t rep);
   void finish_step(uint32_t rep);
   void check_all_served() const;
+  // Pipeline parallelism (sim/pipeline_engine.cpp).
+  void setup_pipelines();
+  /// A closed-form pipelined step of `shape` lasting `duration` started on `rep`: its books.
+  void note_pipeline_step(uint32_t rep, const StepShape& shape, Time duration);
+  /// micro_batches: plans a batch on `rep` and sends it into stage 0.
+  void pipeline_start(uint32_t rep);
+  /// micro_batches: the oldest batch of `rep` left the last stage.
+  void pipeline_step_end(uint32_t rep);
+  /// micro_batches: whether `rep` may take a new batch now (stage 0 free, fewer than P).
+  void pipeline_refresh(uint32_t rep);
   // Disaggregation (sim/disagg_engine.cpp).
   void setup_pools();
   [[nodiscard]] bool disaggregated() const { return m_transfers.has_value(); }
@@ -359,6 +377,8 @@ class Simulation {
   std::optional<FailureClock> m_failures;    // with cluster.failures
   std::vector<uint32_t> m_failed_slots;      // fail_replica's scratch
   std::vector<RequestSpec> m_retried;        // fail_replica's scratch
+  std::vector<ReplicaPipeline> m_pipes;      // per replica with pipeline_schedule: micro_batches
+  std::vector<double> m_stage_ms;            // scratch: a step's per-stage times
 };
 
 }  // namespace servesim

@@ -3,6 +3,7 @@
 // the unsplit model, P = 1 unchanged, the KV capacity per stage, and the errors.
 #include "models/pipeline.h"
 
+#include <array>
 #include <catch2/catch.hpp>
 
 #include "core/errors.h"
@@ -76,6 +77,35 @@ TEST_CASE("pipeline: two-stage step time and bubble worked by hand", "[models][p
   CHECK(one.micro_batches == 1);
   CHECK(one.cycle_ms == Approx(1.112));
   CHECK(one.bubble == Approx(0.5));
+}
+
+TEST_CASE("pipeline: each stage's busy time, closed form and micro-batches, by hand",
+          "[models][pipeline]") {
+  const auto make = [](bool micro) {
+    LayerSplit split;
+    split.a = std::make_unique<Toy>(1.0, 0.1);
+    split.a1 = 0.25;
+    PipelineSpec spec = two_stages();
+    spec.micro_batches = micro;
+    return PipelineModel(std::move(split), spec);
+  };
+  std::array<double, 2> out{};
+  // Closed form, 4 decodes: 2 micro-batches of stage 0 0.614 ms and stage 1 0.600 (the table
+  // above), so each stage is busy twice that in the step.
+  const PipelineModel closed = make(false);
+  CHECK(closed.pipeline().stages == 2);
+  CHECK_FALSE(closed.pipeline().micro_batches);
+  CHECK(closed.pipeline_stage_ms(decodes(4), out) == 2);
+  CHECK(out[0] == Approx(1.228));
+  CHECK(out[1] == Approx(1.2));
+  // Micro-batches: the engine's batch of 4 is one micro-batch: 1.4 ms, 0.35 a layer; the send
+  // 0.01 + 4 x 1000 x 2 / 10^6 = 0.018.
+  const PipelineModel micro = make(true);
+  CHECK(micro.pipeline().micro_batches);
+  CHECK(micro.pipeline_stage_ms(decodes(4), out) == 1);
+  CHECK(out[0] == Approx(0.718));
+  CHECK(out[1] == Approx(0.7));
+  CHECK(micro.step_ms(decodes(4)) == closed.step_ms(decodes(4)));  // step_ms stays the closed form
 }
 
 TEST_CASE("pipeline: the LM head runs on the last stage and leftover layers before it",
@@ -186,6 +216,11 @@ TEST_CASE("pipeline: bad settings are refused with the key", "[models][pipeline]
                     Catch::Contains("more stages than"));
   CHECK_THROWS_WITH(model_of("{" + k_operator + ", pipeline_parallel: 0}"),
                     Catch::Contains("pipeline_parallel"));
+  CHECK_THROWS_WITH(model_of("{" + k_operator + ", pipeline_schedule: eager}"),
+                    Catch::Contains("pipeline_schedule") && Catch::Contains("micro_batches"));
+  CHECK(model_of("{" + k_operator + ", pipeline_parallel: 2, pipeline_schedule: micro_batches}")
+            ->pipeline()
+            .micro_batches);
 }
 
 }  // namespace t_models_pipeline_test

@@ -220,6 +220,21 @@ class Run(unittest.TestCase):
         self.assertIn("lora       8 adapters", r.table)
         self.assertNotIn("lora", servesim.run(DEFAULT_DICT).summary)
 
+    def test_pipeline_bubble_comes_through(self):
+        """With pipeline_parallel > 1 (docs/parallelism.md) the summary has its pipeline block
+        and the table its pipeline line, for either schedule; with one stage neither."""
+        e = "configs/examples/roofline-llama-3.1-8b-h100.yaml"
+        for schedule in ("closed_form", "micro_batches"):
+            r = servesim.run(e, {"step_time.pipeline_parallel": 2,
+                                 "step_time.pipeline_schedule": schedule},
+                             request_table=False, steps=False)
+            p = r.summary["pipeline"]
+            self.assertEqual((p["schedule"], p["stages"]), (schedule, 2))
+            self.assertEqual(len(p["stage_busy"]), 2)
+            self.assertTrue(0 <= p["bubble"] < 1, p)
+            self.assertIn(f"pipeline   2 stages ({schedule}): bubble", r.table)
+        self.assertNotIn("pipeline", servesim.run(e, request_table=False, steps=False).summary)
+
     def test_overrides_and_seed_match_set_and_seed(self):
         want, _, _ = cli_run("set", "--set", "scheduler.max_num_seqs=4", "--seed", "7")
         for overrides in (["scheduler.max_num_seqs=4"], ("scheduler.max_num_seqs=4",),
