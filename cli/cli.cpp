@@ -33,6 +33,7 @@
 #include "report/report.h"
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
+#include "sim/parallel_mpi.h"
 #include "traces/arrival_process.h"
 #include "traces/length_dist.h"
 #include "traces/workload_source.h"
@@ -201,12 +202,28 @@ void print_run(std::ostream& out, const RunRequest& q, const RunOutput& r,
                      q.steps ? fmt::format(", {}/steps.csv", q.dir) : "", extra_files);
 }
 
-int cmd_run(const std::vector<std::string>& args, std::ostream& out,
-            const volatile std::sig_atomic_t* interrupt) {
+/// `servesim run` in one process, or in one rank of an MPI launch (`world`: the ranks share
+/// the replicas out, docs/cluster.md#parallel; rank 0 alone writes and prints).
+int run_in(const std::vector<std::string>& args, std::ostream& out,
+           const volatile std::sig_atomic_t* interrupt, const MpiWorld* world) {
   std::optional<RunRequest> q = parse_run(args, out, interrupt);
   if (!q) return 0;
   RunOptions& options = q->options;
   options.percentiles = q->percentiles;  // summary.json's ITL too
+  if (world) {
+    options.ranks = world;
+    q->extras.progress = false;  // a progress line would follow the run's order: none
+    if (!options.no_requests_csv || q->steps || q->extras.timeline || q->extras.report ||
+        !q->percentiles.empty() || !q->exports.empty())
+      options.ranks_unsupported =
+          "an output is written in the run's order (requests.csv, --steps, --timeline, --report, "
+          "--percentiles, --export): run with --no-requests-csv and none of those";
+    if (world->rank() != 0) {  // the same run, its share of it; rank 0 writes everything
+      spdlog::set_level(spdlog::level::off);
+      (void)run_scenario(build_scenario(q->doc), options);
+      return 0;
+    }
+  }
   // requests.csv streams to a temporary file as requests finish; both files take their names
   // only once the run is complete (or stopped and marked partial).
   Scenario scenario = build_scenario(q->doc);  // a bad config stops here, before any output
@@ -277,6 +294,25 @@ int cmd_run(const std::vector<std::string>& args, std::ostream& out,
       out << "\n" << latency_table(latency_report(*tokens, q->percentiles));
   }
   return 0;
+}
+
+int cmd_run(const std::vector<std::string>& args, std::ostream& out,
+            const volatile std::sig_atomic_t* interrupt) {
+  if (MpiWorld::launched_ranks() > 1 && !MpiWorld::compiled_in())
+    throw InputError(fmt::format(
+        "started as one of {} MPI ranks (mpirun), but this servesim was built without MPI (CMake "
+        "-DSERVESIM_MPI=ON with an MPI such as OpenMPI installed; docs/cluster.md#parallel): run "
+        "it as one process, with --threads N",
+        MpiWorld::launched_ranks()));
+  MpiWorld world;
+  if (world.size() == 1) return run_in(args, out, interrupt, nullptr);
+  try {
+    return run_in(args, out, interrupt, &world);
+  } catch (const std::exception& e) {  // the other ranks wait for this one: end them all
+    std::cerr << fmt::format("servesim: error (rank {} of {}): {}\n", world.rank(), world.size(),
+                             e.what());
+    world.abort(dynamic_cast<const InputError*>(&e) != nullptr ? 2 : 1);
+  }
 }
 
 /// One subcommand: its name, its command lines (one, or one per second word: `trace stats`,

@@ -16,9 +16,12 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace servesim {
+
+class ByteReader;  // core/byte_io.h
 
 class QuantileSketch {
  public:
@@ -79,6 +82,13 @@ class QuantileSketch {
   }
   /// p in [0, 100]; 0 when empty. Sorts the kept values the first time (hence not const).
   [[nodiscard]] double percentile(double p);
+
+  /// Appends this sketch's state as bytes (core/byte_io.h; core/quantiles_io.cpp) for another
+  /// process, which load()s it into an empty sketch of the same limit: the same state, kept
+  /// values in the same order (merge() then folds it in exactly as it folds this one).
+  void save(std::string& out) const;
+  /// REQUIRES: this sketch is empty.
+  void load(ByteReader& in);
 
  private:
   /// A run of kept values; `n` of the last chunk is m_tail_n while it is being filled.

@@ -712,6 +712,8 @@ class MetricsRecorder final : public ShardedRecorder {
   std::unique_ptr<ShardedRecorder> make_part(uint32_t first_replica) override;
   void finish_part() override;
   void merge_part(ShardedRecorder& part) override;
+  void save_part(std::string& out) const override;
+  void load_part(std::string_view in) override;
   /// The summary of everything recorded, with the engine's counters.
   [[nodiscard]] Summary summary(const RunStats& stats);
   /// "request 3: needs ..." for the lowest-id request that can never be served; empty if none.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "core/byte_io.h"
 #include "metrics/metrics.h"
 
 namespace servesim {
@@ -85,6 +86,89 @@ void MetricsRecorder::merge_part(ShardedRecorder& part) {
   for (size_t i = 0; i < m_replicas.size() && i < p.m_replicas.size(); ++i)
     if (p.m_replicas[i].entered != 0 || p.m_replicas[i].left != 0)
       m_replicas[i] = std::move(p.m_replicas[i]);
+}
+
+namespace {
+
+// A RequestTally's counts, in the order save_tally writes them.
+template <class Tally, class F>
+void tally_counts(Tally& t, F&& f) {
+  for (auto* v : {&t.entered, &t.left, &t.finished, &t.ttft_met, &t.tpot_met, &t.e2e_met,
+                  &t.itl_met, &t.all_met, &t.preemptions, &t.swap_preemptions})
+    f(*v);
+}
+
+void save_tally(std::string& out, const RequestTally& t) {
+  tally_counts(t, [&](const int64_t& v) { put_bytes(out, v); });
+  put_bytes(out, t.queue_sum_s);
+  put_bytes(out, t.engine_ttft_sum_s);
+  t.ttft.save(out);
+  t.tpot.save(out);
+  t.e2e.save(out);
+  t.itl.save(out);
+}
+
+void load_tally(ByteReader& in, RequestTally& t) {
+  tally_counts(t, [&](int64_t& v) { v = in.get<int64_t>(); });
+  t.queue_sum_s = in.get<double>();
+  t.engine_ttft_sum_s = in.get<double>();
+  t.ttft.load(in);
+  t.tpot.load(in);
+  t.e2e.load(in);
+  t.itl.load(in);
+}
+
+// The run-wide counts a part keeps, in the order save_part writes them.
+template <class S, class C, class F>
+void part_counts(S& s, C& status, F&& f) {
+  for (auto* v : {&s.requests, &s.finished, &s.rejected, &s.unfinished, &s.prompt_tokens,
+                  &s.output_tokens, &s.preemptions, &s.swap_preemptions, &s.preempted_requests,
+                  &status.finished, &status.rejected, &status.shed, &status.timed_out,
+                  &status.cancelled, &status.failed, &status.unfinished})
+    f(*v);
+}
+
+}  // namespace
+
+void MetricsRecorder::save_part(std::string& out) const {
+  part_counts(m_s, m_status, [&](const int64_t& v) { put_bytes(out, v); });
+  put_bytes(out, m_first_arrival);
+  put_bytes(out, m_last_release);
+  put_bytes(out, m_first_rejected_id);
+  put_string(out, m_first_rejected_reason);
+  put_bytes(out, m_outside_engine);
+  save_tally(out, m_all);
+  m_queue.save(out);
+  m_engine_ttft.save(out);
+  // The replicas it ran: (replica, tally) for each that saw a request.
+  uint64_t used = 0;
+  for (const RequestTally& t : m_replicas) used += t.entered != 0 || t.left != 0;
+  put_bytes(out, used);
+  for (size_t i = 0; i < m_replicas.size(); ++i)
+    if (m_replicas[i].entered != 0 || m_replicas[i].left != 0) {
+      put_bytes(out, static_cast<uint64_t>(i));
+      save_tally(out, m_replicas[i]);
+    }
+}
+
+void MetricsRecorder::load_part(std::string_view bytes) {
+  ByteReader in(bytes);
+  part_counts(m_s, m_status, [&](int64_t& v) { v = in.get<int64_t>(); });
+  m_first_arrival = in.get<Time>();
+  m_last_release = in.get<Time>();
+  m_first_rejected_id = in.get<uint64_t>();
+  m_first_rejected_reason = in.get_string();
+  m_outside_engine = in.get<bool>();
+  load_tally(in, m_all);
+  m_queue.load(in);
+  m_engine_ttft.load(in);
+  const auto used = in.get<uint64_t>();
+  for (uint64_t k = 0; k < used; ++k) {
+    const auto i = in.get<uint64_t>();
+    if (i >= m_replicas.size()) throw std::logic_error("a part's replica out of range");
+    load_tally(in, m_replicas[i]);
+  }
+  if (!in.done()) throw std::logic_error("a part's bytes run past its figures");
 }
 
 void MetricsRecorder::replica_order_sums() {

@@ -1,5 +1,8 @@
 #include "metrics/run_scenario.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <optional>
 #include <sstream>
 #include <type_traits>
@@ -59,6 +62,13 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
   for (StepObserver* o : options.step_observers) sim.add_step_observer(*o);
   for (RequestRecorder* r : options.request_recorders) sim.add_recorder(*r);
   sim.run();
+  if constexpr (std::is_same_v<Sim, ParallelSimulation>) {
+    if (sim.rank() != 0) {  // rank 0 holds the results
+      RunOutput out;
+      out.other_rank = true;
+      return out;
+    }
+  }
   if (csv) csv->finish();
   if (steps) steps->finish();
   RunOutput out;
@@ -99,23 +109,54 @@ std::optional<double> attainment_without_failures(const Scenario& sc, const RunO
   return out.summary.slo->attainment;
 }
 
+/// Why `sc` cannot be split over `ranks` MPI ranks (beyond parallel_unsupported): the summary's
+/// recorder must be the one split shard by shard, and nothing else may record in the run's
+/// order. Empty when it can.
+std::string ranks_unsupported(const Scenario& sc, const RunOptions& options, int ranks) {
+  if (!options.ranks_unsupported.empty()) return options.ranks_unsupported;
+  if (sc.components.replicas.size() < static_cast<size_t>(ranks))
+    return fmt::format("{} replicas cannot be shared out over {} ranks",
+                       sc.components.replicas.size(), ranks);
+  if (!options.no_requests_csv || options.steps_csv || !options.step_observers.empty() ||
+      !options.request_recorders.empty())
+    return "an output is written in the run's order (requests.csv, steps.csv, a timeline, "
+           "--percentiles, --export, the progress line): run with --no-requests-csv and none of "
+           "those";
+  if (sc.benchmark) return "the `benchmark` section records requests in the run's order";
+  if (!sc.components.pools.empty() || !sc.components.source->class_names().empty() ||
+      !sc.components.source->tenant_names().empty())
+    return "pools, request classes and tenants sum their figures across replicas (not over ranks "
+           "yet)";
+  return {};
+}
+
 }  // namespace
 
 RunOutput run_scenario(Scenario sc, const RunOptions& options) {
   const bool admission = sc.components.admission != nullptr || sc.components.failures != nullptr;
-  const std::optional<double> base = attainment_without_failures(sc, options);
-  if (options.threads > 0) {
-    const std::string why = parallel_unsupported(sc.components, options.limits);
+  const int ranks = options.ranks ? options.ranks->size() : 1;
+  if (options.threads > 0 || ranks > 1) {
+    std::string why = parallel_unsupported(sc.components, options.limits);
+    if (why.empty() && ranks > 1) why = ranks_unsupported(sc, options, ranks);
     if (why.empty()) {
-      ParallelSimulation sim(std::move(sc.components), options.threads, options.check,
-                             options.limits);
+      const std::optional<double> base = attainment_without_failures(sc, options);
+      ParallelSimulation sim(std::move(sc.components), std::max(1, options.threads), options.check,
+                             options.limits, ranks > 1 ? options.ranks : nullptr);
       return run_with(sim, sc, options, admission, base);
     }
+    if (options.ranks && options.ranks->rank() != 0) {  // rank 0 runs it alone
+      RunOutput out;
+      out.other_rank = true;
+      return out;
+    }
+    const std::optional<double> base = attainment_without_failures(sc, options);
     Simulation sim(std::move(sc.components), options.check, options.limits);
     RunOutput out = run_with(sim, sc, options, admission, base);
-    out.engine_notice = "sequential engine: " + why;
+    out.engine_notice =
+        (ranks > 1 ? "sequential engine, on rank 0 alone: " : "sequential engine: ") + why;
     return out;
   }
+  const std::optional<double> base = attainment_without_failures(sc, options);
   Simulation sim(std::move(sc.components), options.check, options.limits);
   return run_with(sim, sc, options, admission, base);
 }

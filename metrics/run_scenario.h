@@ -7,6 +7,7 @@
 
 #include "core/config.h"
 #include "metrics/metrics.h"
+#include "sim/parallel_mpi.h"
 #include "sim/scenario.h"
 #include "sim/simulation.h"
 #include "sim/step_observer.h"
@@ -33,6 +34,16 @@ struct RunOptions {
   /// --threads), when the run allows it (parallel_unsupported, sim/parallel_engine.h), with the
   /// same results; else the sequential engine, and RunOutput::engine_notice says why.
   int threads = 0;
+  /// An MPI launch of several ranks (servesim run under mpirun, sim/parallel_mpi.h): every rank
+  /// calls run_scenario with the same config and options; the parallel engine shares the
+  /// replicas out by rank, then by thread (max(1, threads) each), and only rank 0's RunOutput
+  /// holds the results. When the run cannot be split (parallel_unsupported, or what
+  /// ranks_unsupported says), rank 0 runs it alone and the others return at once. Null: one
+  /// process.
+  const MpiWorld* ranks = nullptr;
+  /// Why the caller's outputs keep the run on one rank (requests.csv, steps.csv, ...: written in
+  /// the run's order); empty if nothing does. The same on every rank.
+  std::string ranks_unsupported;
 };
 
 /// Parses, builds, runs and summarizes in one call (tests and benchmarks use this).
@@ -48,6 +59,8 @@ struct RunOutput {
   std::string autoscale_csv;
   /// With RunOptions::threads: one line when the run went to the sequential engine instead.
   std::string engine_notice;
+  /// Over MPI ranks: true on a rank other than 0, whose output is empty (rank 0 writes it).
+  bool other_rank = false;
 };
 /// `check` turns on the engine's invariant checks at every step (servesim run --check).
 /// `limits` bound the run (a bounded run's results are partial and marked so).

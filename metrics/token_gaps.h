@@ -23,8 +23,10 @@
 #include <cmath>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "core/byte_io.h"
 #include "core/quantiles.h"
 #include "core/request.h"
 
@@ -159,6 +161,16 @@ struct GapSketch {
     m_shift = m.shift;
     m_sum = m.sum;
     m_squares = m.squares;
+  }
+
+  /// To bytes and back (QuantileSketch::save, load): the parallel engine's MPI ranks.
+  void save(std::string& out) const {
+    q.save(out);
+    put_bytes(out, moments());
+  }
+  void load(ByteReader& in) {
+    q.load(in);
+    set_moments(in.get<Moments>());
   }
 
   QuantileSketch q;

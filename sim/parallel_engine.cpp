@@ -14,6 +14,8 @@
 #include <thread>
 
 #include "core/errors.h"
+#include "sim/parallel_engine_detail.h"
+#include "sim/parallel_mpi.h"
 
 namespace servesim {
 namespace {
@@ -34,40 +36,6 @@ class NoRouter final : public Router {
 };
 
 }  // namespace
-
-// Named, not anonymous: ParallelSimulation::Shard holds these.
-namespace parallel_detail {
-
-/// Where an output stands in the sequential engine's order: the event it came from (time,
-/// phase, then the replica, or for arrivals their order) and its order within the shard.
-struct Key {
-  Time t;
-  uint8_t phase = 0;
-  uint64_t tag = 0;
-  uint64_t n = 0;
-  bool operator<(const Key& o) const {
-    if (t != o.t) return t < o.t;
-    if (phase != o.phase) return phase < o.phase;
-    if (tag != o.tag) return tag < o.tag;
-    return n < o.n;
-  }
-};
-
-/// Record: a request left (a copy kept for the recorders); Leave: one left, counted only (no
-/// recorder takes the merged stream); Step: a step planned; Admit: a request held.
-enum class ItemKind : uint8_t { Record, Leave, Step, Admit };
-
-struct Item {
-  Key key;
-  ItemKind kind;
-  uint32_t index;  // into the shard's requests or steps
-};
-
-}  // namespace parallel_detail
-
-using parallel_detail::Item;
-using parallel_detail::ItemKind;
-using parallel_detail::Key;
 
 std::string parallel_unsupported(const Components& c, const RunLimits& limits) {
   if (c.replicas.size() < 2) return "a single replica has nothing to share out";
@@ -100,79 +68,6 @@ std::string parallel_unsupported(const Components& c, const RunLimits& limits) {
     return "a bounded run (--max-sim-time, --max-wall-time) stops at one event of the whole run";
   return {};
 }
-
-struct ParallelSimulation::Shard {
-  struct Pending {
-    RequestSpec spec;
-    uint32_t rep;  // local
-    uint64_t order;
-  };
-  /// Hands what the shard's engine records to the shard's buffers, keyed.
-  struct Tap final : RequestRecorder, StepObserver {
-    explicit Tap(Shard& s) : sh(s) {}
-    void record(const Request& r) override {
-      if (!sh.keep_requests) {
-        if (r.state != RequestState::Rejected) sh.push(sh.key, ItemKind::Leave, 0);
-        return;
-      }
-      Buffer& b = sh.out();
-      if (b.n_requests == b.requests.size()) b.requests.emplace_back();
-      Request& copy = b.requests[b.n_requests];
-      copy = r;  // its vectors keep their capacity from window to window
-      copy.replica += sh.base;
-      sh.push(sh.key, ItemKind::Record, b.n_requests++);
-    }
-    void on_step(const StepRecord& s) override {
-      if (!sh.keep_steps) return;
-      Buffer& b = sh.out();
-      if (b.n_steps == b.steps.size()) b.steps.emplace_back();
-      StepRecord& copy = b.steps[b.n_steps];
-      copy = s;
-      copy.replica += sh.base;
-      // A step is planned by its replica's Schedule event, or at once when nothing else is
-      // due at that instant: either way it comes where that Schedule event would.
-      sh.push({s.start, phase_of(EventKind::Schedule), copy.replica, 0}, ItemKind::Step,
-              b.n_steps++);
-    }
-    Shard& sh;
-  };
-
-  Shard(std::unique_ptr<Simulation> s, uint32_t b) : sim(std::move(s)), base(b), tap(*this) {
-    sim->add_recorder(tap);
-    sim->add_step_observer(tap);
-  }
-  /// One window's outputs. Two, so that the engine merges one window's while the shard runs
-  /// the next.
-  struct Buffer {
-    std::vector<Item> items;
-    std::vector<Request> requests;
-    std::vector<StepRecord> steps;
-    uint32_t n_requests = 0, n_steps = 0;
-    void clear() {
-      items.clear();
-      n_requests = n_steps = 0;
-    }
-  };
-  Buffer& out() { return buffers[current]; }
-  void push(Key k, ItemKind kind, uint32_t index) {
-    k.n = counter++;
-    out().items.push_back({k, kind, index});
-  }
-
-  std::unique_ptr<Simulation> sim;
-  uint32_t base;
-  Tap tap;
-  std::deque<Pending> arrivals;  // routed here, their Arrival events posted
-  std::deque<bool> markers;      // per Routed event posted: true a window's end, false the last
-  Key key;                       // of the event running
-  uint64_t counter = 0;
-  Buffer buffers[2];
-  int current = 0;  // the buffer the running window writes
-  std::exception_ptr error;
-  double window_cpu_s = 0;                       // this thread's CPU seconds in the last window
-  bool keep_requests = true, keep_steps = true;  // for the merged stream's recorders, observers
-  std::unique_ptr<ShardedRecorder> part;         // of ParallelSimulation::m_sharded
-};
 
 namespace {
 
@@ -215,27 +110,45 @@ struct ParallelSimulation::Workers {
   std::vector<std::thread> threads;
 };
 
-ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, RunLimits limits)
+ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, RunLimits limits,
+                                       const MpiWorld* ranks)
     : m_source(std::move(c.source)),
       m_router(std::move(c.router)),
       m_router_delay(c.router_delay),
       m_load_refresh(c.load_refresh),
       m_pools(c.pools),
-      m_limits(limits) {
+      m_limits(limits),
+      m_mpi(ranks) {
+  if (m_mpi) {
+    m_rank = m_mpi->rank();
+    m_ranks = m_mpi->size();
+  }
   m_stats.pools = m_pools;  // the metrics read them before the run
   const auto replicas = static_cast<uint32_t>(c.replicas.size());
-  // A shard a thread: the calling thread routes, runs the first and merges.
+  if (replicas < static_cast<uint32_t>(m_ranks))
+    throw std::logic_error("a parallel run over more ranks than replicas");
+  // A shard a thread: the calling thread routes, runs the first and merges. Over ranks, rank r
+  // runs the r-th share of the shards of ranks x threads threads.
+  const auto ranks_n = static_cast<uint32_t>(m_ranks);
   const uint32_t shards =
-      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), 1, replicas);
+      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)) * ranks_n, 1, replicas);
   m_where.resize(replicas);
   m_loads.resize(replicas);
+  m_rank_first.assign(ranks_n + 1, replicas);
   uint32_t next = 0;
   for (uint32_t s = 0; s < shards; ++s) {
     const uint32_t count = replicas / shards + (s < replicas % shards ? 1 : 0);
+    const uint32_t rank = static_cast<uint32_t>(uint64_t{s} * ranks_n / shards);
+    m_rank_first[rank] = std::min(m_rank_first[rank], next);
+    if (rank != static_cast<uint32_t>(m_rank)) {  // another rank's: its replicas are dropped
+      for (uint32_t i = 0; i < count; ++i) m_where[next + i] = {k_remote, i};
+      next += count;
+      continue;
+    }
     Components part;
     part.source = std::make_unique<NoSource>();
     for (uint32_t i = 0; i < count; ++i) {
-      m_where[next + i] = {s, i};
+      m_where[next + i] = {static_cast<uint32_t>(m_shards.size()), i};
       part.replicas.push_back(std::move(c.replicas[next + i]));
     }
     if (count > 1) part.router = std::make_unique<NoRouter>();
@@ -244,7 +157,7 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
         std::make_unique<Shard>(std::make_unique<Simulation>(std::move(part), check), next));
     next += count;
   }
-  if (shards > 1) start_workers();
+  if (m_shards.size() > 1) start_workers();
 }
 
 ParallelSimulation::~ParallelSimulation() {
@@ -255,11 +168,17 @@ ParallelSimulation::~ParallelSimulation() {
 }
 
 void ParallelSimulation::take_snapshot() {
-  // What Simulation::refresh_loads reads, shard by shard.
-  for (size_t i = 0; i < m_loads.size(); ++i) {
+  // What Simulation::refresh_loads reads, shard by shard; the other ranks' replicas' loads come
+  // from them.
+  for (uint32_t i = 0; i < m_loads.size(); ++i) {
+    if (!local(i)) continue;
     const BatchState& st = m_shards[m_where[i].shard]->sim->m_reps[m_where[i].local].state;
     m_loads[i] = {static_cast<int64_t>(st.waiting().size() + st.running().size()),
                   st.kv().used_tokens(), st.kv().capacity_tokens()};
+  }
+  if (m_ranks > 1) {
+    exchange(m_unsent);
+    m_unsent = -1;
   }
 }
 
@@ -272,11 +191,16 @@ void ParallelSimulation::route_window(RequestSpec& spec, bool& have) {
     const uint32_t k = m_router->route(spec, m_loads);
     if (k >= m_loads.size()) throw std::logic_error("router picked a replica that does not exist");
     ++m_loads[k].outstanding;  // as Simulation::pick counts its own decisions
-    Shard& sh = *m_shards[m_where[k].shard];
-    sh.arrivals.push_back({std::move(spec), m_where[k].local, m_arrivals++});
-    sh.sim->post(Event::arrival(at));
+    m_last_arrival = spec.arrival;
+    if (local(k)) {
+      Shard& sh = *m_shards[m_where[k].shard];
+      sh.arrivals.push_back({std::move(spec), m_where[k].local, m_arrivals});
+      sh.sim->post(Event::arrival(at));
+    } else {  // another rank's: moved from all the same, so that every rank reads on alike
+      const RequestSpec gone = std::move(spec);
+    }
+    ++m_arrivals;
     last = at;
-    m_last_arrival = sh.arrivals.back().spec.arrival;
     have = m_source->next(spec);
     if (have && spec.arrival < m_last_arrival)
       throw std::logic_error("workload source yielded arrivals out of order");
@@ -361,7 +285,9 @@ void ParallelSimulation::run_window(int merge_buffer) {
   ++m_windows;
   for (auto& sh : m_shards) sh->current ^= 1;  // the window writes the other buffer
   if (!m_workers) {                            // one thread: run() merges after each window
+    const double cpu = m_ranks > 1 ? thread_cpu_s() : 0;
     for (auto& sh : m_shards) run_shard(*sh);
+    if (m_ranks > 1) m_window_cpu_s = thread_cpu_s() - cpu;  // the ranks' critical path
     return;
   }
   // The shards run the window on their threads while this one runs the first and merges the
@@ -379,22 +305,39 @@ void ParallelSimulation::run_window(int merge_buffer) {
   m_workers->sync.arrive_and_wait();
   double busiest = 0;
   for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
-  m_timing.critical_cpu_s += busiest;
+  if (m_ranks > 1) {
+    m_window_cpu_s = busiest;  // the busiest rank's, at the next exchange
+  } else {
+    m_timing.critical_cpu_s += busiest;
+  }
   if (merge_error) std::rethrow_exception(merge_error);
   for (auto& sh : m_shards)
     if (sh->error) std::rethrow_exception(sh->error);
 }
 
 void ParallelSimulation::merge_window(int which) {
-  struct Ref {
-    const Item* item;
-    uint32_t shard;
-  };
-  std::vector<Ref> order;
-  for (uint32_t s = 0; s < m_shards.size(); ++s)
-    for (const Item& it : m_shards[s]->buffers[which].items) order.push_back({&it, s});
-  std::sort(order.begin(), order.end(),
-            [](const Ref& a, const Ref& b) { return a.item->key < b.item->key; });
+  // Each shard's items come in key order when they are only requests taken in and let go (the
+  // keys of its events, which run in order); then the shards' runs are merged, in linear time,
+  // else sorted (a step planned at once takes its Schedule event's key, ahead of its turn).
+  std::vector<Ref>& order = m_order;
+  order.clear();
+  std::vector<size_t> runs{0};
+  bool sorted = true;
+  for (uint32_t s = 0; s < m_shards.size(); ++s) {
+    const std::vector<Item>& items = m_shards[s]->buffers[which].items;
+    for (const Item& it : items) order.push_back({&it, s});
+    sorted = sorted && std::is_sorted(items.begin(), items.end(),
+                                      [](const Item& a, const Item& b) { return a.key < b.key; });
+    runs.push_back(order.size());
+  }
+  const auto by_key = [](const Ref& a, const Ref& b) { return a.item->key < b.item->key; };
+  if (!sorted) {
+    std::sort(order.begin(), order.end(), by_key);
+  } else {
+    for (size_t r = 2; r < runs.size(); ++r)
+      std::inplace_merge(order.begin(), order.begin() + static_cast<ptrdiff_t>(runs[r - 1]),
+                         order.begin() + static_cast<ptrdiff_t>(runs[r]), by_key);
+  }
   for (const Ref& ref : order) {
     Shard::Buffer& sh = m_shards[ref.shard]->buffers[which];
     switch (ref.item->kind) {
@@ -463,11 +406,16 @@ void ParallelSimulation::finish_recording() {
     m_shards[0]->part->finish_part();
   }
   watch.add_to(m_timing.shards_s, m_timing.shards_cpu_s);
-  for (auto& sh : m_shards) m_sharded->merge_part(*sh->part);
+  // Over ranks, the other ranks' parts go to rank 0 (gather_ranks), which folds them after its
+  // own: replica order.
+  if (m_rank == 0)
+    for (auto& sh : m_shards) m_sharded->merge_part(*sh->part);
   watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
 }
 
 void ParallelSimulation::run() {
+  if (m_ranks > 1 && (!m_recorders.empty() || !m_observers.empty()))
+    throw std::logic_error("a recorder of the merged stream in a run over MPI ranks");
   for (StepObserver* o : m_observers) o->on_start(static_cast<uint32_t>(m_where.size()), m_pools);
   start_recording();
   RequestSpec spec;
@@ -476,7 +424,8 @@ void ParallelSimulation::run() {
     for (auto& sh : m_shards)
       for (Simulation::Replica& r : sh->sim->m_reps) r.state.set_arrivals_done(true);
   // Window k's outputs are merged while window k + 1 runs (with worker threads), or right
-  // after it (one thread); the last window's after the loop.
+  // after it (one thread); the last window's after the loop. Over ranks, they go to the other
+  // ranks at the next window's snapshot (take_snapshot), the last window's after the loop.
   int pending = -1;  // the buffer holding the window not merged yet
   Stopwatch watch;
   for (;;) {
@@ -487,16 +436,24 @@ void ParallelSimulation::run() {
     run_window(pending);
     watch.add_to(m_timing.shards_s, m_timing.shards_cpu_s);
     pending = m_shards[0]->current;
-    if (!m_workers) {
+    if (m_ranks > 1) {
+      m_unsent = pending;
+      pending = -1;
+    } else if (!m_workers) {
       merge_window(pending);
       watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
       pending = -1;
     }
     if (!routed || !have) break;
   }
-  if (pending >= 0) {
+  if (pending >= 0 || m_ranks > 1) {
     watch.start();
-    merge_window(pending);
+    if (m_ranks > 1) {
+      exchange(m_unsent);
+      m_unsent = -1;
+    } else {
+      merge_window(pending);
+    }
     watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
   }
   finish_recording();
@@ -515,11 +472,20 @@ void ParallelSimulation::run() {
 
 void ParallelSimulation::finish() {
   RunStats& st = m_stats;
+  std::vector<const RunStats*> parts;  // each shard's, in replica order
   for (auto& sh : m_shards) {
     Simulation& sim = *sh->sim;
     sim.check_all_served();
     sim.finish_stats();
-    const RunStats& s = sim.m_stats;
+    parts.push_back(&sim.m_stats);
+  }
+  if (m_ranks > 1) {
+    Stopwatch watch;
+    gather_ranks(parts);
+    watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
+  }
+  for (const RunStats* part : parts) {
+    const RunStats& s = *part;
     st.replicas.insert(st.replicas.end(), s.replicas.begin(), s.replicas.end());
     st.steps += s.steps;
     st.busy_ns += s.busy_ns;
@@ -548,7 +514,7 @@ void ParallelSimulation::finish() {
     st.bytes_moved += r.bytes_moved;
     st.flops += r.flops;
   }
-  for (uint32_t p = 0; p < m_pools.size(); ++p)
+  for (uint32_t p = 0; p < m_pools.size() && m_rank == 0; ++p)  // other ranks: a share only
     for (uint32_t i = 0; i < m_pools[p].replicas; ++i)
       st.replicas[m_pools[p].first_replica + i].pool = p;
   if (m_source->waiting() != 0) throw std::logic_error("a closed-loop source in a parallel run");

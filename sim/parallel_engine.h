@@ -19,6 +19,17 @@
 // A ShardedRecorder (sim/sharded_recorder.h: the summary's MetricsRecorder) is split instead:
 // each shard records into a part of it on its own thread, folded back after the run; with no
 // other recorder or observer, the merge then only counts the requests held at once.
+//
+// Over MPI ranks (sim/parallel_mpi.h; sim/parallel_ranks.cpp) the shards are those of
+// ranks x threads threads, each rank running its own contiguous run of them on its threads.
+// Every rank reads the same workload and routes every arrival with the same router from the
+// same loads, so all make the same decisions; each keeps the arrivals of its own replicas. At
+// each window's start the ranks swap their replicas' loads and the requests their shards took
+// in and let go in the last window (keys only: every rank then counts the requests held at
+// once in the sequential order); after the run, each rank sends rank 0 its shards' counters and
+// recorder parts (ShardedRecorder::save_part), which rank 0 folds in replica order as it folds
+// its own. Only the summary's recorder is split this way: outputs written in the run's order
+// (requests.csv, steps.csv) need the threads' merged stream, on one rank.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -28,6 +39,8 @@
 #include "sim/simulation.h"
 
 namespace servesim {
+
+class MpiWorld;  // sim/parallel_mpi.h
 
 /// Why a run of `c` cannot be split over threads, as a clause ("the router reads live loads
 /// (cluster.router.load_refresh_ms: 0)"); empty when it can. Such a run goes to the sequential
@@ -40,8 +53,14 @@ class ParallelSimulation {
   /// the calling thread (the baseline of parallel efficiency); with N >= 2 the calling thread
   /// routes, runs the first shard and merges the previous window's outputs while N - 1 other
   /// threads run the other shards.
-  /// REQUIRES: parallel_unsupported(c, limits) is empty, threads >= 1.
-  ParallelSimulation(Components c, int threads, bool check = false, RunLimits limits = {});
+  /// With `ranks` of size R > 1 (an MPI launch), the shards are those of R x `threads`
+  /// threads and this process runs its rank's share of them on `threads` threads; every rank
+  /// constructs and runs it (its calls are collective), and only rank 0's stats() and sharded
+  /// recorder hold the whole run's results.
+  /// REQUIRES: parallel_unsupported(c, limits) is empty, threads >= 1; with ranks: at least R
+  /// replicas, no recorder or observer but the sharded one.
+  ParallelSimulation(Components c, int threads, bool check = false, RunLimits limits = {},
+                     const MpiWorld* ranks = nullptr);
   ~ParallelSimulation();
   ParallelSimulation(const ParallelSimulation&) = delete;
   ParallelSimulation& operator=(const ParallelSimulation&) = delete;
@@ -64,6 +83,8 @@ class ParallelSimulation {
   [[nodiscard]] const std::vector<std::string>& tenant_names() const {
     return m_source->tenant_names();
   }
+  /// This process's rank (0 without MPI ranks): only rank 0 has the run's results.
+  [[nodiscard]] int rank() const { return m_rank; }
   /// Windows run (routing snapshots taken), for the benchmarks' sync cost.
   [[nodiscard]] int64_t windows() const { return m_windows; }
   /// Wall seconds spent routing (serial), running the shards' windows (parallel; with worker
@@ -72,9 +93,11 @@ class ParallelSimulation {
   struct Timing {
     double routing_s = 0, shards_s = 0, merging_s = 0;
     double routing_cpu_s = 0, shards_cpu_s = 0, merging_cpu_s = 0;
-    /// With worker threads: the windows' critical path in thread CPU seconds, the sum over
-    /// windows of the busiest thread's (the calling thread's shard and merge, or a worker's
-    /// shard): the windows' wall time on idle cores, whatever else the machine runs.
+    /// With worker threads or MPI ranks: the windows' critical path in thread CPU seconds, the
+    /// sum over windows of the busiest thread's (the calling thread's shard and merge, or a
+    /// worker's shard; over ranks, the busiest of all ranks' threads): the windows' wall time
+    /// on idle cores, whatever else the machine runs. Over ranks, routing includes the
+    /// exchange with the other ranks (waiting for the slowest).
     double critical_cpu_s = 0;
   };
   [[nodiscard]] const Timing& timing() const { return m_timing; }
@@ -97,6 +120,13 @@ class ParallelSimulation {
   /// Finishes the parts on the shards' threads and folds them into m_sharded.
   void finish_recording();
   void finish();
+  /// MPI ranks (sim/parallel_ranks.cpp): swaps the loads and the last window's held-request
+  /// changes (buffer `which`, none if < 0) with the other ranks and counts them in order.
+  void exchange(int which);
+  /// After the run: the other ranks' shards' counters and recorder parts, to rank 0, which
+  /// appends their stats to `parts` and folds the recorder parts.
+  void gather_ranks(std::vector<const RunStats*>& parts);
+  [[nodiscard]] bool local(uint32_t replica) const { return m_where[replica].shard != k_remote; }
 
   std::unique_ptr<WorkloadSource> m_source;
   std::unique_ptr<Router> m_router;
@@ -118,6 +148,20 @@ class ParallelSimulation {
   Timing m_timing;
   struct Workers;
   std::unique_ptr<Workers> m_workers;
+  // MPI ranks: this process's rank of m_ranks, each rank's first replica (and the count last),
+  // the buffer whose held-request changes the next exchange sends, the other ranks' shards'
+  // stats (rank 0) and a reused buffer of those changes.
+  static constexpr uint32_t k_remote = UINT32_MAX;  // Where::shard of another rank's replica
+  const MpiWorld* m_mpi = nullptr;
+  int m_rank = 0, m_ranks = 1;
+  std::vector<uint32_t> m_rank_first;
+  int m_unsent = -1;
+  double m_window_cpu_s = 0;  // the last window's busiest thread here, for the exchange
+  std::vector<RunStats> m_remote_stats;
+  struct Change;  // sim/parallel_engine_detail.h
+  std::vector<Change> m_changes;
+  struct Ref;                // sim/parallel_engine_detail.h
+  std::vector<Ref> m_order;  // merge_window's, reused from window to window
 };
 
 }  // namespace servesim

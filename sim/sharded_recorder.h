@@ -7,6 +7,9 @@
 // and then over the replicas, in replica order, in both engines.
 #include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "sim/recorder.h"
 #include "sim/step_observer.h"
@@ -25,6 +28,16 @@ class ShardedRecorder : public RequestRecorder, public StepObserver {
   /// Folds `part` (from this recorder's make_part, done recording) into this one. The engine
   /// folds every part, in replica order, on the calling thread.
   virtual void merge_part(ShardedRecorder& part) = 0;
+  /// Under MPI ranks (sim/parallel_mpi.h): a part, done recording and finished, as bytes for
+  /// rank 0, which loads them into a fresh make_part() of its own recorder and folds that as
+  /// it folds its own parts. A recorder that cannot travel keeps these defaults (the engine then
+  /// refuses the ranks).
+  virtual void save_part(std::string& /*out*/) const {
+    throw std::logic_error("this recorder's parts cannot be sent between ranks");
+  }
+  virtual void load_part(std::string_view /*in*/) {
+    throw std::logic_error("this recorder's parts cannot be sent between ranks");
+  }
 };
 
 }  // namespace servesim

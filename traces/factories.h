@@ -35,6 +35,9 @@ std::unique_ptr<WorkloadSource> make_servegen(const Cfg& c, uint64_t seed);
 using WorkloadMaker = std::function<std::unique_ptr<WorkloadSource>()>;
 std::unique_ptr<WorkloadSource> make_transform(const Cfg& transform,
                                                const WorkloadMaker& make_inner, uint64_t seed);
+/// transform.repeat_to_s (traces/repeat.cpp): `make`'s workload (a fresh copy a call) replayed
+/// end to end until it covers that many seconds from its first arrival.
+std::unique_ptr<WorkloadSource> make_repeated(const Cfg& transform, const WorkloadMaker& make);
 
 /// The trace formats' row readers (RowReaderFactory), one per row of the format table.
 std::unique_ptr<TraceRowReader> make_servesim_csv_rows(std::istream&, const std::string&,

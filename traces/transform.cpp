@@ -1,6 +1,7 @@
 // workload.transform: reshapes any workload (a trace or a generator) as it streams past, in this
 // order for each request: the time window, the length filters, random sampling, the context
-// cap, then the time scale; the requests that survive are renumbered 0, 1, 2, ...
+// cap, then the time scale; the requests that survive are renumbered 0, 1, 2, ... Then
+// repeat_to_s replays the result end to end (traces/repeat.cpp).
 // docs/workloads.md#transforms gives each key and what is counted.
 #include <fmt/format.h>
 
@@ -200,8 +201,8 @@ std::unique_ptr<WorkloadSource> make_transform(const Cfg& c, const WorkloadMaker
                                                uint64_t seed) {
   const std::vector<std::string> keys{
       "max_context_tokens", "max_output_tokens", "max_prompt_tokens", "min_output_tokens",
-      "min_prompt_tokens",  "rate_scale",        "sample_fraction",   "target_rate_per_s",
-      "window_end_s",       "window_start_s"};
+      "min_prompt_tokens",  "rate_scale",        "repeat_to_s",       "sample_fraction",
+      "target_rate_per_s",  "window_end_s",      "window_start_s"};
   bool any = false;
   for (const auto& k : keys) any = c.has(k) || any;
   if (!any) c.fail("", fmt::format("give at least one of {}", join_names(keys)));
@@ -216,6 +217,12 @@ std::unique_ptr<WorkloadSource> make_transform(const Cfg& c, const WorkloadMaker
   if (c.has("target_rate_per_s")) {
     const double target = c.get_real("target_rate_per_s", {0.0, 1e9, true});
     spec.time_divisor = divisor_for_rate(c, target, make_inner, spec, where);
+  }
+  if (c.has("repeat_to_s")) {  // after the rest: the transformed workload, copy after copy
+    inner.reset();
+    return make_repeated(c, [make_inner, spec, where] {
+      return std::make_unique<Transformed>(make_inner(), spec, where);
+    });
   }
   auto out = std::make_unique<Transformed>(std::move(inner), spec, where);
   if (!out->prime())

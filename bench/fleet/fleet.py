@@ -4,7 +4,8 @@
 For each replica count, bench/fleet/fleet-base.yaml is run with the request count and mean rate
 sized to the fleet (--rate-per-replica requests/s per replica on average over the day, --hours of
 simulated time from --start-h), by the sequential engine and by the parallel one on each
---threads count. Prints, per run: wall time, steps, steps per second, peak RSS (/usr/bin/time -v),
+--threads count (an entry rN runs N MPI ranks of one thread each under mpirun, rNxT N ranks of T
+threads). Prints, per run: wall time, steps, steps per second, peak RSS (/usr/bin/time -v),
 speed-up and parallel efficiency against the sequential run, and whether summary.json is byte for
 byte the sequential run's. Then fits the scaling model of docs/performance.md#parallel-engine on
 the sequential, 1- and 2-thread runs (the engine's own split of its time, SERVESIM_LOG=info) and predicts 16
@@ -12,6 +13,7 @@ and 64 cores. Writes every figure to OUT/fleet.json.
 
   python3 bench/fleet/fleet.py --replicas 64,256,1000 --hours 24            # the whole day
   python3 bench/fleet/fleet.py --replicas 64 --hours 0.25 --threads 0,1,2   # a quick look
+  python3 bench/fleet/fleet.py --replicas 64,256 --hours 0.1 --threads 0,1,2,r2  # and 2 ranks
 """
 import argparse
 import json
@@ -28,22 +30,35 @@ TIMING = re.compile(r"parallel engine: (\d+) shards, (\d+) windows; routing ([\d
                     r"shards ([\d.]+) s, merging ([\d.]+) s(?:; critical path ([\d.]+) s)?")
 
 
-def run_one(args, replicas, threads, out):
+def parse_run(entry):
+    """'2' -> (1 rank, 2 threads); 'r2' -> (2 ranks, 1 thread each); 'r2x2' -> (2, 2)."""
+    if entry.startswith("r"):
+        ranks, _, threads = entry[1:].partition("x")
+        return int(ranks), int(threads or 1)
+    return 1, int(entry)
+
+
+def run_one(args, replicas, threads, out, ranks=1):
     seconds = args.hours * 3600.0
     rate = args.rate_per_replica * replicas
-    cmd = [args.servesim, "run", os.path.join(HERE, "fleet-base.yaml"), "--out", out,
+    if args.workload == "azure":  # the trace's hour, scaled to the fleet, repeated over --hours
+        workload = ["--set", f"workload.transform.target_rate_per_s={rate}",
+                    "--set", f"workload.transform.repeat_to_s={seconds}"]
+    else:
+        workload = ["--set", f"workload.synthetic.requests={max(1, int(rate * seconds))}",
+                    "--set", f"workload.synthetic.arrival.mean_rate_per_s={rate}",
+                    "--set", f"workload.synthetic.start_s={args.start_h * 3600.0}"]
+    cmd = [args.servesim, "run", os.path.join(HERE, f"fleet-{args.workload}.yaml"), "--out", out,
            "--no-requests-csv", "--no-progress", "-q",
-           "--set", f"cluster.replicas={replicas}",
-           "--set", f"workload.synthetic.requests={max(1, int(rate * seconds))}",
-           "--set", f"workload.synthetic.arrival.mean_rate_per_s={rate}",
-           "--set", f"workload.synthetic.start_s={args.start_h * 3600.0}",
+           "--set", f"cluster.replicas={replicas}"] + workload + [
            # The memory check's bound on requests held at once: far above what a fleet at
            # this load holds (a few per replica), far below the default 2,000,000 it would
            # otherwise plan memory for.
            "--max-queued", str(200 * replicas),
            "--threads", str(threads)]
-    if args.mpi_ranks and threads < 0:
-        cmd = ["mpirun", "-n", str(args.mpi_ranks)] + cmd
+    if ranks > 1:
+        # Each rank reads the whole workload; rank 0 alone writes (docs/cluster.md#mpi-ranks).
+        cmd = [args.mpirun, "--oversubscribe", "-n", str(ranks)] + cmd
     env = dict(os.environ, SERVESIM_LOG="info")
     p = subprocess.run(["/usr/bin/time", "-v"] + cmd, capture_output=True, text=True, env=env)
     if p.returncode != 0:
@@ -57,7 +72,8 @@ def run_one(args, replicas, threads, out):
     with open(os.path.join(out, "summary.json"), "rb") as f:
         raw = f.read()
     summary = json.loads(raw)
-    r = {"replicas": replicas, "threads": threads, "wall_s": wall_s, "cpu_s": cpu_s,
+    r = {"replicas": replicas, "threads": threads, "ranks": ranks, "wall_s": wall_s,
+         "cpu_s": cpu_s,
          "rss_mb": rss_kb / 1024,
          "steps": summary["steps"], "requests": summary["requests"],
          "simulated_s": summary["duration_s"], "summary_bytes": raw}
@@ -72,9 +88,15 @@ def run_one(args, replicas, threads, out):
     # window). On a busy machine this is what an idle one would take; with one thread it is
     # the CPU time.
     r["idle_s"] = cpu_s
-    if t and t.group(9) and threads >= 2:
+    if t and t.group(9) and threads >= 2 and ranks == 1:
         r["critical_cpu_s"] = float(t.group(9))
         r["idle_s"] = cpu_s - r["shards_cpu_s"] + r["critical_cpu_s"]
+    if t and t.group(9) and ranks > 1:
+        # The ranks' CPU counts MPI's busy waiting at each window's exchange, so the serial
+        # parts are rank 0's own (its CPU outside the windows and the exchange: none of the
+        # exchange's waiting is counted) and the windows' part the critical path over all ranks.
+        r["critical_cpu_s"] = float(t.group(9))
+        r["idle_s"] = None  # filled from the 1-thread run's serial parts (main)
     return r
 
 
@@ -85,18 +107,21 @@ def fit(runs):
     included) and M (the merge: the requests held at once, anything recorded in the sequential
     order, folding the shards' parts), over W windows. On p threads, p shards run, one on the
     calling thread, which then merges: T(p) = O + R + M + P / p + W * c * (1 + log2(p)), c the
-    cost of one window's barrier and imbalance, fitted on the 2-thread run's wall time (0 when
-    that run was no slower than the model without it). Speed-ups are against the sequential
-    run's CPU seconds."""
+    cost of one window's imbalance and overhead, fitted on the 2-thread run's time on idle cores
+    (idle_s: its CPU seconds with the windows' share replaced by their critical path, so the
+    machine's other load does not enter; 0 when that run was no slower than the model without
+    it). Speed-ups are against the sequential run's CPU seconds."""
     seq = next((r for r in runs if r["threads"] == 0), None)
-    one = next((r for r in runs if r["threads"] == 1 and "shards_s" in r), None)
-    two = next((r for r in runs if r["threads"] == 2 and "shards_s" in r), None)
+    one = next((r for r in runs if r["threads"] == 1 and r["ranks"] == 1 and "shards_s" in r),
+               None)
+    two = next((r for r in runs if r["threads"] == 2 and r["ranks"] == 1 and "shards_s" in r),
+               None)
     if not seq or not one or not two:
         return None
     R, P, M = one["routing_cpu_s"], one["shards_cpu_s"], one["merging_cpu_s"]
     W = one["windows"]
     O = max(0.0, one["cpu_s"] - R - P - M)
-    c = max(0.0, (two["wall_s"] - (O + R + M + P / 2)) / (2 * max(1, W)))
+    c = max(0.0, (two["idle_s"] - (O + R + M + P / 2)) / (2 * max(1, W)))
     model = {"other_s": O, "routing_s": R, "shards_s": P, "merging_s": M, "windows": W,
              "sync_s_per_window": c, "sequential_cpu_s": seq["cpu_s"],
              "serial_fraction": (O + R + M) / one["cpu_s"]}
@@ -117,8 +142,12 @@ def main():
     ap.add_argument("--start-h", type=float, default=0.0, help="hour of the day to start at")
     ap.add_argument("--rate-per-replica", type=float, default=1.0,
                     help="requests/s per replica, the day's mean")
-    ap.add_argument("--threads", default="0,1,2", help="0: the sequential engine")
-    ap.add_argument("--mpi-ranks", type=int, default=0, help="reserved: MPI ranks (not yet)")
+    ap.add_argument("--threads", default="0,1,2",
+                    help="0: the sequential engine; rN: N MPI ranks, rNxT: N ranks of T threads")
+    ap.add_argument("--mpirun", default="mpirun", help="the MPI launcher for rN entries")
+    ap.add_argument("--workload", choices=("base", "azure"), default="base",
+                    help="base: synthetic chat traffic with a daily curve (fleet-base.yaml); "
+                         "azure: the Azure 2023 conversation hour repeated (fleet-azure.yaml)")
     ap.add_argument("--out", default="out/fleet")
     args = ap.parse_args()
     results = []
@@ -127,17 +156,24 @@ def main():
           f"{'idle_s':>7} {'idle_x':>6} identical")
     for n in [int(x) for x in args.replicas.split(",")]:
         runs = []
-        for t in [int(x) for x in args.threads.split(",")]:
-            r = run_one(args, n, t, os.path.join(args.out, f"r{n}-t{t}"))
+        for entry in args.threads.split(","):
+            ranks, t = parse_run(entry)
+            r = run_one(args, n, t, os.path.join(args.out, f"r{n}-t{entry}"), ranks)
             runs.append(r)
             base = runs[0]
+            if r["idle_s"] is None:  # ranks: the 1-thread run's serial parts + the critical path
+                one = next((x for x in runs if x["threads"] == 1 and x["ranks"] == 1
+                            and "shards_cpu_s" in x), None)
+                r["idle_s"] = (one["cpu_s"] - one["shards_cpu_s"] + r["critical_cpu_s"]
+                               if one else r["cpu_s"])
             speedup = base["wall_s"] / r["wall_s"]
-            eff = speedup / max(1, t)
+            eff = speedup / max(1, t * ranks)
             serial = ((r["routing_cpu_s"] + r["merging_cpu_s"]) / r["cpu_s"] * 100
-                      if "routing_s" in r and t == 1 else float("nan"))
+                      if "routing_s" in r and t == 1 and ranks == 1 else float("nan"))
             r.update(speedup=speedup, efficiency=eff, idle_speedup=base["idle_s"] / r["idle_s"],
                      identical=r["summary_bytes"] == base["summary_bytes"])
-            print(f"{n:>8} {t:>7} {r['wall_s']:>8.2f} {r['steps']:>12} "
+            label = entry if ranks > 1 else str(t)
+            print(f"{n:>8} {label:>7} {r['wall_s']:>8.2f} {r['steps']:>12} "
                   f"{r['steps'] / r['wall_s']:>10.0f} {r['rss_mb']:>7.0f} {r['cpu_s']:>7.2f} "
                   f"{speedup:>7.2f} "
                   f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['idle_s']:>7.2f} "
@@ -159,7 +195,7 @@ def main():
         results.append({"replicas": n, "runs": runs, "model": model})
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "fleet.json"), "w") as f:
-        json.dump({"hours": args.hours, "start_h": args.start_h,
+        json.dump({"workload": args.workload, "hours": args.hours, "start_h": args.start_h,
                    "rate_per_replica": args.rate_per_replica, "results": results}, f, indent=1)
     if not all(r["identical"] for x in results for r in x["runs"]):
         sys.exit("fleet.py: a parallel run's summary.json differs from the sequential run's")

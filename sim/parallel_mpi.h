@@ -1,0 +1,40 @@
+#pragma once
+// The MPI ranks one run is split over (`mpirun -n R servesim run CONFIG --threads T`): the
+// parallel engine's replicas are shared out by rank, then by thread (docs/cluster.md#parallel).
+// Built with MPI (CMake SERVESIM_MPI: sim/parallel_mpi.cpp) a process started by an MPI
+// launcher joins the launch; built without (sim/parallel_mpi_none.cpp) it is rank 0 of 1, and
+// launched_ranks() lets the command line refuse a launch of several.
+#include <string>
+#include <vector>
+
+namespace servesim {
+
+class MpiWorld {
+ public:
+  /// Joins the launch (MPI_Init) when MPI is compiled in and the process was started by an MPI
+  /// launcher; otherwise rank 0 of 1. At most one at a time, for the run's span.
+  MpiWorld();
+  ~MpiWorld();
+  MpiWorld(const MpiWorld&) = delete;
+  MpiWorld& operator=(const MpiWorld&) = delete;
+
+  [[nodiscard]] int rank() const { return m_rank; }
+  [[nodiscard]] int size() const { return m_size; }
+  /// Every rank's `mine`, in rank order, on every rank. Collective.
+  [[nodiscard]] std::vector<std::string> allgather(const std::string& mine) const;
+  /// Every rank's `mine`, in rank order, on rank 0 (the others get nothing). Collective.
+  [[nodiscard]] std::vector<std::string> gather(const std::string& mine) const;
+  /// Ends the whole launch with `code` (a rank that failed while the others wait for it).
+  [[noreturn]] void abort(int code) const;
+
+  [[nodiscard]] static bool compiled_in();
+  /// The ranks an MPI launcher started, from its environment (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
+  /// MV2_COMM_WORLD_SIZE, or srun's SLURM_STEP_NUM_TASKS): 1 when none did.
+  [[nodiscard]] static int launched_ranks();
+
+ private:
+  int m_rank = 0, m_size = 1;
+  bool m_initialized_here = false;
+};
+
+}  // namespace servesim
