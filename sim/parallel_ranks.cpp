@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <type_traits>
+#include <vector>
 
 #include "core/byte_io.h"
 #include "core/errors.h"
@@ -14,9 +16,36 @@
 namespace servesim {
 namespace {
 
+/// Calls `f` on every field of a ReplicaStats but the stage vector, in one fixed order, so that
+/// saving and loading cannot disagree. A field added to ReplicaStats is added here.
+template <class R, class F>
+void each_scalar(R& r, F&& f) {
+  f(r.routed), f(r.steps), f(r.busy_ns), f(r.seat_steps), f(r.peak_kv_used_tokens);
+  f(r.kv_capacity_tokens), f(r.pool), f(r.handed_off), f(r.received), f(r.active_s);
+  f(r.costed_steps), f(r.bandwidth_bound_steps), f(r.bytes_moved), f(r.flops), f(r.down_s);
+  f(r.pipeline_stages), f(r.micro_batches), f(r.micro_batch_ns);
+}
+
+void save_replicas(std::string& out, const std::vector<ReplicaStats>& rs) {
+  put_bytes(out, static_cast<uint64_t>(rs.size()));
+  for (const ReplicaStats& r : rs) {
+    each_scalar(r, [&](const auto& v) { put_bytes(out, v); });
+    put_vector(out, r.stage_busy_ns);
+  }
+}
+
+std::vector<ReplicaStats> load_replicas(ByteReader& in) {
+  std::vector<ReplicaStats> rs(in.get<uint64_t>());
+  for (ReplicaStats& r : rs) {
+    each_scalar(r, [&](auto& v) { v = in.get<std::remove_reference_t<decltype(v)>>(); });
+    r.stage_busy_ns = in.get_vector<int64_t>();
+  }
+  return rs;
+}
+
 /// What ParallelSimulation::finish sums of a shard's stats, as bytes.
 void save_stats(std::string& out, const RunStats& s) {
-  put_vector(out, s.replicas);
+  save_replicas(out, s.replicas);
   for (const int64_t v : {s.steps, s.busy_ns, s.seat_steps, s.prefill_tokens, s.peak_kv_used_tokens,
                           s.kv_capacity_tokens, s.costed_steps})
     put_bytes(out, v);
@@ -29,7 +58,7 @@ void save_stats(std::string& out, const RunStats& s) {
 
 RunStats load_stats(ByteReader& in) {
   RunStats s;
-  s.replicas = in.get_vector<ReplicaStats>();
+  s.replicas = load_replicas(in);
   for (int64_t* v : {&s.steps, &s.busy_ns, &s.seat_steps, &s.prefill_tokens, &s.peak_kv_used_tokens,
                      &s.kv_capacity_tokens, &s.costed_steps})
     *v = in.get<int64_t>();

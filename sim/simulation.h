@@ -85,7 +85,8 @@ struct Components {
   std::shared_ptr<const FailureSpec> failures;
 };
 
-/// One replica's share of a run (RunStats::replicas).
+/// One replica's share of a run (RunStats::replicas). The MPI ranks send it field by field
+/// (sim/parallel_ranks.cpp's each_scalar): a new field is added there too.
 struct ReplicaStats {
   int64_t routed = 0;  ///< requests the router sent here
   int64_t steps = 0;
