@@ -182,39 +182,13 @@ void Simulation::pipeline_start(uint32_t rep_index) {
   // Each stage's accelerators are active for their stage's time, at most its share of the work.
   const double stage_s =
       static_cast<double>(stage_ns) * 1e-9 / static_cast<double>(pp.stage_free.size());
-  rs.active_s +=
-      cost ? std::min(stage_s, std::max(cost->ideal_ms_bandwidth, cost->ideal_ms_compute) * 1e-3)
-           : stage_s;
-  if (cost) {
-    ++rs.costed_steps;
-    rs.bandwidth_bound_steps += cost->bandwidth_bound;
-    rs.bytes_moved += cost->bytes;
-    rs.flops += cost->flops;
-    m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
-    m_stats.peak_flops_per_s = cost->peak_flops_per_s;
-  }
+  add_step_cost(rs, cost, stage_s);
   post(Event::step_end(at, rep_index));
   if (pp.stage_free[0] < at) post(Event::timer(pp.stage_free[0], rep_index));  // stage 0 frees
   pipeline_refresh(rep_index);
-  if (!m_step_observers.empty()) {
-    StepRecord& s = m_step_record;
-    s.start = m_now;
-    s.duration = duration;
-    s.replica = rep_index;
-    s.sequences = shape.sequences;
-    s.prefill_sequences = prefill_sequences;
-    s.decode_tokens = decode_tokens;
-    s.prefill_tokens = shape.prefill_tokens;
-    s.kv_used_tokens = state.kv().used_tokens();
-    s.kv_capacity_tokens = state.kv().capacity_tokens();
-    s.waiting = static_cast<int32_t>(state.waiting().size());
-    s.running = static_cast<int32_t>(state.running().size());
-    s.preemptions = state.preemptions();
-    s.bound = cost ? (cost->bandwidth_bound ? 0 : 1) : -1;
-    s.bytes = cost ? cost->bytes : 0;
-    s.flops = cost ? cost->flops : 0;
-    for (StepObserver* o : m_step_observers) o->on_step(s);
-  }
+  if (!m_step_observers.empty())
+    notify_step(rep_index, duration, shape, prefill_sequences, decode_tokens, shape.prefill_tokens,
+                cost);
   if (m_check) check_invariants(rep_index, "after planning");
 }
 

@@ -517,42 +517,52 @@ void Simulation::try_start_step(uint32_t rep_index) {
   rs.seat_steps += shape.sequences;
   rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
   // Activity for the power model (metrics/energy.h): the busier of memory and arithmetic.
-  const double step_s = static_cast<double>(duration.count_ns()) * 1e-9;
-  rs.active_s +=
-      cost ? std::min(step_s, std::max(cost->ideal_ms_bandwidth, cost->ideal_ms_compute) * 1e-3)
-           : step_s;
-  if (cost) {
-    ++rs.costed_steps;
-    rs.bandwidth_bound_steps += cost->bandwidth_bound;
-    rs.bytes_moved += cost->bytes;
-    rs.flops += cost->flops;
-    m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
-    m_stats.peak_flops_per_s = cost->peak_flops_per_s;
-  }
+  add_step_cost(rs, cost, static_cast<double>(duration.count_ns()) * 1e-9);
   if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
   rep.busy = true;
   rep.step_end = *end;
   post(Event::step_end(*end, rep_index));
-  if (!m_step_observers.empty()) {
-    StepRecord& s = m_step_record;
-    s.start = m_now;
-    s.duration = duration;
-    s.replica = rep_index;
-    s.sequences = shape.sequences;
-    s.prefill_sequences = prefill_sequences;
-    s.decode_tokens = decode_tokens;
-    s.prefill_tokens = shape.prefill_tokens - verify_tokens;
-    s.kv_used_tokens = state.kv().used_tokens();
-    s.kv_capacity_tokens = state.kv().capacity_tokens();
-    s.waiting = static_cast<int32_t>(state.waiting().size());
-    s.running = static_cast<int32_t>(state.running().size());
-    s.preemptions = state.preemptions();
-    s.bound = cost ? (cost->bandwidth_bound ? 0 : 1) : -1;
-    s.bytes = cost ? cost->bytes : 0;
-    s.flops = cost ? cost->flops : 0;
-    for (StepObserver* o : m_step_observers) o->on_step(s);
-  }
+  if (!m_step_observers.empty())
+    notify_step(rep_index, duration, shape, prefill_sequences, decode_tokens,
+                shape.prefill_tokens - verify_tokens, cost);
   if (m_check) check_invariants(rep_index, "after planning");
+}
+
+void Simulation::add_step_cost(ReplicaStats& rs, const std::optional<StepCost>& cost,
+                               double busy_s) {
+  rs.active_s +=
+      cost ? std::min(busy_s, std::max(cost->ideal_ms_bandwidth, cost->ideal_ms_compute) * 1e-3)
+           : busy_s;
+  if (!cost) return;
+  ++rs.costed_steps;
+  rs.bandwidth_bound_steps += cost->bandwidth_bound;
+  rs.bytes_moved += cost->bytes;
+  rs.flops += cost->flops;
+  m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
+  m_stats.peak_flops_per_s = cost->peak_flops_per_s;
+}
+
+void Simulation::notify_step(uint32_t rep_index, Time duration, const StepShape& shape,
+                             int32_t prefill_sequences, int32_t decode_tokens,
+                             int64_t prefill_tokens, const std::optional<StepCost>& cost) {
+  const BatchState& state = m_reps[rep_index].state;
+  StepRecord& s = m_step_record;
+  s.start = m_now;
+  s.duration = duration;
+  s.replica = rep_index;
+  s.sequences = shape.sequences;
+  s.prefill_sequences = prefill_sequences;
+  s.decode_tokens = decode_tokens;
+  s.prefill_tokens = prefill_tokens;
+  s.kv_used_tokens = state.kv().used_tokens();
+  s.kv_capacity_tokens = state.kv().capacity_tokens();
+  s.waiting = static_cast<int32_t>(state.waiting().size());
+  s.running = static_cast<int32_t>(state.running().size());
+  s.preemptions = state.preemptions();
+  s.bound = cost ? (cost->bandwidth_bound ? 0 : 1) : -1;
+  s.bytes = cost ? cost->bytes : 0;
+  s.flops = cost ? cost->flops : 0;
+  for (StepObserver* o : m_step_observers) o->on_step(s);
 }
 
 void Simulation::finish_step(uint32_t rep_index) {

@@ -256,6 +256,13 @@ class Simulation {
   void try_start_step(uint32_t rep);
   void finish_step(uint32_t rep);
   void check_all_served() const;
+  /// A started step's books on its replica: the activity over `busy_s` seconds (the step, or a
+  /// pipeline stage's share) and, when the model reports a cost, the cost sums.
+  void add_step_cost(ReplicaStats& rs, const std::optional<StepCost>& cost, double busy_s);
+  /// Tells the step observers of the step just started on `rep` (m_step_record, reused).
+  void notify_step(uint32_t rep, Time duration, const StepShape& shape, int32_t prefill_sequences,
+                   int32_t decode_tokens, int64_t prefill_tokens,
+                   const std::optional<StepCost>& cost);
   // Pipeline parallelism (sim/pipeline_engine.cpp).
   void setup_pipelines();
   /// A closed-form pipelined step of `shape` lasting `duration` started on `rep`: its books.
