@@ -81,9 +81,9 @@ struct PointResult {
   /// run's `rejected`): rejected (never fits, or refused by admission), shed (rate limit), timed
   /// out and cancelled (abandonment).
   int64_t rejected = 0, shed = 0, timed_out = 0, cancelled = 0;
-  /// With SweepSpec::percentiles: for each percentile p in its order, TTFT, TPOT, ITL and E2E at
-  /// p in ms (numpy's definition, as `servesim run --percentiles`), 4 values per percentile;
-  /// empty when infeasible. Columns ttft_pP_ms, tpot_pP_ms, itl_pP_ms, e2e_pP_ms after
+  /// With SweepSpec::percentiles: TTFT's value at each percentile in its order, then TPOT's,
+  /// ITL's and E2E's (metric-major: 4 x percentiles values), in ms (numpy's definition, as
+  /// `servesim run --percentiles`); empty when infeasible. Columns pP_ttft_ms, ..., pP_e2e_ms (vLLM's names) after
   /// cancelled (sizing/sweep_output.h).
   std::vector<double> latency_ms;
   /// min_replicas mode: the cluster.replicas the row ran with (0: fixed mode), for rerun_row.
