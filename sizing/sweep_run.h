@@ -83,8 +83,8 @@ struct PointResult {
   int64_t rejected = 0, shed = 0, timed_out = 0, cancelled = 0;
   /// With SweepSpec::percentiles: TTFT's value at each percentile in its order, then TPOT's,
   /// ITL's and E2E's (metric-major: 4 x percentiles values), in ms (numpy's definition, as
-  /// `servesim run --percentiles`); empty when infeasible. Columns pP_ttft_ms, ..., pP_e2e_ms (vLLM's names) after
-  /// cancelled (sizing/sweep_output.h).
+  /// `servesim run --percentiles`); empty when infeasible. Columns pP_ttft_ms, ..., pP_e2e_ms
+  /// (vLLM's names) after cancelled (sizing/sweep_output.h).
   std::vector<double> latency_ms;
   /// min_replicas mode: the cluster.replicas the row ran with (0: fixed mode), for rerun_row.
   int64_t run_replicas = 0;
