@@ -194,7 +194,7 @@ def simulate(a, rows, setup, work):
         for r in csv.DictReader(f):
             sim.append(r)
     sim.sort(key=lambda r: int(r["id"]))
-    return [dict(ttft=float(r["ttft_s"]), e2e=float(r["e2e_s"]),
+    return [dict(ttft=float(r["ttft_s"]), e2e=float(r["e2e_s"]), queue=float(r["queue_s"]),
                  done=r["status"] == "finished") for r in sim]
 
 
