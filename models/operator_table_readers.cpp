@@ -168,8 +168,10 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
 }
 namespace {
 
-AttentionTable read_attention_rows(const fs::path& file, bool generation, const AttentionHeads& h,
-                                   const std::string& variant, Breakpoints& bp, bool skim) {
+using AttentionPoints = std::map<double, std::map<double, double>>;  // length -> batch -> ms
+
+AttentionPoints read_attention_rows(const fs::path& file, bool generation, const AttentionHeads& h,
+                                    const std::string& variant, Breakpoints& bp, bool skim) {
   const std::string hd = key_num(h.head_dim), nh = key_num(h.heads), kvh = key_num(h.kv_heads);
   const std::unique_ptr<std::istream> in = open_input(file);
   CsvColumns csv(*in, file.string(),
@@ -185,7 +187,7 @@ AttentionTable read_attention_rows(const fs::path& file, bool generation, const 
   const auto len_axis = generation ? OperatorAxis::GenerationKv : OperatorAxis::ContextLength;
   std::set<std::string> layouts;
   std::array<std::string, 3> last;
-  std::map<double, std::map<double, double>> by_length;
+  AttentionPoints by_length;
   size_t rows = 0;
   while (csv.next_row_starting(prefix)) {
     if (csv.has(7) && csv.field(7) != "0") continue;  // sliding-window rows
@@ -221,8 +223,12 @@ AttentionTable read_attention_rows(const fs::path& file, bool generation, const 
         fmt::format("{}: column latency_ms_{} has no measured cell for {}/{} "
                     "heads x {}",
                     file.string(), variant, nh, kvh, hd));
+  return by_length;
+}
+
+AttentionTable table_of(const AttentionPoints& by_length) {
   AttentionTable t;
-  for (auto& [length, points] : by_length) {
+  for (const auto& [length, points] : by_length) {
     t.ln_length.push_back(std::log(length));
     t.by_batch.push_back(*curve_of(points));
   }
@@ -234,7 +240,32 @@ AttentionTable read_attention_rows(const fs::path& file, bool generation, const 
 AttentionTable read_attention_table(const fs::path& file, bool generation, const AttentionHeads& h,
                                     const std::string& variant, Breakpoints& bp) {
   need_variant(file, variant, "attention dtype");
-  return read_attention_rows(file, generation, h, variant, bp, true);
+  return table_of(read_attention_rows(file, generation, h, variant, bp, true));
+}
+
+AttentionTable read_attention_blend(const fs::path& file, bool generation,
+                                    const AttentionSubstitute& sub, const std::string& variant,
+                                    Breakpoints& bp) {
+  need_variant(file, variant, "attention dtype");
+  const AttentionPoints lo = read_attention_rows(file, generation, sub.heads, variant, bp, true);
+  if (!sub.upper) return table_of(lo);
+  const AttentionPoints hi = read_attention_rows(file, generation, *sub.upper, variant, bp, true);
+  // Linear in the group size between the two measured layouts, on the cells both measured.
+  const double w = sub.upper_weight;
+  AttentionPoints blend;
+  for (const auto& [length, points] : lo) {
+    const auto it = hi.find(length);
+    if (it == hi.end()) continue;
+    for (const auto& [batch, ms] : points)
+      if (const auto jt = it->second.find(batch); jt != it->second.end())
+        blend[length][batch] = (1 - w) * ms + w * jt->second;
+  }
+  if (blend.empty())
+    throw InputError(fmt::format("{}: {}/{} and {}/{} heads x {} share no measured cell",
+                                 file.string(), key_num(sub.heads.heads),
+                                 key_num(sub.heads.kv_heads), key_num(sub.upper->heads),
+                                 key_num(sub.upper->kv_heads), key_num(sub.heads.head_dim)));
+  return table_of(blend);
 }
 
 std::optional<AttentionSubstitute> attention_substitute(const fs::path& file,
@@ -247,7 +278,8 @@ std::optional<AttentionSubstitute> attention_substitute(const fs::path& file,
     if (csv.has(3) && csv.field(3) != "0") continue;  // sliding-window rows
     layouts.insert({csv.positive_real(0), csv.positive_real(1), csv.positive_real(2)});
   }
-  if (layouts.contains({h.head_dim, h.heads, h.kv_heads})) return AttentionSubstitute{h, 1};
+  if (layouts.contains({h.head_dim, h.heads, h.kv_heads}))
+    return AttentionSubstitute{h, 1, std::nullopt, 0};
   const double group = h.heads / h.kv_heads;
   if (h.kv_heads < 1 || group != std::floor(group)) return std::nullopt;
   std::optional<AttentionSubstitute> best;
@@ -255,7 +287,29 @@ std::optional<AttentionSubstitute> attention_substitute(const fs::path& file,
     if (dim != h.head_dim || heads != kv * group) continue;
     const double scale = h.kv_heads / kv;
     if (scale != std::floor(scale)) continue;  // kv must divide the KV heads
-    if (!best || kv > best->heads.kv_heads) best = AttentionSubstitute{{heads, kv, dim}, scale};
+    if (!best || kv > best->heads.kv_heads)
+      best = AttentionSubstitute{{heads, kv, dim}, scale, std::nullopt, 0};
+  }
+  if (best) return best;
+  // No layout of this group size: the nearest measured group sizes below and above it, with the
+  // same KV heads kv (dividing h's; the most such), blended linearly in the group size. At a
+  // fixed KV read the kernel's time grows with the query heads each KV head serves.
+  for (const auto& [dim, heads, kv] : layouts) {
+    const double scale = h.kv_heads / kv;
+    if (dim != h.head_dim || scale != std::floor(scale)) continue;
+    if (best && kv <= best->heads.kv_heads) continue;
+    double below = 0, above = 0;
+    for (const auto& [dim2, heads2, kv2] : layouts) {
+      if (dim2 != dim || kv2 != kv) continue;
+      const double g = heads2 / kv2;
+      if (g < group && g > below) below = g;
+      if (g > group && (above == 0 || g < above)) above = g;
+    }
+    if (below == 0 || above == 0) continue;
+    best = AttentionSubstitute{{below * kv, kv, dim},
+                               scale,
+                               AttentionHeads{above * kv, kv, dim},
+                               (group - below) / (above - below)};
   }
   return best;
 }

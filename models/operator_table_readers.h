@@ -53,12 +53,25 @@ struct AttentionTable {
 /// size. Returns `h` itself (scale 1) when the file has it; else the same head_dim and group
 /// size with the most KV heads that divide `h`'s; nullopt when there is none (the reader's
 /// error then names the layouts there).
+///
+/// A group size the file measured at no KV-head count dividing `h`'s (Mixtral-8x22B at TP8: 6
+/// query heads to 1 KV head, where vLLM's tables hold groups 4 and 8) is answered between the
+/// nearest measured group sizes below (`heads`) and above (`upper`) with the same KV heads,
+/// linear in the group size (`upper_weight` of the way up), on the cells both measured
+/// (scripts/check_attention_layouts.py scores this on layouts the tables did measure).
 struct AttentionSubstitute {
   AttentionHeads heads;
   double batch_scale = 1;
+  std::optional<AttentionHeads> upper;
+  double upper_weight = 0;
 };
 [[nodiscard]] std::optional<AttentionSubstitute> attention_substitute(
     const std::filesystem::path& file, const AttentionHeads& h);
+/// The substitute's table: its layout's, or the blend of its two layouts (on the cells both
+/// measured). Its batch_scale is left at 1 for the caller to set.
+[[nodiscard]] AttentionTable read_attention_blend(const std::filesystem::path& file,
+                                                  bool generation, const AttentionSubstitute& sub,
+                                                  const std::string& variant, Breakpoints& bp);
 
 /// moe.csv, one shape, dtype and distribution column: a curve over tokens (the fastest kernel
 /// where several measured a shape).

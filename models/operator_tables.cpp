@@ -189,10 +189,11 @@ class OperatorTables final : public OperatorSource {
     } catch (const InputError&) {
       // A layout the tables lack (a multi-head model where only GQA was measured) is read from
       // the one with the same group size, at a proportionally larger batch.
+      // A group size it lacks is blended between the measured ones around it.
       const std::optional<AttentionSubstitute> sub = attention_substitute(file, h);
-      if (!sub || sub->batch_scale == 1) throw;
+      if (!sub || (sub->batch_scale == 1 && !sub->upper)) throw;
       Breakpoints bp;  // the table's batches, in the step's batches
-      t = read_attention_table(file, generation, sub->heads, variant, bp);
+      t = read_attention_blend(file, generation, *sub, variant, bp);
       t.batch_scale = sub->batch_scale;
       const auto batch_axis = static_cast<size_t>(generation ? OperatorAxis::GenerationBatch
                                                              : OperatorAxis::ContextBatch);

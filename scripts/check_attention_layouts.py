@@ -6,13 +6,20 @@ K / K' times the batch. TensorRT-LLM's tables in this repository measured both s
 such pairs, so the rule can be scored on them: for every (batch, length) measured in both, the
 ratio of the layout's own time to the rule's. Nothing is fitted; the rule has no parameter.
 
-usage: python3 scripts/check_attention_layouts.py   (reads data/timings/aiconfigurator)
+With --groups, the rule for a group size no table measured (Mixtral-8x22B at TP8: 6 query heads
+per KV head, where vLLM's tables hold 4 and 8): linear in the group size between the nearest
+measured groups below and above, at the same KV heads. Scored by leaving out each measured group
+that has measured neighbours on both sides and reading it from them, on every cell all three
+measured. Nothing is fitted either.
+
+usage: python3 scripts/check_attention_layouts.py [--groups]   (reads data/timings/aiconfigurator)
 """
 import collections
 import csv
 import gzip
 import os
 import statistics
+import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TABLES = os.path.join(ROOT, "data", "timings", "aiconfigurator")
@@ -33,7 +40,46 @@ def read(path):
     return t
 
 
+def groups():
+    print("| GPU | engine | attention | layouts left out | cells | median own / rule "
+          "| mean abs error | p10 - p90 | worst layout (mean abs error) |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for gpu in ("h100_sxm", "rtx_pro_6000_server"):
+        for engine in ("vllm-0.19.0", "trtllm-1.3.0rc20"):
+            for kind in ("generation_attention", "context_attention"):
+                path = os.path.join(TABLES, gpu, engine, kind + ".csv.gz")
+                if not os.path.exists(path):
+                    continue
+                t = read(path)
+                ratios, layouts, worst = [], 0, (0.0, "")
+                for kv in sorted({k for d, h, k in t if d == 128}):
+                    gs = sorted(h // kv for d, h, k in t if d == 128 and k == kv and h % kv == 0)
+                    for lo, g, hi in zip(gs, gs[1:], gs[2:]):
+                        a, b, c = t[(128, lo * kv, kv)], t[(128, g * kv, kv)], t[(128, hi * kv, kv)]
+                        w = (g - lo) / (hi - lo)
+                        r = [v / ((1 - w) * a[x] + w * c[x]) for x, v in b.items()
+                             if x in a and x in c]
+                        if not r:
+                            continue
+                        layouts += 1
+                        ratios += r
+                        e = statistics.mean(abs(q - 1) for q in r) * 100
+                        if e > worst[0]:
+                            worst = (e, f"{g * kv}/{kv} from {lo * kv}/{kv}, {hi * kv}/{kv}")
+                if not ratios:
+                    continue
+                ratios.sort()
+                err = statistics.mean(abs(r - 1) for r in ratios) * 100
+                print(f"| {gpu} | {engine.split('-')[0]} | {kind.split('_')[0]} | {layouts} | "
+                      f"{len(ratios)} | {statistics.median(ratios):.3f} | {err:.1f}% | "
+                      f"{ratios[len(ratios) // 10]:.3f} - {ratios[9 * len(ratios) // 10]:.3f} | "
+                      f"{worst[1]} ({worst[0]:.1f}%) |")
+
+
 def main():
+    if sys.argv[1:] == ["--groups"]:
+        groups()
+        return
     print("| GPU | attention | layout | read as | cells | median own / rule | mean abs error "
           "| p10 - p90 |")
     print("|---|---|---|---|---|---|---|---|")

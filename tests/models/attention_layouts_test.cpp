@@ -5,7 +5,10 @@
 //   context     0.00025 x heads x batch x (isl / 16)^2
 //   generation  0.000025 x heads x batch x kv
 // so a substituted layout must give exactly its own heads' figure.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
+#include <string>
 
 #include "core/errors.h"
 #include "models/operator_table_readers.h"
@@ -81,6 +84,37 @@ TEST_CASE("attention layouts: no layout of the same group size is refused, namin
       attention_substitute(k_dir + "/tiny_gpu/vllm-0.1.0/generation_attention.csv", {4, 2, 128}));
   CHECK_FALSE(
       attention_substitute(k_dir + "/tiny_gpu/vllm-0.1.0/generation_attention.csv", {3, 2, 64}));
+}
+
+TEST_CASE("attention layouts: an unmeasured group size is blended between measured ones",
+          "[models]") {
+  // Groups 2 and 4 at one KV head, each linear in the query heads: group 3 lies half way.
+  std::string rows =
+      "head_dim,num_heads,num_key_value_heads,window_size,batch_size,isl,step,"
+      "latency_ms_bfloat16_kv_bfloat16\n";
+  for (int heads : {2, 4})
+    for (int batch : {1, 2, 4})
+      for (int step : {15, 63})
+        rows += fmt::format("64,{},1,0,{},1,{},{}\n", heads, batch, step,
+                            0.000025 * heads * batch * (step + 1));
+  const std::string file = write_temp("generation_attention.csv", rows);
+  const auto sub = attention_substitute(file, {3, 1, 64});
+  REQUIRE(sub);
+  CHECK(sub->heads.heads == 2);
+  REQUIRE(sub->upper);
+  CHECK(sub->upper->heads == 4);
+  CHECK(sub->upper_weight == near(0.5));
+  Breakpoints bp;
+  const AttentionTable t = read_attention_blend(file, true, *sub, k_bf + "_kv_" + k_bf, bp);
+  REQUIRE(t.by_batch.size() == 2);
+  CHECK(t.by_batch[1].at(2) == near(0.000025 * 3 * 2 * 64));
+  // 6 query / 2 KV heads (group 3): the same blend at twice the batch.
+  const auto wide = attention_substitute(file, {6, 2, 64});
+  REQUIRE(wide);
+  CHECK(wide->batch_scale == 2);
+  CHECK(wide->upper_weight == near(0.5));
+  // Group 5 lies above every measured group: nothing to blend, refused.
+  CHECK_FALSE(attention_substitute(file, {5, 1, 64}));
 }
 
 }  // namespace t_models_attention_layouts_test
