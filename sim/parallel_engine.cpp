@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <barrier>
 #include <chrono>
 #include <ctime>
 #include <deque>
@@ -14,6 +13,7 @@
 #include <thread>
 
 #include "core/errors.h"
+#include "sim/parallel_engine_barrier.h"
 #include "sim/parallel_engine_detail.h"
 #include "sim/parallel_mpi.h"
 
@@ -78,16 +78,19 @@ double thread_cpu_s() {
   return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_nsec) * 1e-9;
 }
 
-/// Wall and process CPU time since the last mark.
+/// Wall and process CPU time since the last mark; nothing when not `on` (a CPU clock is a
+/// system call of some microseconds on a virtual machine, and a window may be a few hundred).
 class Stopwatch {
  public:
-  Stopwatch() { start(); }
+  explicit Stopwatch(bool on) : m_on(on) { start(); }
   void start() {
+    if (!m_on) return;
     m_wall = std::chrono::steady_clock::now();
     m_cpu = std::clock();
   }
   /// Adds the time since the last mark to `wall_s` and `cpu_s`, and marks now.
   void add_to(double& wall_s, double& cpu_s) {
+    if (!m_on) return;
     const auto wall = std::chrono::steady_clock::now();
     const std::clock_t cpu = std::clock();
     wall_s += std::chrono::duration<double>(wall - m_wall).count();
@@ -99,14 +102,20 @@ class Stopwatch {
  private:
   std::chrono::steady_clock::time_point m_wall;
   std::clock_t m_cpu = 0;
+  bool m_on;
 };
 
 }  // namespace
 
 struct ParallelSimulation::Workers {
-  explicit Workers(ptrdiff_t n) : sync(n) {}
-  std::barrier<> sync;
+  explicit Workers(uint32_t n) : sync(n - 1), cpu_s(n) {}
+  parallel_detail::WindowBarrier sync;
+  alignas(64) std::atomic<uint32_t> next{0};  // the next shard to take this round
   std::atomic<bool> quit{false};
+  struct alignas(64) Cpu {
+    double s = 0;  // a thread's CPU seconds in the last round (its line alone)
+  };
+  std::vector<Cpu> cpu_s;  // by thread, the calling thread first
   std::vector<std::thread> threads;
 };
 
@@ -118,6 +127,7 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
       m_load_refresh(c.load_refresh),
       m_pools(c.pools),
       m_limits(limits),
+      m_timed(spdlog::should_log(spdlog::level::info)),
       m_mpi(ranks) {
   if (m_mpi) {
     m_rank = m_mpi->rank();
@@ -127,11 +137,14 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
   const auto replicas = static_cast<uint32_t>(c.replicas.size());
   if (replicas < static_cast<uint32_t>(m_ranks))
     throw std::logic_error("a parallel run over more ranks than replicas");
-  // A shard a thread: the calling thread routes, runs the first and merges. Over ranks, rank r
-  // runs the r-th share of the shards of ranks x threads threads.
+  // With worker threads, k_shards_per_thread shards a thread, which the threads take in turn
+  // each window (the calling thread routes, merges the last window and then takes its turns),
+  // so that a thread whose shards ran short in a window takes more; one thread runs one shard.
+  // Over ranks, rank r runs the r-th share of the shards of ranks x threads threads.
   const auto ranks_n = static_cast<uint32_t>(m_ranks);
-  const uint32_t shards =
-      std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)) * ranks_n, 1, replicas);
+  const uint32_t per_thread = threads > 1 ? k_shards_per_thread : 1;
+  const uint32_t shards = std::clamp<uint32_t>(
+      static_cast<uint32_t>(std::max(1, threads)) * ranks_n * per_thread, 1, replicas);
   m_where.resize(replicas);
   m_loads.resize(replicas);
   m_rank_first.assign(ranks_n + 1, replicas);
@@ -157,13 +170,15 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
         std::make_unique<Shard>(std::make_unique<Simulation>(std::move(part), check), next));
     next += count;
   }
-  if (m_shards.size() > 1) start_workers();
+  m_threads = std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), 1,
+                                   static_cast<uint32_t>(m_shards.size()));
+  if (m_threads > 1) start_workers();
 }
 
 ParallelSimulation::~ParallelSimulation() {
   if (!m_workers) return;
   m_workers->quit = true;
-  m_workers->sync.arrive_and_drop();
+  m_workers->sync.start_round();
   for (std::thread& t : m_workers->threads) t.join();
 }
 
@@ -255,64 +270,77 @@ void ParallelSimulation::run_shard(Shard& sh) {
 }
 
 void ParallelSimulation::start_workers() {
-  m_workers = std::make_unique<Workers>(static_cast<ptrdiff_t>(m_shards.size()));
-  for (size_t s = 1; s < m_shards.size(); ++s)
-    m_workers->threads.emplace_back([this, s] {
-      Shard& sh = *m_shards[s];
-      for (;;) {
-        m_workers->sync.arrive_and_wait();  // a window starts
-        if (m_workers->quit) {
-          m_workers->sync.arrive_and_drop();
-          return;
-        }
-        try {
-          const double cpu = thread_cpu_s();
-          if (m_finishing) {
-            if (sh.part) sh.part->finish_part();
-          } else {
-            run_shard(sh);
-          }
-          sh.window_cpu_s = thread_cpu_s() - cpu;
-        } catch (...) {
-          sh.error = std::current_exception();
-        }
-        m_workers->sync.arrive_and_wait();  // it ends
+  m_workers = std::make_unique<Workers>(m_threads);
+  for (uint32_t t = 1; t < m_threads; ++t)
+    m_workers->threads.emplace_back([this, t] {
+      for (uint32_t round = 0;;) {
+        round = m_workers->sync.wait_round(round);  // a window starts
+        if (m_workers->quit.load(std::memory_order_acquire)) return;
+        const double cpu = m_timed ? thread_cpu_s() : 0;
+        take_shards();
+        if (m_timed) m_workers->cpu_s[t].s = thread_cpu_s() - cpu;
+        m_workers->sync.arrive();  // it ends
       }
     });
+}
+
+void ParallelSimulation::take_shards() {
+  const auto n = static_cast<uint32_t>(m_shards.size());
+  for (;;) {
+    // Relaxed: the round's start published the shards, its end publishes what they did.
+    const uint32_t s = m_workers->next.fetch_add(1, std::memory_order_relaxed);
+    if (s >= n) return;
+    Shard& sh = *m_shards[s];
+    try {
+      if (!m_finishing) {
+        run_shard(sh);
+      } else if (sh.part) {
+        sh.part->finish_part();
+      }
+    } catch (...) {
+      sh.error = std::current_exception();
+    }
+  }
+}
+
+double ParallelSimulation::run_round(int merge_buffer) {
+  m_workers->next.store(0, std::memory_order_relaxed);
+  m_workers->sync.start_round();
+  std::exception_ptr merge_error;
+  const double cpu = m_timed ? thread_cpu_s() : 0;
+  try {
+    if (merge_buffer >= 0) merge_window(merge_buffer);
+  } catch (...) {
+    merge_error = std::current_exception();
+  }
+  take_shards();
+  if (m_timed) m_workers->cpu_s[0].s = thread_cpu_s() - cpu;
+  m_workers->sync.wait_done();
+  if (merge_error) std::rethrow_exception(merge_error);
+  for (auto& sh : m_shards)
+    if (sh->error) std::rethrow_exception(sh->error);
+  double busiest = 0;
+  for (const Workers::Cpu& c : m_workers->cpu_s) busiest = std::max(busiest, c.s);
+  return busiest;
 }
 
 void ParallelSimulation::run_window(int merge_buffer) {
   ++m_windows;
   for (auto& sh : m_shards) sh->current ^= 1;  // the window writes the other buffer
-  if (!m_workers) {                            // one thread: run() merges after each window
-    const double cpu = m_ranks > 1 ? thread_cpu_s() : 0;
+  const bool timed = m_timed;
+  if (!m_workers) {  // one thread: run() merges after each window
+    const double cpu = m_ranks > 1 && timed ? thread_cpu_s() : 0;
     for (auto& sh : m_shards) run_shard(*sh);
-    if (m_ranks > 1) m_window_cpu_s = thread_cpu_s() - cpu;  // the ranks' critical path
+    if (m_ranks > 1 && timed) m_window_cpu_s = thread_cpu_s() - cpu;  // the ranks' critical path
     return;
   }
-  // The shards run the window on their threads while this one runs the first and merges the
-  // previous window.
-  m_workers->sync.arrive_and_wait();
-  std::exception_ptr merge_error;
-  const double cpu = thread_cpu_s();
-  try {
-    run_shard(*m_shards[0]);
-    if (merge_buffer >= 0) merge_window(merge_buffer);
-  } catch (...) {
-    merge_error = std::current_exception();
-  }
-  m_shards[0]->window_cpu_s = thread_cpu_s() - cpu;
-  m_workers->sync.arrive_and_wait();
-  double busiest = 0;
-  for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
+  // The threads take the shards in turn while this one merges the previous window first.
+  const double busiest = run_round(merge_buffer);
   if (m_ranks > 1) {
     m_window_cpu_s = busiest;  // the busiest rank's, at the next exchange
   } else {
     m_timing.critical_cpu_s += busiest;
   }
-  if (merge_error) std::rethrow_exception(merge_error);
-  for (auto& sh : m_shards)
-    if (sh->error) std::rethrow_exception(sh->error);
 }
 
 void ParallelSimulation::merge_window(int which) {
@@ -382,28 +410,14 @@ void ParallelSimulation::finish_recording() {
   if (!m_sharded) return;
   // The parts' finishing runs on the shards' threads (a parallel part of the run); folding
   // them is serial.
-  Stopwatch watch;
-  if (m_workers) {  // one more round: each thread finishes its shard's part
+  Stopwatch watch(m_timed);
+  if (m_workers) {  // one more round: the threads finish the shards' parts
     m_finishing = true;
-    m_workers->sync.arrive_and_wait();
-    std::exception_ptr error;
-    const double cpu = thread_cpu_s();
-    try {
-      m_shards[0]->part->finish_part();
-    } catch (...) {
-      error = std::current_exception();
-    }
-    m_shards[0]->window_cpu_s = thread_cpu_s() - cpu;
-    m_workers->sync.arrive_and_wait();
+    const double busiest = run_round(-1);
     m_finishing = false;
-    double busiest = 0;
-    for (auto& sh : m_shards) busiest = std::max(busiest, sh->window_cpu_s);
     m_timing.critical_cpu_s += busiest;
-    if (error) std::rethrow_exception(error);
-    for (auto& sh : m_shards)
-      if (sh->error) std::rethrow_exception(sh->error);
   } else {
-    m_shards[0]->part->finish_part();
+    for (auto& sh : m_shards) sh->part->finish_part();
   }
   watch.add_to(m_timing.shards_s, m_timing.shards_cpu_s);
   // Over ranks, the other ranks' parts go to rank 0 (gather_ranks), which folds them after its
@@ -427,7 +441,7 @@ void ParallelSimulation::run() {
   // after it (one thread); the last window's after the loop. Over ranks, they go to the other
   // ranks at the next window's snapshot (take_snapshot), the last window's after the loop.
   int pending = -1;  // the buffer holding the window not merged yet
-  Stopwatch watch;
+  Stopwatch watch(m_timed);
   for (;;) {
     const bool routed = have;
     watch.start();
@@ -480,7 +494,7 @@ void ParallelSimulation::finish() {
     parts.push_back(&sim.m_stats);
   }
   if (m_ranks > 1) {
-    Stopwatch watch;
+    Stopwatch watch(m_timed);
     gather_ranks(parts);
     watch.add_to(m_timing.merging_s, m_timing.merging_cpu_s);
   }

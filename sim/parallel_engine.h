@@ -8,8 +8,9 @@
 // arrivals alone fix when they happen. A window runs from one refresh to the next: every
 // replica is advanced to the window's first routing instant (its step ends there included, the
 // rest of that instant not), the loads are read, every arrival of the window is routed at once,
-// and each shard (a contiguous block of replicas, with its own event queue) then runs alone,
-// on its own thread, to the next window's first instant.
+// and each shard (a contiguous block of replicas, with its own event queue) then runs alone to
+// the next window's first instant, on whichever thread takes it first (the threads take the
+// shards in turn; sim/parallel_engine_barrier.h starts and ends the window).
 //
 // The sequential engine orders the events of one instant by phase, then replica, then posting
 // order (sim/event_queue.h); each shard's queue keeps the same order among its replicas, and
@@ -49,10 +50,10 @@ class MpiWorld;  // sim/parallel_mpi.h
 
 class ParallelSimulation {
  public:
-  /// `threads` threads in all, one shard each (at most one per replica): 1 runs everything on
-  /// the calling thread (the baseline of parallel efficiency); with N >= 2 the calling thread
-  /// routes, runs the first shard and merges the previous window's outputs while N - 1 other
-  /// threads run the other shards.
+  /// `threads` threads in all, k_shards_per_thread shards each (at most one per replica): 1
+  /// runs one shard on the calling thread (the baseline of parallel efficiency); with N >= 2
+  /// the calling thread routes, merges the previous window's outputs and then takes shards in
+  /// turn with N - 1 other threads.
   /// With `ranks` of size R > 1 (an MPI launch), the shards are those of R x `threads`
   /// threads and this process runs its rank's share of them on `threads` threads; every rank
   /// constructs and runs it (its calls are collective), and only rank 0's stats() and sharded
@@ -114,6 +115,11 @@ class ParallelSimulation {
   /// meanwhile.
   void run_window(int merge_buffer);
   void run_shard(Shard& sh);
+  /// The shards not taken yet this round, one at a time, on any thread.
+  void take_shards();
+  /// One round on every thread: this one merges buffer `merge_buffer` (>= 0) first, then all
+  /// take shards. Returns the busiest thread's CPU seconds (0 when not timed).
+  double run_round(int merge_buffer);
   void merge_window(int which);
   /// Splits m_sharded into one part per shard, and tells the shards what to keep.
   void start_recording();
@@ -133,6 +139,13 @@ class ParallelSimulation {
   Time m_router_delay, m_load_refresh;
   std::vector<PoolSpec> m_pools;
   RunLimits m_limits;
+  bool m_timed;  // times its parts (Timing), at SERVESIM_LOG=info or finer
+  uint32_t m_threads = 1;
+  /// Shards a thread when there are several. More would let a thread whose shards ran short in
+  /// a window take another's, but each shard costs its own event queue, markers and recorder
+  /// part: on 64 replicas, 2 and 4 a thread ran 5 and 10% slower than 1
+  /// (docs/performance.md#parallel-engine).
+  static constexpr uint32_t k_shards_per_thread = 1;
   std::vector<std::unique_ptr<Shard>> m_shards;
   std::vector<Where> m_where;  // by replica
   std::vector<ReplicaLoad> m_loads;

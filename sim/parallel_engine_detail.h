@@ -112,7 +112,6 @@ struct ParallelSimulation::Shard {
   Buffer buffers[2];
   int current = 0;  // the buffer the running window writes
   std::exception_ptr error;
-  double window_cpu_s = 0;                       // this thread's CPU seconds in the last window
   bool keep_requests = true, keep_steps = true;  // for the merged stream's recorders, observers
   std::unique_ptr<ShardedRecorder> part;         // of ParallelSimulation::m_sharded
 };
