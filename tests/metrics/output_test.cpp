@@ -24,4 +24,18 @@ TEST_CASE("yaml_to_json: a whole number stays an integer, exactly, and other num
   CHECK(j.dump() == R"({"a":42,"b":-7,"c":9007199254740993,"d":2.5,"e":1000.0,"f":"12abc"})");
 }
 
+TEST_CASE("yaml_to_json: every YAML type of the config echo, whole", "[metrics]") {
+  // null (both spellings and a missing value), booleans, the empty string, words, infinity
+  // (not finite: kept as text), lists and maps nested.
+  const auto j = yaml_to_json(
+      YAML::Load("{n: ~, m: null, o: , t: true, f: false, e: '', w: abc, i: inf, x: 1e999, q: '7',"
+                 " l: [1, x, 2.5, [], {}], k: {a: {b: -0.5}}}"));
+  CHECK(j.dump() == R"({"n":null,"m":null,"o":null,"t":true,"f":false,"e":"","w":"abc","i":"inf",)"
+                    R"("x":"1e999","q":7,"l":[1,"x",2.5,[],{}],"k":{"a":{"b":-0.5}}})");
+  CHECK(yaml_to_json(YAML::Node()).is_null());
+  CHECK(yaml_to_json(YAML::Load("True")) == "True");  // only the lower-case spellings
+  CHECK(yaml_to_json(YAML::Load("0")).is_number_integer());
+  CHECK(yaml_to_json(YAML::Load("-0.0")).is_number_float());
+}
+
 }  // namespace t_metrics_output_test

@@ -1,6 +1,7 @@
 // Contracts of the printed per-replica table (metrics/output.h, docs/metrics.md): its SLO
 // columns are exactly the run's targets (TTFT met, TPOT met, and all met with two or more), for
-// every combination of targets, and every row has a cell under every header.
+// every combination of the four targets (TTFT, TPOT, E2E, ITL), and every row has a cell under
+// every header.
 #include <fmt/format.h>
 
 #include <catch2/catch.hpp>
@@ -44,14 +45,14 @@ size_t words(const std::string& line) {
 
 TEST_CASE("summary table contract: the replica table's SLO columns are the run's targets",
           "[metrics][contract]") {
-  const std::vector<std::string> targets{"ttft_ms: 30", "tpot_ms: 30", "e2e_ms: 100"};
+  const std::vector<std::string> targets{"ttft_ms: 30", "tpot_ms: 30", "e2e_ms: 100", "itl_ms: 30"};
   size_t base_words = 0;
-  for (unsigned mask = 0; mask < 8; ++mask) {
+  for (unsigned mask = 0; mask < 16; ++mask) {
     std::string slo;
-    for (unsigned k = 0; k < 3; ++k)
+    for (unsigned k = 0; k < 4; ++k)
       if (mask & (1u << k)) slo += (slo.empty() ? "" : ", ") + targets[k];
     const bool ttft = mask & 1u, tpot = mask & 2u;
-    const int count = int{ttft} + int{tpot} + int{(mask & 4u) != 0};
+    const int count = int{ttft} + int{tpot} + int{(mask & 4u) != 0} + int{(mask & 8u) != 0};
     INFO("slo: {" << slo << "}");
     const RunOutput out = run_scenario(doc_of(k_run + (slo.empty() ? "" : "slo: {" + slo + "}\n")));
     const std::vector<std::string> lines = replica_lines(summary_table(out.summary));

@@ -97,4 +97,36 @@ TEST_CASE("run cost keys: tokens a dollar are output tokens an hour over the pri
   CHECK(run_cost_json(summary(st, {{"output_tokens_per_s", "fast"}}))["tokens_per_usd"].is_null());
 }
 
+TEST_CASE("run cost keys: an autoscaled run pays for its mean accelerators over a positive horizon",
+          "[sizing][cost]") {
+  const json st = {{"step_time", {{"hardware", "h100-sxm"}, {"tensor_parallel", 2}}}};
+  auto per_hour = [&](const json& autoscale) {
+    const json c = run_cost_json(summary(st, {{"autoscale", autoscale}}));
+    REQUIRE(c.is_object());
+    return c["usd_per_hour"].get<double>();
+  };
+  // 3 accelerator-hours over 2 hours: 1.5 accelerators on average.
+  CHECK(per_hour({{"accelerator_hours", 3.0}, {"horizon_s", 7200.0}}) == Approx(1.5 * 4.76));
+  // A horizon under a second still counts: 0.001 accelerator-hours over 0.5 s.
+  CHECK(per_hour({{"accelerator_hours", 0.001}, {"horizon_s", 0.5}}) ==
+        Approx(4.76 * 0.001 * 3600 / 0.5));
+  // A horizon of 0 or missing figures: the run's accelerators, 2.
+  CHECK(per_hour({{"accelerator_hours", 3.0}, {"horizon_s", 0.0}}) == Approx(2 * 4.76));
+  CHECK(per_hour({{"accelerator_hours", 3.0}}) == Approx(2 * 4.76));
+  CHECK(per_hour({{"horizon_s", 7200.0}}) == Approx(2 * 4.76));
+  CHECK(per_hour({{"accelerator_hours", "x"}, {"horizon_s", 7200.0}}) == Approx(2 * 4.76));
+  CHECK(per_hour({{"accelerator_hours", 3.0}, {"horizon_s", "x"}}) == Approx(2 * 4.76));
+  // Tokens a dollar need a positive price: none when nothing was paid for, set when under 1 USD.
+  const json free = run_cost_json(
+      summary(st, {{"output_tokens_per_s", 100.0},
+                   {"autoscale", {{"accelerator_hours", 0.0}, {"horizon_s", 3600.0}}}}));
+  CHECK(free["usd_per_hour"] == 0.0);
+  CHECK(free["tokens_per_usd"].is_null());
+  const json cheap = run_cost_json(
+      summary(st, {{"output_tokens_per_s", 100.0},
+                   {"autoscale", {{"accelerator_hours", 0.1}, {"horizon_s", 3600.0}}}}));
+  CHECK(cheap["usd_per_hour"].get<double>() == Approx(0.476));
+  CHECK(cheap["tokens_per_usd"].get<double>() == Approx(100.0 * 3600 / 0.476).epsilon(1e-12));
+}
+
 }  // namespace t_sizing_run_cost_keys_test

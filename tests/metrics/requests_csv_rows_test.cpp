@@ -1,0 +1,165 @@
+// requests.csv (metrics/requests_csv.cpp) row by row on requests built by hand, one of every
+// status, compared whole: which columns each status fills, the nanosecond digits, the quoted
+// reason, the class and tenant names (an id past the names: empty), the engine's TTFT of a
+// client-view request; rows recorded out of order; the 64 KiB buffer written once past it.
+#include <catch2/catch.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "core/request.h"
+#include "metrics/output.h"
+
+namespace t_metrics_requests_csv_rows_test {
+
+using namespace servesim;
+
+namespace {
+
+const std::string k_header =
+    "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,ttft_s,tpot_s,"
+    "e2e_s,queue_s,preemptions,status,reason,class,priority,server_ttft_s,tenant\n";
+
+Request base(uint64_t id, int64_t arrival_ns, int32_t prompt, int32_t output) {
+  Request r;
+  r.spec.id = id;
+  r.spec.arrival = Time::ns(arrival_ns);
+  r.spec.prompt_tokens = prompt;
+  r.spec.output_tokens = output;
+  return r;
+}
+
+std::vector<Request> one_of_each() {
+  std::vector<Request> rs;
+  Request r = base(0, 0, 5, 3);  // finished, preempted twice, class b, priority -3
+  r.state = RequestState::Released;
+  r.first_admitted = Time::ns(250'000'000);
+  r.first_token = Time::ns(500'000'000);
+  r.last_token = r.finish = Time::ns(1'500'000'000);
+  r.release = Time::ns(1'750'000'000);
+  r.preemptions = 2;
+  r.spec.class_id = 1;
+  r.spec.priority = -3;
+  rs.push_back(r);
+  r = base(1, 1'000'000'001, 7, 1);  // one token; class and tenant past the names; client view
+  r.state = RequestState::Released;
+  r.first_admitted = Time::ns(1'000'000'001);
+  r.first_token = r.last_token = r.finish = r.release = Time::ns(1'250'000'000);
+  r.spec.class_id = 5;
+  r.spec.tenant_id = 7;
+  r.client_view = true;
+  r.spec.api_in = Time::ns(10'000'000);
+  r.spec.api_out = Time::ns(5'000'000);
+  rs.push_back(r);
+  r = base(2, 2'000'000'000, 9, 2);  // rejected, a quote in its reason, tenant t1
+  r.state = RequestState::Rejected;
+  r.release = Time::ns(2'500'000'000);
+  r.reject_reason = "needs \"x\" tokens";
+  r.spec.tenant_id = 1;
+  rs.push_back(r);
+  r = base(3, 3'000'000'000, 4, 6);  // timed out after its first token
+  r.state = RequestState::Abandoned;
+  r.end_cause = EndCause::TimedOut;
+  r.first_admitted = Time::ns(3'500'000'000);
+  r.first_token = Time::ns(4'000'000'000);
+  r.release = Time::ns(5'000'000'000);
+  r.preemptions = 1;
+  r.reject_reason = "too slow";
+  rs.push_back(r);
+  r = base(4, 4'000'000'000, 2, 2);  // cancelled before it was admitted
+  r.state = RequestState::Abandoned;
+  r.end_cause = EndCause::Cancelled;
+  r.release = Time::ns(4'500'000'000);
+  rs.push_back(r);
+  r = base(5, 5'000'000'000, 1, 1);  // failed with its replica, admitted, no token
+  r.state = RequestState::Abandoned;
+  r.end_cause = EndCause::Failed;
+  r.first_admitted = Time::ns(5'250'000'000);
+  r.release = Time::ns(6'000'000'000);
+  r.reject_reason = "replica 0 failed";
+  rs.push_back(r);
+  r = base(6, 6'000'000'000, 3, 4);  // unfinished: running, 2 tokens out
+  r.state = RequestState::Running;
+  r.first_admitted = Time::ns(6'250'000'000);
+  r.first_token = Time::ns(6'500'000'000);
+  r.generated_tokens = 2;
+  rs.push_back(r);
+  r = base(7, 7'000'000'000, 1, 1);  // unfinished: still queued
+  r.state = RequestState::Queued;
+  rs.push_back(r);
+  return rs;
+}
+
+const std::string k_rows =
+    "0,0.000000000,5,3,0.500000000,1.500000000,1.750000000,0.500000000,0.500000000,1.750000000,"
+    "0.250000000,2,finished,,b,-3,0.500000000,t0\n"
+    "1,1.000000001,7,1,1.250000000,1.250000000,1.250000000,0.249999999,,0.249999999,"
+    "0.000000000,0,finished,,,0,0.234999999,\n"
+    "2,2.000000000,9,2,,,2.500000000,,,0.500000000,,0,rejected,\"needs 'x' tokens\",a,0,,t1\n"
+    "3,3.000000000,4,6,4.000000000,,5.000000000,1.000000000,,2.000000000,0.500000000,1,"
+    "timed_out,\"too slow\",a,0,,t0\n"
+    "4,4.000000000,2,2,,,4.500000000,,,0.500000000,,0,cancelled,\"\",a,0,,t0\n"
+    "5,5.000000000,1,1,,,6.000000000,,,1.000000000,0.250000000,0,failed,\"replica 0 failed\",a,"
+    "0,,t0\n"
+    "6,6.000000000,3,4,6.500000000,,,,,,0.250000000,0,unfinished,\"2 of 4 tokens generated\",a,"
+    "0,,t0\n"
+    "7,7.000000000,1,1,,,,,,,,0,unfinished,\"0 of 1 tokens generated\",a,0,,t0\n";
+
+}  // namespace
+
+TEST_CASE("requests csv rows: every status's columns, compared whole", "[metrics]") {
+  const std::vector<std::string> classes{"a", "b"};
+  const std::vector<std::string> tenants{"t0", "t1"};
+  const std::vector<Request> rs = one_of_each();
+  CHECK(requests_csv(rs, classes, tenants) == k_header + k_rows);
+  // Recorded in any order, written in id order.
+  for (const std::vector<size_t>& order :
+       {std::vector<size_t>{2, 0, 1, 4, 3, 5, 7, 6}, std::vector<size_t>{7, 6, 5, 4, 3, 2, 1, 0},
+        std::vector<size_t>{0, 2, 1, 3, 5, 4, 6, 7}}) {
+    std::vector<Request> shuffled;
+    for (const size_t i : order) shuffled.push_back(rs[i]);
+    CHECK(requests_csv(shuffled, classes, tenants) == k_header + k_rows);
+  }
+  // Without names the class and tenant columns are empty.
+  const std::string bare = requests_csv({rs[0]});
+  CHECK(bare == k_header +
+                    "0,0.000000000,5,3,0.500000000,1.500000000,1.750000000,0.500000000,"
+                    "0.500000000,1.750000000,0.250000000,2,finished,,,-3,0.500000000,\n");
+  // A row recorded twice is a logic error.
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  w.record(rs[0]);
+  CHECK_THROWS_AS(w.record(rs[0]), std::logic_error);
+}
+
+TEST_CASE("requests csv rows: the buffer is written once it holds more than 64 KiB", "[metrics]") {
+  // A rejected row whose reason brings the header and the row to exactly 65,536 bytes.
+  Request r = base(0, 0, 1, 1);
+  r.state = RequestState::Rejected;
+  r.release = Time::ns(0);
+  const size_t empty_row = requests_csv({r}).size();  // header + the row with no reason
+  r.reject_reason.assign(65536 - empty_row, 'x');
+  REQUIRE(requests_csv({r}).size() == 65536);
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  w.record(r);
+  CHECK(out.str().empty());  // exactly 64 KiB: kept
+  Request next = base(1, 0, 1, 1);
+  next.state = RequestState::Rejected;
+  next.release = Time::ns(0);
+  w.record(next);
+  const size_t written = out.str().size();
+  CHECK(written > 65536);  // one more row: written
+  CHECK(written < 65536 + 200);
+  // Held rows (recorded ahead of a missing id) stay held until the gap is filled or finish.
+  Request far = base(3, 0, 1, 1);
+  far.state = RequestState::Rejected;
+  far.release = Time::ns(0);
+  far.reject_reason.assign(70000, 'y');
+  w.record(far);
+  CHECK(out.str().size() == written);
+  w.finish();
+  CHECK(out.str().size() > written + 70000);
+}
+
+}  // namespace t_metrics_requests_csv_rows_test
