@@ -152,4 +152,30 @@ TEST_CASE("stress edges: every scheduler at its budgets' edges and under keyed o
   CHECK(preempted_runs >= 10);
 }
 
+TEST_CASE("stress edges: SGLang admits nothing while the running decodes use up the chunk size",
+          "[schedulers][contract]") {
+  // Mixed chunk, chunk size 2, 10 ms steps. r0 and r1 (1 prompt token, 3 output tokens) prefill
+  // together 0-10 ms; r2 (1 token) arrives at 1 ms. From 10 ms the two decodes take the whole
+  // chunk size, so r2 waits (no prefill entry of 0 tokens for it) until both end at 30 ms; it is
+  // admitted then and prefills 30-40 ms.
+  const std::string yaml = trace_scenario(
+      "0,1,3\n0,1,3\n0.001,1,2\n", "{kind: linear, base_ms: 10}",
+      "{kind: sglang, max_running_requests: 4, chunked_prefill_size: 2, enable_mixed_chunk: true}",
+      "{policy: paged, capacity_tokens: 10000, block_size: 1}");
+  Scenario sc = build_scenario(doc_of(yaml));
+  Simulation sim(std::move(sc.components), /*check=*/true);
+  CollectingRecorder rec;
+  Steps obs;
+  obs.v = {"sglang", 4, 0};
+  sim.add_recorder(rec);
+  sim.add_step_observer(obs);
+  sim.run();
+  const auto r = rec.by_id();
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].finish.count_ns() == ms(30));
+  CHECK(r[2].first_admitted.count_ns() == ms(30));
+  CHECK(r[2].first_token.count_ns() == ms(40));
+  CHECK(obs.steps == 5);
+}
+
 }  // namespace t_schedulers_stress_edges_test
