@@ -1,0 +1,122 @@
+// Every integer key a shipped scenario's parts read from the scenario file, at the ends of the
+// range its reader enforces (docs/testing.md, "Fifth round: the step models"): the range each
+// reader states (KeyLog, as tests/cli/config_docs_test.cpp reads them) must be the one it
+// enforces, so one past either end is refused naming the key, and either end itself is not
+// refused as out of range. A range widened or narrowed by one at any reader fails here.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <cstdint>
+#include <filesystem>
+#include <limits>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/config.h"
+#include "core/errors.h"
+#include "sim/scenario.h"
+#include "tests/test_paths.h"
+
+namespace t_sim_key_ranges_test {
+
+using namespace servesim;
+namespace fs = std::filesystem;
+
+namespace {
+
+/// An integer key of a scenario file and the range its reader states.
+struct IntKey {
+  std::string scenario, path;
+  int64_t min = 0, max = 0;
+  bool bounded_above = false;
+};
+
+/// Each integer key (by path, without list indices) of the shipped scenarios, read in the first
+/// scenario file that holds it.
+std::vector<IntKey> scenario_int_keys() {
+  const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
+  const std::set<fs::path> not_scenarios{"models", "hardware", "shape-roofline", "step_times",
+                                         "sweeps"};
+  static const std::regex from_to(R"(^integer from (-?[0-9]+) to (-?[0-9]+)$)");
+  static const std::regex at_least(R"(^integer >= (-?[0-9]+)$)");
+  std::vector<fs::path> files;
+  for (auto it = fs::recursive_directory_iterator(configs);
+       it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_directory() && not_scenarios.count(it->path().lexically_relative(configs))) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->path().extension() == ".yaml") files.push_back(it->path());
+  }
+  std::sort(files.begin(), files.end());
+  std::vector<IntKey> out;
+  std::set<std::string> seen;
+  for (const fs::path& f : files) {
+    KeyLog log;
+    (void)build_scenario(Document::load_file(f.string()));
+    for (const KeyUse& u : log.uses()) {
+      if (u.file != f.string() || u.path.find('[') != std::string::npos) continue;
+      std::smatch m;
+      IntKey k{f.string(), u.path};
+      if (std::regex_match(u.allowed, m, from_to)) {
+        k.min = std::stoll(m[1]);
+        k.max = std::stoll(m[2]);
+        k.bounded_above = true;
+      } else if (std::regex_match(u.allowed, m, at_least)) {
+        k.min = std::stoll(m[1]);
+      } else {
+        continue;
+      }
+      if (seen.insert(u.path).second) out.push_back(k);
+    }
+  }
+  return out;
+}
+
+/// The message of building `scenario` with `path` set to `value`; "" when it builds.
+std::string build_with(const std::string& scenario, const std::string& path, int64_t value) {
+  try {
+    const std::shared_ptr<Document> doc = Document::load_file(scenario);
+    doc->apply_override(fmt::format("{}={}", path, value));
+    (void)build_scenario(doc);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("key ranges: every integer key of a scenario refuses one past each end of its range "
+          "and takes each end",
+          "[config]") {
+  const std::vector<IntKey> keys = scenario_int_keys();
+  CHECK(keys.size() > 30);
+  for (const IntKey& k : keys) {
+    INFO(k.path << " in " << k.scenario << ": from " << k.min << (k.bounded_above ? " to " : "")
+                << (k.bounded_above ? std::to_string(k.max) : std::string(" up")));
+    const std::string range_error = k.path + " = ";
+    // One past each end: refused, naming the key and what it allows.
+    if (k.min > std::numeric_limits<int64_t>::min())
+      CHECK_THAT(build_with(k.scenario, k.path, k.min - 1),
+                 Catch::Contains(range_error) && Catch::Contains(": must be"));
+    if (k.bounded_above && k.max < std::numeric_limits<int64_t>::max())
+      CHECK_THAT(build_with(k.scenario, k.path, k.max + 1),
+                 Catch::Contains(range_error) && Catch::Contains(": must be"));
+    // Each end: not refused as out of range (another rule may still refuse the value).
+    for (const int64_t end : {k.min, k.max}) {
+      if (end == k.max && !k.bounded_above) continue;
+      const std::string msg = build_with(k.scenario, k.path, end);
+      CHECK_THAT(msg, !(Catch::Contains(fmt::format("{}\"{}\" at", range_error, end)) &&
+                        (Catch::Contains(": must be an integer from") ||
+                         Catch::Contains(": must be >= "))));
+    }
+  }
+}
+
+}  // namespace t_sim_key_ranges_test
