@@ -4,14 +4,17 @@
 // ladder, each rung found exactly.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "core/config.h"
 #include "core/errors.h"
 #include "models/fit.h"
 #include "models/layer_profile.h"
@@ -150,6 +153,73 @@ TEST_CASE("hinge fit: steps made with a knee on the ladder are fitted with that 
     CHECK_THAT(m->yaml(), Catch::Contains(fmt::format("knee_tokens: {}\n", knee)));
     for (const StepSample& s : samples)
       CHECK(m->predict_ms(s.shape) == Approx(s.ms).epsilon(1e-6));
+  }
+}
+
+namespace {
+
+// Two decodes at 16 and 1,024 KV tokens: mean 520, longest 1,024.
+StepShape two_uneven_decodes() {
+  StepShape s;
+  s.sequences = s.decode_sequences = 2;
+  s.decode_context_tokens = 16 + 1024;
+  s.decode_context_min = 16;
+  s.decode_context_max = 1024;
+  return s;
+}
+
+/// The dense excerpt copied as `<variant>/<folder>`, beside a meta.yaml holding `meta`; the
+/// step time of two uneven decodes under `skew_alpha: <alpha>`.
+double skew_step_ms(const std::string& folder, const std::string& meta, const std::string& alpha) {
+  const fs::path src = fs::path(SERVESIM_SOURCE_DIR) / "tests/data/llmservingsim-tp1";
+  const fs::path root = temp_dir();
+  fs::create_directories(root / folder);
+  for (const char* f : {"attention.csv", "dense.csv", "per_sequence.csv"})
+    fs::copy_file(src / f, root / folder / f);
+  std::ofstream(root / "meta.yaml") << "model: test\n" << meta;
+  const auto m = make_step_time_model(Cfg::root(doc_of("kind: layer_profile\npath: " +
+                                                       (root / folder).string() +
+                                                       "\nlayers: 2\nskew_alpha: " + alpha + "\n")));
+  return m->step_ms(two_uneven_decodes());
+}
+
+}  // namespace
+
+TEST_CASE("layer profile: skew_alpha: profile reads the tpN folder's degree, alpha from 0 to 1",
+          "[models][layer_profile]") {
+  const std::string fit =
+      "skew_fit:\n  enabled: true\n  per_tp:\n    1:\n      alpha_default: 0.25\n"
+      "    2:\n      alpha_default: 0.5\n    1234:\n      alpha_default: 0.75\n";
+  const double at_25 = skew_step_ms("tp1", "", "0.25"), at_50 = skew_step_ms("tp1", "", "0.5"),
+               at_75 = skew_step_ms("tp1", "", "0.75");
+  REQUIRE(at_25 < at_50);
+  // tp and two to four digits name the degree; any other folder reads the model's own (1).
+  struct Folder {
+    const char* name;
+    double want;
+  };
+  for (const Folder f : {Folder{"tp1", at_25}, Folder{"tp2", at_50}, Folder{"tp1234", at_75},
+                         Folder{"tp01234", at_25}, Folder{"tp", at_25}, Folder{"tp2x", at_25},
+                         Folder{"xy2", at_25}, Folder{"t2", at_25}}) {
+    INFO(f.name);
+    CHECK(skew_step_ms(f.name, fit, "profile") == Approx(f.want).epsilon(1e-12));
+  }
+  // The pooled alpha at both ends of [0, 1] is taken; just past either end it is refused.
+  for (const char* a : {"0", "1"}) {
+    INFO(a);
+    CHECK(skew_step_ms("tp1", fmt::format("skew_fit:\n  enabled: true\n  per_tp:\n    1:\n"
+                                          "      alpha_default: {}\n",
+                                          a),
+                       "profile") == Approx(skew_step_ms("tp1", "", a)).epsilon(1e-12));
+  }
+  for (const char* a : {"-0.01", "1.01"}) {
+    INFO(a);
+    CHECK_THROWS_WITH(skew_step_ms("tp1",
+                                   fmt::format("skew_fit:\n  enabled: true\n  per_tp:\n    1:\n"
+                                               "      alpha_default: {}\n",
+                                               a),
+                                   "profile"),
+                      Catch::Contains("skew_fit.per_tp.1.alpha_default"));
   }
 }
 

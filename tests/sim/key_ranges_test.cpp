@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <limits>
 #include <map>
 #include <memory>
@@ -17,8 +19,11 @@
 #include <string>
 #include <vector>
 
+#include <yaml-cpp/yaml.h>
+
 #include "core/config.h"
 #include "core/errors.h"
+#include "models/catalog.h"
 #include "sim/scenario.h"
 #include "tests/test_paths.h"
 
@@ -29,12 +34,30 @@ namespace fs = std::filesystem;
 
 namespace {
 
-/// An integer key of a scenario file and the range its reader states.
+/// An integer key of a scenario (or catalogue) file and the range its reader states.
 struct IntKey {
   std::string scenario, path;
   int64_t min = 0, max = 0;
   bool bounded_above = false;
 };
+
+/// Whether `allowed` (KeyUse::allowed) is an integer range; its ends into `k`.
+bool int_range(const std::string& allowed, IntKey& k) {
+  static const std::regex from_to(R"(^integer from (-?[0-9]+) to (-?[0-9]+)$)");
+  static const std::regex at_least(R"(^integer >= (-?[0-9]+)$)");
+  std::smatch m;
+  if (std::regex_match(allowed, m, from_to)) {
+    k.min = std::stoll(m[1]);
+    k.max = std::stoll(m[2]);
+    k.bounded_above = true;
+    return true;
+  }
+  if (std::regex_match(allowed, m, at_least)) {
+    k.min = std::stoll(m[1]);
+    return true;
+  }
+  return false;
+}
 
 /// Each integer key (by path, without list indices) of the shipped scenarios, read in the first
 /// scenario file that holds it.
@@ -42,8 +65,6 @@ std::vector<IntKey> scenario_int_keys() {
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
   const std::set<fs::path> not_scenarios{"models", "hardware", "shape-roofline", "step_times",
                                          "sweeps"};
-  static const std::regex from_to(R"(^integer from (-?[0-9]+) to (-?[0-9]+)$)");
-  static const std::regex at_least(R"(^integer >= (-?[0-9]+)$)");
   std::vector<fs::path> files;
   for (auto it = fs::recursive_directory_iterator(configs);
        it != fs::recursive_directory_iterator(); ++it) {
@@ -61,18 +82,8 @@ std::vector<IntKey> scenario_int_keys() {
     (void)build_scenario(Document::load_file(f.string()));
     for (const KeyUse& u : log.uses()) {
       if (u.file != f.string() || u.path.find('[') != std::string::npos) continue;
-      std::smatch m;
       IntKey k{f.string(), u.path};
-      if (std::regex_match(u.allowed, m, from_to)) {
-        k.min = std::stoll(m[1]);
-        k.max = std::stoll(m[2]);
-        k.bounded_above = true;
-      } else if (std::regex_match(u.allowed, m, at_least)) {
-        k.min = std::stoll(m[1]);
-      } else {
-        continue;
-      }
-      if (seen.insert(u.path).second) out.push_back(k);
+      if (int_range(u.allowed, k) && seen.insert(u.path).second) out.push_back(k);
     }
   }
   return out;
@@ -116,6 +127,92 @@ TEST_CASE("key ranges: every integer key of a scenario refuses one past each end
                         (Catch::Contains(": must be an integer from") ||
                          Catch::Contains(": must be >= "))));
     }
+  }
+}
+
+namespace {
+
+std::string text_of(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+/// The catalogue file's text with the key at dotted `path` set to `value`.
+std::string with_value(const std::string& text, const std::string& path, int64_t value) {
+  YAML::Node root = YAML::Load(text);
+  YAML::Node cur = root;
+  size_t from = 0;
+  for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', from)) {
+    YAML::Node next = cur[path.substr(from, dot - from)];
+    cur.reset(next);
+    from = dot + 1;
+  }
+  cur[path.substr(from)] = value;
+  YAML::Emitter e;
+  e << root;
+  return e.c_str();
+}
+
+}  // namespace
+
+TEST_CASE("key ranges: every integer key of a catalogue model or hardware file refuses one past "
+          "each end of its range and takes each end",
+          "[config][catalog]") {
+  const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
+  for (const bool model : {true, false}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(configs / (model ? "models" : "hardware")))
+      if (e.path().extension() == ".yaml") files.push_back(e.path());
+    std::sort(files.begin(), files.end());
+    const auto parse = [&](const std::string& text, const std::string& file) {
+      try {
+        if (model)
+          (void)parse_model(text, file);
+        else
+          (void)parse_hardware(text, file);
+      } catch (const InputError& e) {
+        return std::string(e.what());
+      }
+      return std::string();
+    };
+    std::set<std::string> seen;
+    size_t keys = 0;
+    for (const fs::path& f : files) {
+      const std::string text = text_of(f);
+      std::vector<IntKey> ks;
+      {
+        KeyLog log;
+        REQUIRE(parse(text, f.string()) == "");
+        for (const KeyUse& u : log.uses()) {
+          IntKey k{f.string(), u.path};
+          if (u.path.find('[') == std::string::npos && int_range(u.allowed, k) &&
+              seen.insert(u.path).second)
+            ks.push_back(k);
+        }
+      }
+      for (const IntKey& k : ks) {
+        ++keys;
+        INFO(k.path << " in " << k.scenario << ": from " << k.min
+                    << (k.bounded_above ? " to " + std::to_string(k.max) : std::string(" up")));
+        const std::string range_error = k.path + " = ";
+        if (k.min > std::numeric_limits<int64_t>::min())
+          CHECK_THAT(parse(with_value(text, k.path, k.min - 1), f.string()),
+                     Catch::Contains(range_error) && Catch::Contains(": must be"));
+        if (k.bounded_above && k.max < std::numeric_limits<int64_t>::max())
+          CHECK_THAT(parse(with_value(text, k.path, k.max + 1), f.string()),
+                     Catch::Contains(range_error) && Catch::Contains(": must be"));
+        for (const int64_t end : {k.min, k.max}) {
+          if (end == k.max && !k.bounded_above) continue;
+          CHECK_THAT(parse(with_value(text, k.path, end), f.string()),
+                     !(Catch::Contains(fmt::format("{}\"{}\" at", range_error, end)) &&
+                       (Catch::Contains(": must be an integer from") ||
+                        Catch::Contains(": must be >= "))));
+        }
+      }
+    }
+    CHECK(keys > 5);
   }
 }
 
