@@ -59,22 +59,17 @@ bool int_range(const std::string& allowed, IntKey& k) {
   return false;
 }
 
-/// Each integer key (by path, without list indices) of the shipped scenarios, read in the first
-/// scenario file that holds it.
+/// Each integer key (by path, without list indices) of a few shipped scenarios, read in the
+/// first scenario file that holds it.
 std::vector<IntKey> scenario_int_keys() {
+  // A few scenarios that build in milliseconds (no operator tables): the linear, roofline and
+  // layer-profile step models (dense and MoE), the paged KV and the API section.
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
-  const std::set<fs::path> not_scenarios{"models", "hardware", "shape-roofline", "step_times",
-                                         "sweeps"};
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(configs);
-       it != fs::recursive_directory_iterator(); ++it) {
-    if (it->is_directory() && not_scenarios.count(it->path().lexically_relative(configs))) {
-      it.disable_recursion_pending();
-      continue;
-    }
-    if (it->path().extension() == ".yaml") files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
+  std::vector<fs::path> files{configs / "default.yaml"};
+  for (const char* f :
+       {"tiny-trace.yaml", "roofline-llama-3.1-8b-h100.yaml",
+        "vllm-replay-rtxpro6000-llama-3.1-8b-api.yaml", "moe-qwen3-30b-a3b-rtxpro6000.yaml"})
+    files.push_back(configs / "examples" / f);
   std::vector<IntKey> out;
   std::set<std::string> seen;
   for (const fs::path& f : files) {
@@ -87,6 +82,17 @@ std::vector<IntKey> scenario_int_keys() {
     }
   }
   return out;
+}
+
+/// Whether `msg` refuses `path` = `value` as out of its stated range (the words Cfg's integer
+/// reader uses: "must be an integer from A to B" or "must be >= A"), not by another rule.
+bool range_refusal(const std::string& msg, const std::string& path, int64_t value) {
+  if (msg.find(fmt::format("{} = \"{}\" at", path, value)) == std::string::npos) return false;
+  if (msg.find(": must be an integer from ") != std::string::npos) return true;
+  const size_t at = msg.find(": must be >= ");
+  if (at == std::string::npos) return false;
+  const char next = at + 13 < msg.size() ? msg[at + 13] : ' ';
+  return next == '-' || (next >= '0' && next <= '9');
 }
 
 /// The message of building `scenario` with `path` set to `value`; "" when it builds.
@@ -107,7 +113,7 @@ TEST_CASE("key ranges: every integer key of a scenario refuses one past each end
           "and takes each end",
           "[config]") {
   const std::vector<IntKey> keys = scenario_int_keys();
-  CHECK(keys.size() > 30);
+  CHECK(keys.size() > 20);
   for (const IntKey& k : keys) {
     INFO(k.path << " in " << k.scenario << ": from " << k.min << (k.bounded_above ? " to " : "")
                 << (k.bounded_above ? std::to_string(k.max) : std::string(" up")));
@@ -123,9 +129,8 @@ TEST_CASE("key ranges: every integer key of a scenario refuses one past each end
     for (const int64_t end : {k.min, k.max}) {
       if (end == k.max && !k.bounded_above) continue;
       const std::string msg = build_with(k.scenario, k.path, end);
-      CHECK_THAT(msg, !(Catch::Contains(fmt::format("{}\"{}\" at", range_error, end)) &&
-                        (Catch::Contains(": must be an integer from") ||
-                         Catch::Contains(": must be >= "))));
+      INFO(msg);
+      CHECK_FALSE(range_refusal(msg, k.path, end));
     }
   }
 }
@@ -161,6 +166,7 @@ TEST_CASE("key ranges: every integer key of a catalogue model or hardware file r
           "each end of its range and takes each end",
           "[config][catalog]") {
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
+  size_t keys = 0;
   for (const bool model : {true, false}) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(configs / (model ? "models" : "hardware")))
@@ -178,7 +184,6 @@ TEST_CASE("key ranges: every integer key of a catalogue model or hardware file r
       return std::string();
     };
     std::set<std::string> seen;
-    size_t keys = 0;
     for (const fs::path& f : files) {
       const std::string text = text_of(f);
       std::vector<IntKey> ks;
@@ -205,15 +210,14 @@ TEST_CASE("key ranges: every integer key of a catalogue model or hardware file r
                      Catch::Contains(range_error) && Catch::Contains(": must be"));
         for (const int64_t end : {k.min, k.max}) {
           if (end == k.max && !k.bounded_above) continue;
-          CHECK_THAT(parse(with_value(text, k.path, end), f.string()),
-                     !(Catch::Contains(fmt::format("{}\"{}\" at", range_error, end)) &&
-                       (Catch::Contains(": must be an integer from") ||
-                        Catch::Contains(": must be >= "))));
+          const std::string msg = parse(with_value(text, k.path, end), f.string());
+          INFO(msg);
+          CHECK_FALSE(range_refusal(msg, k.path, end));
         }
       }
     }
-    CHECK(keys > 5);
   }
+  CHECK(keys > 5);
 }
 
 }  // namespace t_sim_key_ranges_test
