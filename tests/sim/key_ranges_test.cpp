@@ -62,13 +62,12 @@ bool int_range(const std::string& allowed, IntKey& k) {
 /// Each integer key (by path, without list indices) of a few shipped scenarios, read in the
 /// first scenario file that holds it.
 std::vector<IntKey> scenario_int_keys() {
-  // A few scenarios that build in milliseconds (no operator tables): the linear, roofline and
-  // layer-profile step models (dense and MoE), the paged KV and the API section.
+  // Three scenarios that build in milliseconds (no operator tables or layer profiles to read):
+  // the linear and roofline step models and the default engine, KV and workload.
   const fs::path configs = fs::path(SERVESIM_SOURCE_DIR) / "configs";
   std::vector<fs::path> files{configs / "default.yaml"};
   for (const char* f :
-       {"tiny-trace.yaml", "roofline-llama-3.1-8b-h100.yaml",
-        "vllm-replay-rtxpro6000-llama-3.1-8b-api.yaml", "moe-qwen3-30b-a3b-rtxpro6000.yaml"})
+       {"tiny-trace.yaml", "roofline-llama-3.1-8b-h100.yaml"})
     files.push_back(configs / "examples" / f);
   std::vector<IntKey> out;
   std::set<std::string> seen;
