@@ -37,9 +37,9 @@ TEST_CASE("layer profile: only a folder named tp and digits sets the expert para
     const char* folder;
     double expert_parallel;
   };
-  for (const Name n : {Name{"tp1", 1}, Name{"tp2", 2}, Name{"tp16", 16}, Name{"tp", 1},
-                       Name{"ab2", 1}, Name{"xy16", 1}, Name{"tpx", 1}, Name{"tp2x", 1},
-                       Name{"xtp2", 1}, Name{"t2", 1}}) {
+  for (const Name n :
+       {Name{"tp1", 1}, Name{"tp2", 2}, Name{"tp16", 16}, Name{"tp", 1}, Name{"ab2", 1},
+        Name{"xy16", 1}, Name{"tpx", 1}, Name{"tp2x", 1}, Name{"xtp2", 1}, Name{"t2", 1}}) {
     INFO(n.folder);
     const fs::path dir = root / n.folder;
     fs::create_directories(dir);
@@ -71,9 +71,10 @@ std::string moe_message(const std::vector<std::array<std::string, 7>>& rows, con
 
 }  // namespace
 
-TEST_CASE("moe table: a row differing from the row before in one key column is named, whatever "
-          "values the neighbouring columns hold",
-          "[models][operator]") {
+TEST_CASE(
+    "moe table: a row differing from the row before in one key column is named, whatever "
+    "values the neighbouring columns hold",
+    "[models][operator]") {
   // Columns: dtype, hidden, inter, experts, top-k, moe_tp, moe_ep. For each column c and each
   // neighbour k, two rows that differ in c only: (a) the first row holds the same value in c and
   // k, the second another in c; (b) the second row's c takes the first row's value of k. Either
@@ -135,24 +136,22 @@ TEST_CASE("hinge fit: steps made with a knee on the ladder are fitted with that 
   // Prefills of one prompt and decode-only steps one token either side of the knee and two past
   // it, plus a step of one sequence and no token (the hinge's 0 at a knee of 0 against 1) and
   // small and large steps: only the true knee fits them all.
-  for (const int64_t knee :
-       {0, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048}) {
+  for (const int64_t knee : {0, 16, 32, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 1536, 2048}) {
     INFO("knee " << knee);
     std::vector<StepSample> samples;
     const auto add = [&](const StepShape& s) { samples.push_back({s, hinge_ms(s, knee), ""}); };
     StepShape none;
     none.sequences = 1;
     add(none);
-    for (const int64_t t : {int64_t{1}, int64_t{3}, knee - 1, knee, knee + 1, knee + 2,
-                            int64_t{3000}}) {
+    for (const int64_t t :
+         {int64_t{1}, int64_t{3}, knee - 1, knee, knee + 1, knee + 2, int64_t{3000}}) {
       if (t < 1) continue;
       add(step(1, t));
       add(step(static_cast<int32_t>(t), 0));
     }
     const auto m = fit_hinge(samples);
     CHECK_THAT(m->yaml(), Catch::Contains(fmt::format("knee_tokens: {}\n", knee)));
-    for (const StepSample& s : samples)
-      CHECK(m->predict_ms(s.shape) == Approx(s.ms).epsilon(1e-6));
+    for (const StepSample& s : samples) CHECK(m->predict_ms(s.shape) == Approx(s.ms).epsilon(1e-6));
   }
 }
 
@@ -177,9 +176,9 @@ double skew_step_ms(const std::string& folder, const std::string& meta, const st
   for (const char* f : {"attention.csv", "dense.csv", "per_sequence.csv"})
     fs::copy_file(src / f, root / folder / f);
   std::ofstream(root / "meta.yaml") << "model: test\n" << meta;
-  const auto m = make_step_time_model(Cfg::root(doc_of("kind: layer_profile\npath: " +
-                                                       (root / folder).string() +
-                                                       "\nlayers: 2\nskew_alpha: " + alpha + "\n")));
+  const auto m = make_step_time_model(
+      Cfg::root(doc_of("kind: layer_profile\npath: " + (root / folder).string() +
+                       "\nlayers: 2\nskew_alpha: " + alpha + "\n")));
   return m->step_ms(two_uneven_decodes());
 }
 
@@ -207,9 +206,10 @@ TEST_CASE("layer profile: skew_alpha: profile reads the tpN folder's degree, alp
   // The pooled alpha at both ends of [0, 1] is taken; just past either end it is refused.
   for (const char* a : {"0", "1"}) {
     INFO(a);
-    CHECK(skew_step_ms("tp1", fmt::format("skew_fit:\n  enabled: true\n  per_tp:\n    1:\n"
-                                          "      alpha_default: {}\n",
-                                          a),
+    CHECK(skew_step_ms("tp1",
+                       fmt::format("skew_fit:\n  enabled: true\n  per_tp:\n    1:\n"
+                                   "      alpha_default: {}\n",
+                                   a),
                        "profile") == Approx(skew_step_ms("tp1", "", a)).epsilon(1e-12));
   }
   for (const char* a : {"-0.01", "1.01"}) {

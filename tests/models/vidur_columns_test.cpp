@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const char* const k_required[] = {"attn_pre_proj", "attn_rope",   "attn_post_proj",
-                                  "mlp_up_proj",   "mlp_act",     "mlp_down_proj"};
+const char* const k_required[] = {"attn_pre_proj", "attn_rope", "attn_post_proj",
+                                  "mlp_up_proj",   "mlp_act",   "mlp_down_proj"};
 const char* const k_optional[] = {"input_layernorm", "post_attention_layernorm", "add"};
 
 std::string median(const std::string& op) { return "time_stats." + op + ".median"; }
@@ -85,8 +85,7 @@ std::string message_of(const std::function<void()>& f) {
 TEST_CASE("vidur columns: every spelling of is_prefill is read, and no other", "[models][vidur]") {
   for (const char* yes : {"True", "true", "1"}) {
     INFO(yes);
-    const auto set =
-        read(tables(mlp_csv(), k_attn_header + "\n" + attn_row(yes, 1, 8, 0) + "\n"));
+    const auto set = read(tables(mlp_csv(), k_attn_header + "\n" + attn_row(yes, 1, 8, 0) + "\n"));
     REQUIRE(set.samples.size() == 1);
     CHECK(set.samples[0].shape.prefill_tokens == 8);
     CHECK(set.samples[0].ms == Approx(3 + 0.6).epsilon(1e-12));
@@ -118,8 +117,7 @@ TEST_CASE("vidur columns: an optional operator column left out or empty counts 0
   for (const char* op : k_optional) {
     INFO(op);
     CHECK(read(tables(mlp_csv(op, ""), attn)).samples.at(0).ms == Approx(2.6).epsilon(1e-12));
-    CHECK(read(tables(mlp_csv(op, "0.25"), attn)).samples.at(0).ms ==
-          Approx(2.85).epsilon(1e-12));
+    CHECK(read(tables(mlp_csv(op, "0.25"), attn)).samples.at(0).ms == Approx(2.85).epsilon(1e-12));
   }
   // attn_kv_cache_save, attention.csv's optional column: added to either kind of row.
   const std::string save_header = k_attn_header + ",time_stats.attn_kv_cache_save.median\n";
@@ -129,8 +127,8 @@ TEST_CASE("vidur columns: an optional operator column left out or empty counts 0
   };
   const auto empty = with_save("");
   REQUIRE(empty.samples.size() == 2);
-  CHECK(empty.samples[0].ms == Approx(2.6).epsilon(1e-12));   // the decodes
-  CHECK(empty.samples[1].ms == Approx(4.2).epsilon(1e-12));   // the prefill of 16: 3 + 1.2
+  CHECK(empty.samples[0].ms == Approx(2.6).epsilon(1e-12));  // the decodes
+  CHECK(empty.samples[1].ms == Approx(4.2).epsilon(1e-12));  // the prefill of 16: 3 + 1.2
   const auto filled = with_save("0.5");
   CHECK(filled.samples[0].ms == Approx(3.1).epsilon(1e-12));
   CHECK(filled.samples[1].ms == Approx(4.7).epsilon(1e-12));
@@ -151,8 +149,9 @@ TEST_CASE("vidur columns: token counts round up to 8 before the operator curve i
     INFO(set.samples[i].label);
     CHECK(set.samples[i].ms == Approx(want[i]).epsilon(1e-12));
   }
-  CHECK_THAT(set.description, Catch::Contains("7 steps (3 prefill, 4 decode)") &&
-                                  Catch::Contains("(0 chunk-continuation rows skipped, 0 repeated"));
+  CHECK_THAT(set.description,
+             Catch::Contains("7 steps (3 prefill, 4 decode)") &&
+                 Catch::Contains("(0 chunk-continuation rows skipped, 0 repeated"));
 }
 
 TEST_CASE("vidur columns: a prefill must be one prompt of some tokens, a decode no chunk",
@@ -164,19 +163,18 @@ TEST_CASE("vidur columns: a prefill must be one prompt of some tokens, a decode 
   for (const Bad b : {Bad{"True", 1, 0}, Bad{"True", 2, 8}, Bad{"False", 4, 1}}) {
     INFO(b.row_kind << " " << b.batch << " " << b.chunk);
     const std::string kind = b.row_kind[0] == 'T' ? "prefill" : "decode";
-    const fs::path d =
-        tables(mlp_csv(), k_attn_header + "\n" + attn_row("False", 1, 0, 4) + "\n" +
-                              attn_row(b.row_kind, b.batch, b.chunk, 0) + "\n");
+    const fs::path d = tables(mlp_csv(), k_attn_header + "\n" + attn_row("False", 1, 0, 4) + "\n" +
+                                             attn_row(b.row_kind, b.batch, b.chunk, 0) + "\n");
     CHECK_THAT(message_of([&] { (void)read(d); }),
                Catch::Contains(fmt::format("attention.csv:3: a {} row with batch_size {} and "
                                            "prefill_chunk_size {}: Vidur profiles one prompt",
                                            kind, b.batch, b.chunk)));
   }
   // A repeated key is averaged and counted; rows of chunk continuations are counted and skipped.
-  const auto set = read(tables(mlp_csv(), k_attn_header + "\n" + attn_row("False", 1, 0, 4) +
-                                              "\n" + attn_row("True", 1, 8, 4) + "\n" +
-                                              attn_row("True", 1, 8, 6) + "\n" +
-                                              "64,4,4,1,False,1,0,4,3,4\n"));
+  const auto set =
+      read(tables(mlp_csv(), k_attn_header + "\n" + attn_row("False", 1, 0, 4) + "\n" +
+                                 attn_row("True", 1, 8, 4) + "\n" + attn_row("True", 1, 8, 6) +
+                                 "\n" + "64,4,4,1,False,1,0,4,3,4\n"));
   REQUIRE(set.samples.size() == 1);
   CHECK(set.samples[0].ms == Approx(3 + 0.6).epsilon(1e-12));
   CHECK_THAT(set.description, Catch::Contains("(2 chunk-continuation rows skipped, 1 repeated"));
