@@ -49,6 +49,12 @@ class ContinuousScheduler final : public Scheduler {
   [[nodiscard]] bool priority_order() const override { return m_order.keyed(); }
   [[nodiscard]] int64_t queue_key(const Request& r) const override { return m_order.key(r); }
 
+  // Pass 1 plans every decoding request while the budget lasts, oldest first, and nothing
+  // else is planned with an empty queue; fair share charges each step's entries to tenants.
+  [[nodiscard]] int64_t repeat_decode_limit() const override {
+    return m_order.policy == QueuePolicy::Fair ? 0 : m_max_tokens;
+  }
+
   KvMismatch bind_kv(const KvManager& kv) override {
     if (m_swap.from_kv) {  // sim/scenario_rules.cpp has checked that kv.memory is there
       m_swap.bind(kv.bytes_per_token());
