@@ -30,6 +30,7 @@ void Simulation::setup_streaks() {
     s.enabled = engine_allows && rep.scheduler->repeat_decode_limit() > 0 && kv.lazy_growth() &&
                 !kv.offload() && kv.block_tokens() <= k_max_streak_block;
     if (!s.enabled) continue;
+    s.limit = rep.scheduler->repeat_decode_limit();
     s.block = kv.block_tokens();
     s.boundaries.assign(static_cast<size_t>(s.block), 0);
   }
@@ -70,7 +71,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
   BatchState& state = rep.state;
   const auto n = static_cast<int64_t>(state.running().size());
   // What the scheduler's promise needs (Scheduler::repeat_decode_limit).
-  if (!state.waiting().empty() || n == 0 || n > rep.scheduler->repeat_decode_limit()) {
+  if (!state.waiting().empty() || n == 0 || n > s.limit) {
     materialize(rep);
     return false;
   }
@@ -86,6 +87,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
     return false;
   }
   s.in_flight = true;
+  ++m_stats.streak_steps;
   // Each member reads its context at the capture, the steps since, and the token it computes.
   StepShape shape;
   shape.sequences = static_cast<int32_t>(n);

@@ -27,6 +27,7 @@ struct DecodeStreak {
   int64_t steps = 0;       // streak steps completed since the capture
   Time last_end;           // the end of the latest completed streak step
   int64_t members = 0;
+  int64_t limit = 0;  // the scheduler's repeat_decode_limit (read once)
   int64_t block = 0;  // KV tokens per block
   // At the capture: the sum, longest and shortest of the members' context_tokens, and the
   // fewest tokens any member still had to produce.

@@ -125,6 +125,9 @@ struct RunStats {
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t peak_in_flight = 0;  ///< most requests held at once (queued or running)
+  /// Steps run as a decode streak (sim/decode_streak.h): the engine's own figure, written to no
+  /// output (a streak changes no result).
+  int64_t streak_steps = 0;
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
