@@ -71,7 +71,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
   BatchState& state = rep.state;
   const auto n = static_cast<int64_t>(state.running().size());
   // What the scheduler's promise needs (Scheduler::repeat_decode_limit).
-  if (!state.waiting().empty() || n == 0 || n > s.limit) {
+  if (n == 0 || n > s.limit) {
     materialize(rep);
     return false;
   }
@@ -82,8 +82,15 @@ bool Simulation::streak_step(uint32_t rep_index) {
     return false;
   }
   const int64_t step = s.steps + 1;
-  if (!state.kv().take_blocks(s.boundaries[static_cast<size_t>(step % s.block)])) {
+  const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
+  if (!state.kv().take_blocks(blocks)) {
     materialize(rep);  // near capacity: the scheduler preempts as it always does
+    return false;
+  }
+  // A queue the step would take from (its head fits what is left): the ordinary way.
+  if (!state.waiting().empty() && !rep.scheduler->admits_nothing(state)) {
+    (void)state.kv().take_blocks(-blocks);
+    materialize(rep);
     return false;
   }
   s.in_flight = true;

@@ -2,16 +2,17 @@
 // Decode streaks: the engine's way to run a step in which every running request decodes one
 // token, and nothing else happens, without touching the requests (sim/decode_streak.cpp).
 //
-// When nothing waits, every running request is decoding and the scheduler promises to plan just
-// their decodes (Scheduler::repeat_decode_limit), the step's shape follows from the previous
-// one: each request's context grows by one, so the sum of the reads grows by the batch and the
-// longest and the shortest by one. The engine then captures the batch once (a streak) and
-// counts its steps instead of crediting each request: a member's context and output are what
-// they were at the capture plus the streak's steps, and its last token is the latest step's
-// end. The KV blocks a step needs are known in advance (a member needs a new block every
-// block_tokens() steps from the step its holding first runs out), so they are counted by the
-// step number modulo the block size and taken at once. A step in which a member would finish,
-// anything waiting, or any event other than a step end, an arrival or a schedule writes the
+// When every running request is decoding, the queue (if any) could take nothing, and the
+// scheduler promises then to plan just their decodes (Scheduler::repeat_decode_limit and
+// admits_nothing), the step's shape follows from the previous one: each request's context
+// grows by one, so the sum of the reads grows by the batch and the longest and the shortest by
+// one. The engine then captures the batch once (a streak) and counts its steps instead of
+// crediting each request: a member's context and output are what they were at the capture plus
+// the streak's steps, and its last token is the latest step's end. The KV blocks a step needs
+// are known in advance (a member needs a new block every block_tokens() steps from the step its
+// holding first runs out), so they are counted by the step number modulo the block size and
+// taken at once. A step in which a member would finish, the KV runs short or the queue's head
+// could join, or any event other than a step end, an arrival or a schedule, writes the
 // members' state back (materialises it) and the step goes the ordinary way.
 #include <cstdint>
 #include <vector>

@@ -76,7 +76,8 @@ class KvManager {
   /// their kv_held_tokens itself later. The plain paged policy only.
   [[nodiscard]] virtual bool lazy_growth() const { return false; }
   /// With lazy_growth(): takes `blocks` free blocks for requests whose kv_held_tokens the
-  /// caller sets itself; false, changing nothing, if they are not free.
+  /// caller sets itself; false, changing nothing, if they are not free. A negative count gives
+  /// back blocks so taken.
   [[nodiscard]] virtual bool take_blocks(int64_t /*blocks*/) { return false; }
   /// Frees everything the request holds.
   virtual void release(Request& r) = 0;

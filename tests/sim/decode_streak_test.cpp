@@ -44,13 +44,15 @@ CheckedRun run(const std::string& yaml, bool streaks) {
   return {rec.by_id(), sim.stats()};
 }
 
-std::string scenario(const std::string& kv) {
+std::string scenario(const std::string& kv, bool chunked = true) {
   return "workload: {synthetic: {requests: 60, arrival: {kind: poisson, rate_per_s: 40},\n"
          "  prompt_tokens: {kind: uniform, min: 1, max: 90},\n"
          "  output_tokens: {kind: uniform, min: 1, max: 120}}}\n"
          "step_time: {kind: roofline, model: llama-2-7b, hardware: a100-80gb, weight_dtype: fp16}\n"
          "scheduler: {kind: continuous, max_num_seqs: 16, max_num_batched_tokens: 96,\n"
-         "  chunked_prefill: true}\n"
+         "  chunked_prefill: " +
+         std::string(chunked ? "true" : "false") +
+         "}\n"
          "kv: " +
          kv + "\nseed: 3\n";
 }
@@ -94,16 +96,20 @@ TEST_CASE("decode streak: runs of decode steps give the results of planning ever
 }
 
 TEST_CASE("decode streak: KV running short ends a streak and preempts as before", "[sim][streak]") {
-  // Little KV: streaks run into a full cache and preemptions (--check verifies the streak's
-  // KV against its requests at every step).
-  const std::string yaml = scenario("{policy: paged, capacity_tokens: 320, block_size: 16}");
-  const CheckedRun with = run(yaml, true);
-  const CheckedRun without = run(yaml, false);
-  int64_t preemptions = 0;
-  for (const Request& r : with.requests) preemptions += r.preemptions;
-  CHECK(preemptions > 0);
-  CHECK(with.stats.streak_steps > 0);
-  same_results(with, without);
+  // Little KV: streaks run into a full cache and preemptions, with requests waiting whose
+  // prefill does not fit (--check verifies the streak's KV against its requests at every step).
+  for (const bool chunked : {true, false}) {
+    INFO("chunked_prefill " << chunked);
+    const std::string yaml =
+        scenario("{policy: paged, capacity_tokens: 320, block_size: 16}", chunked);
+    const CheckedRun with = run(yaml, true);
+    const CheckedRun without = run(yaml, false);
+    int64_t preemptions = 0;
+    for (const Request& r : with.requests) preemptions += r.preemptions;
+    CHECK(preemptions > 0);
+    CHECK(with.stats.streak_steps > with.stats.steps / 10);
+    same_results(with, without);
+  }
 }
 
 }  // namespace t_sim_decode_streak_test
