@@ -49,6 +49,30 @@ class ContinuousScheduler final : public Scheduler {
   [[nodiscard]] bool priority_order() const override { return m_order.keyed(); }
   [[nodiscard]] int64_t queue_key(const Request& r) const override { return m_order.key(r); }
 
+  // Pass 1 plans every decoding request while the budget lasts, oldest first, and nothing
+  // else is planned with an empty queue; fair share charges each step's entries to tenants.
+  [[nodiscard]] int64_t repeat_decode_limit() const override {
+    return m_order.policy == QueuePolicy::Fair ? 0 : m_max_tokens;
+  }
+
+  // Pass 3's first admission as it would go after pass 1's decodes (running().size() of the
+  // budget): nothing is admitted when the queue's head would not be.
+  [[nodiscard]] bool admits_nothing(SchedulerView& s) const override {
+    if (s.waiting().empty() || static_cast<int64_t>(s.running().size()) >= m_max_seqs) return true;
+    const int64_t budget = m_max_tokens - static_cast<int64_t>(s.running().size());
+    if (budget <= 0) return true;
+    const uint32_t slot = s.waiting().front();
+    if (s.swapped(slot) || !s.adapter_fits(slot)) return false;  // not worked out here
+    Request& r = s.req(slot);
+    const int64_t cached = s.kv().cached_prefix_tokens(r);
+    int64_t chunk = r.prefill_target - cached;
+    if (chunk > budget) {
+      if (!m_chunked && chunk <= m_max_tokens) return true;  // waits for a whole budget
+      chunk = budget;
+    }
+    return !s.kv().can_admit(r, cached, cached + chunk);
+  }
+
   KvMismatch bind_kv(const KvManager& kv) override {
     if (m_swap.from_kv) {  // sim/scenario_rules.cpp has checked that kv.memory is there
       m_swap.bind(kv.bytes_per_token());

@@ -53,6 +53,17 @@ class Scheduler {
   /// and spends its token budget by SchedulerView::decode_tokens (docs/speculative.md). The
   /// scenario refuses a `speculative` section for a policy that does not.
   [[nodiscard]] virtual bool speculative_decoding() const { return false; }
+  /// Decode streaks (sim/decode_streak.cpp): a positive limit promises that whenever every
+  /// running request is decoding, at most this many run, the KV manager has room for each
+  /// one's next token and admits_nothing() says so once that room is taken, plan_step plans
+  /// exactly one one-token decode per running request in running() order and changes nothing
+  /// of its own, and that after_step does nothing when no request finished in the step. The
+  /// engine may then run such steps without calling either. 0 (the default): no such promise.
+  [[nodiscard]] virtual int64_t repeat_decode_limit() const { return 0; }
+  /// With repeat_decode_limit(): whether a step planned now, its running requests' decodes
+  /// already given their KV, would admit or resume nothing from the queue. By default only when
+  /// nothing waits.
+  [[nodiscard]] virtual bool admits_nothing(SchedulerView& s) const { return s.waiting().empty(); }
 };
 
 /// The one way to build a scheduler (schedulers/registry.cpp): reads `scheduler.kind` and

@@ -37,6 +37,7 @@ Simulation::Simulation(Components c, bool check, RunLimits limits)
   if (m_c.autoscale) setup_autoscale();
   if (m_c.failures) setup_failures();
   setup_pipelines();
+  setup_streaks();
 }
 
 void Simulation::schedule(uint32_t rep) {
@@ -131,6 +132,7 @@ void Simulation::run() {
 }
 
 void Simulation::finish_stats() {
+  materialize_streaks();
   for (const Replica& r : m_reps) {
     // A decode replica's admissions are KV arriving from a prefill, not prefills to look up.
     const auto p = r.role == PoolRole::Decode ? std::nullopt : r.state.kv().prefix_stats();
@@ -193,6 +195,12 @@ void Simulation::dispatch(const Event& e) {
     throw InvariantError(fmt::format("time went backwards: event at {} ns after {} ns",
                                      e.time().count_ns(), m_now.count_ns()));
   if (m_failures && e.kind() == EventKind::Timer && idle_failure_event(e)) return;
+  // A decode streak keeps its requests' state implicit (sim/decode_streak.h): an event that
+  // may read or change them has it written back first. A step end, an arrival (which reads
+  // only the new request and the replicas' counts) and a planning do not.
+  if (m_active_streaks > 0 && e.kind() != EventKind::StepEnd && e.kind() != EventKind::Arrival &&
+      e.kind() != EventKind::Routed && e.kind() != EventKind::Schedule)
+    materialize_streaks();
   m_now = e.time();
   // An autoscaler's decisions and provisioning go on past the last request: they are not the
   // run's end.
@@ -403,6 +411,7 @@ void Simulation::depart(uint32_t rep, uint32_t slot) {
 
 void Simulation::record_unfinished() {
   m_stopping = true;  // what is left is recorded, not continued
+  materialize_streaks();
   record_waiting_unfinished();
   // Slot order is arbitrary; recorders that care about order sort by id.
   for (uint32_t rep = 0; rep < m_reps.size(); ++rep)
@@ -423,6 +432,8 @@ void Simulation::try_start_step(uint32_t rep_index) {
     pipeline_start(rep_index);
     return;
   }
+  // Every running request decoding and nothing else to plan: no per-request work.
+  if (rep.streak.enabled && streak_step(rep_index)) return;
   BatchState& state = rep.state;
   // Speculative decoding: k drafts per decode, unless too many requests run (max_batch).
   const int32_t spec_k = m_spec ? m_spec->k_for(state.running().size()) : 0;
@@ -487,13 +498,21 @@ void Simulation::try_start_step(uint32_t rep_index) {
   shape.decode_context_max = longest;
   shape.decode_context_min = decodes > 0 ? shortest : 0;
   shape.sequences = static_cast<int32_t>(plan.size());
+  launch_step(rep_index, shape, verify_tokens, prefill_sequences, decode_tokens);
+}
+
+void Simulation::launch_step(uint32_t rep_index, const StepShape& shape, int64_t verify_tokens,
+                             int32_t prefill_sequences, int32_t decode_tokens) {
+  Replica& rep = m_reps[rep_index];
+  BatchState& state = rep.state;
   // A step always takes time, so simulated time always advances between steps.
   const std::optional<StepCost> cost = rep.step_time->cost(shape);
   // Plus the step's adapter loads and LoRA GEMMs (sim/lora.h), before and beside the step.
   const double step_ms =
       (cost ? cost->step_ms : rep.step_time->step_ms(shape)) +
       (verify_tokens > 0 ? m_spec->proposer_ms(*rep.step_time) : 0.0) +
-      (m_lora ? m_lora->step_ms(rep_index, plan, reqs, cost ? &*cost : nullptr) : 0.0);
+      (m_lora ? m_lora->step_ms(rep_index, state.plan(), state.slots(), cost ? &*cost : nullptr)
+              : 0.0);
   // Plus any KV transfer the scheduler added to this step (swap preemption), bounded when the
   // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
   const std::optional<Time> step = step_time_of(step_ms);
@@ -569,6 +588,10 @@ void Simulation::finish_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
   const Time now = m_now;
+  if (rep.streak.in_flight) {  // a decode streak's step: nothing to credit (decode_streak.h)
+    end_streak_step(rep_index);
+    return;
+  }
   int32_t finished = 0;
   if (!m_step_end_timeouts.empty()) timeouts_at_step_end(rep_index);
   std::vector<Request>& reqs = state.mutable_slots();
@@ -664,7 +687,7 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
     if (r.state != RequestState::Running && r.state != RequestState::Finished)
       fail(&r, "in the running batch but not running");
     if (r.generated_tokens > r.spec.output_tokens) fail(&r, "produced more tokens than asked");
-    held += r.kv_held_tokens;
+    held += streak_held(m_reps[rep_index], r);  // what a decode streak has grown it to
   }
   for (uint32_t slot : state.waiting()) {
     const Request& r = reqs[slot];

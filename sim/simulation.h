@@ -37,6 +37,7 @@
 #include "schedulers/scheduler.h"
 #include "sim/admission.h"
 #include "sim/autoscaler.h"
+#include "sim/decode_streak.h"
 #include "sim/event_queue.h"
 #include "sim/failures.h"
 #include "sim/lora.h"
@@ -124,6 +125,9 @@ struct RunStats {
   int64_t peak_kv_used_tokens = 0;
   int64_t kv_capacity_tokens = 0;
   int64_t peak_in_flight = 0;  ///< most requests held at once (queued or running)
+  /// Steps run as a decode streak (sim/decode_streak.h): the engine's own figure, written to no
+  /// output (a streak changes no result).
+  int64_t streak_steps = 0;
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
@@ -221,7 +225,8 @@ class Simulation {
     // Failures (sim/failure_engine.cpp): down, and its step in flight lost at the failure.
     bool down = false;
     bool stale_step = false;
-    Time step_end;  // of the step in flight
+    Time step_end;        // of the step in flight
+    DecodeStreak streak;  // sim/decode_streak.cpp
   };
 
   // The parallel engine (sim/parallel_engine.cpp) drives a shard's replicas through these:
@@ -254,7 +259,19 @@ class Simulation {
   /// The request joins replica `rep`'s queue (or is rejected there).
   void admit(uint32_t rep, const RequestSpec& spec);
   void try_start_step(uint32_t rep);
+  /// The step's time, costs, statistics, end event and record, from its shape.
+  void launch_step(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
+                   int32_t prefill_sequences, int32_t decode_tokens);
   void finish_step(uint32_t rep);
+  // Decode streaks (sim/decode_streak.cpp).
+  void setup_streaks();
+  [[nodiscard]] bool capture_streak(Replica& rep);
+  [[nodiscard]] bool streak_step(uint32_t rep);
+  void end_streak_step(uint32_t rep);
+  [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
+  void materialize(Replica& rep);
+  void materialize_streaks();
+  void check_streak(uint32_t rep, const StepShape& shape) const;
   void check_all_served() const;
   /// A started step's books on its replica: the activity over `busy_s` seconds (the step, or a
   /// pipeline stage's share) and, when the model reports a cost, the cost sums.
@@ -387,6 +404,7 @@ class Simulation {
   std::vector<RequestSpec> m_retried;        // fail_replica's scratch
   std::vector<ReplicaPipeline> m_pipes;      // per replica with pipeline_schedule: micro_batches
   std::vector<double> m_stage_ms;            // scratch: a step's per-stage times
+  int32_t m_active_streaks = 0;              // replicas whose decode streak is captured
 };
 
 }  // namespace servesim

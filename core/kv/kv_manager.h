@@ -69,6 +69,16 @@ class KvManager {
   [[nodiscard]] virtual bool try_swap_in(Request& r, int64_t tokens) {
     return try_admit(r, 0, tokens);
   }
+  /// Lazy growth (the engine's decode streaks, sim/decode_streak.cpp): whether try_grow is
+  /// exactly "take the whole blocks of block_tokens() that `tokens` passes beyond what the
+  /// request holds, or fail if they are not free", with nothing else kept per request, so that
+  /// the engine may take the blocks of many requests' growth at once (take_blocks) and set
+  /// their kv_held_tokens itself later. The plain paged policy only.
+  [[nodiscard]] virtual bool lazy_growth() const { return false; }
+  /// With lazy_growth(): takes `blocks` free blocks for requests whose kv_held_tokens the
+  /// caller sets itself; false, changing nothing, if they are not free. A negative count gives
+  /// back blocks so taken.
+  [[nodiscard]] virtual bool take_blocks(int64_t /*blocks*/) { return false; }
   /// Frees everything the request holds.
   virtual void release(Request& r) = 0;
   /// Whether running requests can run out of memory (and so may be preempted).

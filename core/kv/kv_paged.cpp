@@ -58,6 +58,15 @@ class PagedKv final : public KvManager {
     return true;
   }
 
+  // try_grow keeps nothing but the count of used blocks and each request's holding.
+  bool lazy_growth() const override { return true; }
+
+  bool take_blocks(int64_t blocks) override {
+    if (m_used_blocks + blocks > m_total_blocks) return false;
+    m_used_blocks += blocks;
+    return true;
+  }
+
   void release(Request& r) override {
     m_used_blocks -= r.kv_held_tokens / m_block;
     r.kv_held_tokens = 0;

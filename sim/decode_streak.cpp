@@ -1,0 +1,178 @@
+// The engine's decode streaks (sim/decode_streak.h).
+#include "sim/decode_streak.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "sim/simulation.h"
+
+namespace servesim {
+
+namespace {
+
+/// The most tokens per block a streak counts boundaries for (one counter per token of a block).
+constexpr int64_t k_max_streak_block = 4096;
+
+int64_t round_up(int64_t tokens, int64_t block) { return (tokens + block - 1) / block * block; }
+
+}  // namespace
+
+void Simulation::setup_streaks() {
+  // What the streak does not model: anything that reads or changes a request between steps
+  // (speculation, adapters, transfers, failures, autoscaling, admission and abandonment) and
+  // micro-batched pipelines.
+  const bool engine_allows = !m_spec && !m_lora && !m_transfers && !m_failures && !m_autoscale &&
+                             !m_admission && m_pipes.empty();
+  for (Replica& rep : m_reps) {
+    const KvManager& kv = rep.state.kv();
+    DecodeStreak& s = rep.streak;
+    s.enabled = engine_allows && rep.scheduler->repeat_decode_limit() > 0 && kv.lazy_growth() &&
+                !kv.offload() && kv.block_tokens() <= k_max_streak_block;
+    if (!s.enabled) continue;
+    s.limit = rep.scheduler->repeat_decode_limit();
+    s.block = kv.block_tokens();
+    s.boundaries.assign(static_cast<size_t>(s.block), 0);
+  }
+}
+
+bool Simulation::capture_streak(Replica& rep) {
+  DecodeStreak& s = rep.streak;
+  const std::vector<Request>& reqs = rep.state.slots();
+  std::fill(s.boundaries.begin(), s.boundaries.end(), 0);
+  int64_t sum = 0, longest = 0, shortest = INT64_MAX, left = INT64_MAX;
+  for (uint32_t slot : rep.state.running()) {
+    const Request& r = reqs[slot];
+    if (r.state != RequestState::Running || r.prefilling() || r.spec.cancel_after_tokens > 0)
+      return false;
+    const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // its first new block
+    if (first < 1 || first > s.block) return false;
+    ++s.boundaries[static_cast<size_t>(first % s.block)];
+    sum += r.context_tokens;
+    longest = std::max<int64_t>(longest, r.context_tokens);
+    shortest = std::min<int64_t>(shortest, r.context_tokens);
+    left = std::min<int64_t>(left, r.spec.output_tokens - r.generated_tokens);
+  }
+  s.active = true;
+  s.in_flight = false;
+  s.steps = 0;
+  s.members = static_cast<int64_t>(rep.state.running().size());
+  s.context_sum = sum;
+  s.context_max = longest;
+  s.context_min = shortest;
+  s.left_min = left;
+  ++m_active_streaks;
+  return true;
+}
+
+bool Simulation::streak_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  const auto n = static_cast<int64_t>(state.running().size());
+  // What the scheduler's promise needs (Scheduler::repeat_decode_limit).
+  if (n == 0 || n > s.limit) {
+    materialize(rep);
+    return false;
+  }
+  if (!s.active && !capture_streak(rep)) return false;
+  // A member finishing in this step leaves the streak: the step goes the ordinary way.
+  if (s.steps + 1 >= s.left_min) {
+    materialize(rep);
+    return false;
+  }
+  const int64_t step = s.steps + 1;
+  const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
+  if (!state.kv().take_blocks(blocks)) {
+    materialize(rep);  // near capacity: the scheduler preempts as it always does
+    return false;
+  }
+  // A queue the step would take from (its head fits what is left): the ordinary way.
+  if (!state.waiting().empty() && !rep.scheduler->admits_nothing(state)) {
+    (void)state.kv().take_blocks(-blocks);
+    materialize(rep);
+    return false;
+  }
+  s.in_flight = true;
+  ++m_stats.streak_steps;
+  // Each member reads its context at the capture, the steps since, and the token it computes.
+  StepShape shape;
+  shape.sequences = static_cast<int32_t>(n);
+  shape.decode_sequences = static_cast<int32_t>(n);
+  shape.decode_context_tokens = s.context_sum + n * step;
+  shape.decode_context_max = s.context_max + step;
+  shape.decode_context_min = s.context_min + step;
+  if (m_check) check_streak(rep_index, shape);
+  launch_step(rep_index, shape, 0, 0, static_cast<int32_t>(n));
+  return true;
+}
+
+void Simulation::end_streak_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  ++s.steps;
+  s.in_flight = false;
+  s.last_end = m_now;
+  rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
+  rep.busy = false;
+  if (m_check) check_invariants(rep_index, "after the step");
+}
+
+int64_t Simulation::streak_held(const Replica& rep, const Request& r) const {
+  const DecodeStreak& s = rep.streak;
+  if (!s.active) return r.kv_held_tokens;
+  const int64_t grown = r.context_tokens + s.steps + (s.in_flight ? 1 : 0);
+  return std::max(r.kv_held_tokens, round_up(grown, s.block));
+}
+
+void Simulation::materialize(Replica& rep) {
+  DecodeStreak& s = rep.streak;
+  if (!s.active) return;
+  std::vector<Request>& reqs = rep.state.mutable_slots();
+  std::vector<StepEntry>& plan = rep.state.plan();
+  for (uint32_t slot : rep.state.running()) {
+    Request& r = reqs[slot];
+    r.kv_held_tokens = streak_held(rep, r);
+    r.context_tokens += static_cast<int32_t>(s.steps);
+    r.generated_tokens += static_cast<int32_t>(s.steps);
+    if (s.steps > 0) r.last_token = s.last_end;
+    // The step in flight is the scheduler's plan of decodes: the step end credits it.
+    if (s.in_flight) plan.push_back({slot, EntryKind::Decode, 0});
+  }
+  s.active = false;
+  s.in_flight = false;
+  --m_active_streaks;
+}
+
+void Simulation::materialize_streaks() {
+  for (Replica& rep : m_reps) materialize(rep);
+}
+
+void Simulation::check_streak(uint32_t rep_index, const StepShape& shape) const {
+  const Replica& rep = m_reps[rep_index];
+  const DecodeStreak& s = rep.streak;
+  int64_t read = 0, longest = 0, shortest = INT64_MAX, held = 0;
+  for (uint32_t slot : rep.state.running()) {
+    const Request& r = rep.state.req(slot);
+    const int64_t context = r.context_tokens + s.steps;  // before this step
+    if (r.prefilling() || r.generated_tokens + s.steps + 1 >= r.spec.output_tokens)
+      throw InvariantError(fmt::format(
+          "invariant broken in decode streak step {} at {} ns: request {} is {} but in the streak",
+          s.steps + 1, m_now.count_ns(), r.spec.id, r.prefilling() ? "prefilling" : "finishing"));
+    read += context + 1;
+    longest = std::max(longest, context + 1);
+    shortest = std::min(shortest, context + 1);
+    held += streak_held(rep, r);
+  }
+  if (read != shape.decode_context_tokens || longest != shape.decode_context_max ||
+      shortest != shape.decode_context_min || held != rep.state.kv().used_tokens())
+    throw InvariantError(fmt::format(
+        "invariant broken in decode streak step {} at {} ns on replica {}: the streak's shape "
+        "({} tokens read, longest {}, shortest {}, KV {}) differs from its requests' ({}, {}, "
+        "{}, {})",
+        s.steps + 1, m_now.count_ns(), rep_index, shape.decode_context_tokens,
+        shape.decode_context_max, shape.decode_context_min, rep.state.kv().used_tokens(), read,
+        longest, shortest, held));
+}
+
+}  // namespace servesim

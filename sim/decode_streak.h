@@ -1,0 +1,42 @@
+#pragma once
+// Decode streaks: the engine's way to run a step in which every running request decodes one
+// token, and nothing else happens, without touching the requests (sim/decode_streak.cpp).
+//
+// When every running request is decoding, the queue (if any) could take nothing, and the
+// scheduler promises then to plan just their decodes (Scheduler::repeat_decode_limit and
+// admits_nothing), the step's shape follows from the previous one: each request's context
+// grows by one, so the sum of the reads grows by the batch and the longest and the shortest by
+// one. The engine then captures the batch once (a streak) and counts its steps instead of
+// crediting each request: a member's context and output are what they were at the capture plus
+// the streak's steps, and its last token is the latest step's end. The KV blocks a step needs
+// are known in advance (a member needs a new block every block_tokens() steps from the step its
+// holding first runs out), so they are counted by the step number modulo the block size and
+// taken at once. A step in which a member would finish, the KV runs short or the queue's head
+// could join, or any event other than a step end, an arrival or a schedule, writes the
+// members' state back (materialises it) and the step goes the ordinary way.
+#include <cstdint>
+#include <vector>
+
+#include "core/time.h"
+
+namespace servesim {
+
+struct DecodeStreak {
+  bool enabled = false;    // this replica's scheduler, KV policy and the run allow streaks
+  bool active = false;     // running() is captured: its requests' state is as at the capture
+  bool in_flight = false;  // a streak step is running (its KV taken, its tokens not credited)
+  int64_t steps = 0;       // streak steps completed since the capture
+  Time last_end;           // the end of the latest completed streak step
+  int64_t members = 0;
+  int64_t limit = 0;  // the scheduler's repeat_decode_limit (read once)
+  int64_t block = 0;  // KV tokens per block
+  // At the capture: the sum, longest and shortest of the members' context_tokens, and the
+  // fewest tokens any member still had to produce.
+  int64_t context_sum = 0, context_max = 0, context_min = 0;
+  int64_t left_min = 0;
+  // Members whose next new block is needed at streak step j, by j modulo `block` (a member
+  // needs one at step held - context + 1 of the capture, then every `block` steps).
+  std::vector<int32_t> boundaries;
+};
+
+}  // namespace servesim

@@ -1,0 +1,115 @@
+// Decode streaks (sim/decode_streak.h): steps in which every running request decodes run
+// without touching the requests, and change no result.
+#include <catch2/catch.hpp>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "schedulers/scheduler.h"
+#include "sim/simulation.h"
+#include "tests/support.h"
+
+namespace t_sim_decode_streak_test {
+
+using namespace servesim;
+using namespace servesim::test;
+
+namespace {
+
+// The same scheduler without its promise (Scheduler::repeat_decode_limit 0): every step is
+// planned and credited request by request.
+class NoStreaks final : public Scheduler {
+ public:
+  explicit NoStreaks(std::unique_ptr<Scheduler> inner) : m_inner(std::move(inner)) {}
+  void plan_step(SchedulerView& s) override { m_inner->plan_step(s); }
+  void after_step(SchedulerView& s) override { m_inner->after_step(s); }
+  int64_t max_running() const override { return m_inner->max_running(); }
+  bool priority_order() const override { return m_inner->priority_order(); }
+  int64_t queue_key(const Request& r) const override { return m_inner->queue_key(r); }
+
+ private:
+  std::unique_ptr<Scheduler> m_inner;
+};
+
+CheckedRun run(const std::string& yaml, bool streaks) {
+  Scenario sc = build_scenario(doc_of(yaml));
+  if (!streaks)
+    for (ReplicaParts& p : sc.components.replicas)
+      p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
+  Simulation sim(std::move(sc.components), /*check=*/true);
+  CollectingRecorder rec;
+  sim.add_recorder(rec);
+  sim.run();
+  return {rec.by_id(), sim.stats()};
+}
+
+std::string scenario(const std::string& kv, bool chunked = true) {
+  return "workload: {synthetic: {requests: 60, arrival: {kind: poisson, rate_per_s: 40},\n"
+         "  prompt_tokens: {kind: uniform, min: 1, max: 90},\n"
+         "  output_tokens: {kind: uniform, min: 1, max: 120}}}\n"
+         "step_time: {kind: roofline, model: llama-2-7b, hardware: a100-80gb, weight_dtype: fp16}\n"
+         "scheduler: {kind: continuous, max_num_seqs: 16, max_num_batched_tokens: 96,\n"
+         "  chunked_prefill: " +
+         std::string(chunked ? "true" : "false") +
+         "}\n"
+         "kv: " +
+         kv + "\nseed: 3\n";
+}
+
+void same_results(const CheckedRun& a, const CheckedRun& b) {
+  REQUIRE(a.requests.size() == b.requests.size());
+  for (size_t i = 0; i < a.requests.size(); ++i) {
+    const Request& x = a.requests[i];
+    const Request& y = b.requests[i];
+    INFO("request " << x.spec.id);
+    CHECK(x.generated_tokens == y.generated_tokens);
+    CHECK(x.context_tokens == y.context_tokens);
+    CHECK(x.preemptions == y.preemptions);
+    CHECK(x.first_token == y.first_token);
+    CHECK(x.last_token == y.last_token);
+    CHECK(x.finish == y.finish);
+    CHECK(x.release == y.release);
+  }
+  CHECK(a.stats.steps == b.stats.steps);
+  CHECK(a.stats.busy_ns == b.stats.busy_ns);
+  CHECK(a.stats.seat_steps == b.stats.seat_steps);
+  CHECK(a.stats.peak_kv_used_tokens == b.stats.peak_kv_used_tokens);
+}
+
+}  // namespace
+
+TEST_CASE("decode streak: runs of decode steps give the results of planning every step",
+          "[sim][streak]") {
+  // Block sizes where a request crosses a block boundary every step, every few steps, and
+  // rarely; KV ample.
+  for (const char* block : {"1", "16", "64"}) {
+    INFO("block_size " << block);
+    const std::string yaml = scenario(
+        std::string("{policy: paged, capacity_tokens: 100000, block_size: ") + block + "}");
+    const CheckedRun with = run(yaml, true);
+    const CheckedRun without = run(yaml, false);
+    CHECK(with.stats.streak_steps > with.stats.steps / 4);
+    CHECK(without.stats.streak_steps == 0);
+    same_results(with, without);
+  }
+}
+
+TEST_CASE("decode streak: KV running short ends a streak and preempts as before", "[sim][streak]") {
+  // Little KV: streaks run into a full cache and preemptions, with requests waiting whose
+  // prefill does not fit (--check verifies the streak's KV against its requests at every step).
+  for (const bool chunked : {true, false}) {
+    INFO("chunked_prefill " << chunked);
+    const std::string yaml =
+        scenario("{policy: paged, capacity_tokens: 320, block_size: 16}", chunked);
+    const CheckedRun with = run(yaml, true);
+    const CheckedRun without = run(yaml, false);
+    int64_t preemptions = 0;
+    for (const Request& r : with.requests) preemptions += r.preemptions;
+    CHECK(preemptions > 0);
+    CHECK(with.stats.streak_steps > with.stats.steps / 10);
+    same_results(with, without);
+  }
+}
+
+}  // namespace t_sim_decode_streak_test
