@@ -21,10 +21,13 @@ std::string scenario(const std::string& step_time, const std::string& scheduler,
                      const std::string& kv =
                          "{policy: paged, capacity_tokens: 100000, "
                          "block_size: 16}") {
+  // Prefix caching off in both sections (the scenario checks they agree; V0's default is off).
+  const std::string sched =
+      scheduler.substr(0, scheduler.size() - 1) + ", enable_prefix_caching: false}";
   return "workload: {synthetic: {requests: 4, arrival: {kind: fixed, rate_per_s: 10},\n"
          "  prompt_tokens: {kind: fixed, value: 64}, output_tokens: {kind: fixed, value: 4}}}\n"
          "step_time: " +
-         step_time + "\nscheduler: " + scheduler + "\nkv: " + kv + "\n";
+         step_time + "\nscheduler: " + sched + "\nkv: " + kv + "\n";
 }
 
 int64_t seats(const std::string& yaml) {
