@@ -353,6 +353,28 @@ std::optional<PowerSpec> read_power(const Cfg& c) {
   return w;
 }
 
+std::optional<MeasuredShares> read_measured(const Cfg& c, const HardwareSpec& h) {
+  const std::optional<Cfg> m = c.optional_child("measured");
+  if (!m) return std::nullopt;
+  MeasuredShares s;
+  s.source = m->get_string("source");
+  s.bandwidth_gb_per_s = plausible_real(*m, "memory_bandwidth_gb_per_s", units::k_gb_per_s);
+  if (s.bandwidth_gb_per_s > h.memory_bandwidth_gb_per_s)
+    m->fail("memory_bandwidth_gb_per_s",
+            fmt::format("{} GB/s is more than the datasheet's {} GB/s", s.bandwidth_gb_per_s,
+                        h.memory_bandwidth_gb_per_s));
+  s.reference_bandwidth_share = m->get_real("reference_bandwidth_share", {0.0, 1.0, true});
+  const std::string dtype = m->get_choice("matrix_dtype", "fp8", {"bf16", "fp8"});
+  s.matrix_dtype = dtype == "bf16" ? Dtype::Bf16 : Dtype::Fp8;
+  s.matrix_tflops = plausible_real(*m, "matrix_tflops", units::k_tflop_per_s);
+  const double peak = h.peak_tflops[static_cast<size_t>(s.matrix_dtype)];
+  if (!(peak > 0) || s.matrix_tflops > peak)
+    m->fail("matrix_tflops", fmt::format("{} TFLOP/s must be at most the datasheet's {} peak ({})",
+                                         s.matrix_tflops, dtype, peak));
+  s.reference_matrix_share = m->get_real("reference_matrix_share", {0.0, 1.0, true});
+  return s;
+}
+
 }  // namespace
 
 HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
@@ -386,6 +408,7 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
   h.interconnect_gb_per_s = plausible_real(c, "interconnect_gb_per_s", units::k_gb_per_s);
   h.prices = read_prices(c);
   h.power = read_power(c);
+  h.measured = read_measured(c, h);
   doc->check_all_read();
   return h;
 }

@@ -110,6 +110,20 @@ struct PowerSpec {
   std::string date;         ///< when the figures were read
 };
 
+/// `measured:` a chip's public microbenchmark figures beside those of the NVIDIA chips the shape
+/// roofline's efficiency curves were fitted on, from one suite (docs/hardware.md#measured-figures).
+/// The shape roofline moves this chip's datasheet by (share here) / (share on the references), so
+/// that the NVIDIA-fitted curves carry NVIDIA's software efficiency only as far as the chip's own
+/// measurements say.
+struct MeasuredShares {
+  double bandwidth_gb_per_s = 0;         ///< achieved memory bandwidth (a stream copy)
+  double reference_bandwidth_share = 0;  ///< achieved / datasheet bandwidth on the references
+  double matrix_tflops = 0;              ///< achieved dense GEMM throughput in `matrix_dtype`
+  Dtype matrix_dtype = Dtype::Fp8;
+  double reference_matrix_share = 0;  ///< achieved / datasheet GEMM throughput on the references
+  std::string source;
+};
+
 struct HardwareSpec {
   std::string name;
   std::string source;    ///< the datasheet the figures come from
@@ -124,6 +138,7 @@ struct HardwareSpec {
   double interconnect_gb_per_s = 0;                 ///< per accelerator, as the vendor states it
   std::vector<PriceQuote> prices;                   ///< by tier, in price_tier_names() order
   std::optional<PowerSpec> power;                   ///< `power:`; none: no energy figures
+  std::optional<MeasuredShares> measured;           ///< `measured:`; none: datasheet only
 
   [[nodiscard]] double memory_bytes() const { return memory_gb * 1e9; }
   /// memory_gib in bytes: the figure KV capacity is computed from.

@@ -15,6 +15,7 @@
 #include "core/errors.h"
 #include "core/input_file.h"
 #include "core/units.h"
+#include "models/link_allreduce.h"
 #include "models/log_interp.h"
 #include "models/operator_table_readers.h"
 
@@ -354,9 +355,32 @@ std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions
                                           latency_s * 1e3);
 }
 
+namespace {
+
+/// `allreduce: link`: the tables' all-reduce replaced by the link model of `hw`'s interconnect
+/// (models/link_allreduce.h); its two keys are refused without it.
+std::unique_ptr<OperatorSource> maybe_link_allreduce(std::unique_ptr<OperatorSource> src,
+                                                     const Cfg& c, const HardwareSpec& hw) {
+  const bool link = c.get_choice("allreduce", "custom", {"custom", "nccl", "link"}) == "link";
+  if (!link) {
+    for (const char* key : {"link_efficiency", "link_latency_us"})
+      if (c.has(key)) c.fail(key, "only with allreduce: link");
+    return src;
+  }
+  if (!(hw.interconnect_gb_per_s > 0))
+    c.fail("allreduce", fmt::format("link: hardware {} has no interconnect_gb_per_s", hw.name));
+  LinkAllreduce l;
+  l.interconnect_gb_per_s = hw.interconnect_gb_per_s;
+  l.efficiency = c.get_real("link_efficiency", l.efficiency, {0.0, 1.0, true});
+  l.latency_us = c.get_real("link_latency_us", l.latency_us, {0.0, 1e6});
+  return with_link_allreduce(std::move(src), l);
+}
+
+}  // namespace
+
 std::unique_ptr<OperatorSource> make_operator_tables(const Cfg& c, const HardwareSpec& hw) {
   const bool scale = c.get_bool("scale_to_hardware", false);
-  std::unique_ptr<OperatorSource> src = make_operator_tables(c);
+  std::unique_ptr<OperatorSource> src = maybe_link_allreduce(make_operator_tables(c), c, hw);
   if (!scale) return src;
   const auto flops = hw.peak_flops_per_s(Dtype::Bf16);
   if (!flops)
@@ -379,7 +403,7 @@ std::unique_ptr<OperatorSource> make_operator_tables(const Cfg& c) {
   o.path = p.lexically_normal().string();
   o.gpu = c.get_string("gpu");
   o.engine = c.get_string("engine");
-  o.nccl = c.get_choice("allreduce", "custom", {"custom", "nccl"}) == "nccl";
+  o.nccl = c.get_choice("allreduce", "custom", {"custom", "nccl", "link"}) == "nccl";
   try {
     return open_operator_tables(o);
   } catch (const InputError& e) {

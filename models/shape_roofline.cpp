@@ -140,6 +140,14 @@ class ShapeRoofline final : public OperatorSource {
     if (!(m_bandwidth > 0))
       throw InputError(
           fmt::format("shape roofline: hardware {} has no memory bandwidth", m_hw.name));
+    // A chip with measured figures: its datasheet moved by its own achieved share over the
+    // share the fitted (NVIDIA) chips achieve in the same suite (models/catalog.h).
+    if (const std::optional<MeasuredShares>& ms = m_hw.measured) {
+      m_bandwidth *=
+          ms->bandwidth_gb_per_s / m_hw.memory_bandwidth_gb_per_s / ms->reference_bandwidth_share;
+      m_matrix_scale = ms->matrix_tflops / m_hw.peak_tflops[static_cast<size_t>(ms->matrix_dtype)] /
+                       ms->reference_matrix_share;
+    }
   }
 
   std::string describe() const override {
@@ -237,7 +245,7 @@ class ShapeRoofline final : public OperatorSource {
           "fp8, fp8_block)",
           dtype,
           dtype == "nvfp4" ? "the hardware catalogue has no fp4 figure" : "not a dtype it models"));
-    if (const auto p = m_hw.peak_flops_per_s(d)) return *p;
+    if (const auto p = m_hw.peak_flops_per_s(d)) return *p * m_matrix_scale;
     throw InputError(fmt::format(
         "shape roofline: {} has no {} peak for dtype {} (its "
         "peak_tflops has: {})",
@@ -252,6 +260,7 @@ class ShapeRoofline final : public OperatorSource {
   Fit m_fit;
   HardwareSpec m_hw;
   double m_bandwidth = 0;
+  double m_matrix_scale = 1;  ///< measured matrix share over the references' (1: none)
 };
 
 bool looks_like_path(const std::string& s) {

@@ -9,7 +9,8 @@
 
 namespace servesim {
 
-using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const Cfg& scheduler);
+using SchedulerFactory = std::unique_ptr<Scheduler> (*)(const Cfg& scheduler,
+                                                        const AcceleratorInfo& accelerator);
 
 std::unique_ptr<Scheduler> make_continuous(const Cfg& c);
 std::unique_ptr<Scheduler> make_dynamic(const Cfg& c);
@@ -18,6 +19,6 @@ std::unique_ptr<Scheduler> make_sarathi(const Cfg& c);
 std::unique_ptr<Scheduler> make_sglang(const Cfg& c);
 std::unique_ptr<Scheduler> make_static(const Cfg& c);
 std::unique_ptr<Scheduler> make_trtllm(const Cfg& c);
-std::unique_ptr<Scheduler> make_vllm(const Cfg& c);
+std::unique_ptr<Scheduler> make_vllm(const Cfg& c, const AcceleratorInfo& accelerator);
 
 }  // namespace servesim

@@ -5,15 +5,16 @@
 namespace servesim {
 namespace {
 
-// Sorted by name. A new scheduler is one file and one line here.
+// Sorted by name. A new scheduler is one file and one line here; a policy whose defaults do
+// not depend on the accelerator ignores it.
 constexpr Registry<SchedulerFactory, 8> k_schedulers{{{
-    {"continuous", &make_continuous},
-    {"dynamic", &make_dynamic},
-    {"orca", &make_orca},
-    {"sarathi", &make_sarathi},
-    {"sglang", &make_sglang},
-    {"static", &make_static},
-    {"trtllm", &make_trtllm},
+    {"continuous", [](const Cfg& c, const AcceleratorInfo&) { return make_continuous(c); }},
+    {"dynamic", [](const Cfg& c, const AcceleratorInfo&) { return make_dynamic(c); }},
+    {"orca", [](const Cfg& c, const AcceleratorInfo&) { return make_orca(c); }},
+    {"sarathi", [](const Cfg& c, const AcceleratorInfo&) { return make_sarathi(c); }},
+    {"sglang", [](const Cfg& c, const AcceleratorInfo&) { return make_sglang(c); }},
+    {"static", [](const Cfg& c, const AcceleratorInfo&) { return make_static(c); }},
+    {"trtllm", [](const Cfg& c, const AcceleratorInfo&) { return make_trtllm(c); }},
     {"vllm", &make_vllm},
 }}};
 
@@ -21,6 +22,8 @@ constexpr Registry<SchedulerFactory, 8> k_schedulers{{{
 
 std::vector<std::string> scheduler_names() { return k_schedulers.names(); }
 
-std::unique_ptr<Scheduler> make_scheduler(const Cfg& c) { return k_schedulers.pick(c, "kind")(c); }
+std::unique_ptr<Scheduler> make_scheduler(const Cfg& c, const AcceleratorInfo& accelerator) {
+  return k_schedulers.pick(c, "kind")(c, accelerator);
+}
 
 }  // namespace servesim

@@ -66,10 +66,21 @@ class Scheduler {
   [[nodiscard]] virtual bool admits_nothing(SchedulerView& s) const { return s.waiting().empty(); }
 };
 
+/// What a scheduler may know of its replica's accelerator, as the engine reads it at start-up:
+/// vLLM's batch defaults depend on it (schedulers/vllm_defaults.h). The sim layer fills it from
+/// the replica's hardware (`step_time.hardware`, else `kv.memory`); this layer cannot see the
+/// catalogue.
+struct AcceleratorInfo {
+  double memory_gib = 0;  ///< one accelerator's total memory, GiB; 0: not known
+  std::string name;       ///< its catalogue name ("a100-80gb", "h100-sxm"); empty: not known
+};
+
 /// The one way to build a scheduler (schedulers/registry.cpp): reads `scheduler.kind` and
-/// builds that policy from the rest of the section. Each policy's own factory is declared in
-/// schedulers/factories.h, for the registry only.
-[[nodiscard]] std::unique_ptr<Scheduler> make_scheduler(const Cfg& scheduler);
+/// builds that policy from the rest of the section, for a replica on `accelerator` (unknown by
+/// default). Each policy's own factory is declared in schedulers/factories.h, for the registry
+/// only.
+[[nodiscard]] std::unique_ptr<Scheduler> make_scheduler(const Cfg& scheduler,
+                                                        const AcceleratorInfo& accelerator = {});
 [[nodiscard]] std::vector<std::string> scheduler_names();
 
 }  // namespace servesim

@@ -40,6 +40,7 @@
 
 #include "core/engine_versions.h"
 #include "schedulers/iteration_level.h"
+#include "schedulers/vllm_defaults.h"
 
 namespace servesim {
 namespace {
@@ -376,7 +377,7 @@ std::pair<int, int> read_vllm_version(const Cfg& c) {
 std::unique_ptr<Scheduler> make_vllm_v0(const Cfg& c, std::pair<int, int> v) {
   const std::string name = fmt::format("vLLM {}.{} (V0)", v.first, v.second);
   for (const char* key :
-       {"long_prefill_token_threshold", "scheduler_reserve_full_isl", "async_scheduling"})
+       {"long_prefill_token_threshold", "scheduler_reserve_full_isl", "async_scheduling", "usage"})
     if (c.has(key))
       c.fail(key, fmt::format("{} has no {}: servesim models it for V1 (version 0.8 and later)",
                               name, key));
@@ -410,7 +411,7 @@ std::unique_ptr<Scheduler> make_vllm_v0(const Cfg& c, std::pair<int, int> v) {
 
 }  // namespace
 
-std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
+std::unique_ptr<Scheduler> make_vllm(const Cfg& c, const AcceleratorInfo& accelerator) {
   const std::pair<int, int> version = read_vllm_version(c);
   if (version.first == 0 && version.second < 8) return make_vllm_v0(c, version);
   if (c.has("num_scheduler_steps"))
@@ -424,9 +425,16 @@ std::unique_ptr<Scheduler> make_vllm(const Cfg& c) {
                        "prefill-only steps are V0's (give a version before 0.8)",
                        version.first, version.second));
   VllmSettings s;
-  s.max_num_seqs = c.get_int("max_num_seqs", s.max_num_seqs, {1, 1 << 20});
+  // Left out, the batch limits are what vLLM derives at start-up (schedulers/vllm_defaults.h).
+  const VllmUsage usage =
+      c.get_choice("usage", "api_server", {"api_server", "llm_class"}) == "llm_class"
+          ? VllmUsage::LlmClass
+          : VllmUsage::ApiServer;
+  const VllmBatchDefaults d =
+      vllm_batch_defaults(version.first, version.second, accelerator, usage);
+  s.max_num_seqs = c.get_int("max_num_seqs", d.max_num_seqs, {1, 1 << 20});
   s.max_num_batched_tokens =
-      c.get_int("max_num_batched_tokens", s.max_num_batched_tokens, {1, int64_t{1} << 40});
+      c.get_int("max_num_batched_tokens", d.max_num_batched_tokens, {1, int64_t{1} << 40});
   s.long_prefill_token_threshold =
       c.get_int("long_prefill_token_threshold", 0, {0, int64_t{1} << 40});
   s.priority = c.get_choice("scheduling_policy", "fcfs", {"fcfs", "priority"}) == "priority";

@@ -20,6 +20,12 @@ Lengths (the README's dataset notes; the results do not hold per-sample lengths)
     (Nallapati et al. 2016 report 781 tokens per CNN/DM article; the prompt template adds a
     few dozen). --cnn-input-means prints the sensitivity to that assumption.
 
+All-reduce: the operator model takes it from the GPU's tables, except on the L40S, whose
+tables (custom and NCCL alike) were measured on a host without PCIe peer-to-peer (about 5 GB/s
+bus bandwidth at TP4: at the published throughput the all-reduce traffic alone would take longer
+than the run did); there `operators.allreduce: link` times it from the catalogue's PCIe Gen4 x16
+link at NCCL's measured bus-bandwidth share of a PCIe link (models/link_allreduce.h).
+
 KV capacity: TensorRT-LLM gives the KV pool kvcache_free_gpu_mem_frac of the memory left after
 the weights (computed here: memory_gib x 2^30 minus the weights, the embedding and LM head in
 bf16, the rest in the weight dtype, activations not subtracted); vLLM's is
@@ -84,7 +90,8 @@ SYSTEMS = {
         replicas=2, weight="fp8", attn="bf16", batch=None, tokens=4096, chunked=False, frac=0.9),
     "dev41_fujitsu_l40sx8_trt_l2_70b": dict(
         engine="trtllm", model="llama-2-70b", hw="l40s", tables="l40s", tp=4, replicas=2,
-        weight="fp8", attn="bf16", batch=1024, tokens=4096, chunked=False, frac=0.9),
+        weight="fp8", attn="bf16", batch=1024, tokens=4096, chunked=False, frac=0.9,
+        allreduce="link"),
     "dev51_dell_mi300x8_vllm_l2_70b": dict(
         engine="vllm", model="llama-2-70b", hw="mi300x", tables=None, tp=1, replicas=8,
         weight="fp8", attn="bf16"),
@@ -161,8 +168,12 @@ def scenario(s, row, model_kind, requests, lengths, data):
         if model_kind == "logo":
             y.append(f"  operators: {{source: roofline, fit: fit-without-{s['tables']}}}")
         elif s["tables"]:
+            # The L40S tables' all-reduce (custom and NCCL alike, about 5 GB/s bus bandwidth at
+            # TP4) was measured on a host without PCIe peer-to-peer; the submission's PCIe Gen4
+            # x16 host is timed from the link instead (allreduce: link, docs/config.md).
+            link = ", allreduce: link" if s.get("allreduce") == "link" else ""
             y.append(f"  operators: {{source: tables, path: {data}/timings/aiconfigurator, "
-                     f"gpu: {s['tables']}, engine: {s['engine']}}}")
+                     f"gpu: {s['tables']}, engine: {s['engine']}{link}}}")
         else:
             y.append("  operators: {source: roofline, fit: fit-all}")
     else:

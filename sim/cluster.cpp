@@ -76,8 +76,9 @@ AcceleratorGroup build_pool(const Cfg& root, const Cfg& pool, PoolSpec& spec, Co
   StepTimeSection st = read_step_time(st_owner, sched_owner);
   std::shared_ptr<const StepTimeModel> model = std::move(st.model);
   check_pool_role(sched_owner.child("scheduler"), spec.role, spec.name);
+  const AcceleratorInfo accelerator = accelerator_info_of(st.section, kv_owner.child("kv"));
   for (uint32_t i = 0; i < spec.replicas; ++i) {
-    c.replicas.push_back({model, make_scheduler(sched_owner.child("scheduler")),
+    c.replicas.push_back({model, make_scheduler(sched_owner.child("scheduler"), accelerator),
                           make_kv_manager(kv_owner.child("kv"), &read_kv_memory)});
     if (i == 0) check_scheduler_and_kv(sched_owner.child("scheduler"), kv_owner.child("kv"));
     share_offload_tiers(*c.replicas[c.replicas.size() - 1 - i].kv, *c.replicas.back().kv);
@@ -116,8 +117,10 @@ std::vector<AcceleratorGroup> read_cluster(const Cfg& root, uint64_t seed, Compo
     // Autoscaled: every replica it may use is built; cluster.replicas are live at the start.
     c.autoscale = read_autoscale(*cluster, replicas);
     if (c.autoscale) replicas = c.autoscale->max;
+    const AcceleratorInfo accelerator = accelerator_info_of(*top_step_time, root.child("kv"));
     for (int64_t i = 1; i < replicas; ++i) {
-      c.replicas.push_back({c.replicas.front().step_time, make_scheduler(root.child("scheduler")),
+      c.replicas.push_back({c.replicas.front().step_time,
+                            make_scheduler(root.child("scheduler"), accelerator),
                             make_kv_manager(root.child("kv"), &read_kv_memory)});
       share_offload_tiers(*c.replicas.front().kv, *c.replicas.back().kv);
       bind_scheduler_to_kv(root.child("scheduler"), *c.replicas.back().scheduler,

@@ -9,6 +9,7 @@
 
 #include "core/config.h"
 #include "models/step_time_model.h"
+#include "schedulers/scheduler.h"
 #include "sim/simulation.h"
 
 namespace servesim {
@@ -25,6 +26,11 @@ struct StepTimeSection {
 /// The accelerators one replica stands for (slo.accelerators): the step model's tensor x data
 /// parallel, else kv.memory's tensor_parallel, else 1. Defined in sim/scenario.cpp.
 [[nodiscard]] int64_t accelerators_of(const Cfg& step_time, const Cfg& kv);
+/// The accelerator a replica's engine finds at start-up, for the scheduler's defaults: the
+/// catalogue entry (or file) named by `step_time.hardware`, else `kv.memory.hardware`, else
+/// `kv.memory.accelerator_gib` (memory only); unknown when none is given. REQUIRES: the sections
+/// have been read and checked. Defined in sim/scenario.cpp.
+[[nodiscard]] AcceleratorInfo accelerator_info_of(const Cfg& step_time, const Cfg& kv);
 
 /// Whether the scenario's engine comes from cluster.pools (then the top-level step_time, kv
 /// and scheduler sections are only defaults for the pools that give none).

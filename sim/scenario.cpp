@@ -5,6 +5,8 @@
 #include <limits>
 #include <optional>
 
+#include "core/units.h"
+#include "models/catalog.h"
 #include "models/host_time.h"
 #include "models/kv_memory.h"
 #include "models/step_time_model.h"
@@ -101,6 +103,22 @@ std::optional<PowerSpec> power_of(const Cfg& step_time, const Cfg& kv) {
 
 }  // namespace
 
+AcceleratorInfo accelerator_info_of(const Cfg& step_time, const Cfg& kv) {
+  if (step_time.has("hardware")) {
+    const HardwareSpec hw = read_hardware(step_time, "hardware");
+    return {hw.memory_gib, hw.name};
+  }
+  if (const std::optional<Cfg> memory = kv.optional_child("memory")) {
+    if (memory->has("hardware")) {
+      const HardwareSpec hw = read_hardware(*memory, "hardware");
+      return {hw.memory_gib, hw.name};
+    }
+    if (memory->has("accelerator_gib"))
+      return {plausible_real(*memory, "accelerator_gib", units::k_accelerator_gib), ""};
+  }
+  return {};
+}
+
 namespace {
 
 // What the `lora` section needs of the rest: one engine kind (no pools), and the roofs its
@@ -164,7 +182,8 @@ Scenario build_scenario(std::shared_ptr<Document> doc) {
     StepTimeSection step_time = read_step_time(root, root);
     parts.step_time = std::move(step_time.model);
     top_step_time = step_time.section;
-    parts.scheduler = make_scheduler(root.child("scheduler"));
+    parts.scheduler = make_scheduler(root.child("scheduler"),
+                                     accelerator_info_of(step_time.section, root.child("kv")));
     check_scheduler_and_kv(root.child("scheduler"), root.child("kv"));
     bind_scheduler_to_kv(root.child("scheduler"), *parts.scheduler, *parts.kv);
     s.components.replicas.push_back(std::move(parts));
