@@ -51,8 +51,6 @@ std::vector<Variant> variants() {
       {"{kind: continuous, max_num_seqs: 4, max_num_batched_tokens: 12, chunked_prefill: true, "
        "policy: fair}",
        4, 12},
-      {"{kind: continuous, max_num_seqs: 4, policy: sjf, sjf: {predictor: lognormal, sigma: 1}}",
-       4},
       {"{kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 4, enable_prefix_caching: false}", 4,
        4},
       {"{kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 12, enable_prefix_caching: false, "
