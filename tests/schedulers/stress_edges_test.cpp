@@ -109,8 +109,28 @@ struct Steps final : StepObserver {
     seats += s.sequences;
     prefill += s.prefill_tokens;
     busy += s.duration.count_ns();
+    records.push_back(s);
   }
+  std::vector<StepRecord> records;
 };
+
+/// One run of `yaml` under --check: its requests by id and its steps.
+struct Observed {
+  std::vector<Request> requests;
+  Steps steps;
+};
+Observed run_observed(const std::string& yaml, const Variant& v) {
+  Scenario sc = build_scenario(doc_of(yaml));
+  Simulation sim(std::move(sc.components), /*check=*/true);
+  CollectingRecorder rec;
+  Observed out;
+  out.steps.v = v;
+  sim.add_recorder(rec);
+  sim.add_step_observer(out.steps);
+  sim.run();
+  out.requests = rec.by_id();
+  return out;
+}
 
 }  // namespace
 
@@ -177,22 +197,9 @@ TEST_CASE(
       "{kind: linear, base_ms: 2, per_prefill_token_ms: 0.1, per_seq_ms: 0.3}",
       "{kind: continuous, max_num_seqs: 4, policy: sjf, sjf: {predictor: oracle}}",
       "{policy: paged, capacity_tokens: 64, block_size: 4}");
-  Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components), /*check=*/true);
-  CollectingRecorder rec;
-  Steps obs;
-  obs.v = {"continuous sjf", 4, 0};
-  std::vector<StepRecord> steps;
-  struct Keep final : StepObserver {
-    std::vector<StepRecord>* out;
-    void on_step(const StepRecord& s) override { out->push_back(s); }
-  } keep;
-  keep.out = &steps;
-  sim.add_recorder(rec);
-  sim.add_step_observer(obs);
-  sim.add_step_observer(keep);
-  sim.run();
-  const auto r = rec.by_id();
+  const Observed run = run_observed(yaml, {"continuous sjf", 4, 0});
+  const std::vector<Request>& r = run.requests;
+  const std::vector<StepRecord>& steps = run.steps.records;
   REQUIRE(r.size() == 10);
   for (const Request& q : r) {
     INFO("request " << q.spec.id);
@@ -222,20 +229,13 @@ TEST_CASE("stress edges: SGLang admits nothing while the running decodes use up 
       "0,1,3\n0,1,3\n0.001,1,2\n", "{kind: linear, base_ms: 10}",
       "{kind: sglang, max_running_requests: 4, chunked_prefill_size: 2, enable_mixed_chunk: true}",
       "{policy: paged, capacity_tokens: 10000, block_size: 1}");
-  Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components), /*check=*/true);
-  CollectingRecorder rec;
-  Steps obs;
-  obs.v = {"sglang", 4, 0};
-  sim.add_recorder(rec);
-  sim.add_step_observer(obs);
-  sim.run();
-  const auto r = rec.by_id();
+  const Observed run = run_observed(yaml, {"sglang", 4, 0});
+  const std::vector<Request>& r = run.requests;
   REQUIRE(r.size() == 3);
   CHECK(r[0].finish.count_ns() == ms(30));
   CHECK(r[2].first_admitted.count_ns() == ms(30));
   CHECK(r[2].first_token.count_ns() == ms(40));
-  CHECK(obs.steps == 5);
+  CHECK(run.steps.steps == 5);
 }
 
 }  // namespace t_schedulers_stress_edges_test
