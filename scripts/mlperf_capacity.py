@@ -156,7 +156,7 @@ def main():
         parts.append((sid, off_sps, sim_off * s["replicas"], published, qps))
         rate = fraction * sim_off
         text = pm.scenario(s, row, "operator", 100, lengths, data)
-        n = max(100, math.ceil(rate * 600))
+        n = max(100, math.ceil(rate * duration))  # LoadGen's count over the run's minimum
         summ2, why = pm.run(a, text, work, sid + "-equal-load",
                             [f"workload.synthetic.arrival.rate_per_s={rate}",
                              f"workload.synthetic.requests={n}"])

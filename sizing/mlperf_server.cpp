@@ -51,7 +51,8 @@ std::vector<std::string> mlperf_server_overrides(const MlperfServerRules& r, dou
                       r.tpot_limit_ms, k_loadgen_percentile),
           fmt::format("benchmark={{kind: mlperf_server, ttft_limit_ms: {}, tpot_limit_ms: {}}}",
                       r.ttft_limit_ms, r.tpot_limit_ms),
-          fmt::format("workload.synthetic.requests={}", loadgen_query_count(rate_per_s, min_duration_s))};
+          fmt::format("workload.synthetic.requests={}",
+                      loadgen_query_count(rate_per_s, min_duration_s))};
 }
 
 }  // namespace servesim

@@ -169,8 +169,8 @@ TEST_CASE("capacity: --min-duration lengthens every MLPerf probe to the run's mi
   CHECK(loadgen_query_count(0.1, 2400) == 240);
   CHECK(loadgen_query_count(0.4, 2400) == 960);
   CHECK(loadgen_query_count(0.01, 2400) == 100);
-  const std::vector<std::string> o = mlperf_server_overrides(mlperf_server_rules("llama2-70b"),
-                                                             0.4, 2400);
+  const std::vector<std::string> o =
+      mlperf_server_overrides(mlperf_server_rules("llama2-70b"), 0.4, 2400);
   CHECK(o.back() == "workload.synthetic.requests=960");
 
   const std::string config = R"(workload:
@@ -190,10 +190,10 @@ slo: {ttft_ms: 1}
   // From 0.5/s with 100 ms steps (two steps a request: the queue stops draining below 5/s,
   // where the 2,000 ms TTFT limit fails): the run at the capacity holds ceil(rate x 2,400)
   // queries, not rate x 600.
-  const CliResult r = cli({"capacity", c, "--mlperf", "llama2-70b", "--min-duration", "2400",
-                           "--tolerance", "0.5", "--out", out, "--quiet", "--no-progress", "--set",
-                           "workload.synthetic.arrival.rate_per_s=0.5", "--set",
-                           "step_time.base_ms=100"});
+  const CliResult r =
+      cli({"capacity", c, "--mlperf", "llama2-70b", "--min-duration", "2400", "--tolerance", "0.5",
+           "--out", out, "--quiet", "--no-progress", "--set",
+           "workload.synthetic.arrival.rate_per_s=0.5", "--set", "step_time.base_ms=100"});
   REQUIRE(r.code == 0);
   const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "o" / "capacity.json"));
   CHECK(j["mlperf"]["min_duration_s"] == 2400);
