@@ -4,8 +4,11 @@
 minimum duration, the run's own (600 s, or the 2,400 s four runs set), and 100-query minimum at
 every probed rate) against the published Server rate of each run of the
 open development set (shared/data/published/published_dev.csv); then the latencies at equal load
-relative to capacity. Prints two markdown tables (docs/validation.md, "MLPerf Server as a
-capacity"). Nothing is fitted to the published figures.
+relative to capacity. Prints three markdown tables (docs/validation.md, "MLPerf Server as a
+capacity"): the capacities, with the limit the lowest failing probe broke; each capacity error
+taken apart, (1 + error) = (1 + Offline error) x servesim's capacity / its Offline, over the
+published Server / Offline; the latencies at equal relative load. Nothing is fitted to the
+published figures.
 
 Each system is one engine replica simulated with its published settings, exactly as
 scripts/predict_mlperf.py builds it (operator model; lengths, KV pool and scheduler from there;
@@ -16,7 +19,7 @@ Equal relative load: the published Server rate divided by the published Offline 
 to saturation the submitter ran. The same fraction of servesim's own Offline throughput (every
 sample at t = 0, the replica's share of the published query) gives the rate at which servesim's Server
 latencies are compared with the published ones, so that a throughput error does not turn into a
-queueing error.
+queueing error. Those runs last the run's minimum duration too.
 
 usage: scripts/mlperf_capacity.py [--servesim build/servesim] [--data ../shared/data]
                                   [--tolerance 0.02] [--requests N] [--only SUBSTRING]
