@@ -67,6 +67,9 @@ CommandLine capacity_command_line() {
   cl.options()("mlperf", po::value<std::string>(),
                "an MLPerf Server search for this benchmark (llama2-70b, llama3_1-8b, ...): its p99 "
                "TTFT and TPOT limits as the SLOs, LoadGen's 600 s and 100 queries at each rate");
+  cl.real_option("min-duration", k_loadgen_min_duration_s, 86400, "s",
+                 "with --mlperf: the run's minimum duration (LoadGen's min_duration: mlperf.conf's "
+                 "600 s unless the run set a longer one), which sets each probe's query count");
   cl.require("config", "give a scenario file with an slo section");
   return cl;
 }
@@ -82,6 +85,13 @@ int cmd_capacity(const std::vector<std::string>& args, std::ostream& out,
   o.tolerance = vm["tolerance"].as<double>();  // ranges checked by CommandLine
   if (vm.count("min-attainment")) o.min_attainment = vm["min-attainment"].as<double>();
   if (vm.count("mlperf")) o.mlperf = mlperf_server_rules(vm["mlperf"].as<std::string>());
+  if (vm.count("min-duration")) {
+    if (!o.mlperf)
+      throw InputError(
+          "capacity: --min-duration without --mlperf: it is LoadGen's minimum run length, which "
+          "only an MLPerf Server search uses (give --mlperf BENCHMARK)");
+    o.mlperf_min_duration_s = vm["min-duration"].as<double>();
+  }
   o.limits = run_limits(vm, interrupt);
   const TokenOutputs t = token_outputs(vm);
   o.percentiles = t.percentiles;  // summary.json's ITL too, as on run

@@ -1,10 +1,14 @@
 #!/usr/bin/env python3
 """MLPerf Server as a capacity (issue 31, part 5): servesim's highest passing Server rate
-(`servesim capacity --mlperf BENCHMARK`: the benchmark's p99 TTFT and TPOT limits, LoadGen's 600 s
-and 100-query minimum at every probed rate) against the published Server rate of each run of the
+(`servesim capacity --mlperf BENCHMARK`: the benchmark's p99 TTFT and TPOT limits, LoadGen's
+minimum duration, the run's own (600 s, or the 2,400 s four runs set), and 100-query minimum at
+every probed rate) against the published Server rate of each run of the
 open development set (shared/data/published/published_dev.csv); then the latencies at equal load
-relative to capacity. Prints two markdown tables (docs/validation.md, "MLPerf Server as a
-capacity"). Nothing is fitted to the published figures.
+relative to capacity. Prints three markdown tables (docs/validation.md, "MLPerf Server as a
+capacity"): the capacities, with the limit the lowest failing probe broke; each capacity error
+taken apart, (1 + error) = (1 + Offline error) x servesim's capacity / its Offline, over the
+published Server / Offline; the latencies at equal relative load. Nothing is fitted to the
+published figures.
 
 Each system is one engine replica simulated with its published settings, exactly as
 scripts/predict_mlperf.py builds it (operator model; lengths, KV pool and scheduler from there;
@@ -15,7 +19,7 @@ Equal relative load: the published Server rate divided by the published Offline 
 to saturation the submitter ran. The same fraction of servesim's own Offline throughput (every
 sample at t = 0, the replica's share of the published query) gives the rate at which servesim's Server
 latencies are compared with the published ones, so that a throughput error does not turn into a
-queueing error.
+queueing error. Those runs last the run's minimum duration too.
 
 usage: scripts/mlperf_capacity.py [--servesim build/servesim] [--data ../shared/data]
                                   [--tolerance 0.02] [--requests N] [--only SUBSTRING]
@@ -45,13 +49,36 @@ def benchmark(s, row):
     return name + ("-interactive" if row["scenario"] == "Interactive" else "")
 
 
-def capacity(a, text, work, name, bench):
+def min_duration(row):
+    """The run's minimum duration in s (load_condition: "min duration 2400 s"; LoadGen's 600
+    when the row names none): four published Server runs set 2,400 s in their user.conf."""
+    m = re.search(r"min duration ([0-9]+) s", row["load_condition"])
+    return int(m.group(1)) if m else 600
+
+
+def binding(cap, bench_limits):
+    """Which limit the lowest failing probe broke: TTFT, TPOT, and whether its queue grew
+    (completions under 95% of the offered rate, the simulated replica past saturation)."""
+    f = cap.get("first_failing")
+    if not f:
+        return "none failed"
+    ttft, tpot = bench_limits
+    parts = [n for n, v, lim in (("TTFT", f["ttft_p99_ms"], ttft), ("TPOT", f["tpot_p99_ms"], tpot))
+             if v > lim]
+    text = " and ".join(parts) or "neither"
+    if f["requests_per_s"] < 0.95 * f["offered_rate_per_s"]:
+        text += " (queue grows)"
+    return text
+
+
+def capacity(a, text, work, name, bench, duration):
     """servesim capacity --mlperf on one replica: (capacity.json, None) or (None, why)."""
     cfg = os.path.join(work, name + ".yaml")
     with open(cfg, "w") as f:
         f.write(text)
     out = os.path.join(work, name)
     r = subprocess.run([a.servesim, "capacity", cfg, "--mlperf", bench, "--out", out,
+                        "--min-duration", str(duration),
                         "--tolerance", str(a.tolerance), "--quiet", "--no-progress"],
                        capture_output=True, text=True)
     if r.returncode != 0:
@@ -88,10 +115,11 @@ def main():
     servers = [sid for sid, m in by_sid.items()
                if next(iter(m.values()))["scenario"] != "Offline" and a.only in sid]
 
-    print("| source_id | benchmark | published Server rate (QPS) | servesim capacity (QPS) | "
-          "error | p99 TTFT / TPOT at the capacity (ms) |")
-    print("|---|---|---:|---:|---:|---|")
-    errors, equal_load = [], []
+    print("| source_id | benchmark | min duration (s) | published Server rate (QPS) | "
+          "servesim capacity (QPS) | error | p99 TTFT / TPOT at the capacity (ms) | "
+          "first failing probe broke |")
+    print("|---|---|---:|---:|---:|---:|---|---|")
+    errors, equal_load, parts = [], [], []
     for sid in servers:
         row = next(iter(by_sid[sid].values()))
         s = SYSTEMS[sid.rsplit("_", 1)[0]]
@@ -99,16 +127,19 @@ def main():
         published = pm.setting(row["load_condition"], "target_qps=")
         lengths = pm.lengths_for(s, row, 800)
         text = pm.scenario(s, row, "operator", 100, lengths, data)
-        cap, why = capacity(a, text, work, sid + "-capacity", bench)
+        duration = min_duration(row)
+        cap, why = capacity(a, text, work, sid + "-capacity", bench, duration)
         if cap is None or not cap["capacity"]:
-            print(f"| {sid} | {bench} | {published:g} | n/a | | {why or 'no rate passes'} |")
+            print(f"| {sid} | {bench} | {duration} | {published:g} | n/a | | "
+                  f"{why or 'no rate passes'} | |")
             continue
         c = cap["capacity"]
         qps = c["offered_rate_per_s"] * s["replicas"]
         e = pm.err(qps, published)
         errors.append(abs(e))
-        print(f"| {sid} | {bench} | {published:g} | {qps:.1f} | {e:+.0f}% | "
-              f"{c['ttft_p99_ms']:.0f} / {c['tpot_p99_ms']:.1f} |")
+        limits = (cap["mlperf"]["ttft_limit_ms"], cap["mlperf"]["tpot_limit_ms"])
+        print(f"| {sid} | {bench} | {duration} | {published:g} | {qps:.1f} | {e:+.0f}% | "
+              f"{c['ttft_p99_ms']:.0f} / {c['tpot_p99_ms']:.1f} | {binding(cap, limits)} |")
         # Equal load relative to capacity: published Server / published Offline, applied to
         # servesim's own Offline throughput.
         off = by_sid.get(sid.rsplit("_", 1)[0] + "_off", {}).get("tokens_per_s")
@@ -123,9 +154,12 @@ def main():
             equal_load.append((sid, fraction, None, why))
             continue
         sim_off = summ["finished"] / summ["last_release_s"]  # per replica
+        # The capacity error taken apart: (1 + error) = (servesim Offline / published Offline)
+        # x (servesim capacity / servesim Offline) / (published Server / published Offline).
+        parts.append((sid, off_sps, sim_off * s["replicas"], published, qps))
         rate = fraction * sim_off
         text = pm.scenario(s, row, "operator", 100, lengths, data)
-        n = max(100, math.ceil(rate * 600))
+        n = max(100, math.ceil(rate * duration))  # LoadGen's count over the run's minimum
         summ2, why = pm.run(a, text, work, sid + "-equal-load",
                             [f"workload.synthetic.arrival.rate_per_s={rate}",
                              f"workload.synthetic.requests={n}"])
@@ -134,6 +168,18 @@ def main():
     if errors:
         print(f"- capacity: median |error| {statistics.median(errors):.0f}%, mean "
               f"{statistics.mean(errors):.0f}% over {len(errors)} runs")
+    print()
+    print("Where each capacity error comes from: the Offline throughput (samples/s) and the Server "
+          "capacity as a share of it, published and servesim; (1 + capacity error) = (1 + Offline "
+          "error) x servesim's share / the published share.")
+    print()
+    print("| source_id | published Offline (samples/s) | servesim Offline | Offline error | "
+          "published Server / Offline | servesim capacity / Offline | capacity error |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for sid, pub_off, sim_off, pub_srv, cap_qps in parts:
+        print(f"| {sid} | {pub_off:.1f} | {sim_off:.1f} | {pm.err(sim_off, pub_off):+.0f}% | "
+              f"{pub_srv / pub_off:.3f} | {cap_qps / sim_off:.3f} | "
+              f"{pm.err(cap_qps, pub_srv):+.0f}% |")
     print()
     print("| source_id | published Server / Offline rate | servesim rate at that fraction (QPS) "
           "| metric | published (ms) | servesim (ms) | error |")

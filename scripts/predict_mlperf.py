@@ -35,8 +35,11 @@ Engine presets (--engine-presets, issue 21): the vLLM rows run under `scheduler.
 their published version (0.6.5: the V0 scheduler, prefill-only steps without chunked prefill)
 with their num_scheduler_steps and enforce_eager (cuda_graphs: false); the TensorRT-LLM rows pin
 version 0.21.0 (the harness's C++ executor) with their published CUDA-graph setting. Without
-it the vLLM rows run under `kind: continuous` (no chunked prefill) and the TensorRT-LLM rows at
-servesim's default trtllm version, as before.
+it the vLLM rows whose configs enable the AMD fork's MLPerf decode scheduler (which no preset
+models) run under `kind: continuous` (no chunked prefill) and the TensorRT-LLM rows at servesim's
+default trtllm version, as before; a vLLM row whose config does not enable that scheduler (the
+MI300X Interactive run) always runs under the preset, which then models its engine whole
+(uses_presets).
 
 Host time (--host-time off|on|both, issue 21): the operator model of every row again, with
 scheduler.host_time false or true through servesim's --set, side by side (both) with the
@@ -146,6 +149,20 @@ def offline_requests(s, row):
         raise SystemExit(f"{row['source_id']}: load_condition names no Offline sample count")
     return -(-int(m.group(1)) // s["replicas"])
 PRESETS = {"on": False}  # --engine-presets (issue 21)
+V0_AS_PUBLISHED = "MLPerf decode scheduler not enabled"
+
+
+def uses_presets(s, row):
+    """--engine-presets, or a vLLM row whose published engine the V0 preset models whole.
+
+    The AMD fork is vLLM 0.6.5 (V0) without chunked prefill: a step is all prefill or all decode,
+    with num_scheduler_steps and enforce_eager (the README's per-source notes). `kind: vllm` at
+    that version models all three; `kind: continuous` puts whole prompts into decode steps, which
+    that engine never does. The one thing the preset lacks is the fork's MLPerf decode scheduler
+    (VLLM_LLAMA2_MLPERF_SCHED), so a row whose config enables it (MI300X and MI325X Server and
+    Offline) stays on `kind: continuous` unless --engine-presets; a row whose engine_settings say
+    it is not enabled (the MI300X Interactive run) runs under the preset, its published engine."""
+    return PRESETS["on"] or (s["engine"] == "vllm" and V0_AS_PUBLISHED in row["engine_settings"])
 HOST_KINDS = ("vllm", "sglang", "trtllm")  # the scheduler kinds that read host_time
 
 
@@ -182,10 +199,11 @@ def scenario(s, row, model_kind, requests, lengths, data):
               f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {w}", "  kv_dtype: fp8",
               "  compute_dtype: fp8"]
     host = ""
+    presets = uses_presets(s, row)
     if PRESETS["on"] and s["engine"] == "trtllm":  # the harness's C++ executor, as published
         host = (", cuda_graphs: {enable_padding: true}" if "CUDA graphs on" in es
                 else ", cuda_graphs: false") + ', version: "0.21.0"'
-    elif PRESETS["on"]:
+    elif presets:
         pass  # vLLM V0 under kind: vllm (below)
     elif HOST["on"] and s["engine"] == "trtllm":
         # The harness's C++ executor: no public host profile, so only its CUDA-graph setting.
@@ -205,7 +223,7 @@ def scenario(s, row, model_kind, requests, lengths, data):
         seqs = int(setting(es, "max_num_seqs"))
         tokens = int(setting(es, "max_num_batched_tokens"))
         util = setting(es, "gpu_memory_utilization")
-        if PRESETS["on"]:  # vLLM 0.6.5 (V0): its scheduler, multi-step and enforce_eager
+        if presets:  # vLLM 0.6.5 (V0): its scheduler, multi-step and enforce_eager
             steps = int(setting(es, "num_scheduler_steps") or 1)
             eager = ", cuda_graphs: false" if "enforce_eager" in es else ""
             y.append(f"scheduler: {{kind: vllm, version: \"{vllm_version(row)}\", "
@@ -425,7 +443,8 @@ def main():
             cells += [f"{v:.1f}{star}", f"{e:+.0f}%"]
         src = ("tables " + s["tables"] + "/" + s["engine"]) if s["tables"] else \
             ("shape roofline fit-all" if s["hw"] else "")
-        note = src + (" (a)" if s["engine"] == "vllm" else "")
+        note = src + ((" (c)" if uses_presets(s, row) else " (a)")
+                      if s["engine"] == "vllm" else "")
         if s["weight"] == "nvfp4":
             note += " (b)"
         print(f"| {sid} | {metric} | {pub:g} | " + " | ".join(cells) + f" | {note} |")
@@ -433,7 +452,9 @@ def main():
     print("\\* the simulated replica is overloaded: it completes under 95% of the offered rate, so "
           "its queue and TTFT grow with the run's length.  \n(a) " + NOT_MODELLED_VLLM + ".  \n"
           "(b) nvfp4 weights from the B200 TRT-LLM tables; the shape roofline has no fp4 peak; "
-          "the old roofline runs int4 weights at the fp8 peak.")
+          "the old roofline runs int4 weights at the fp8 peak.  \n(c) vLLM 0.6.5 as published "
+          "(kind: vllm: V0 prefill-only steps, num_scheduler_steps, enforce_eager); the MLPerf "
+          "decode scheduler is not enabled in this config.")
     print()
     names = {"operator": "operator model", "logo": "shape roofline LOGO",
              "roofline": "old roofline"}

@@ -63,7 +63,8 @@ CapacityProbe probe_at(const std::string& text, const std::string& file,
                        const CapacityOptions& o, TokenTimes* tokens) {
   std::vector<std::string> all = overrides;
   if (o.mlperf)
-    for (std::string& m : mlperf_server_overrides(*o.mlperf, knob.rate_per_s * s))
+    for (std::string& m :
+         mlperf_server_overrides(*o.mlperf, knob.rate_per_s * s, o.mlperf_min_duration_s))
       all.push_back(std::move(m));
   all.push_back(knob.at(s));
   CapacityProbe p{s, false,

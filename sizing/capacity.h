@@ -25,6 +25,9 @@ struct CapacityOptions {
   /// and LoadGen's query count for its rate (mlperf_server_overrides). REQUIRES of the config: a
   /// synthetic workload with Poisson arrivals at a rate_per_s.
   std::optional<MlperfServerRules> mlperf;
+  /// --min-duration: the MLPerf run's minimum duration in s (LoadGen's min_duration; mlperf.conf's
+  /// 600 unless the run set a longer one), which sets each probe's query count.
+  double mlperf_min_duration_s = k_loadgen_min_duration_s;
   /// --percentiles: further percentiles of each probe's summary.json ITL, as `servesim run`.
   std::vector<double> percentiles;
   /// --percentiles, --export: record every token's time of each probe, keeping those of the

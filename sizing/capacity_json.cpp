@@ -39,7 +39,7 @@ nlohmann::ordered_json capacity_json(const std::string& config, const CapacityRe
                    {"ttft_limit_ms", o.mlperf->ttft_limit_ms},
                    {"tpot_limit_ms", o.mlperf->tpot_limit_ms},
                    {"percentile", k_loadgen_percentile},
-                   {"min_duration_s", k_loadgen_min_duration_s},
+                   {"min_duration_s", o.mlperf_min_duration_s},
                    {"min_query_count", k_loadgen_min_query_count}};
   j["tolerance"] = o.tolerance;
   j["found"] = r.meeting.has_value() && r.failing.has_value();

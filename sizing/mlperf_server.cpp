@@ -40,17 +40,19 @@ const MlperfServerRules& mlperf_server_rules(const std::string& benchmark) {
                   benchmark, names));
 }
 
-int64_t loadgen_query_count(double rate_per_s) {
-  const double n = std::ceil(rate_per_s * k_loadgen_min_duration_s);
+int64_t loadgen_query_count(double rate_per_s, double min_duration_s) {
+  const double n = std::ceil(rate_per_s * min_duration_s);
   return std::max<int64_t>(k_loadgen_min_query_count, static_cast<int64_t>(n));
 }
 
-std::vector<std::string> mlperf_server_overrides(const MlperfServerRules& r, double rate_per_s) {
+std::vector<std::string> mlperf_server_overrides(const MlperfServerRules& r, double rate_per_s,
+                                                 double min_duration_s) {
   return {fmt::format("slo={{ttft_ms: {}, tpot_ms: {}, percentile: {}}}", r.ttft_limit_ms,
                       r.tpot_limit_ms, k_loadgen_percentile),
           fmt::format("benchmark={{kind: mlperf_server, ttft_limit_ms: {}, tpot_limit_ms: {}}}",
                       r.ttft_limit_ms, r.tpot_limit_ms),
-          fmt::format("workload.synthetic.requests={}", loadgen_query_count(rate_per_s))};
+          fmt::format("workload.synthetic.requests={}",
+                      loadgen_query_count(rate_per_s, min_duration_s))};
 }
 
 }  // namespace servesim

@@ -33,14 +33,18 @@ inline constexpr int64_t k_loadgen_min_query_count = 100;
 
 /// The queries a Server run at `rate_per_s` issues: LoadGen schedules Poisson arrivals until the
 /// schedule covers the minimum duration and holds the minimum count; servesim takes the expected
-/// number, max(min_query_count, ceil(rate x min_duration)). REQUIRES: rate_per_s > 0.
-[[nodiscard]] int64_t loadgen_query_count(double rate_per_s);
+/// number, max(min_query_count, ceil(rate x min_duration_s)). `min_duration_s` is mlperf.conf's
+/// 600 s unless the run set a longer one (a submitter's user.conf may: several published runs
+/// used 2,400 s). REQUIRES: rate_per_s > 0.
+[[nodiscard]] int64_t loadgen_query_count(double rate_per_s,
+                                          double min_duration_s = k_loadgen_min_duration_s);
 
 /// The --set overrides that make a scenario with a synthetic Poisson workload a Server run of
 /// `r` at `rate_per_s`: the slo (p99 TTFT and TPOT at the limits), the benchmark section
 /// (mlperf_server with the same limits, so that summary.json reports LoadGen's validity) and the
-/// request count.
-[[nodiscard]] std::vector<std::string> mlperf_server_overrides(const MlperfServerRules& r,
-                                                               double rate_per_s);
+/// request count (loadgen_query_count with `min_duration_s`).
+[[nodiscard]] std::vector<std::string> mlperf_server_overrides(
+    const MlperfServerRules& r, double rate_per_s,
+    double min_duration_s = k_loadgen_min_duration_s);
 
 }  // namespace servesim

@@ -162,4 +162,54 @@ slo: {ttft_ms: 1}
   CHECK_THAT(fixed_count.err, Catch::Contains("--requests with --mlperf"));
 }
 
+TEST_CASE("capacity: --min-duration lengthens every MLPerf probe to the run's minimum duration",
+          "[sizing][capacity]") {
+  // A run that set LoadGen's min_duration to 2,400 s (several published llama2-70b runs did):
+  // 0.1/s x 2,400 s = 240 queries, 0.4/s: 960; the 100-query floor still holds below 1/24 per s.
+  CHECK(loadgen_query_count(0.1, 2400) == 240);
+  CHECK(loadgen_query_count(0.4, 2400) == 960);
+  CHECK(loadgen_query_count(0.01, 2400) == 100);
+  const std::vector<std::string> o =
+      mlperf_server_overrides(mlperf_server_rules("llama2-70b"), 0.4, 2400);
+  CHECK(o.back() == "workload.synthetic.requests=960");
+
+  const std::string config = R"(workload:
+  synthetic:
+    requests: 7
+    arrival: {kind: poisson, rate_per_s: 0.1}
+    prompt_tokens: {kind: fixed, value: 1}
+    output_tokens: {kind: fixed, value: 2}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 1}
+kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
+slo: {ttft_ms: 1}
+)";
+  const fs::path dir = temp_dir();
+  std::ofstream(dir / "c.yaml") << config;
+  const std::string c = (dir / "c.yaml").string(), out = (dir / "o").string();
+  // From 0.5/s with 100 ms steps (two steps a request: the queue stops draining below 5/s,
+  // where the 2,000 ms TTFT limit fails): the run at the capacity holds ceil(rate x 2,400)
+  // queries, not rate x 600.
+  const CliResult r =
+      cli({"capacity", c, "--mlperf", "llama2-70b", "--min-duration", "2400", "--tolerance", "0.5",
+           "--out", out, "--quiet", "--no-progress", "--set",
+           "workload.synthetic.arrival.rate_per_s=0.5", "--set", "step_time.base_ms=100"});
+  REQUIRE(r.code == 0);
+  const nlohmann::json j = nlohmann::json::parse(std::ifstream(dir / "o" / "capacity.json"));
+  CHECK(j["mlperf"]["min_duration_s"] == 2400);
+  REQUIRE(j["found"] == true);
+  const double rate = 0.5 * j["capacity"]["rate_scale"].get<double>();
+  const nlohmann::json s = nlohmann::json::parse(std::ifstream(dir / "o" / "summary.json"));
+  CHECK(s["requests"].get<int64_t>() == loadgen_query_count(rate, 2400));
+  CHECK(s["requests"].get<int64_t>() > loadgen_query_count(rate));
+  // Shorter than mlperf.conf's 600 s is refused (LoadGen's rules), as is --min-duration alone.
+  const CliResult short_run =
+      cli({"capacity", c, "--mlperf", "llama2-70b", "--min-duration", "300", "--out", out});
+  CHECK(short_run.code == 2);
+  CHECK_THAT(short_run.err, Catch::Contains("--min-duration"));
+  const CliResult alone = cli({"capacity", c, "--min-duration", "2400", "--out", out});
+  CHECK(alone.code == 2);
+  CHECK_THAT(alone.err, Catch::Contains("--min-duration without --mlperf"));
+}
+
 }  // namespace t_sizing_capacity_test
