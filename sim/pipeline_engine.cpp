@@ -109,14 +109,7 @@ void Simulation::pipeline_start(uint32_t rep_index) {
   const Time wake = state.take_wake();
   std::vector<StepEntry>& plan = state.plan();
   if (plan.empty()) {
-    if (state.preemptions() != preempted_before) {  // as Simulation::try_start_step: plan again
-      pipeline_start(rep_index);
-      return;
-    }
-    if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
-      rep.timer_at = wake;
-      post(Event::timer(wake, rep_index));
-    }
+    on_empty_plan(rep_index, state.preemptions() != preempted_before, wake);
     return;
   }
   StepShape shape;

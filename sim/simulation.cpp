@@ -425,6 +425,23 @@ void Simulation::record_unfinished() {
     }
 }
 
+void Simulation::on_empty_plan(uint32_t rep_index, bool preempted, Time wake) {
+  if (preempted) {
+    // The pass stopped when the request asking for KV was its own victim (a keyed order's
+    // least urgent request need not be the last one running; vLLM V1 stops there too) and
+    // planned nothing: the engine plans again at once, as vLLM's next schedule() call does,
+    // and the memory freed goes to the requests still running. Each such pass leaves fewer
+    // requests running (an admission would have been planned), so this ends.
+    try_start_step(rep_index);
+    return;
+  }
+  Replica& rep = m_reps[rep_index];
+  if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
+    rep.timer_at = wake;
+    post(Event::timer(wake, rep_index));
+  }
+}
+
 void Simulation::try_start_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   if (rep.down) return;
@@ -450,19 +467,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
   const Time wake = state.take_wake();
   const auto& plan = state.plan();
   if (plan.empty()) {
-    if (state.preemptions() != preempted_before) {
-      // The pass stopped when the request asking for KV was its own victim (a keyed order's
-      // least urgent request need not be the last one running; vLLM V1 stops there too) and
-      // planned nothing: the engine plans again at once, as vLLM's next schedule() call does,
-      // and the memory freed goes to the requests still running. Each such pass leaves fewer
-      // requests running (an admission would have been planned), so this ends.
-      try_start_step(rep_index);
-      return;
-    }
-    if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
-      rep.timer_at = wake;
-      post(Event::timer(wake, rep_index));
-    }
+    on_empty_plan(rep_index, state.preemptions() != preempted_before, wake);
     return;
   }
   if (m_spec && spec_k == 0) m_spec->note_off_step();

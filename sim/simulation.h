@@ -259,6 +259,9 @@ class Simulation {
   /// The request joins replica `rep`'s queue (or is rejected there).
   void admit(uint32_t rep, const RequestSpec& spec);
   void try_start_step(uint32_t rep);
+  /// The scheduler planned nothing: plan again at once when it preempted (its pass stopped at an
+  /// asker that was its own victim), else wait for the wake-up time it asked for, if any.
+  void on_empty_plan(uint32_t rep, bool preempted, Time wake);
   /// The step's time, costs, statistics, end event and record, from its shape.
   void launch_step(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
                    int32_t prefill_sequences, int32_t decode_tokens);
