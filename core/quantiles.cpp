@@ -123,55 +123,11 @@ QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
 }
 
 void QuantileSketch::add_all(std::span<const double> vs) {
-  if (vs.empty()) return;
-  if (m_count == 0) m_min = m_max = vs.front();
-  // Each value is read once: its place (kept, or counted in its bucket) and the running sum,
-  // minimum and maximum in the same loop, the figures in registers. The sum is taken in the
-  // values' order, as add() would; which values are kept or counted in which order does not
-  // change the figures, only the sorted flag needs them in order.
-  double sum = m_sum, lo = m_min, hi = m_max;
-  size_t i = 0;
-  while (i < vs.size() && !m_histogram_mode) {
-    if (m_tail_n == m_tail_cap) {
-      ++m_count;  // new_chunk sizes from the values kept before this one
-      new_chunk();
-      --m_count;
-    }
-    const size_t to_limit = m_limit - static_cast<size_t>(m_count);  // >= 0 while exact
-    const size_t room = std::min(m_tail_cap - m_tail_n, to_limit + (to_limit < SIZE_MAX ? 1 : 0));
-    const size_t k = std::min(room, vs.size() - i);
-    bool sorted = m_sorted;
-    double last = m_last;
-    double* out = m_tail + m_tail_n;
-    const double* in = vs.data() + i;
-    for (size_t j = 0; j < k; ++j) {
-      const double v = in[j];
-      lo = v < lo ? v : lo;
-      hi = hi < v ? v : hi;
-      sum += v;
-      if ((m_count > 0 || j > 0) && v < last) sorted = false;
-      last = v;
-      out[j] = v;
-    }
-    m_sorted = sorted;
-    m_last = last;
-    m_tail_n += k;
-    m_count += static_cast<int64_t>(k);
-    i += k;
-    if (static_cast<size_t>(m_count) > m_limit) to_histogram();
-  }
-  int64_t* buckets = m_buckets.data();
-  for (size_t j = i; j < vs.size(); ++j) {
-    const double v = vs[j];
-    lo = v < lo ? v : lo;
-    hi = hi < v ? v : hi;
-    sum += v;
-    ++buckets[bucket_of(v)];
-  }
-  m_count += static_cast<int64_t>(vs.size() - i);
-  m_sum = sum;
-  m_min = lo;
-  m_max = hi;
+  struct Stored {
+    const double* at;
+    double operator()() { return *at++; }
+  };
+  (void)add_each(vs.size(), Stored{vs.data()}, [](double) {});
 }
 
 void QuantileSketch::new_chunk() {

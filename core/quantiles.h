@@ -11,12 +11,15 @@
 // add() is inline and cheap (it runs for every inter-token gap of a run): the kept values go
 // into chunks that are never moved (no copy as they grow, each page touched once) and are
 // gathered into one array only when a percentile is asked for.
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace servesim {
@@ -61,6 +64,13 @@ class QuantileSketch {
   /// add(v) for each of `vs` in order, with the same result to the bit (the sum is taken in
   /// the same order), in a loop that keeps the running figures in registers.
   void add_all(std::span<const double> vs);
+  /// add(v) for `n` values, each the next call of `next()`, calling `seen(v)` on each in order
+  /// (both copyable function objects, whose state is theirs again after the call):
+  /// add_all's loop for values made as they are taken (a request's inter-token gaps, with
+  /// their own sums in `seen`), with add_all's result to the bit.
+  /// Returns the largest of these values (0 when n is 0).
+  template <class Next, class Seen>
+  double add_each(size_t n, Next&& next, Seen&& seen);
 
   [[nodiscard]] int64_t count() const { return m_count; }
   [[nodiscard]] double mean() const { return m_count ? m_sum / static_cast<double>(m_count) : 0; }
@@ -144,5 +154,78 @@ class QuantileSketch {
   bool m_histogram_mode = false;
   std::vector<int64_t> m_buckets;
 };
+
+template <class Next, class Seen>
+double QuantileSketch::add_each(size_t n, Next&& next_in, Seen&& seen_in) {
+  if (n == 0) return 0;
+  // Local copies of the two functions' state, written back at the end: the compiler keeps
+  // their fields in registers (a reference's could be aliased by the stores of kept values).
+  std::remove_cvref_t<Next> next = next_in;
+  std::remove_cvref_t<Seen> seen = seen_in;
+  // Each value is made once: its place (kept, or counted in its bucket), the running sum and
+  // these values' extremes in the same loop, the figures in registers. The sum is taken in the
+  // values' order, as add() would; the extremes (exact whatever the order) are folded into the
+  // sketch's after the loop. Once the kept values are known unsorted, the loop stops checking.
+  double sum = m_sum, lo = HUGE_VAL, hi = -HUGE_VAL;
+  size_t i = 0;
+  while (i < n && !m_histogram_mode) {
+    if (m_tail_n == m_tail_cap) {
+      ++m_count;  // new_chunk sizes from the values kept before this one
+      new_chunk();
+      --m_count;
+    }
+    const size_t to_limit = m_limit - static_cast<size_t>(m_count);  // >= 0 while exact
+    const size_t room = std::min(m_tail_cap - m_tail_n, to_limit + (to_limit < SIZE_MAX ? 1 : 0));
+    const size_t k = std::min(room, n - i);
+    double* out = m_tail + m_tail_n;
+    if (m_sorted) {
+      bool sorted = true;
+      double last = m_last;
+      for (size_t j = 0; j < k; ++j) {
+        const double v = next();
+        lo = v < lo ? v : lo;
+        hi = hi < v ? v : hi;
+        sum += v;
+        if ((m_count > 0 || j > 0) && v < last) sorted = false;
+        last = v;
+        out[j] = v;
+        seen(v);
+      }
+      m_sorted = sorted;
+      m_last = last;
+    } else {
+      for (size_t j = 0; j < k; ++j) {
+        const double v = next();
+        lo = v < lo ? v : lo;
+        hi = hi < v ? v : hi;
+        sum += v;
+        out[j] = v;
+        seen(v);
+      }
+      m_last = out[k - 1];
+    }
+    m_tail_n += k;
+    m_count += static_cast<int64_t>(k);
+    i += k;
+    if (static_cast<size_t>(m_count) > m_limit) to_histogram();
+  }
+  int64_t* buckets = m_buckets.data();
+  for (size_t j = i; j < n; ++j) {
+    const double v = next();
+    lo = v < lo ? v : lo;
+    hi = hi < v ? v : hi;
+    sum += v;
+    ++buckets[bucket_of(v)];
+    seen(v);
+  }
+  const bool was_empty = m_count == static_cast<int64_t>(i);  // before these values
+  m_count += static_cast<int64_t>(n - i);
+  m_sum = sum;
+  m_min = was_empty || lo < m_min ? lo : m_min;
+  m_max = was_empty || m_max < hi ? hi : m_max;
+  next_in = next;
+  seen_in = seen;
+  return hi;
+}
 
 }  // namespace servesim

@@ -132,19 +132,28 @@ void MetricsRecorder::record(const Request& r) {
     m_engine_ttft.add(r.engine_ttft().seconds());
     m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
   }
-  // Its inter-token gaps (metrics/token_gaps.h), into a buffer reused from request to request.
-  // Room for its n - 1 gaps first, so that each is one store (no capacity check a gap).
-  if (static_cast<int64_t>(m_gaps.size()) < r.spec.output_tokens)
-    m_gaps.resize(static_cast<size_t>(r.spec.output_tokens));
-  size_t gap_count = 0;
+  // Its inter-token gaps (metrics/token_gaps.h). With the run's tally the only one, they go
+  // straight into its sketch as they are made (GapSketch::add_run: one loop, nothing stored
+  // first); otherwise into a buffer reused from request to request, for each tally.
+  const GapRun run = request_gap_run(m_step_ends, r);
+  const bool one_tally = m_replicas.empty() && !(m_class_names && !m_class_names->empty()) &&
+                         !(m_tenant_names && !m_tenant_names->empty());
   double largest_gap = 0;
-  double* gap_out = m_gaps.data();
-  const GapsFrom gaps_from = request_gaps(m_step_ends, r, [&](double g, std::ptrdiff_t) {
-    gap_out[gap_count++] = g;
-    largest_gap = std::max(largest_gap, g);
-  });
-  const std::span<const double> gaps(m_gaps.data(), gap_count);
+  std::span<const double> gaps;
+  if (one_tally) {
+    largest_gap = m_all.itl.add_run(run);
+  } else {
+    // Room for its n - 1 gaps first, so that each is one store (no capacity check a gap).
+    if (static_cast<int64_t>(m_gaps.size()) < r.spec.output_tokens)
+      m_gaps.resize(static_cast<size_t>(r.spec.output_tokens));
+    GapSketch::each_gap(run, [&, out = m_gaps.data()](size_t k, double g) {
+      out[k] = g;
+      largest_gap = std::max(largest_gap, g);
+    });
+    gaps = std::span<const double>(m_gaps.data(), static_cast<size_t>(run.count));
+  }
   m_current_gaps = gaps;
+  const GapsFrom gaps_from = run.from;
   // A rejected or unfinished request meets no target.
   SloVerdict ok;
   if (released && m_slo) {

@@ -704,6 +704,11 @@ class MetricsRecorder final : public ShardedRecorder {
   void on_step(const StepRecord& s) override {
     m_step_ends.add(s.replica, (s.start + s.duration).count_ns(), s.kv_capacity_tokens);
   }
+  /// Only the step ends are kept: the engine need not build a StepRecord for this recorder.
+  [[nodiscard]] bool ends_only() const override { return true; }
+  void on_step_end(uint32_t replica, Time end, int64_t kv_capacity_tokens) override {
+    m_step_ends.add(replica, end.count_ns(), kv_capacity_tokens);
+  }
   /// Further percentiles of the ITL distributions (GapDistribution::percentiles).
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
   /// Whether the parallel engine may split this recorder by shard (ShardedRecorder): a

@@ -78,31 +78,53 @@ enum class GapsFrom : uint8_t {
   mean,          ///< its steps are not kept: n - 1 gaps of its mean (TPOT); the sum is exact
 };
 
-/// Calls gap(seconds, index) for each of the n - 1 gaps of finished request `r`, in order:
-/// `index` is the step's position in ends.of(r.replica), or -1 for a mean gap.
-template <class F>
-GapsFrom request_gaps(const StepEnds& ends, const Request& r, F&& gap) {
+/// A finished request's n - 1 gaps as request_gaps finds them: from its replica's step ends
+/// (`at`, `count` of them: the gaps are at[0] - t0, at[1] - at[0], ..., in ns) or, from ==
+/// GapsFrom::mean, `count` gaps of `mean` seconds.
+struct GapRun {
+  GapsFrom from = GapsFrom::none;
+  const int64_t* at = nullptr;
+  int64_t t0 = 0;
+  int64_t count = 0;
+  double mean = 0;
+};
+
+/// How finished request `r`'s gaps are found (see the top of this file).
+inline GapRun request_gap_run(const StepEnds& ends, const Request& r) {
   const int32_t n = r.spec.output_tokens;
-  if (r.state != RequestState::Released || n <= 1) return GapsFrom::none;
+  if (r.state != RequestState::Released || n <= 1) return {};
   const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
   const std::vector<int64_t>& e = ends.of(r.replica);
   const auto lo = std::upper_bound(e.begin(), e.end(), t0);
   const auto hi = std::upper_bound(lo, e.end(), t1);
   const int64_t steps = hi - lo;  // step ends in (t0, t1] that are kept
   if (steps >= n - 1 && hi != lo && *(hi - 1) == t1) {
-    int64_t prev = t0;
-    for (auto it = hi - (n - 1); it != hi; ++it) {
-      gap(static_cast<double>(*it - prev) * 1e-9, it - e.begin());
-      prev = *it;
-    }
+    const auto first = hi - (n - 1);
     // Trimmed ends before lo may have been in (t0, t1] too.
     const bool more = steps > n - 1 || (lo == e.begin() && ends.trimmed(r.replica));
-    return more ? GapsFrom::stall_placed : GapsFrom::steps;
+    return {more ? GapsFrom::stall_placed : GapsFrom::steps, e.data() + (first - e.begin()), t0,
+            n - 1, 0};
   }
   // Not kept (a bounded StepEnds trimmed them), or no steps were observed (summarize()).
-  const double mean = (r.last_token - r.first_token).seconds() / (n - 1);
-  for (int32_t k = 1; k < n; ++k) gap(mean, -1);
-  return GapsFrom::mean;
+  return {GapsFrom::mean, nullptr, 0, n - 1, (r.last_token - r.first_token).seconds() / (n - 1)};
+}
+
+/// Calls gap(seconds, index) for each of the n - 1 gaps of finished request `r`, in order:
+/// `index` is the step's position in ends.of(r.replica), or -1 for a mean gap.
+template <class F>
+GapsFrom request_gaps(const StepEnds& ends, const Request& r, F&& gap) {
+  const GapRun g = request_gap_run(ends, r);
+  if (g.from == GapsFrom::mean) {
+    for (int64_t k = 0; k < g.count; ++k) gap(g.mean, -1);
+  } else if (g.from != GapsFrom::none) {
+    const int64_t* e = ends.of(r.replica).data();
+    int64_t prev = g.t0;
+    for (int64_t k = 0; k < g.count; ++k) {
+      gap(static_cast<double>(g.at[k] - prev) * 1e-9, (g.at + k) - e);
+      prev = g.at[k];
+    }
+  }
+  return g.from;
 }
 
 /// A stream of gaps: QuantileSketch's count, mean, max and percentiles, and the population
@@ -120,16 +142,28 @@ struct GapSketch {
   /// add(v) for each of `vs`, in order: the same sums to the bit.
   void add_all(std::span<const double> vs) {
     if (vs.empty()) return;
-    if (q.count() == 0) m_shift = vs.front();
-    q.add_all(vs);
-    double sum = m_sum, squares = m_squares;
-    for (const double v : vs) {
-      const double d = v - m_shift;
-      sum += d;
-      squares += d * d;
+    (void)add_each(vs.size(), Stored{vs.data()});
+  }
+  /// add(v) for each gap of `g` (request_gap_run), made as they are taken, calling seen(v) on
+  /// each: add_all of request_gaps' gaps, to the bit, without storing them first.
+  /// Returns the largest of these gaps (0 without any).
+  double add_run(const GapRun& g) {
+    if (g.from == GapsFrom::none || g.count <= 0) return 0;
+    if (g.from == GapsFrom::mean) return add_each(static_cast<size_t>(g.count), Repeat{g.mean});
+    return add_each(static_cast<size_t>(g.count), StepGaps{g.at, g.t0});
+  }
+  /// Calls f(k, v) for each gap of `g`, k = 0, 1, ...: request_gaps' gaps.
+  template <class F>
+  static void each_gap(const GapRun& g, F&& f) {
+    if (g.from == GapsFrom::mean) {
+      for (int64_t k = 0; k < g.count; ++k) f(static_cast<size_t>(k), g.mean);
+    } else if (g.from != GapsFrom::none) {
+      int64_t prev = g.t0;
+      for (int64_t k = 0; k < g.count; ++k) {
+        f(static_cast<size_t>(k), static_cast<double>(g.at[k] - prev) * 1e-9);
+        prev = g.at[k];
+      }
     }
-    m_sum = sum;
-    m_squares = squares;
   }
   [[nodiscard]] double std() const {
     if (q.count() == 0) return 0.0;
@@ -176,6 +210,55 @@ struct GapSketch {
   QuantileSketch q;
 
  private:
+  /// The gaps of a GapRun from step ends, in turn.
+  struct StepGaps {
+    const int64_t* at;
+    int64_t prev;
+    double operator()() {
+      const int64_t e = *at++;
+      const double v = static_cast<double>(e - prev) * 1e-9;
+      prev = e;
+      return v;
+    }
+  };
+  /// One value, again and again (a mean gap).
+  struct Repeat {
+    double v;
+    double operator()() const { return v; }
+  };
+  /// Each stored value in turn.
+  struct Stored {
+    const double* at;
+    double operator()() { return *at++; }
+  };
+  /// The moments' running sums, of values less `shift`.
+  struct Sums {
+    double shift, sum, squares;
+    void operator()(double v) {
+      const double d = v - shift;
+      sum += d;
+      squares += d * d;
+    }
+  };
+  /// add(v) for n values from next(), in one loop with the moments (QuantileSketch::add_each).
+  /// Returns the largest of them.
+  template <class Next>
+  double add_each(size_t n, Next next) {
+    Sums sums{m_shift, m_sum, m_squares};
+    double largest = 0;
+    if (q.count() == 0 && n > 0) {  // the shift is the first value of all
+      const double v0 = next();
+      sums.shift = v0;
+      largest = q.add_each(1, Repeat{v0}, sums);
+      --n;
+    }
+    largest = std::max(largest, q.add_each(n, next, sums));
+    m_shift = sums.shift;
+    m_sum = sums.sum;
+    m_squares = sums.squares;
+    return largest;
+  }
+
   double m_shift = 0, m_sum = 0, m_squares = 0;
 };
 

@@ -16,6 +16,7 @@
 // cluster's order at one instant a merge of its replicas' own orders, which the parallel engine
 // (sim/parallel_engine.h) reproduces with each replica's events in a queue of its own.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/time.h"
@@ -115,25 +116,35 @@ static_assert(sizeof(Event) == 24);
 /// std::priority_queue: the event being placed stays in registers while the others move, where
 /// the library's version copied it through the stack on every push and pop (a store-forwarding
 /// stall twice a step). The order is the same: (time, phase, sequence) is a total order.
+///
+/// The earliest event may wait beside the heap instead (`m_front`): an event posted earlier
+/// than everything queued (a step's end, before the next arrival) goes there and is popped
+/// without moving the heap; one posted earlier than it pushes it into the heap. So the slot,
+/// when full, holds the least event, and top() and pop() take it first: the same order.
 class EventQueue {
  public:
   /// Room for `n` events before the first reallocation.
   void reserve(size_t n) { m_heap.reserve(n); }
   void post(Event e) {
     e.m_seq = m_seq++;
-    size_t i = m_heap.size();
-    m_heap.push_back(e);
-    while (i > 0) {
-      const size_t parent = (i - 1) / 2;
-      if (!(m_heap[parent] > e)) break;
-      m_heap[i] = m_heap[parent];
-      i = parent;
+    if (!m_has_front) {
+      if (m_heap.empty() || m_heap.front() > e) {
+        m_front = e;
+        m_has_front = true;
+        return;
+      }
+    } else if (m_front > e) {
+      std::swap(m_front, e);  // e, the former least, goes into the heap
     }
-    m_heap[i] = e;
+    push(e);
   }
-  [[nodiscard]] bool empty() const { return m_heap.empty(); }
-  [[nodiscard]] const Event& top() const { return m_heap.front(); }
+  [[nodiscard]] bool empty() const { return !m_has_front && m_heap.empty(); }
+  [[nodiscard]] const Event& top() const { return m_has_front ? m_front : m_heap.front(); }
   void pop() {
+    if (m_has_front) {
+      m_has_front = false;
+      return;
+    }
     const Event last = m_heap.back();
     m_heap.pop_back();
     const size_t n = m_heap.size();
@@ -151,7 +162,21 @@ class EventQueue {
   }
 
  private:
+  void push(const Event& e) {
+    size_t i = m_heap.size();
+    m_heap.push_back(e);
+    while (i > 0) {
+      const size_t parent = (i - 1) / 2;
+      if (!(m_heap[parent] > e)) break;
+      m_heap[i] = m_heap[parent];
+      i = parent;
+    }
+    m_heap[i] = e;
+  }
+
   std::vector<Event> m_heap;
+  Event m_front{Time(), EventKind::StepEnd, 0};  // the least event, when m_has_front
+  bool m_has_front = false;
   uint64_t m_seq = 0;
 };
 

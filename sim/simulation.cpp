@@ -580,6 +580,9 @@ void Simulation::notify_step(uint32_t rep_index, Time duration, const StepShape&
                              int32_t prefill_sequences, int32_t decode_tokens,
                              int64_t prefill_tokens, const std::optional<StepCost>& cost) {
   const BatchState& state = m_reps[rep_index].state;
+  for (StepObserver* o : m_end_observers)
+    o->on_step_end(rep_index, m_now + duration, state.kv().capacity_tokens());
+  if (m_record_observers.empty()) return;  // no record to build
   StepRecord& s = m_step_record;
   s.start = m_now;
   s.duration = duration;
@@ -596,7 +599,7 @@ void Simulation::notify_step(uint32_t rep_index, Time duration, const StepShape&
   s.bound = cost ? (cost->bandwidth_bound ? 0 : 1) : -1;
   s.bytes = cost ? cost->bytes : 0;
   s.flops = cost ? cost->flops : 0;
-  for (StepObserver* o : m_step_observers) o->on_step(s);
+  for (StepObserver* o : m_record_observers) o->on_step(s);
 }
 
 void Simulation::finish_step(uint32_t rep_index) {

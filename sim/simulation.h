@@ -189,7 +189,10 @@ class Simulation {
   void add_recorder(RequestRecorder& r) { m_recorders.push_back(&r); }
   /// Every step is shown to each observer when it is planned (see step_observer.h).
   /// REQUIRES: `o` outlives run().
-  void add_step_observer(StepObserver& o) { m_step_observers.push_back(&o); }
+  void add_step_observer(StepObserver& o) {
+    m_step_observers.push_back(&o);
+    (o.ends_only() ? m_end_observers : m_record_observers).push_back(&o);
+  }
   /// Runs to completion. Throws std::logic_error if a request is left unserved (a scheduler
   /// bug), InputError for bad input found while streaming the workload.
   void run();
@@ -394,6 +397,8 @@ class Simulation {
   std::vector<uint8_t> m_seen;  // check mode: where each request was found
   std::vector<RequestRecorder*> m_recorders;
   std::vector<StepObserver*> m_step_observers;
+  // m_step_observers split: those that read the whole StepRecord, those that read only its end.
+  std::vector<StepObserver*> m_record_observers, m_end_observers;
   StepRecord m_step_record;                                  // reused for every step
   std::optional<Speculator> m_spec;                          // with a `speculative` section
   std::optional<AdmissionControl> m_admission;               // with `admission` or `abandonment`

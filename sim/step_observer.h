@@ -45,6 +45,13 @@ class StepObserver {
  public:
   virtual ~StepObserver() = default;
   virtual void on_step(const StepRecord& s) = 0;
+  /// Whether on_step reads only the step's replica, its end (start + duration) and
+  /// kv_capacity_tokens: the engine then calls on_step_end instead, without building the
+  /// record (asked once, when the observer is added). Callers that have the record at hand
+  /// (the parallel engine's replay) may still call on_step.
+  [[nodiscard]] virtual bool ends_only() const { return false; }
+  /// An ends_only observer's step: replica `replica`'s step ending at `end`.
+  virtual void on_step_end(uint32_t /*replica*/, Time /*end*/, int64_t /*kv_capacity_tokens*/) {}
   /// Once, before the first event: the engine's replica count and its cluster.pools (empty
   /// without pools; replica i of pool p is p.first_replica + i).
   virtual void on_start(uint32_t /*replicas*/, const std::vector<PoolSpec>& /*pools*/) {}

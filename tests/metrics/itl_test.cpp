@@ -7,6 +7,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "core/random.h"
 #include "metrics/exports.h"
 #include "metrics/metrics.h"
 #include "metrics/output.h"
@@ -211,6 +212,54 @@ TEST_CASE("itl: capacity and size count a missed ITL check as a miss", "[metrics
   SweepSlo slo;
   slo.itl_ms = 50;
   CHECK(slo.override_text() == "slo={itl_ms: 50, percentile: 99}");
+}
+
+TEST_CASE("itl: gaps taken as they are made give the stored gaps' figures to the bit",
+          "[metrics][itl]") {
+  // Replica 0's step ends at irregular whole nanoseconds; requests over runs of them, some with
+  // more steps than gaps (a placed stall), and some on replica 1, which kept no ends (mean
+  // gaps). GapSketch::add_run (the run's only tally) against add() of request_gaps' gaps, across
+  // the exact limit.
+  StepEnds ends(false);
+  Rng rng(7);
+  int64_t t = 0;
+  for (int i = 0; i < 5000; ++i) {
+    t += 1 + static_cast<int64_t>(2e7 * rng.uniform01());
+    ends.add(0, t, 100);
+  }
+  const std::vector<int64_t>& e = ends.of(0);
+  for (size_t limit : {size_t{0}, size_t{1}, size_t{3000}, size_t{1} << 21}) {
+    GapSketch fast(limit), slow(limit);
+    for (int k = 0; k < 400; ++k) {
+      Request r;
+      r.state = RequestState::Released;
+      const auto n = static_cast<int32_t>(1 + 60 * rng.uniform01());
+      const auto a = static_cast<size_t>(4900 * rng.uniform01());
+      const size_t extra = rng.uniform01() < 0.2 ? 2 : 0;
+      r.spec.output_tokens = n;
+      r.replica = rng.uniform01() < 0.1 ? 1 : 0;
+      r.first_token = Time::ns(e[a]);
+      r.last_token = Time::ns(e[a + static_cast<size_t>(n) - 1 + extra]);
+      double largest = 0;
+      const GapsFrom from = request_gaps(ends, r, [&](double g, std::ptrdiff_t) {
+        slow.add(g);
+        largest = std::max(largest, g);
+      });
+      const GapRun run = request_gap_run(ends, r);
+      CHECK(run.from == from);
+      CHECK(fast.add_run(run) == largest);
+    }
+    REQUIRE(fast.q.count() == slow.q.count());
+    CHECK(fast.q.exact() == slow.q.exact());
+    CHECK(fast.q.sum() == slow.q.sum());
+    CHECK(fast.q.max() == slow.q.max());
+    CHECK(fast.std() == slow.std());
+    CHECK(fast.moments().sum == slow.moments().sum);
+    CHECK(fast.moments().squares == slow.moments().squares);
+    CHECK(fast.moments().shift == slow.moments().shift);
+    for (double p : {0.0, 1.0, 50.0, 99.0, 100.0})
+      CHECK(fast.q.percentile(p) == slow.q.percentile(p));
+  }
 }
 
 }  // namespace t_metrics_itl_test
