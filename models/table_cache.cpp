@@ -15,7 +15,10 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr std::array<char, 8> k_magic{'s', 's', 't', 'b', 'l', 'c', '0', '1'};
+// The format version, also the readers' version: bump it whenever a reader's checks change, since
+// an entry holds what the build that wrote it accepted (02: tables checked for negative and
+// non-finite latencies, issue 35).
+constexpr std::array<char, 8> k_magic{'s', 's', 't', 'b', 'l', 'c', '0', '2'};
 constexpr uint64_t k_byte_order = 0x0102030405060708;
 
 /// What precedes the values; `what` follows it, then `count` doubles.

@@ -76,13 +76,19 @@ TEST_CASE("table cache: a gemm table read from its entry equals the one parsed f
         "m,n,k,latency_ms_bfloat16,latency_ms_fp8\n"
         "1,128,128,0.0025,0.00125\n16,128,128,0.0025,\n256,128,128,0.005,0.0025\n"
         "1,128,256,0.005,0.0025\n64,128,256,0.0051,0.0026\n");
+  // The suite runs with the cache off (tests/main_test.cpp): on here, put back as it was after.
+  const char* was = std::getenv("SERVESIM_TABLE_CACHE");
+  const std::string before = was ? was : "";
   setenv("SERVESIM_TABLE_CACHE", (dir / "cache").c_str(), 1);
   Breakpoints parsed_bp, cached_bp;
   const GemmTable parsed = read_gemm_table(dir / "gemm.csv", "bfloat16", parsed_bp);
   REQUIRE(fs::exists(dir / "cache"));
   CHECK(std::distance(fs::directory_iterator(dir / "cache"), fs::directory_iterator()) == 1);
   const GemmTable cached = read_gemm_table(dir / "gemm.csv", "bfloat16", cached_bp);
-  unsetenv("SERVESIM_TABLE_CACHE");
+  if (was)
+    setenv("SERVESIM_TABLE_CACHE", before.c_str(), 1);
+  else
+    unsetenv("SERVESIM_TABLE_CACHE");
   CHECK(parsed_bp == cached_bp);
   CHECK(parsed.ln_n == cached.ln_n);
   CHECK(parsed.ln_k == cached.ln_k);
