@@ -48,7 +48,11 @@ DEFAULT_GLOBS = ["sim/*.cpp", "schedulers/*.cpp", "models/*.cpp", "metrics/*.cpp
 # The MPI sweep's rank exchange runs only under mpirun with several processes (the shell test
 # tests/sizing/size_mpi_test.sh), never in the Catch2 suite, and its stand-in without MPI is
 # not compiled when MPI is found: mutants there could only survive or fail to build.
-DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp"}
+# The same holds for the parallel run's MpiWorld (sim/parallel_mpi.cpp: MPI_Init and the
+# collectives, run by ctest run_mpi under mpirun) and its stand-in; the exchange's byte
+# bookkeeping, which one process can run, lives in sim/parallel_mpi_common.cpp and is mutated.
+DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp", "sim/parallel_mpi.cpp",
+                   "sim/parallel_mpi_none.cpp"}
 
 # (kind, regex on the masked line, replacement function of the match text or None)
 # Binary operators need a space on both sides (clang-format style), which excludes templates,

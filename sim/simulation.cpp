@@ -652,12 +652,13 @@ void Simulation::check_decode_run(uint32_t rep_index, const DecodeRun& run) cons
     sums.longest = std::max(sums.longest, read);
     sums.shortest = std::min(sums.shortest, read);
   }
+  // Before the step is counted: it is step steps + 1, as check_invariants names it after launch.
   if (sums.entries != run.entries || sums.read != run.read || sums.longest != run.longest ||
       (run.entries > 0 && sums.shortest != run.shortest))
     throw InvariantError(fmt::format(
         "invariant broken after planning step {} at {} ns: the scheduler's decode sums ({} "
         "entries, {} tokens read, longest {}) differ from the plan's ({}, {}, {})",
-        m_stats.replicas[rep_index].steps, m_now.count_ns(), run.entries, run.read, run.longest,
+        m_stats.replicas[rep_index].steps + 1, m_now.count_ns(), run.entries, run.read, run.longest,
         sums.entries, sums.read, sums.longest));
 }
 
