@@ -347,11 +347,9 @@ void Simulation::set_routable(uint32_t rep, bool routable) {
   m_routable.at(rep) = routable ? 1 : 0;
 }
 
-bool Simulation::any_routable(const std::vector<uint32_t>* members) const {
-  if (m_routable.empty()) return members == nullptr || !members->empty();
-  if (!members) return std::find(m_routable.begin(), m_routable.end(), 1) != m_routable.end();
-  return std::any_of(members->begin(), members->end(),
-                     [this](uint32_t i) { return m_routable[i] != 0; });
+bool Simulation::any_routable() const {
+  return m_routable.empty() ||
+         std::find(m_routable.begin(), m_routable.end(), 1) != m_routable.end();
 }
 
 void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {

@@ -40,7 +40,7 @@ TEST_CASE("timeline: rejected, timed-out and unfinished requests, each at its ow
   (void)run_scenario(doc_of(yaml), o);
   w.finish();
   const json t = json::parse(text.str());
-  std::map<int, json> instant;                     // request -> its instant event
+  std::map<int, json> instant;                      // request -> its instant event
   std::map<int, std::map<std::string, json>> span;  // request -> phase -> its slice
   for (const json& e : t["traceEvents"]) {
     if (e["pid"] != 2) continue;

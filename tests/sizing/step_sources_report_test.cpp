@@ -38,7 +38,8 @@ std::string line_starting(const std::string& report, const std::string& head) {
 
 }  // namespace
 
-TEST_CASE("step sources report: each source with its points, in name order", "[sizing][sweep_output]") {
+TEST_CASE("step sources report: each source with its points, in name order",
+          "[sizing][sweep_output]") {
   // Points (kind, seats): 0 (linear, 8), 1 (linear, 16), 2 (roofline, 8), 3 (roofline, 16): the
   // step times come from the base's linear model for 0 and 1 and a roofline for 2 and 3.
   const SweepSpec spec =
@@ -50,7 +51,8 @@ TEST_CASE("step sources report: each source with its points, in name order", "[s
         "step times linear (points 0, 1); roofline (points 2, 3)");
 }
 
-TEST_CASE("step sources report: one point a source is a point, singular", "[sizing][sweep_output]") {
+TEST_CASE("step sources report: one point a source is a point, singular",
+          "[sizing][sweep_output]") {
   const SweepSpec spec = sweep_of("  step_time.kind: [roofline, linear]\n");
   REQUIRE(spec.point_count() == 2);
   CHECK(line_starting(sweep_report(spec, rows_of(spec)), "step times") ==
@@ -60,7 +62,8 @@ TEST_CASE("step sources report: one point a source is a point, singular", "[sizi
 TEST_CASE("step sources report: no line when every point has the same source",
           "[sizing][sweep_output]") {
   // Other step_time keys change the times, not where they come from.
-  const SweepSpec spec = sweep_of("  step_time.base_ms: [8, 9]\n  scheduler.max_num_seqs: [8, 16]\n");
+  const SweepSpec spec =
+      sweep_of("  step_time.base_ms: [8, 9]\n  scheduler.max_num_seqs: [8, 16]\n");
   REQUIRE(spec.point_count() == 4);
   const std::string report = sweep_report(spec, rows_of(spec));
   CHECK(report.find("step times") == std::string::npos);
