@@ -48,11 +48,14 @@ DEFAULT_GLOBS = ["sim/*.cpp", "schedulers/*.cpp", "models/*.cpp", "metrics/*.cpp
 # The MPI sweep's rank exchange runs only under mpirun with several processes (the shell test
 # tests/sizing/size_mpi_test.sh), never in the Catch2 suite, and its stand-in without MPI is
 # not compiled when MPI is found: mutants there could only survive or fail to build.
-# The same holds for the parallel run's MpiWorld (sim/parallel_mpi.cpp: MPI_Init and the
-# collectives, run by ctest run_mpi under mpirun) and its stand-in; the exchange's byte
-# bookkeeping, which one process can run, lives in sim/parallel_mpi_common.cpp and is mutated.
-DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp", "sim/parallel_mpi.cpp",
-                   "sim/parallel_mpi_none.cpp"}
+# The parallel run's stand-in without MPI is not compiled either.
+DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp", "sim/parallel_mpi_none.cpp"}
+# Code that runs only with several MPI ranks: the parallel run's MpiWorld (MPI_Init, the
+# collectives) and its rank exchange. A mutant there that the suite lets through is also run
+# against the shell tests that start servesim under mpirun (ctest run_mpi and size_mpi_np*,
+# about 5 s; skipped, so passing, where MPI or mpirun is missing).
+MPI_FILES = {"sim/parallel_mpi.cpp", "sim/parallel_ranks.cpp"}
+MPI_TESTS = "^(run_mpi|size_mpi_np[0-9]+)$"
 
 # (kind, regex on the masked line, replacement function of the match text or None)
 # Binary operators need a space on both sides (clang-format style), which excludes templates,
@@ -286,6 +289,15 @@ def main():
     rc, out, _ = run(build_cmd, None, log)
     if rc != 0:
         sys.exit("the unmutated sources do not build in " + build + "\n" + out[-2000:])
+    mpi_build_cmd = build_cmd[:-1] + ["servesim"]
+    mpi_test_cmd = ["nice", "ctest", "--test-dir", build, "-R", MPI_TESTS]
+    any_mpi = any(m["file"] in MPI_FILES for m in muts)
+    if any_mpi:
+        rc, out, _ = run(mpi_build_cmd, None, log)
+        rc = rc if rc != 0 else run(mpi_test_cmd, None, log)[0]
+        if rc != 0:
+            sys.exit("the unmutated MPI shell tests fail; fix them before measuring mutants\n" +
+                     out[-2000:])
     rc, out, base = run(test_cmd, None, log)
     if rc != 0:
         sys.exit("the unmutated suite fails; fix it before measuring mutants\n" + out[-2000:])
@@ -306,6 +318,14 @@ def main():
             else:
                 rc, _, tt = run(test_cmd, timeout, log)
                 status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+                if status == "survived" and m["file"] in MPI_FILES:
+                    rc, _, _ = run(mpi_build_cmd, 1800, log)
+                    if rc != 0:
+                        status = "invalid"
+                    else:
+                        rc, _, mt = run(mpi_test_cmd, timeout, log)
+                        tt += mt
+                        status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
         finally:
             shutil.copyfile(saved, src)
             os.remove(saved)
@@ -315,6 +335,8 @@ def main():
 
     # Leave the build matching the restored sources.
     run(build_cmd, None, log)
+    if any_mpi:
+        run(mpi_build_cmd, None, log)
     equivalent = read_equivalent()
     stale = []
     for r in results:

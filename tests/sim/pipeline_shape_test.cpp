@@ -43,7 +43,9 @@ class Keeping final : public StepTimeModel {
   bool m_micro;
 };
 
-std::vector<StepShape> shapes_of(const std::string& scheduler, bool micro, int64_t& steps) {
+/// The shapes the model was asked about; the run's steps and prefill tokens computed.
+std::vector<StepShape> shapes_of(const std::string& scheduler, bool micro, int64_t& steps,
+                                 int64_t& prefill_tokens) {
   Scenario sc = build_scenario(doc_of(
       "workload: {synthetic: {requests: 120, arrival: {kind: poisson, rate_per_s: 60}, "
       "prompt_tokens: {kind: uniform, min: 10, max: 300}, output_tokens: {kind: uniform, min: 1, "
@@ -54,6 +56,7 @@ std::vector<StepShape> shapes_of(const std::string& scheduler, bool micro, int64
   Simulation sim(std::move(sc.components), /*check=*/true);
   sim.run();
   steps = sim.stats().steps;
+  prefill_tokens = sim.stats().prefill_tokens;
   return model->shapes;
 }
 
@@ -66,12 +69,13 @@ TEST_CASE("pipeline shape: one stage hands the model the plain engine's shapes, 
                            "max_num_batched_tokens: 64}"),
                std::string("{kind: sarathi, max_batch_size: 8, token_budget: 48}"));
   CAPTURE(scheduler);
-  int64_t plain_steps = 0, piped_steps = 0;
-  const std::vector<StepShape> plain = shapes_of(scheduler, false, plain_steps);
-  const std::vector<StepShape> piped = shapes_of(scheduler, true, piped_steps);
+  int64_t plain_steps = 0, piped_steps = 0, plain_prefill = 0, piped_prefill = 0;
+  const std::vector<StepShape> plain = shapes_of(scheduler, false, plain_steps, plain_prefill);
+  const std::vector<StepShape> piped = shapes_of(scheduler, true, piped_steps, piped_prefill);
   CHECK(plain.size() == static_cast<size_t>(plain_steps));
+  CHECK(piped_steps == plain_steps);
   REQUIRE(plain.size() == piped.size());
-  int64_t continued = 0, uneven = 0;
+  int64_t continued = 0, uneven = 0, prefill = 0;
   for (size_t i = 0; i < plain.size(); ++i) {
     CAPTURE(i);
     const StepShape& x = plain[i];
@@ -84,9 +88,13 @@ TEST_CASE("pipeline shape: one stage hands the model the plain engine's shapes, 
     CHECK(x.decode_context_tokens == y.decode_context_tokens);
     CHECK(x.decode_context_max == y.decode_context_max);
     CHECK(x.decode_context_min == y.decode_context_min);
+    prefill += y.prefill_tokens;
     continued += x.prefill_context_tokens > 0;
     uneven += x.decode_context_max > x.decode_context_min;
   }
+  // The run's prefill tokens computed (summary.json's prefill_tokens_computed) are its batches'.
+  CHECK(piped_prefill == prefill);
+  CHECK(plain_prefill == prefill);
   // The comparison covers what it is meant to: prompts of up to 300 tokens in chunks of at most
   // 64 (48) continue over several steps, and decodes of different lengths share steps.
   CHECK(continued > 0);
