@@ -5,7 +5,8 @@
 // when unset; a decode costs one token, a prefill chunk its length):
 //   1. running requests that are decoding, oldest admission first: each needs KV room for one
 //      more token. If the KV manager has none, the newest running request is preempted by
-//      recompute (possibly the one asking), and again until the request fits or is itself gone;
+//      recompute (possibly the one asking), and again until the request fits or is itself gone
+//      (then the pass ends; an empty plan after a preemption is planned again by the engine);
 //   2. running requests whose prefill is unfinished, oldest first: the next chunk, as much of the
 //      remaining prefill as the budget allows (preempting newest-first for KV room likewise);
 //   3. waiting requests, in `policy` order (first come first served by default; priority, sjf,

@@ -97,6 +97,7 @@ void Simulation::pipeline_start(uint32_t rep_index) {
     pp.all_running.assign(running.begin(), running.end());
     std::erase_if(running, [&pp](uint32_t s) { return pp.in_flight[s] != 0; });
   }
+  const int64_t preempted_before = state.preemptions();
   rep.scheduler->plan_step(state);
   if (pp.count > 0) {
     if (pp.in_flight.size() < state.slots().size()) {
@@ -108,6 +109,10 @@ void Simulation::pipeline_start(uint32_t rep_index) {
   const Time wake = state.take_wake();
   std::vector<StepEntry>& plan = state.plan();
   if (plan.empty()) {
+    if (state.preemptions() != preempted_before) {  // as Simulation::try_start_step: plan again
+      pipeline_start(rep_index);
+      return;
+    }
     if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
       rep.timer_at = wake;
       post(Event::timer(wake, rep_index));

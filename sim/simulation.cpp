@@ -440,6 +440,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
     m_spec->begin_step();
   }
   if (m_lora) state.begin_adapter_step();
+  const int64_t preempted_before = state.preemptions();
   rep.scheduler->plan_step(state);
   // The leading decodes the scheduler summed as it planned them are not walked again.
   const DecodeRun run = state.take_decode_run();
@@ -447,6 +448,15 @@ void Simulation::try_start_step(uint32_t rep_index) {
   const Time wake = state.take_wake();
   const auto& plan = state.plan();
   if (plan.empty()) {
+    if (state.preemptions() != preempted_before) {
+      // The pass stopped when the request asking for KV was its own victim (a keyed order's
+      // least urgent request need not be the last one running; vLLM V1 stops there too) and
+      // planned nothing: the engine plans again at once, as vLLM's next schedule() call does,
+      // and the memory freed goes to the requests still running. Each such pass leaves fewer
+      // requests running (an admission would have been planned), so this ends.
+      try_start_step(rep_index);
+      return;
+    }
     if (wake != Time::max() && wake > m_now && wake < rep.timer_at) {
       rep.timer_at = wake;
       post(Event::timer(wake, rep_index));

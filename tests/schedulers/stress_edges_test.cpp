@@ -51,6 +51,16 @@ std::vector<Variant> variants() {
       {"{kind: continuous, max_num_seqs: 4, max_num_batched_tokens: 12, chunked_prefill: true, "
        "policy: fair}",
        4, 12},
+      // No token budget: a keyed order's victim (the least urgent running request) may be the
+      // request asking for KV while others still wait behind it in the pass.
+      {"{kind: continuous, max_num_seqs: 4, policy: sjf, sjf: {predictor: lognormal, sigma: 1}}",
+       4},
+      {"{kind: continuous, max_num_seqs: 4, policy: sjf, sjf: {predictor: oracle}}", 4},
+      {"{kind: continuous, max_num_seqs: 4, policy: priority}", 4},
+      {"{kind: continuous, max_num_seqs: 4, policy: edf}", 4},
+      {"{kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 64, enable_prefix_caching: false, "
+       "scheduling_policy: priority}",
+       4, 64},
       {"{kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 4, enable_prefix_caching: false}", 4,
        4},
       {"{kind: vllm, max_num_seqs: 4, max_num_batched_tokens: 12, enable_prefix_caching: false, "
@@ -99,8 +109,28 @@ struct Steps final : StepObserver {
     seats += s.sequences;
     prefill += s.prefill_tokens;
     busy += s.duration.count_ns();
+    records.push_back(s);
   }
+  std::vector<StepRecord> records;
 };
+
+/// One run of `yaml` under --check: its requests by id and its steps.
+struct Observed {
+  std::vector<Request> requests;
+  Steps steps;
+};
+Observed run_observed(const std::string& yaml, const Variant& v) {
+  Scenario sc = build_scenario(doc_of(yaml));
+  Simulation sim(std::move(sc.components), /*check=*/true);
+  CollectingRecorder rec;
+  Observed out;
+  out.steps.v = v;
+  sim.add_recorder(rec);
+  sim.add_step_observer(out.steps);
+  sim.run();
+  out.requests = rec.by_id();
+  return out;
+}
 
 }  // namespace
 
@@ -150,6 +180,45 @@ TEST_CASE("stress edges: every scheduler at its budgets' edges and under keyed o
   CHECK(preempted_runs >= 10);
 }
 
+TEST_CASE(
+    "stress edges: a pass whose asker is its own victim plans nothing, and the engine "
+    "plans again at once",
+    "[schedulers][contract]") {
+  // The trace (rows(1) of the case above) under sjf with the true output lengths on a 64-token
+  // KV of 4-token blocks. At 52.7 ms r4 (14 output tokens, the least urgent running), r8 (4) and
+  // r9 (4) hold 24 + 16 + 24 = 64 tokens; r4 and r8 each need a new block to decode. The pass
+  // asks for r4's block first, and r4 is its own victim: the pass stops there with nothing
+  // planned (as vLLM V1's does), though r8 and r9 still run. The engine plans again at once,
+  // and r8 gets r4's freed block. Before this was fixed the replica idled forever with 40
+  // tokens held: "the scheduler stopped planning steps".
+  const std::string yaml = trace_scenario(
+      "0.0,17,1\n0.0,6,7\n0.001,20,6\n0.001,22,16\n0.001,14,14\n0.027,27,8\n0.027,24,6\n"
+      "0.029,17,10\n0.03,14,4\n0.031,23,4\n",
+      "{kind: linear, base_ms: 2, per_prefill_token_ms: 0.1, per_seq_ms: 0.3}",
+      "{kind: continuous, max_num_seqs: 4, policy: sjf, sjf: {predictor: oracle}}",
+      "{policy: paged, capacity_tokens: 64, block_size: 4}");
+  const Observed run = run_observed(yaml, {"continuous sjf", 4, 0});
+  const std::vector<Request>& r = run.requests;
+  const std::vector<StepRecord>& steps = run.steps.records;
+  REQUIRE(r.size() == 10);
+  for (const Request& q : r) {
+    INFO("request " << q.spec.id);
+    CHECK(q.state == RequestState::Released);
+    CHECK(q.generated_tokens == q.spec.output_tokens);
+  }
+  CHECK(r[3].preemptions == 1);  // r3 (16 output tokens) gave way first, with a step planned
+  CHECK(r[4].preemptions == 1);  // then r4, its own victim
+  // The step after r4's preemption (the first with two preemptions counted) follows the one
+  // before it without a gap: r8 and r9 decode in it.
+  size_t k = 0;
+  while (k < steps.size() && steps[k].preemptions < 2) ++k;
+  REQUIRE(k > 0);
+  REQUIRE(k < steps.size());
+  CHECK(steps[k].start == steps[k - 1].start + steps[k - 1].duration);
+  CHECK(steps[k].sequences == 2);
+  CHECK(steps[k].decode_tokens == 2);
+}
+
 TEST_CASE("stress edges: SGLang admits nothing while the running decodes use up the chunk size",
           "[schedulers][contract]") {
   // Mixed chunk, chunk size 2, 10 ms steps. r0 and r1 (1 prompt token, 3 output tokens) prefill
@@ -160,20 +229,13 @@ TEST_CASE("stress edges: SGLang admits nothing while the running decodes use up 
       "0,1,3\n0,1,3\n0.001,1,2\n", "{kind: linear, base_ms: 10}",
       "{kind: sglang, max_running_requests: 4, chunked_prefill_size: 2, enable_mixed_chunk: true}",
       "{policy: paged, capacity_tokens: 10000, block_size: 1}");
-  Scenario sc = build_scenario(doc_of(yaml));
-  Simulation sim(std::move(sc.components), /*check=*/true);
-  CollectingRecorder rec;
-  Steps obs;
-  obs.v = {"sglang", 4, 0};
-  sim.add_recorder(rec);
-  sim.add_step_observer(obs);
-  sim.run();
-  const auto r = rec.by_id();
+  const Observed run = run_observed(yaml, {"sglang", 4, 0});
+  const std::vector<Request>& r = run.requests;
   REQUIRE(r.size() == 3);
   CHECK(r[0].finish.count_ns() == ms(30));
   CHECK(r[2].first_admitted.count_ns() == ms(30));
   CHECK(r[2].first_token.count_ns() == ms(40));
-  CHECK(obs.steps == 5);
+  CHECK(run.steps.steps == 5);
 }
 
 }  // namespace t_schedulers_stress_edges_test
