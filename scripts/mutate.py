@@ -195,11 +195,11 @@ def restore_leftovers(build):
             os.remove(saved)
 
 
-def run(cmd, timeout, log):
+def run(cmd, timeout, log, env=None):
     t0 = time.time()
     try:
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
         rc = p.returncode
         out = p.stdout.decode(errors="replace")
     except subprocess.TimeoutExpired as e:
@@ -282,6 +282,16 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     log = os.path.join(out_dir, "log.txt")
     open(log, "w").close()
+    # The operator tables' binary cache (models/table_cache.h) in a folder of the run's own,
+    # emptied before every suite: a mutant of the cache's code must not leave entries that a
+    # later mutant (or the user's own runs, in ~/.cache/servesim) would read.
+    cache = os.path.join(out_dir, "table-cache")
+    test_env = dict(os.environ, SERVESIM_TABLE_CACHE=cache)
+
+    def run_tests(cmd, timeout):
+        shutil.rmtree(cache, ignore_errors=True)
+        return run(cmd, timeout, log, test_env)
+
     configure(build)
     build_cmd = ["nice", "cmake", "--build", build, "-j", args.jobs, "--target", "servesim_tests"]
     # Both niced (+10), like every long job on a shared machine; run the script itself un-niced,
@@ -295,11 +305,11 @@ def main():
     any_mpi = any(m["file"] in MPI_FILES for m in muts)
     if any_mpi:
         rc, out, _ = run(mpi_build_cmd, None, log)
-        rc = rc if rc != 0 else run(mpi_test_cmd, None, log)[0]
+        rc = rc if rc != 0 else run_tests(mpi_test_cmd, None)[0]
         if rc != 0:
             sys.exit("the unmutated MPI shell tests fail; fix them before measuring mutants\n" +
                      out[-2000:])
-    rc, out, base = run(test_cmd, None, log)
+    rc, out, base = run_tests(test_cmd, None)
     if rc != 0:
         sys.exit("the unmutated suite fails; fix it before measuring mutants\n" + out[-2000:])
     timeout = args.timeout or max(30.0, 5 * base)
@@ -317,14 +327,14 @@ def main():
             if rc != 0:
                 status, tt = "invalid", 0.0
             else:
-                rc, _, tt = run(test_cmd, timeout, log)
+                rc, _, tt = run_tests(test_cmd, timeout)
                 status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
                 if status == "survived" and m["file"] in MPI_FILES:
                     rc, _, _ = run(mpi_build_cmd, 1800, log)
                     if rc != 0:
                         status = "invalid"
                     else:
-                        rc, _, mt = run(mpi_test_cmd, timeout, log)
+                        rc, _, mt = run_tests(mpi_test_cmd, timeout)
                         tt += mt
                         status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
         finally:
