@@ -48,7 +48,15 @@ DEFAULT_GLOBS = ["sim/*.cpp", "schedulers/*.cpp", "models/*.cpp", "metrics/*.cpp
 # The MPI sweep's rank exchange runs only under mpirun with several processes (the shell test
 # tests/sizing/size_mpi_test.sh), never in the Catch2 suite, and its stand-in without MPI is
 # not compiled when MPI is found: mutants there could only survive or fail to build.
-DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp"}
+# The parallel run's stand-in without MPI is not compiled either.
+DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp", "sim/parallel_mpi_none.cpp"}
+# Files with code that runs only with several MPI ranks: the parallel run's MpiWorld (MPI_Init,
+# the collectives), its rank exchange, and run_scenario's choice of how a launch of several
+# ranks runs. A mutant there that the suite lets through is also run against the shell tests
+# that start servesim under mpirun (ctest run_mpi and size_mpi_np*, about 5 s; skipped, so
+# passing, where MPI or mpirun is missing).
+MPI_FILES = {"sim/parallel_mpi.cpp", "sim/parallel_ranks.cpp", "metrics/run_scenario.cpp"}
+MPI_TESTS = "^(run_mpi|size_mpi_np[0-9]+)$"
 
 # (kind, regex on the masked line, replacement function of the match text or None)
 # Binary operators need a space on both sides (clang-format style), which excludes templates,
@@ -187,11 +195,11 @@ def restore_leftovers(build):
             os.remove(saved)
 
 
-def run(cmd, timeout, log):
+def run(cmd, timeout, log, env=None):
     t0 = time.time()
     try:
         p = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                           timeout=timeout)
+                           timeout=timeout, env=env)
         rc = p.returncode
         out = p.stdout.decode(errors="replace")
     except subprocess.TimeoutExpired as e:
@@ -274,6 +282,16 @@ def main():
     os.makedirs(out_dir, exist_ok=True)
     log = os.path.join(out_dir, "log.txt")
     open(log, "w").close()
+    # The operator tables' binary cache (models/table_cache.h) in a folder of the run's own,
+    # emptied before every suite: a mutant of the cache's code must not leave entries that a
+    # later mutant (or the user's own runs, in ~/.cache/servesim) would read.
+    cache = os.path.join(out_dir, "table-cache")
+    test_env = dict(os.environ, SERVESIM_TABLE_CACHE=cache)
+
+    def run_tests(cmd, timeout):
+        shutil.rmtree(cache, ignore_errors=True)
+        return run(cmd, timeout, log, test_env)
+
     configure(build)
     build_cmd = ["nice", "cmake", "--build", build, "-j", args.jobs, "--target", "servesim_tests"]
     # Both niced (+10), like every long job on a shared machine; run the script itself un-niced,
@@ -282,7 +300,16 @@ def main():
     rc, out, _ = run(build_cmd, None, log)
     if rc != 0:
         sys.exit("the unmutated sources do not build in " + build + "\n" + out[-2000:])
-    rc, out, base = run(test_cmd, None, log)
+    mpi_build_cmd = build_cmd[:-1] + ["servesim"]
+    mpi_test_cmd = ["nice", "ctest", "--test-dir", build, "-R", MPI_TESTS]
+    any_mpi = any(m["file"] in MPI_FILES for m in muts)
+    if any_mpi:
+        rc, out, _ = run(mpi_build_cmd, None, log)
+        rc = rc if rc != 0 else run_tests(mpi_test_cmd, None)[0]
+        if rc != 0:
+            sys.exit("the unmutated MPI shell tests fail; fix them before measuring mutants\n" +
+                     out[-2000:])
+    rc, out, base = run_tests(test_cmd, None)
     if rc != 0:
         sys.exit("the unmutated suite fails; fix it before measuring mutants\n" + out[-2000:])
     timeout = args.timeout or max(30.0, 5 * base)
@@ -300,8 +327,16 @@ def main():
             if rc != 0:
                 status, tt = "invalid", 0.0
             else:
-                rc, _, tt = run(test_cmd, timeout, log)
+                rc, _, tt = run_tests(test_cmd, timeout)
                 status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+                if status == "survived" and m["file"] in MPI_FILES:
+                    rc, _, _ = run(mpi_build_cmd, 1800, log)
+                    if rc != 0:
+                        status = "invalid"
+                    else:
+                        rc, _, mt = run_tests(mpi_test_cmd, timeout)
+                        tt += mt
+                        status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
         finally:
             shutil.copyfile(saved, src)
             os.remove(saved)
@@ -311,6 +346,8 @@ def main():
 
     # Leave the build matching the restored sources.
     run(build_cmd, None, log)
+    if any_mpi:
+        run(mpi_build_cmd, None, log)
     equivalent = read_equivalent()
     stale = []
     for r in results:

@@ -106,7 +106,7 @@ void Simulation::end_stale_step(uint32_t rep_index) {
 }
 
 bool Simulation::hold_at_router(const RequestSpec& spec) {
-  if (!m_failures || any_routable(nullptr)) return false;
+  if (!m_failures || any_routable()) return false;
   if (m_failures->spec().retry) {
     m_failures->waiting.push_back(spec);
     ++m_failures->stats.waited_requests;

@@ -3,7 +3,6 @@
 
 #include <mpi.h>
 
-#include <limits>
 #include <stdexcept>
 
 namespace servesim {
@@ -11,29 +10,6 @@ namespace {
 
 void mpi_ok(int rc, const char* what) {
   if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
-}
-
-/// `lens` as MPI counts and their offsets; the total in `total`.
-std::vector<int> mpi_offsets(const std::vector<int>& lens, size_t& total) {
-  std::vector<int> at(lens.size());
-  total = 0;
-  for (size_t r = 0; r < lens.size(); ++r) {
-    at[r] = static_cast<int>(total);
-    total += static_cast<size_t>(lens[r]);
-  }
-  if (total > static_cast<size_t>(std::numeric_limits<int>::max()))
-    throw std::runtime_error("MPI: more than 2 GiB from the ranks at once");
-  return at;
-}
-
-std::vector<std::string> mpi_split(const std::string& all, const std::vector<int>& lens) {
-  std::vector<std::string> out;
-  size_t at = 0;
-  for (const int n : lens) {
-    out.push_back(all.substr(at, static_cast<size_t>(n)));
-    at += static_cast<size_t>(n);
-  }
-  return out;
 }
 
 }  // namespace

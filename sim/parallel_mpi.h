@@ -4,6 +4,7 @@
 // Built with MPI (CMake SERVESIM_MPI: sim/parallel_mpi.cpp) a process started by an MPI
 // launcher joins the launch; built without (sim/parallel_mpi_none.cpp) it is rank 0 of 1, and
 // launched_ranks() lets the command line refuse a launch of several.
+#include <cstddef>
 #include <string>
 #include <vector>
 
@@ -36,5 +37,13 @@ class MpiWorld {
   int m_rank = 0, m_size = 1;
   bool m_initialized_here = false;
 };
+
+/// The exchange's bookkeeping (sim/parallel_mpi_common.cpp): each rank's byte count `lens` as
+/// MPI displacements (rank r's bytes start at the sum of the counts before it), their sum in
+/// `total`. Throws std::runtime_error when the sum exceeds an int (MPI's count type).
+[[nodiscard]] std::vector<int> mpi_offsets(const std::vector<int>& lens, size_t& total);
+/// `all`, the ranks' bytes back to back, cut into one string a rank by `lens`.
+[[nodiscard]] std::vector<std::string> mpi_split(const std::string& all,
+                                                 const std::vector<int>& lens);
 
 }  // namespace servesim

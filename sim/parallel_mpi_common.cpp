@@ -1,5 +1,8 @@
-// MpiWorld::launched_ranks, the same with or without MPI compiled in.
+// MpiWorld::launched_ranks and the exchange's byte bookkeeping, the same with or without MPI
+// compiled in (so the one-process test suite runs them).
 #include <cstdlib>
+#include <limits>
+#include <stdexcept>
 #include <string>
 
 #include "sim/parallel_mpi.h"
@@ -16,6 +19,28 @@ int MpiWorld::launched_ranks() {
       return n > 1 ? n : 1;
     }
   return 1;
+}
+
+std::vector<int> mpi_offsets(const std::vector<int>& lens, size_t& total) {
+  std::vector<int> at(lens.size());
+  total = 0;
+  for (size_t r = 0; r < lens.size(); ++r) {
+    at[r] = static_cast<int>(total);
+    total += static_cast<size_t>(lens[r]);
+  }
+  if (total > static_cast<size_t>(std::numeric_limits<int>::max()))
+    throw std::runtime_error("MPI: more than 2 GiB from the ranks at once");
+  return at;
+}
+
+std::vector<std::string> mpi_split(const std::string& all, const std::vector<int>& lens) {
+  std::vector<std::string> out;
+  size_t at = 0;
+  for (const int n : lens) {
+    out.push_back(all.substr(at, static_cast<size_t>(n)));
+    at += static_cast<size_t>(n);
+  }
+  return out;
 }
 
 }  // namespace servesim

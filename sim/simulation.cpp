@@ -347,11 +347,9 @@ void Simulation::set_routable(uint32_t rep, bool routable) {
   m_routable.at(rep) = routable ? 1 : 0;
 }
 
-bool Simulation::any_routable(const std::vector<uint32_t>* members) const {
-  if (m_routable.empty()) return members == nullptr || !members->empty();
-  if (!members) return std::find(m_routable.begin(), m_routable.end(), 1) != m_routable.end();
-  return std::any_of(members->begin(), members->end(),
-                     [this](uint32_t i) { return m_routable[i] != 0; });
+bool Simulation::any_routable() const {
+  return m_routable.empty() ||
+         std::find(m_routable.begin(), m_routable.end(), 1) != m_routable.end();
 }
 
 void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
@@ -670,12 +668,13 @@ void Simulation::check_decode_run(uint32_t rep_index, const DecodeRun& run) cons
     sums.longest = std::max(sums.longest, read);
     sums.shortest = std::min(sums.shortest, read);
   }
+  // Before the step is counted: it is step steps + 1, as check_invariants names it after launch.
   if (sums.entries != run.entries || sums.read != run.read || sums.longest != run.longest ||
       (run.entries > 0 && sums.shortest != run.shortest))
     throw InvariantError(fmt::format(
         "invariant broken after planning step {} at {} ns: the scheduler's decode sums ({} "
         "entries, {} tokens read, longest {}) differ from the plan's ({}, {}, {})",
-        m_stats.replicas[rep_index].steps, m_now.count_ns(), run.entries, run.read, run.longest,
+        m_stats.replicas[rep_index].steps + 1, m_now.count_ns(), run.entries, run.read, run.longest,
         sums.entries, sums.read, sums.longest));
 }
 

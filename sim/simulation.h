@@ -317,8 +317,9 @@ class Simulation {
   // a replica that is not routable still finishes what it holds unless its owner says so.
   /// Marks replica `rep` routable or not; the first call makes every other replica routable.
   void set_routable(uint32_t rep, bool routable);
-  /// True when `members` (every replica when null) has a routable replica, as pick() needs.
-  [[nodiscard]] bool any_routable(const std::vector<uint32_t>* members) const;
+  /// True when some replica is routable, as pick() needs (hold_at_router's question: with every
+  /// replica down, a request waits at the router).
+  [[nodiscard]] bool any_routable() const;
   // Autoscaling (sim/autoscale_engine.cpp).
   void setup_autoscale();
   /// An Event::autoscale: a decision, or replica `what` done provisioning.
