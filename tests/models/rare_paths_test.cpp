@@ -119,7 +119,9 @@ TEST_CASE("host_time: with engine-scheduled micro-batches the exposed host time 
 
 TEST_CASE("fit: a fitted roofline predicts the step model it was fitted from, on new shapes",
           "[models][fit]") {
-  const std::string base = "kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\n";
+  // Two GPUs, so the steps have all-reduce time, which the fit keeps as it is.
+  const std::string base =
+      "kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\ntensor_parallel: 2\n";
   const auto truth = make_step_time_model(Cfg::root(
       doc_of(base + "bandwidth_efficiency: 0.7\ncompute_efficiency: 0.35\noverhead_ms: 1.5\n")));
   std::vector<StepSample> samples;
