@@ -6,10 +6,14 @@
 #include <catch2/catch.hpp>
 #include <fstream>
 #include <span>
+#include <string>
 
 #include "core/errors.h"
+#include "models/catalog.h"
 #include "models/fit.h"
 #include "models/host_time.h"
+#include "models/mla.h"
+#include "models/operator_source.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
@@ -90,16 +94,16 @@ TEST_CASE("host_time: with engine-scheduled micro-batches the exposed host time 
           "[models][pipeline][host_time]") {
   // The stages' sum is 1.5 ms of GPU time. Serial host: 0.5 + 0.4 + 0.2 = 1.1 at 4 seats, all
   // exposed, so stage 0 grows by 1.1.
-  const auto serial = with_host_time(std::make_unique<ThreeStages>(true), host(false),
-                                     CudaGraphs{}, false);
+  const auto serial =
+      with_host_time(std::make_unique<ThreeStages>(true), host(false), CudaGraphs{}, false);
   CHECK(serial->pipeline().stages == 3);
   auto out = stages(*serial, decode(4), 1);
   CHECK(out[0] == Approx(0.3 + 1.1));
   CHECK(out[1] == 0.5);
   CHECK(out[2] == 0.7);
   // Overlapped: the hidden 0.9 fits under the 1.5 of the stages, only the 0.2 is exposed.
-  const auto overlapped = with_host_time(std::make_unique<ThreeStages>(true), host(true),
-                                         CudaGraphs{}, false);
+  const auto overlapped =
+      with_host_time(std::make_unique<ThreeStages>(true), host(true), CudaGraphs{}, false);
   out = stages(*overlapped, decode(4), 1);
   CHECK(out[0] == Approx(0.3 + 0.2));
   CHECK(out[1] == 0.5);
@@ -109,8 +113,8 @@ TEST_CASE("host_time: with engine-scheduled micro-batches the exposed host time 
   CHECK(out[0] == Approx(0.3 + 1.2));
   CHECK(out[2] == 0.7);
   // The closed form leaves the stages alone.
-  const auto closed = with_host_time(std::make_unique<ThreeStages>(false), host(false),
-                                     CudaGraphs{}, false);
+  const auto closed =
+      with_host_time(std::make_unique<ThreeStages>(false), host(false), CudaGraphs{}, false);
   out = stages(*closed, decode(4), 4);
   CHECK(out[0] == 0.3);
   CHECK(out[1] == 0.5);
@@ -148,9 +152,9 @@ TEST_CASE("operator: the weights-too-large refusal names the parallelism that sp
           "[models][operator]") {
   const auto error_of = [](const std::string& model, const std::string& extra) {
     try {
-      (void)make_step_time_model(Cfg::root(
-          doc_of("kind: operator\nmodel: " + model +
-                 "\nhardware: h100-sxm\noperators: {source: roofline}\n" + extra)));
+      (void)make_step_time_model(
+          Cfg::root(doc_of("kind: operator\nmodel: " + model +
+                           "\nhardware: h100-sxm\noperators: {source: roofline}\n" + extra)));
     } catch (const InputError& e) {
       return std::string(e.what());
     }
@@ -177,7 +181,79 @@ TEST_CASE("operator: the weights-too-large refusal names the parallelism that sp
   const std::string huge = write_temp("huge-moe.yaml", text);
   CHECK_THAT(error_of(huge, "data_parallel: 2\n"),
              Catch::Contains("per accelerator at tensor_parallel 1 x data_parallel 2, more than"));
-  CHECK_THAT(error_of(huge, ""), Catch::Contains("per accelerator at tensor_parallel 1, more than"));
+  CHECK_THAT(error_of(huge, ""),
+             Catch::Contains("per accelerator at tensor_parallel 1, more than"));
+}
+
+namespace {
+
+/// Times a GEMM as 2 m n k x 10^-12 ms (so a sum of GEMMs gives back their weights); the rest 1.
+class GemmFlops final : public OperatorSource {
+ public:
+  std::string describe() const override { return "gemm flops"; }
+  double gemm_ms(double m, double n, double k, const std::string&) const override {
+    return 2 * m * n * k * 1e-12;
+  }
+  double context_attention_ms(double, double, const AttentionHeads&, const std::string&,
+                              const std::string&) const override {
+    return 1;
+  }
+  double generation_attention_ms(double, double, const AttentionHeads&, const std::string&,
+                                 const std::string&) const override {
+    return 1;
+  }
+  double moe_ms(double, const MoeShape&, const std::string&, const std::string&) const override {
+    return 1;
+  }
+  double allreduce_ms(double, double) const override { return 1; }
+  double elementwise_ms(double) const override { return 1; }
+};
+
+}  // namespace
+
+TEST_CASE("mla: a query LoRA rank of 1 still goes through q_a, and the rotary elements count",
+          "[models]") {
+  // DeepSeek-V3's layer over 8 GPUs: 16 query heads of nope 128 + rope 64, values of 128, a
+  // 512-wide KV latent, hidden 7168; its q_lora_rank 1536 set to 1 and to 0.
+  const ModelSpec m = load_model("deepseek-v3");
+  MlaLayer l{m.mla, static_cast<double>(m.hidden_size), static_cast<double>(m.attention_heads) / 8};
+  REQUIRE(l.heads == 16);
+  // Every token's rotary part: the 16 queries' and the one key's, 64 each.
+  CHECK(mla_rotary_elements(l) == 17 * 64);
+  const GemmFlops src;
+  // Rank 1: q_a 7168 -> 1, q_b 1 -> 16 x 192, kv_a 7168 -> 576, kv_b 512 -> 16 x 256,
+  // o 16 x 128 -> 7168.
+  l.spec.q_lora_rank = 1;
+  const double rank1 =
+      7168.0 * 1 + 1.0 * 16 * 192 + 7168.0 * 576 + 512.0 * 16 * 256 + 16.0 * 128 * 7168;
+  CHECK(mla_projection_ms(src, l, 10, "bf16") == Approx(2 * 10 * rank1 * 1e-12).epsilon(1e-12));
+  // Rank 0: no q_a, and q takes the hidden state: 7168 -> 16 x 192.
+  l.spec.q_lora_rank = 0;
+  const double rank0 = 7168.0 * 16 * 192 + 7168.0 * 576 + 512.0 * 16 * 256 + 16.0 * 128 * 7168;
+  CHECK(mla_projection_ms(src, l, 10, "bf16") == Approx(2 * 10 * rank0 * 1e-12).epsilon(1e-12));
+}
+
+TEST_CASE("operator: more GPUs than KV heads keep a copy of one KV head each",
+          "[models][operator]") {
+  // tiny-dense has 2 KV heads: at tensor_parallel 2 each GPU holds one, at 4 each holds a copy
+  // of one (as vLLM replicates them), so a decode reads the same KV bytes a GPU either way and
+  // the step grows by the same time when the context does (decode attention is memory-bound).
+  const std::string tiny =
+      std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny/tiny-dense.yaml";
+  const auto growth = [&](int tp) {
+    const auto m = make_step_time_model(Cfg::root(
+        doc_of("{kind: operator, model: " + tiny + ", hardware: h100-sxm, tensor_parallel: " +
+               std::to_string(tp) + ", operators: {source: roofline}}")));
+    StepShape s = decode(8);
+    s.decode_context_tokens = 8 * 1024;
+    const double short_ms = m->step_ms(s);
+    s.decode_context_tokens = 8 * 65536;
+    return m->step_ms(s) - short_ms;
+  };
+  CHECK(growth(2) > 0);
+  CHECK(growth(4) == Approx(growth(2)).epsilon(1e-6));
+  // One GPU holds both KV heads: twice the bytes.
+  CHECK(growth(1) == Approx(2 * growth(2)).epsilon(1e-6));
 }
 
 }  // namespace t_models_rare_paths_test

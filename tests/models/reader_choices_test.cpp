@@ -32,7 +32,8 @@ std::string newest(const std::vector<std::string>& folders) {
   fs::create_directories(root / "systems");
   fs::copy_file(k_tiny / "systems/tiny_gpu.yaml", root / "systems/tiny_gpu.yaml");
   for (const std::string& f : folders) fs::create_directories(root / "tiny_gpu" / f);
-  const std::string d = open_operator_tables({root.string(), "tiny_gpu", "vllm", false})->describe();
+  const std::string d =
+      open_operator_tables({root.string(), "tiny_gpu", "vllm", false})->describe();
   const std::string tail = " (each table from the newest vllm-* folder with it) tables";
   const std::string head = "tiny_gpu ";
   REQUIRE(d.rfind(head, 0) == 0);
@@ -49,7 +50,7 @@ std::unique_ptr<StepTimeModel> moe_model(const std::string& extra) {
       Cfg::root(doc_of("kind: layer_profile\npath: " + k_moe + "/tp1\nlayers: 2\n" + extra)));
 }
 
-StepShape decode(int64_t sequences) {
+StepShape decode(int32_t sequences) {
   StepShape s;
   s.sequences = s.decode_sequences = sequences;
   s.decode_context_tokens = 64 * sequences;
@@ -94,13 +95,13 @@ TEST_CASE("layer_profile: experts_per_token may equal experts, and more of them 
   const auto all = moe_model("experts: 8\nexperts_per_token: 8\n");
   const auto seven = moe_model("experts: 8\nexperts_per_token: 7\n");
   const auto two = moe_model("experts: 8\nexperts_per_token: 2\n");
-  for (int64_t n : {1, 4, 32}) {
+  for (int32_t n : {1, 4, 32}) {
     CHECK(all->step_ms(decode(n)) >= seven->step_ms(decode(n)));
     CHECK(seven->step_ms(decode(n)) >= two->step_ms(decode(n)));
   }
-  CHECK_THROWS_WITH(moe_model("experts: 8\nexperts_per_token: 9\n"),
-                    Catch::Contains("experts_per_token = \"9\"") &&
-                        Catch::Contains("must be <= experts (8)"));
+  CHECK_THROWS_WITH(
+      moe_model("experts: 8\nexperts_per_token: 9\n"),
+      Catch::Contains("experts_per_token = \"9\"") && Catch::Contains("must be <= experts (8)"));
 }
 
 TEST_CASE("table cache: a source over 4 GiB is not hashed and has no entry", "[models]") {
@@ -124,6 +125,24 @@ TEST_CASE("table cache: a source over 4 GiB is not hashed and has no entry", "[m
   const TableCache small(dir / "cache", big, "gemm bfloat16");
   CHECK(small.file());
   fs::remove(big);
+}
+
+TEST_CASE("table cache: an edit in a source's last bytes, past its last whole 8 bytes, is seen",
+          "[models]") {
+  // The content hash takes 8 bytes at a time and then the rest: sources of 9 to 23 bytes that
+  // differ only in their final byte (in that rest) must not share an entry.
+  const fs::path dir = temp_dir();
+  for (size_t n : {9, 12, 15, 17, 23}) {
+    const fs::path src = dir / ("t" + std::to_string(n) + ".csv");
+    std::ofstream(src, std::ios::binary) << std::string(n - 1, 'a') << 'b';
+    const TableCache c(dir / "cache", src, "t");
+    c.store({static_cast<double>(n)});
+    REQUIRE(c.load());
+    std::ofstream(src, std::ios::binary | std::ios::trunc) << std::string(n - 1, 'a') << 'c';
+    const TableCache edited(dir / "cache", src, "t");
+    CHECK_FALSE(edited.load());
+    CHECK(edited.file() != c.file());
+  }
 }
 
 }  // namespace t_models_reader_choices_test
