@@ -256,4 +256,19 @@ TEST_CASE("operator: more GPUs than KV heads keep a copy of one KV head each",
   CHECK(growth(1) == Approx(2 * growth(2)).epsilon(1e-6));
 }
 
+TEST_CASE("operator: a dense model takes data_parallel 1 and refuses more", "[models][operator]") {
+  const std::string tiny = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny";
+  const auto make = [&](int dp) {
+    return make_step_time_model(
+        Cfg::root(doc_of("{kind: operator, model: " + tiny +
+                         "/tiny-dense.yaml, hardware: h100-sxm, operators: {source: roofline}, "
+                         "data_parallel: " +
+                         std::to_string(dp) + "}")));
+  };
+  CHECK_NOTHROW(make(1));
+  CHECK_THROWS_WITH(make(2), Catch::Contains("data_parallel") &&
+                                 Catch::Contains("only for a mixture of experts (tiny-dense is "
+                                                 "dense)"));
+}
+
 }  // namespace t_models_rare_paths_test
