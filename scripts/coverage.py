@@ -115,6 +115,9 @@ def main():
     ap.add_argument("--uncovered", nargs="*", metavar="FILE",
                     help="print the lines never run and the branches never taken of these files")
     ap.add_argument("--per-file", action="store_true", help="print every file's figures")
+    ap.add_argument("--never-run", metavar="OUT",
+                    help="also write the lines never run alone, `file:line: text`, under a "
+                    "per-file summary (lines, run, never run); scripts/coverage.sh uses it")
     args = ap.parse_args()
     build = os.path.abspath(args.build)
     if not args.report_only:
@@ -124,7 +127,7 @@ def main():
 
     files = default_files()
     per_file, layers = {}, {}
-    report = []
+    report, never_run = [], []
     for src in files:
         lines = measure(build, src)
         text = open(os.path.join(ROOT, src), encoding="utf-8").read().splitlines()
@@ -142,6 +145,7 @@ def main():
             src_line = text[n - 1].strip() if n - 1 < len(text) else ""
             if not ran:
                 missed.append(f"  {n:5d} never run      {src_line}")
+                never_run.append(f"{src}:{n}: {src_line}")
             elif br and not all(br):
                 missed.append(f"  {n:5d} {sum(br)}/{len(br)} branches  {src_line}")
         if missed:
@@ -159,6 +163,15 @@ def main():
         json.dump(summary, fh, indent=1, sort_keys=True)
     with open(os.path.join(out_dir, "uncovered.txt"), "w") as fh:
         fh.write("\n".join(report) + "\n")
+
+    if args.never_run:
+        with open(args.never_run, "w") as fh:
+            fh.write(f"# {'file':43s} {'lines':>6s} {'run':>6s} {'never run':>9s}\n")
+            for src, v in per_file.items():
+                fh.write(f"# {src:43s} {v['lines']:6d} {v['lines_run']:6d} "
+                         f"{v['lines'] - v['lines_run']:9d}\n")
+            fh.write("\n".join(never_run) + "\n")
+        print(f"written: {args.never_run}")
 
     if args.per_file:
         for src, v in per_file.items():
