@@ -97,6 +97,20 @@ TEST_CASE("capacity: bad input exits 2 with a message", "[sizing][capacity]") {
   CHECK_FALSE(fs::exists(out / "capacity.json"));
 }
 
+// Poisson at 0.1/s, one 10 ms step a request, and an slo that --mlperf replaces with the
+// benchmark's limits.
+const std::string k_mlperf_config = R"(workload:
+  synthetic:
+    requests: 7
+    arrival: {kind: poisson, rate_per_s: 0.1}
+    prompt_tokens: {kind: fixed, value: 1}
+    output_tokens: {kind: fixed, value: 2}
+step_time: {kind: linear, base_ms: 10}
+scheduler: {kind: continuous, max_num_seqs: 1}
+kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
+slo: {ttft_ms: 1}
+)";
+
 TEST_CASE("capacity: --mlperf sets the benchmark's p99 limits and LoadGen's query count per rate",
           "[sizing][capacity]") {
   // mlperf.conf: llama2-70b Server 2,000 ms TTFT and 200 ms TPOT, interactive 450 / 40 ms,
@@ -114,17 +128,7 @@ TEST_CASE("capacity: --mlperf sets the benchmark's p99 limits and LoadGen's quer
 
   // Poisson at 0.1/s, one 10 ms step a request: each probe runs LoadGen's count for its rate
   // (0.1 x scale x 600, at least 100) under the llama2-70b limits, whatever the config's slo.
-  const std::string config = R"(workload:
-  synthetic:
-    requests: 7
-    arrival: {kind: poisson, rate_per_s: 0.1}
-    prompt_tokens: {kind: fixed, value: 1}
-    output_tokens: {kind: fixed, value: 2}
-step_time: {kind: linear, base_ms: 10}
-scheduler: {kind: continuous, max_num_seqs: 1}
-kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
-slo: {ttft_ms: 1}
-)";
+  const std::string config = k_mlperf_config;
   CapacityOptions o;
   o.tolerance = 0.5;
   o.max_scale = 4;  // 0.4 requests/s at most: the SLOs hold throughout
@@ -173,17 +177,7 @@ TEST_CASE("capacity: --min-duration lengthens every MLPerf probe to the run's mi
       mlperf_server_overrides(mlperf_server_rules("llama2-70b"), 0.4, 2400);
   CHECK(o.back() == "workload.synthetic.requests=960");
 
-  const std::string config = R"(workload:
-  synthetic:
-    requests: 7
-    arrival: {kind: poisson, rate_per_s: 0.1}
-    prompt_tokens: {kind: fixed, value: 1}
-    output_tokens: {kind: fixed, value: 2}
-step_time: {kind: linear, base_ms: 10}
-scheduler: {kind: continuous, max_num_seqs: 1}
-kv: {policy: paged, capacity_tokens: 1000, block_size: 1}
-slo: {ttft_ms: 1}
-)";
+  const std::string config = k_mlperf_config;
   const fs::path dir = temp_dir();
   std::ofstream(dir / "c.yaml") << config;
   const std::string c = (dir / "c.yaml").string(), out = (dir / "o").string();
