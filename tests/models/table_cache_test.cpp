@@ -69,6 +69,37 @@ TEST_CASE("table cache: an entry cut short or altered is ignored and written aga
   CHECK_FALSE(c.load());
 }
 
+TEST_CASE("table cache: an entry of another format version or byte order is ignored", "[models]") {
+  // The header starts with the magic, whose last two characters are the format version (also
+  // the readers' version: an entry holds what the build that wrote it accepted), then the byte
+  // order's 8-byte probe. Each differing alone, the rest of the entry intact, must miss.
+  const fs::path dir = temp_dir();
+  const fs::path src = dir / "a.csv";
+  write(src, "x\n1\n");
+  const TableCache c(dir / "cache", src, "t");
+  c.store({1.0, 2.0});
+  REQUIRE(c.load());
+  const fs::path f = *c.file();
+  auto poke = [&f](std::streamoff at, char byte) {
+    std::fstream io(f, std::ios::binary | std::ios::in | std::ios::out);
+    io.seekp(at);
+    io.put(byte);
+  };
+  char version = 0;
+  {
+    std::ifstream in(f, std::ios::binary);
+    in.seekg(7);
+    in.get(version);
+  }
+  CHECK(version == '2');
+  poke(7, '1');  // an entry written by format version 01
+  CHECK_FALSE(c.load());
+  c.store({1.0, 2.0});
+  REQUIRE(c.load());
+  poke(8, '\x09');  // the byte-order probe's first byte: another machine's order
+  CHECK_FALSE(c.load());
+}
+
 TEST_CASE("table cache: a gemm table read from its entry equals the one parsed from the file",
           "[models]") {
   const fs::path dir = temp_dir();

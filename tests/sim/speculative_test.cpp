@@ -91,6 +91,24 @@ TEST_CASE("speculative: eagle's proposer is its layers' share of the target's de
   CHECK(r.requests[0].finish.count_ns() == ms(19.5));
 }
 
+TEST_CASE("speculative: eagle without a proposer map drafts with one layer of the catalogue model",
+          "[sim][speculative]") {
+  // No proposer section: one draft layer (the default), the target's layers from the catalogue
+  // model the step time names (Llama 3.1 8B: 32), so the proposer costs what an explicit
+  // `proposer: {layers: 1, target_layers: 32}` costs, and more than nothing.
+  const std::string base = trace_scenario(
+      "0,64,9\n", "{kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}", k_vllm, k_kv);
+  const Run implied = run(base + "speculative: {method: eagle, k: 3, acceptance: {rate: 1}}\n");
+  const Run given = run(base +
+                        "speculative: {method: eagle, k: 3, acceptance: {rate: 1}, proposer: "
+                        "{layers: 1, target_layers: 32}}\n");
+  REQUIRE(implied.stats.speculative);
+  REQUIRE(given.stats.speculative);
+  CHECK(implied.stats.speculative->proposer_ms > 0);
+  CHECK(implied.stats.speculative->proposer_ms == given.stats.speculative->proposer_ms);
+  CHECK(implied.requests[0].finish == given.requests[0].finish);
+}
+
 TEST_CASE("speculative: a verify takes 1 + k of vLLM's token budget, fewer drafts when short",
           "[sim][speculative]") {
   // max_num_batched_tokens 6, two requests (prompt 4, 9 tokens) at t=0.
