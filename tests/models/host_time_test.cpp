@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "core/errors.h"
+#include "tests/models/operator_stubs.h"
 #include "tests/support.h"
 
 namespace t_models_host_time_test {
@@ -37,16 +38,6 @@ StepShape prefill(int64_t tokens) {
   return s;
 }
 
-// schedule 0.5 + 0.1 x seqs (hidden under overlap), sample 0.2 a step (never hidden).
-HostTime host(bool overlap) {
-  HostTime h;
-  h.parts[static_cast<size_t>(HostPart::Schedule)] = {0.5, 0.1};
-  h.parts[static_cast<size_t>(HostPart::Sample)] = {0.2, 0.0};
-  h.hidden[static_cast<size_t>(HostPart::Schedule)] = true;
-  h.overlap = overlap;
-  return h;
-}
-
 CudaGraphs graphs(bool pad, bool mixed) {
   CudaGraphs g;
   g.enabled = true;
@@ -61,21 +52,23 @@ CudaGraphs graphs(bool pad, bool mixed) {
 
 TEST_CASE("host_time: exposed host time adds to the step, hidden host time overlaps it",
           "[models][host_time]") {
-  const auto serial = with_host_time(std::make_unique<Stub>(), host(false), CudaGraphs{}, false);
+  const auto serial =
+      with_host_time(std::make_unique<Stub>(), two_part_host(false), CudaGraphs{}, false);
   // gpu 1 + 0.4 = 1.4; host 0.5 + 0.4 + 0.2 = 1.1, all exposed: 2.5
   CHECK(serial->step_ms(decode(4)) == Approx(2.5));
-  const auto overlapped = with_host_time(std::make_unique<Stub>(), host(true), CudaGraphs{}, false);
+  const auto overlapped =
+      with_host_time(std::make_unique<Stub>(), two_part_host(true), CudaGraphs{}, false);
   // hidden 0.9 under gpu 1.4, exposed 0.2: 1.6
   CHECK(overlapped->step_ms(decode(4)) == Approx(1.6));
   // 40 seats: gpu 5, hidden 0.5 + 4 = 4.5 < 5: 5.2
   CHECK(overlapped->step_ms(decode(40)) == Approx(5.2));
-  HostTime heavy = host(true);
+  HostTime heavy = two_part_host(true);
   heavy.parts[0].per_seq_ms = 0.3;
   const auto cpu_bound = with_host_time(std::make_unique<Stub>(), heavy, CudaGraphs{}, false);
   // 10 seats: gpu 2, hidden 0.5 + 3 = 3.5 > 2 (the CPU sets the pace): 3.5 + 0.2 = 3.7
   CHECK(cpu_bound->step_ms(decode(10)) == Approx(3.7));
   // Sampling run by another process: off the path even without overlap: max(1.4, 0.2) + 0.9.
-  HostTime side = host(false);
+  HostTime side = two_part_host(false);
   side.off_path[static_cast<size_t>(HostPart::Sample)] = true;
   const auto off_path = with_host_time(std::make_unique<Stub>(), side, CudaGraphs{}, false);
   CHECK(off_path->step_ms(decode(4)) == Approx(2.3));
@@ -105,7 +98,8 @@ TEST_CASE("host_time: CUDA graphs pad small decode steps, the rest run eager",
 TEST_CASE("host_time: data-parallel ranks each charge and graph their own seats",
           "[models][host_time]") {
   // Two ranks: a step of n seats is ceil(n / 2) on the busiest rank.
-  const auto serial = with_host_time(std::make_unique<Stub>(), host(false), CudaGraphs{}, false, 2);
+  const auto serial =
+      with_host_time(std::make_unique<Stub>(), two_part_host(false), CudaGraphs{}, false, 2);
   // 4 seats, 2 a rank: gpu 1 + 0.4 = 1.4; host 0.5 + 0.1 x 2 + 0.2 = 0.9: 2.3 (2.5 on one rank)
   CHECK(serial->step_ms(decode(4)) == Approx(2.3));
   // 5 seats, 3 on the busiest: host 0.5 + 0.3 + 0.2 = 1.0; gpu 1.5: 2.5

@@ -15,6 +15,7 @@
 #include "models/mla.h"
 #include "models/operator_source.h"
 #include "models/step_time_model.h"
+#include "tests/models/operator_stubs.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
@@ -58,16 +59,6 @@ std::array<double, 4> stages(const StepTimeModel& m, const StepShape& s, int32_t
   return out;
 }
 
-// schedule 0.5 + 0.1 x seats (hidden under overlap), sample 0.2 a step (never hidden).
-HostTime host(bool overlap) {
-  HostTime h;
-  h.parts[static_cast<size_t>(HostPart::Schedule)] = {0.5, 0.1};
-  h.parts[static_cast<size_t>(HostPart::Sample)] = {0.2, 0.0};
-  h.hidden[static_cast<size_t>(HostPart::Schedule)] = true;
-  h.overlap = overlap;
-  return h;
-}
-
 }  // namespace
 
 TEST_CASE("cpu_overhead: with engine-scheduled micro-batches the CPU time goes on stage 0 only",
@@ -94,8 +85,8 @@ TEST_CASE("host_time: with engine-scheduled micro-batches the exposed host time 
           "[models][pipeline][host_time]") {
   // The stages' sum is 1.5 ms of GPU time. Serial host: 0.5 + 0.4 + 0.2 = 1.1 at 4 seats, all
   // exposed, so stage 0 grows by 1.1.
-  const auto serial =
-      with_host_time(std::make_unique<ThreeStages>(true), host(false), CudaGraphs{}, false);
+  const auto serial = with_host_time(std::make_unique<ThreeStages>(true), two_part_host(false),
+                                     CudaGraphs{}, false);
   CHECK(serial->pipeline().stages == 3);
   auto out = stages(*serial, decode(4), 1);
   CHECK(out[0] == Approx(0.3 + 1.1));
@@ -103,7 +94,7 @@ TEST_CASE("host_time: with engine-scheduled micro-batches the exposed host time 
   CHECK(out[2] == 0.7);
   // Overlapped: the hidden 0.9 fits under the 1.5 of the stages, only the 0.2 is exposed.
   const auto overlapped =
-      with_host_time(std::make_unique<ThreeStages>(true), host(true), CudaGraphs{}, false);
+      with_host_time(std::make_unique<ThreeStages>(true), two_part_host(true), CudaGraphs{}, false);
   out = stages(*overlapped, decode(4), 1);
   CHECK(out[0] == Approx(0.3 + 0.2));
   CHECK(out[1] == 0.5);
@@ -113,8 +104,8 @@ TEST_CASE("host_time: with engine-scheduled micro-batches the exposed host time 
   CHECK(out[0] == Approx(0.3 + 1.2));
   CHECK(out[2] == 0.7);
   // The closed form leaves the stages alone.
-  const auto closed =
-      with_host_time(std::make_unique<ThreeStages>(false), host(false), CudaGraphs{}, false);
+  const auto closed = with_host_time(std::make_unique<ThreeStages>(false), two_part_host(false),
+                                     CudaGraphs{}, false);
   out = stages(*closed, decode(4), 4);
   CHECK(out[0] == 0.3);
   CHECK(out[1] == 0.5);
@@ -188,25 +179,11 @@ TEST_CASE("operator: the weights-too-large refusal names the parallelism that sp
 namespace {
 
 /// Times a GEMM as 2 m n k x 10^-12 ms (so a sum of GEMMs gives back their weights); the rest 1.
-class GemmFlops final : public OperatorSource {
- public:
+struct GemmFlops final : UnitOperatorSource {
   std::string describe() const override { return "gemm flops"; }
   double gemm_ms(double m, double n, double k, const std::string&) const override {
     return 2 * m * n * k * 1e-12;
   }
-  double context_attention_ms(double, double, const AttentionHeads&, const std::string&,
-                              const std::string&) const override {
-    return 1;
-  }
-  double generation_attention_ms(double, double, const AttentionHeads&, const std::string&,
-                                 const std::string&) const override {
-    return 1;
-  }
-  double moe_ms(double, const MoeShape&, const std::string&, const std::string&) const override {
-    return 1;
-  }
-  double allreduce_ms(double, double) const override { return 1; }
-  double elementwise_ms(double) const override { return 1; }
 };
 
 }  // namespace

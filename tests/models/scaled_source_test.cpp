@@ -11,6 +11,7 @@
 #include "core/errors.h"
 #include "models/operator_source.h"
 #include "models/operator_tables.h"
+#include "tests/models/operator_stubs.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
@@ -22,23 +23,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Stub final : OperatorSource {
-  std::string describe() const override { return "stub"; }
-  double gemm_ms(double, double, double, const std::string&) const override { return 1; }
-  double context_attention_ms(double, double, const AttentionHeads&, const std::string&,
-                              const std::string&) const override {
-    return 1;
-  }
-  double generation_attention_ms(double, double, const AttentionHeads&, const std::string&,
-                                 const std::string&) const override {
-    return 1;
-  }
-  double moe_ms(double, const MoeShape&, const std::string&, const std::string&) const override {
-    return 1;
-  }
-  double allreduce_ms(double, double) const override { return 1; }
+struct Stub final : UnitOperatorSource {
   std::vector<double> breakpoints(OperatorAxis) const override { return {7}; }
-  double elementwise_ms(double) const override { return 1; }
 };
 
 // Source: 1e15 B/s and 1e12 FLOP/s (compute-bound); target: 1e12 B/s and 1e18 FLOP/s
