@@ -107,6 +107,9 @@ std::vector<NamedShape> shapes() {
            {8160, 32}, {8160, 33}})
     v.push_back({fmt::format("mixed {} + {} x 1000", p, n), mixed(p, n, 1000)});
   v.push_back({"mixed 512 after 4096 + 64 x 2000", mixed(512, 64, 2000, 4096)});
+  // Steps whose prefill minus decodes would fit a graph that their sum does not.
+  for (const auto& [p, n] : std::vector<std::pair<int64_t, int32_t>>{{7, 8}, {8, 8}, {9, 9}, {300, 300}})
+    v.push_back({fmt::format("mixed {} + {} x 1000", p, n), mixed(p, n, 1000)});
   StepShape padded = decode(3, 500);
   padded.sequences = padded.decode_sequences = 4;
   v.push_back({"decode 3 padded to 4", padded});
@@ -295,6 +298,12 @@ const std::vector<std::pair<std::string, std::string>>& extra_sections() {
        "step_time: {kind: layer_profile, path: ../data/llmservingsim-moe/tp2, layers: 4, tensor_parallel: 2, hidden_size: 2048, link_gb_per_s: 16}"},
       {"layer_profile fixture tp1 cpu_overhead",
        "step_time: {kind: layer_profile, path: ../data/llmservingsim-tp1, layers: 8, cpu_overhead: {per_sequence_ms: 0.02}}"},
+      {"layer_profile rtxpro6000 qwen3-30b-a3b top-16",
+       "step_time: {kind: layer_profile, path: ../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/tp1, layers: 48, experts: 128, experts_per_token: 16}"},
+      {"host vllm max_num_seqs 8 cheap linear",
+       "step_time: {kind: linear, base_ms: 0.1, per_prefill_token_ms: 0.001}\nscheduler: {kind: vllm, max_num_seqs: 8, cuda_graphs: {layers: 40}}"},
+      {"host vllm cheap linear",
+       "step_time: {kind: linear, base_ms: 0.1, per_prefill_token_ms: 0.001}\nscheduler: {kind: vllm, host_time: true, cuda_graphs: {layers: 40}}"},
       {"linear every term",
        "step_time: {kind: linear, base_ms: 1.5, per_seq_ms: 0.02, per_context_token_ms: 0.00001, per_prefill_token_ms: 0.003, per_prefill_token_sq_ms: 0.0000001, per_mixed_context_token_ms: 0.000002, per_token_above_knee_ms: 0.004, knee_tokens: 300}"},
       {"table points",
