@@ -3,7 +3,6 @@
 // that is not there names `operators.engine`, anything else `operators.path`; each message
 // starts with the key, its value and where it was written.
 #include <catch2/catch.hpp>
-
 #include <string>
 
 #include "core/config.h"

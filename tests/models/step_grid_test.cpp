@@ -17,20 +17,19 @@
 // shape roofline, all-reduce choices, expert and data parallelism, two-batch overlap, pipeline
 // schedules, layer-profile options, host-time variants) and the three fitted forms over the
 // repository's measurements. Only the repository's own files are read (data/, tests/data/).
-#include <catch2/catch.hpp>
-
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
-#include <set>
 #include <memory>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -87,14 +86,14 @@ StepShape mixed(int64_t prompt, int32_t n, int64_t each, int64_t context = 0) {
 
 std::vector<NamedShape> shapes() {
   std::vector<NamedShape> v;
-  for (int64_t t : {1, 17, 128, 255, 256, 257, 511, 512, 513, 2048, 8192, 8193, 16384, 32768,
-                    131072})
+  for (int64_t t :
+       {1, 17, 128, 255, 256, 257, 511, 512, 513, 2048, 8192, 8193, 16384, 32768, 131072})
     v.push_back({fmt::format("prefill {}", t), prefill(t)});
   v.push_back({"prefill 4 chunks of 256", prefill(1024, 4)});
   v.push_back({"prefill 512 after 7680", prefill(512, 1, 7680)});
   v.push_back({"prefill 3 chunks of 2048 after 30000", prefill(6144, 3, 30000)});
-  for (int32_t n : {1, 2, 3, 4, 5, 8, 9, 16, 17, 24, 25, 32, 33, 64, 100, 128, 129, 160, 161,
-                    248, 255, 256, 257, 264, 511, 512, 513, 1024, 5000})
+  for (int32_t n : {1,   2,   3,   4,   5,   8,   9,   16,  17,  24,  25,  32,  33,   64,  100,
+                    128, 129, 160, 161, 248, 255, 256, 257, 264, 511, 512, 513, 1024, 5000})
     v.push_back({fmt::format("decode {} x 1000", n), decode(n, 1000)});
   v.push_back({"decode 1 x 1", decode(1, 1)});
   v.push_back({"decode 1 x 131072", decode(1, 131072)});
@@ -102,13 +101,20 @@ std::vector<NamedShape> shapes() {
   v.push_back({"decode 4 uneven 10..7000", decode(4, 2000, 7000, 10)});
   v.push_back({"decode 64 uneven 1..30000", decode(64, 1000, 30000, 1)});
   v.push_back({"mixed 1 + 1", mixed(1, 1, 100)});
-  for (const auto& [p, n] : std::vector<std::pair<int64_t, int32_t>>{
-           {224, 31}, {224, 32}, {224, 33}, {480, 31}, {480, 32}, {480, 33}, {8160, 31},
-           {8160, 32}, {8160, 33}})
+  for (const auto& [p, n] : std::vector<std::pair<int64_t, int32_t>>{{224, 31},
+                                                                     {224, 32},
+                                                                     {224, 33},
+                                                                     {480, 31},
+                                                                     {480, 32},
+                                                                     {480, 33},
+                                                                     {8160, 31},
+                                                                     {8160, 32},
+                                                                     {8160, 33}})
     v.push_back({fmt::format("mixed {} + {} x 1000", p, n), mixed(p, n, 1000)});
   v.push_back({"mixed 512 after 4096 + 64 x 2000", mixed(512, 64, 2000, 4096)});
   // Steps whose prefill minus decodes would fit a graph that their sum does not.
-  for (const auto& [p, n] : std::vector<std::pair<int64_t, int32_t>>{{7, 8}, {8, 8}, {9, 9}, {300, 300}})
+  for (const auto& [p, n] :
+       std::vector<std::pair<int64_t, int32_t>>{{7, 8}, {8, 8}, {9, 9}, {300, 300}})
     v.push_back({fmt::format("mixed {} + {} x 1000", p, n), mixed(p, n, 1000)});
   StepShape padded = decode(3, 500);
   padded.sequences = padded.decode_sequences = 4;
@@ -171,9 +177,9 @@ std::string identity(const Cfg& section, const YAML::Node& node,
   e << node;
   std::string id = section.doc().base_dir() + "\n" + e.c_str();
   if (scheduler)
-    for (const char* k : {"kind", "version", "max_num_seqs", "async_scheduling",
-                          "enable_overlap_schedule", "disable_overlap_scheduler", "host_time",
-                          "cuda_graphs"})
+    for (const char* k :
+         {"kind", "version", "max_num_seqs", "async_scheduling", "enable_overlap_schedule",
+          "disable_overlap_scheduler", "host_time", "cuda_graphs"})
       if (scheduler->has(k)) {
         YAML::Emitter v;
         v << scheduler->node(k);
@@ -196,8 +202,8 @@ void shipped(std::vector<Entry>& out) {
   for (auto it = fs::recursive_directory_iterator(configs); it != fs::end(it); ++it) {
     const fs::path rel = fs::relative(it->path(), configs);
     const std::string top = rel.begin()->string();
-    if (it->is_directory() && (top == "models" || top == "hardware" || top == "shape-roofline" ||
-                               top == "sweeps")) {
+    if (it->is_directory() &&
+        (top == "models" || top == "hardware" || top == "shape-roofline" || top == "sweeps")) {
       it.disable_recursion_pending();
       continue;
     }
@@ -239,95 +245,167 @@ void shipped(std::vector<Entry>& out) {
 const std::vector<std::pair<std::string, std::string>>& extra_sections() {
   static const std::vector<std::pair<std::string, std::string>> k{
       {"operator a100 vllm llama-3.1-8b",
-       "step_time: {kind: operator, model: llama-3.1-8b, hardware: a100-80gb, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: a100_sxm, engine: vllm}}"},
+       "step_time: {kind: operator, model: llama-3.1-8b, hardware: a100-80gb, operators: {source: "
+       "tables, path: ../../data/timings/aiconfigurator, gpu: a100_sxm, engine: vllm}}"},
       {"operator a100 trtllm llama-2-13b tp2 int8_wo",
-       "step_time: {kind: operator, model: llama-2-13b, hardware: a100-80gb, tensor_parallel: 2, weight_dtype: int8_wo, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: a100_sxm, engine: trtllm}}"},
+       "step_time: {kind: operator, model: llama-2-13b, hardware: a100-80gb, tensor_parallel: 2, "
+       "weight_dtype: int8_wo, operators: {source: tables, path: "
+       "../../data/timings/aiconfigurator, gpu: a100_sxm, engine: trtllm}}"},
       {"operator a100 tables for a100-40gb scaled",
-       "step_time: {kind: operator, model: llama-3.1-8b, hardware: a100-40gb, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: a100_sxm, engine: vllm-0.14.0, scale_to_hardware: true}}"},
+       "step_time: {kind: operator, model: llama-3.1-8b, hardware: a100-40gb, operators: {source: "
+       "tables, path: ../../data/timings/aiconfigurator, gpu: a100_sxm, engine: vllm-0.14.0, "
+       "scale_to_hardware: true}}"},
       {"operator b200 vllm llama-3.1-70b tp4 fp8",
-       "step_time: {kind: operator, model: llama-3.1-70b, hardware: b200, tensor_parallel: 4, weight_dtype: fp8, kv_dtype: fp8, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: b200_sxm, engine: vllm}}"},
+       "step_time: {kind: operator, model: llama-3.1-70b, hardware: b200, tensor_parallel: 4, "
+       "weight_dtype: fp8, kv_dtype: fp8, operators: {source: tables, path: "
+       "../../data/timings/aiconfigurator, gpu: b200_sxm, engine: vllm}}"},
       {"operator b200 trtllm llama-3.1-8b nvfp4",
-       "step_time: {kind: operator, model: llama-3.1-8b, hardware: b200, weight_dtype: nvfp4, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: b200_sxm, engine: trtllm}}"},
+       "step_time: {kind: operator, model: llama-3.1-8b, hardware: b200, weight_dtype: nvfp4, "
+       "operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: b200_sxm, "
+       "engine: trtllm}}"},
       {"operator h200 vllm qwen3-30b-a3b tp2 ep2",
-       "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h200, tensor_parallel: 2, expert_parallel: 2, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h200_sxm, engine: vllm}}"},
+       "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h200, tensor_parallel: 2, "
+       "expert_parallel: 2, operators: {source: tables, path: ../../data/timings/aiconfigurator, "
+       "gpu: h200_sxm, engine: vllm}}"},
       {"operator h200 trtllm deepseek-v3 tp8 fp8_block",
-       "step_time: {kind: operator, model: deepseek-v3, hardware: h200, tensor_parallel: 8, weight_dtype: fp8_block, moe_distribution: balanced, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h200_sxm, engine: trtllm}}"},
+       "step_time: {kind: operator, model: deepseek-v3, hardware: h200, tensor_parallel: 8, "
+       "weight_dtype: fp8_block, moe_distribution: balanced, operators: {source: tables, path: "
+       "../../data/timings/aiconfigurator, gpu: h200_sxm, engine: trtllm}}"},
       {"operator h100 vllm mixtral-8x22b tp8",
-       "step_time: {kind: operator, model: mixtral-8x22b, hardware: h100-sxm, tensor_parallel: 8, weight_dtype: fp8, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h100_sxm, engine: vllm}}"},
+       "step_time: {kind: operator, model: mixtral-8x22b, hardware: h100-sxm, tensor_parallel: 8, "
+       "weight_dtype: fp8, operators: {source: tables, path: ../../data/timings/aiconfigurator, "
+       "gpu: h100_sxm, engine: vllm}}"},
       {"operator h100 trtllm llama-2-7b nccl",
-       "step_time: {kind: operator, model: llama-2-7b, hardware: h100-sxm, tensor_parallel: 2, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h100_sxm, engine: trtllm, allreduce: nccl}}"},
+       "step_time: {kind: operator, model: llama-2-7b, hardware: h100-sxm, tensor_parallel: 2, "
+       "operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h100_sxm, "
+       "engine: trtllm, allreduce: nccl}}"},
       {"operator l40s vllm-0.24.0 qwen3-8b",
-       "step_time: {kind: operator, model: qwen3-8b, hardware: l40s, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: l40s, engine: vllm-0.24.0}}"},
+       "step_time: {kind: operator, model: qwen3-8b, hardware: l40s, operators: {source: tables, "
+       "path: ../../data/timings/aiconfigurator, gpu: l40s, engine: vllm-0.24.0}}"},
       {"operator l40s trtllm llama-2-70b tp4",
-       "step_time: {kind: operator, model: llama-2-70b, hardware: l40s, tensor_parallel: 4, weight_dtype: fp8, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: l40s, engine: trtllm}}"},
+       "step_time: {kind: operator, model: llama-2-70b, hardware: l40s, tensor_parallel: 4, "
+       "weight_dtype: fp8, operators: {source: tables, path: ../../data/timings/aiconfigurator, "
+       "gpu: l40s, engine: trtllm}}"},
       {"operator rtxpro6000 trtllm qwen3-32b tp2 link",
-       "step_time: {kind: operator, model: qwen3-32b, hardware: rtx-pro-6000, tensor_parallel: 2, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: rtx_pro_6000_server, engine: trtllm, allreduce: link, link_efficiency: 0.5, link_latency_us: 10}}"},
+       "step_time: {kind: operator, model: qwen3-32b, hardware: rtx-pro-6000, tensor_parallel: 2, "
+       "operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: "
+       "rtx_pro_6000_server, engine: trtllm, allreduce: link, link_efficiency: 0.5, "
+       "link_latency_us: 10}}"},
       {"operator rtxpro6000 vllm mistral-7b lm_head fp8 overhead",
-       "step_time: {kind: operator, model: mistral-7b, hardware: rtx-pro-6000, weight_dtype: fp8, lm_head_dtype: fp8, overhead_ms: 0.25, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: rtx_pro_6000_server, engine: vllm}}"},
+       "step_time: {kind: operator, model: mistral-7b, hardware: rtx-pro-6000, weight_dtype: fp8, "
+       "lm_head_dtype: fp8, overhead_ms: 0.25, operators: {source: tables, path: "
+       "../../data/timings/aiconfigurator, gpu: rtx_pro_6000_server, engine: vllm}}"},
       {"operator shape roofline mi325x qwen3-235b-a22b tp8",
-       "step_time: {kind: operator, model: qwen3-235b-a22b, hardware: mi325x, tensor_parallel: 8, weight_dtype: fp8, operators: {source: roofline, fit: fit-without-h100_sxm}}"},
+       "step_time: {kind: operator, model: qwen3-235b-a22b, hardware: mi325x, tensor_parallel: 8, "
+       "weight_dtype: fp8, operators: {source: roofline, fit: fit-without-h100_sxm}}"},
       {"operator shape roofline l4 llama-3.1-8b",
-       "step_time: {kind: operator, model: llama-3.1-8b, hardware: l4, operators: {source: roofline}}"},
+       "step_time: {kind: operator, model: llama-3.1-8b, hardware: l4, operators: {source: "
+       "roofline}}"},
       {"operator h100 vllm llama-3.1-70b tp2 pp2 micro_batches",
-       "step_time: {kind: operator, model: llama-3.1-70b, hardware: h100-sxm, tensor_parallel: 2, pipeline_parallel: 2, pipeline_schedule: micro_batches, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h100_sxm, engine: vllm}}"},
+       "step_time: {kind: operator, model: llama-3.1-70b, hardware: h100-sxm, tensor_parallel: 2, "
+       "pipeline_parallel: 2, pipeline_schedule: micro_batches, operators: {source: tables, path: "
+       "../../data/timings/aiconfigurator, gpu: h100_sxm, engine: vllm}}"},
       {"operator h100 vllm qwen3-30b-a3b dp4 ep4 overlap",
-       "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h100-sxm, data_parallel: 4, expert_skew: 1.5, two_batch_overlap: true, gpus_per_node: 2, operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h100_sxm, engine: vllm}}"},
+       "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h100-sxm, data_parallel: 4, "
+       "expert_skew: 1.5, two_batch_overlap: true, gpus_per_node: 2, operators: {source: tables, "
+       "path: ../../data/timings/aiconfigurator, gpu: h100_sxm, engine: vllm}}"},
       {"roofline deepseek-v3 h200 tp8 fp8",
-       "step_time: {kind: roofline, model: deepseek-v3, hardware: h200, tensor_parallel: 8, weight_dtype: fp8}"},
+       "step_time: {kind: roofline, model: deepseek-v3, hardware: h200, tensor_parallel: 8, "
+       "weight_dtype: fp8}"},
       {"roofline mixtral-8x7b a100-80gb tp2",
-       "step_time: {kind: roofline, model: mixtral-8x7b, hardware: a100-80gb, tensor_parallel: 2, bandwidth_efficiency: 0.7, compute_efficiency: 0.5}"},
+       "step_time: {kind: roofline, model: mixtral-8x7b, hardware: a100-80gb, tensor_parallel: 2, "
+       "bandwidth_efficiency: 0.7, compute_efficiency: 0.5}"},
       {"roofline qwen3-235b-a22b b200 tp4 fp8",
-       "step_time: {kind: roofline, model: qwen3-235b-a22b, hardware: b200, tensor_parallel: 4, weight_dtype: fp8, kv_dtype: bf16}"},
+       "step_time: {kind: roofline, model: qwen3-235b-a22b, hardware: b200, tensor_parallel: 4, "
+       "weight_dtype: fp8, kv_dtype: bf16}"},
       {"roofline llama-3.1-405b mi300x tp8 fp8 pp2",
-       "step_time: {kind: roofline, model: llama-3.1-405b, hardware: mi300x, tensor_parallel: 4, pipeline_parallel: 2, weight_dtype: fp8, pipeline_link_gb_per_s: 50, pipeline_link_latency_us: 5}"},
+       "step_time: {kind: roofline, model: llama-3.1-405b, hardware: mi300x, tensor_parallel: 4, "
+       "pipeline_parallel: 2, weight_dtype: fp8, pipeline_link_gb_per_s: 50, "
+       "pipeline_link_latency_us: 5}"},
       {"roofline gpt2-small rtx-4090 fp32",
-       "step_time: {kind: roofline, model: gpt2-small, hardware: rtx-4090, weight_dtype: fp32, overhead_ms: 0.1}"},
+       "step_time: {kind: roofline, model: gpt2-small, hardware: rtx-4090, weight_dtype: fp32, "
+       "overhead_ms: 0.1}"},
       {"roofline llama-2-7b l4 int4 kv fp8 compute fp16",
-       "step_time: {kind: roofline, model: llama-2-7b, hardware: l4, weight_dtype: int4, kv_dtype: fp8, compute_dtype: fp16}"},
+       "step_time: {kind: roofline, model: llama-2-7b, hardware: l4, weight_dtype: int4, kv_dtype: "
+       "fp8, compute_dtype: fp16}"},
       {"roofline codellama-34b apple-m3-max int8",
-       "step_time: {kind: roofline, model: codellama-34b, hardware: apple-m3-max, weight_dtype: int8, compute_dtype: fp16, cpu_overhead: {per_step_ms: 0.5, per_sequence_ms: 0.01}}"},
+       "step_time: {kind: roofline, model: codellama-34b, hardware: apple-m3-max, weight_dtype: "
+       "int8, compute_dtype: fp16, cpu_overhead: {per_step_ms: 0.5, per_sequence_ms: 0.01}}"},
       {"roofline qwen3-14b l40s tp2 pp3 micro_batches",
-       "step_time: {kind: roofline, model: qwen3-14b, hardware: l40s, tensor_parallel: 2, pipeline_parallel: 3, pipeline_schedule: micro_batches}"},
+       "step_time: {kind: roofline, model: qwen3-14b, hardware: l40s, tensor_parallel: 2, "
+       "pipeline_parallel: 3, pipeline_schedule: micro_batches}"},
       {"layer_profile rtxpro6000 llama skew_alpha profile",
-       "step_time: {kind: layer_profile, path: ../../data/timings/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/tp1, layers: 32, skew_alpha: profile, overhead_ms: 0.3}"},
+       "step_time: {kind: layer_profile, path: "
+       "../../data/timings/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/tp1, layers: "
+       "32, skew_alpha: profile, overhead_ms: 0.3}"},
       {"layer_profile rtxpro6000 llama skew 0.4 tp2 link",
-       "step_time: {kind: layer_profile, path: ../../data/timings/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/tp1, layers: 32, skew_alpha: 0.4, tensor_parallel: 2, hidden_size: 4096, link_gb_per_s: 32, link_latency_us: 8, activation_bytes: 4}"},
+       "step_time: {kind: layer_profile, path: "
+       "../../data/timings/llmservingsim/perf/RTXPRO6000/meta-llama/Llama-3.1-8B/bf16/tp1, layers: "
+       "32, skew_alpha: 0.4, tensor_parallel: 2, hidden_size: 4096, link_gb_per_s: 32, "
+       "link_latency_us: 8, activation_bytes: 4}"},
       {"layer_profile rtxpro6000 qwen3-30b-a3b ep4",
-       "step_time: {kind: layer_profile, path: ../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/tp1, layers: 48, experts: 128, experts_per_token: 8, expert_parallel: 4, data_parallel: 4, hidden_size: 2048, link_gb_per_s: 16}"},
+       "step_time: {kind: layer_profile, path: "
+       "../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/"
+       "tp1, layers: 48, experts: 128, experts_per_token: 8, expert_parallel: 4, data_parallel: 4, "
+       "hidden_size: 2048, link_gb_per_s: 16}"},
       {"layer_profile moe fixture tp2",
-       "step_time: {kind: layer_profile, path: ../data/llmservingsim-moe/tp2, layers: 4, tensor_parallel: 2, hidden_size: 2048, link_gb_per_s: 16}"},
+       "step_time: {kind: layer_profile, path: ../data/llmservingsim-moe/tp2, layers: 4, "
+       "tensor_parallel: 2, hidden_size: 2048, link_gb_per_s: 16}"},
       {"layer_profile fixture tp1 cpu_overhead",
-       "step_time: {kind: layer_profile, path: ../data/llmservingsim-tp1, layers: 8, cpu_overhead: {per_sequence_ms: 0.02}}"},
+       "step_time: {kind: layer_profile, path: ../data/llmservingsim-tp1, layers: 8, cpu_overhead: "
+       "{per_sequence_ms: 0.02}}"},
       {"layer_profile rtxpro6000 qwen3-30b-a3b top-16",
-       "step_time: {kind: layer_profile, path: ../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/tp1, layers: 48, experts: 128, experts_per_token: 16}"},
+       "step_time: {kind: layer_profile, path: "
+       "../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/"
+       "tp1, layers: 48, experts: 128, experts_per_token: 16}"},
       {"host vllm max_num_seqs 8 cheap linear",
-       "step_time: {kind: linear, base_ms: 0.1, per_prefill_token_ms: 0.001}\nscheduler: {kind: vllm, max_num_seqs: 8, cuda_graphs: {layers: 40}}"},
+       "step_time: {kind: linear, base_ms: 0.1, per_prefill_token_ms: 0.001}\nscheduler: {kind: "
+       "vllm, max_num_seqs: 8, cuda_graphs: {layers: 40}}"},
       {"host vllm cheap linear",
-       "step_time: {kind: linear, base_ms: 0.1, per_prefill_token_ms: 0.001}\nscheduler: {kind: vllm, host_time: true, cuda_graphs: {layers: 40}}"},
+       "step_time: {kind: linear, base_ms: 0.1, per_prefill_token_ms: 0.001}\nscheduler: {kind: "
+       "vllm, host_time: true, cuda_graphs: {layers: 40}}"},
       {"linear every term",
-       "step_time: {kind: linear, base_ms: 1.5, per_seq_ms: 0.02, per_context_token_ms: 0.00001, per_prefill_token_ms: 0.003, per_prefill_token_sq_ms: 0.0000001, per_mixed_context_token_ms: 0.000002, per_token_above_knee_ms: 0.004, knee_tokens: 300}"},
+       "step_time: {kind: linear, base_ms: 1.5, per_seq_ms: 0.02, per_context_token_ms: 0.00001, "
+       "per_prefill_token_ms: 0.003, per_prefill_token_sq_ms: 0.0000001, "
+       "per_mixed_context_token_ms: 0.000002, per_token_above_knee_ms: 0.004, knee_tokens: 300}"},
       {"table points",
-       "step_time: {kind: table, points: [{batch: 1, ms: 6}, {batch: 8, ms: 7.5}, {batch: 64, ms: 12}, {batch: 256, ms: 30}], prefill_ms_per_token: 0.02}"},
+       "step_time: {kind: table, points: [{batch: 1, ms: 6}, {batch: 8, ms: 7.5}, {batch: 64, ms: "
+       "12}, {batch: 256, ms: 30}], prefill_ms_per_token: 0.02}"},
       {"host vllm 0.7 V0 max_num_seqs 100",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: vllm, version: '0.7.3', max_num_seqs: 100, host_time: true}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "vllm, version: '0.7.3', max_num_seqs: 100, host_time: true}"},
       {"host vllm 0.10 async",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: vllm, version: '0.10.1', async_scheduling: true, host_time: true}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "vllm, version: '0.10.1', async_scheduling: true, host_time: true}"},
       {"host vllm max_num_seqs 200 graphs only",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: vllm, max_num_seqs: 200, cuda_graphs: true}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "vllm, max_num_seqs: 200, cuda_graphs: true}"},
       {"host vllm graph map no padding",
-       "step_time: {kind: linear, base_ms: 2, per_seq_ms: 0.01, per_prefill_token_ms: 0.001}\nscheduler: {kind: vllm, host_time: {schedule: {per_step_ms: 0.2, per_seq_ms: 0.002}, sample: {per_step_ms: 0.1}}, cuda_graphs: {capture_sizes: [1, 2, 4, 8, 16, 32], enable_padding: false, eager_launch_us_per_layer: 30, layers: 10}}"},
+       "step_time: {kind: linear, base_ms: 2, per_seq_ms: 0.01, per_prefill_token_ms: "
+       "0.001}\nscheduler: {kind: vllm, host_time: {schedule: {per_step_ms: 0.2, per_seq_ms: "
+       "0.002}, sample: {per_step_ms: 0.1}}, cuda_graphs: {capture_sizes: [1, 2, 4, 8, 16, 32], "
+       "enable_padding: false, eager_launch_us_per_layer: 30, layers: 10}}"},
       {"host vllm graphs off",
-       "step_time: {kind: roofline, model: qwen3-8b, hardware: h100-sxm}\nscheduler: {kind: vllm, host_time: true, cuda_graphs: false}"},
+       "step_time: {kind: roofline, model: qwen3-8b, hardware: h100-sxm}\nscheduler: {kind: vllm, "
+       "host_time: true, cuda_graphs: false}"},
       {"host sglang",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: sglang, host_time: true}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "sglang, host_time: true}"},
       {"host sglang 0.3 no overlap",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: sglang, version: '0.3.6', host_time: true}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "sglang, version: '0.3.6', host_time: true}"},
       {"host trtllm 1.0 no overlap",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: trtllm, version: '1.0.0', disable_overlap_scheduler: true, host_time: true}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "trtllm, version: '1.0.0', disable_overlap_scheduler: true, host_time: true}"},
       {"host trtllm 0.20 components",
-       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: trtllm, version: '0.20.0', host_time: {prepare_inputs: {per_step_ms: 0.3, per_seq_ms: 0.004}, process_outputs: {per_step_ms: 0.1}}}"},
+       "step_time: {kind: roofline, model: llama-3.1-8b, hardware: h100-sxm}\nscheduler: {kind: "
+       "trtllm, version: '0.20.0', host_time: {prepare_inputs: {per_step_ms: 0.3, per_seq_ms: "
+       "0.004}, process_outputs: {per_step_ms: 0.1}}}"},
       {"host layer_profile dp2 vllm async",
-       "step_time: {kind: layer_profile, path: ../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/tp1, layers: 48, experts: 128, experts_per_token: 8, data_parallel: 2, hidden_size: 2048, link_gb_per_s: 16}\nscheduler: {kind: vllm, async_scheduling: true, host_time: true}"},
+       "step_time: {kind: layer_profile, path: "
+       "../../data/timings/llmservingsim/perf/RTXPRO6000/Qwen/Qwen3-30B-A3B-Instruct-2507/bf16/"
+       "tp1, layers: 48, experts: 128, experts_per_token: 8, data_parallel: 2, hidden_size: 2048, "
+       "link_gb_per_s: 16}\nscheduler: {kind: vllm, async_scheduling: true, host_time: true}"},
   };
   return k;
 }
@@ -372,25 +450,26 @@ void fitted(std::vector<Entry>& out) {
     sets.push_back({"vidur fixture a100", (k_root / "tests/data/vidur-a100").string(), "vidur", f});
   }
   for (const Set& set : sets) {
-    const auto ms = std::make_shared<MeasurementSet>(read_measurements(set.path, set.format,
-                                                                       set.filter));
-    out.push_back({set.name + " measurements", [ms](const StepShape&, Figures& f) {
-                     f.emplace_back("samples", static_cast<double>(ms->samples.size()));
-                     double sum = 0;
-                     for (const StepSample& s : ms->samples) sum += s.ms;
-                     f.emplace_back("sum_ms", sum);
-                     if (ms->cpu_overhead) {
-                       f.emplace_back("overhead.per_step_ms", ms->cpu_overhead->overhead.per_step_ms);
-                       f.emplace_back("overhead.per_sequence_ms",
-                                      ms->cpu_overhead->overhead.per_sequence_ms);
-                     }
-                   }});
+    const auto ms =
+        std::make_shared<MeasurementSet>(read_measurements(set.path, set.format, set.filter));
+    out.push_back(
+        {set.name + " measurements", [ms](const StepShape&, Figures& f) {
+           f.emplace_back("samples", static_cast<double>(ms->samples.size()));
+           double sum = 0;
+           for (const StepSample& s : ms->samples) sum += s.ms;
+           f.emplace_back("sum_ms", sum);
+           if (ms->cpu_overhead) {
+             f.emplace_back("overhead.per_step_ms", ms->cpu_overhead->overhead.per_step_ms);
+             f.emplace_back("overhead.per_sequence_ms", ms->cpu_overhead->overhead.per_sequence_ms);
+           }
+         }});
     const std::pair<const char*, std::unique_ptr<FittedModel> (*)(const std::vector<StepSample>&)>
         forms[] = {{"linear", &fit_linear}, {"hinge", &fit_hinge}, {"table", &fit_table}};
     for (const auto& [form, fit] : forms) {
       std::shared_ptr<FittedModel> m = fit(ms->samples);
-      out.push_back({fmt::format("{} fit {}", set.name, form),
-                     [m](const StepShape& s, Figures& f) { f.emplace_back("ms", m->predict_ms(s)); }});
+      out.push_back({fmt::format("{} fit {}", set.name, form), [m](const StepShape& s, Figures& f) {
+                       f.emplace_back("ms", m->predict_ms(s));
+                     }});
     }
   }
 }
