@@ -35,8 +35,11 @@
 #include <vector>
 
 #include "core/config.h"
+#include "core/errors.h"
+#include "models/catalog.h"
 #include "models/fit.h"
 #include "models/host_time.h"
+#include "models/kv_memory.h"
 #include "models/measurements.h"
 #include "models/step_time_model.h"
 #include "tests/test_paths.h"
@@ -151,6 +154,7 @@ struct Entry {
   std::string name;
   // Called for each shape; appends that shape's figures.
   std::function<void(const StepShape&, Figures&)> figures;
+  bool per_shape = true;  ///< false: figures of no shape (measurements, catalogue, KV memory)
 };
 
 // A step_time section with the scheduler beside it (as sim/scenario.cpp builds it).
@@ -232,6 +236,18 @@ void shipped(std::vector<Entry>& out) {
         if (pools[i].has("step_time") && !pools[i].is_scalar("step_time"))
           add(fmt::format("{} pools[{}]", name, i), pools[i].child("step_time"),
               pools[i].node("step_time"), scheduler_of(pools[i], root));
+    }
+    if (const auto kv = root.optional_child("kv"); kv && kv->has("memory")) {
+      const Cfg memory = kv->child("memory");
+      if (built.insert("kv.memory\n" + identity(memory, kv->node("memory"), std::nullopt)).second) {
+        const KvMemory k = read_kv_memory(memory);
+        out.push_back({name + " kv.memory",
+                       [k](const StepShape&, Figures& f) {
+                         f.emplace_back("capacity_tokens", static_cast<double>(k.capacity_tokens));
+                         f.emplace_back("bytes_per_token", k.bytes_per_token);
+                       },
+                       false});
+      }
     }
     if (const auto spec = root.optional_child("speculative")) {
       if (const auto p = spec->optional_child("proposer"); p && p->has("step_time"))
@@ -453,7 +469,8 @@ void fitted(std::vector<Entry>& out) {
     const auto ms =
         std::make_shared<MeasurementSet>(read_measurements(set.path, set.format, set.filter));
     out.push_back(
-        {set.name + " measurements", [ms](const StepShape&, Figures& f) {
+        {set.name + " measurements",
+         [ms](const StepShape&, Figures& f) {
            f.emplace_back("samples", static_cast<double>(ms->samples.size()));
            double sum = 0;
            for (const StepSample& s : ms->samples) sum += s.ms;
@@ -462,7 +479,8 @@ void fitted(std::vector<Entry>& out) {
              f.emplace_back("overhead.per_step_ms", ms->cpu_overhead->overhead.per_step_ms);
              f.emplace_back("overhead.per_sequence_ms", ms->cpu_overhead->overhead.per_sequence_ms);
            }
-         }});
+         },
+         false});
     const std::pair<const char*, std::unique_ptr<FittedModel> (*)(const std::vector<StepSample>&)>
         forms[] = {{"linear", &fit_linear}, {"hinge", &fit_hinge}, {"table", &fit_table}};
     for (const auto& [form, fit] : forms) {
@@ -471,6 +489,72 @@ void fitted(std::vector<Entry>& out) {
                        f.emplace_back("ms", m->predict_ms(s));
                      }});
     }
+  }
+}
+
+// The catalogue's figures a step model reads (every model's weight and KV bytes in every dtype,
+// every chip's bandwidth, memory and peaks), and the KV capacity `kv.memory` gives: the shipped
+// configs' sections, every catalogue model on a group of eight B200s, and the explicit forms.
+void catalogue(std::vector<Entry>& out) {
+  for (const std::string& name : model_names()) {
+    const auto m = std::make_shared<ModelSpec>(load_model(name));
+    out.push_back({"catalogue model " + name,
+                   [m](const StepShape&, Figures& f) {
+                     for (const std::string& d : dtype_names()) {
+                       const Dtype t = *parse_dtype(d);
+                       f.emplace_back("weight_bytes " + d, m->weight_bytes(t));
+                       f.emplace_back("active_weight_bytes " + d, m->active_weight_bytes(t));
+                       f.emplace_back("kv_bytes_per_token " + d, m->kv_bytes_per_token(t));
+                     }
+                     f.emplace_back("routed_expert_parameters", m->routed_expert_parameters());
+                     f.emplace_back("moe_layers", static_cast<double>(m->moe_layers()));
+                   },
+                   false});
+  }
+  for (const std::string& name : hardware_names()) {
+    const auto h = std::make_shared<HardwareSpec>(load_hardware(name));
+    out.push_back({"catalogue hardware " + name,
+                   [h](const StepShape&, Figures& f) {
+                     f.emplace_back("bandwidth_bytes_per_s", h->bandwidth_bytes_per_s());
+                     f.emplace_back("memory_bytes", h->memory_bytes());
+                     f.emplace_back("reported_memory_bytes", h->reported_memory_bytes());
+                     for (const std::string& d : dtype_names())
+                       f.emplace_back("peak_flops_per_s " + d,
+                                      h->peak_flops_per_s(*parse_dtype(d)).value_or(-1.0));
+                   },
+                   false});
+  }
+  std::vector<std::pair<std::string, std::string>> sections;
+  for (const std::string& name : model_names())
+    for (const char* form : {"tensor_parallel: 8, weight_dtype: fp8, kv_dtype: fp8",
+                             "tensor_parallel: 4, weight_dtype: nvfp4, utilization: 0.85, "
+                             "reserved_gib: 3",
+                             "tensor_parallel: 16, free_gpu_memory_fraction: 0.5"})
+      sections.emplace_back(fmt::format("kv.memory {} b200 {}", name, form),
+                            fmt::format("{{model: {}, hardware: b200, {}}}", name, form));
+  sections.emplace_back("kv.memory explicit figures",
+                        "{accelerator_gib: 24, parameters: 7.2e9, layers: 32, kv_heads: 8, "
+                        "head_dim: 128, weight_dtype: int4_wo, kv_dtype: fp8, "
+                        "free_gpu_memory_fraction: 0.85, reserved_gib: 1.5}");
+  sections.emplace_back(
+      "kv.memory replicated KV heads",
+      "{accelerator_gib: 80, utilization: 0.9, parameters: 70.6e9, layers: 80, "
+      "kv_heads: 8, head_dim: 128, tensor_parallel: 32, weight_dtype: fp8_block}");
+  for (const auto& [name, yaml] : sections) {
+    const auto doc = std::make_shared<Document>(yaml, (k_root / "tests/models/grid.yaml").string());
+    double capacity = -1, bytes = -1;  // -1: refused (no room, or a split the heads refuse)
+    try {
+      const KvMemory kv = read_kv_memory(Cfg::root(doc));
+      capacity = static_cast<double>(kv.capacity_tokens);
+      bytes = kv.bytes_per_token;
+    } catch (const InputError&) {
+    }
+    out.push_back({name,
+                   [capacity, bytes](const StepShape&, Figures& f) {
+                     f.emplace_back("capacity_tokens", capacity);
+                     f.emplace_back("bytes_per_token", bytes);
+                   },
+                   false});
   }
 }
 
@@ -485,13 +569,13 @@ TEST_CASE("step models: every model's figures over the shape grid match the pinn
   shipped(entries);
   extras(entries);
   fitted(entries);
+  catalogue(entries);
   const std::vector<NamedShape> grid = shapes();
 
   // Keyed "entry \t shape \t figure", in the order computed.
   std::vector<std::pair<std::string, double>> now;
   Figures figs;
   for (const Entry& e : entries) {
-    const bool measurements = e.name.ends_with(" measurements");
     for (const NamedShape& s : grid) {
       figs.clear();
       e.figures(s.shape, figs);
@@ -499,9 +583,9 @@ TEST_CASE("step models: every model's figures over the shape grid match the pinn
         if (fig == "cost.step_ms" && value == figs.front().second) continue;  // as it should be
         // The peaks are the chip's: pinned at the first shape.
         if (fig.starts_with("peak_") && &s != &grid.front()) continue;
-        now.emplace_back(fmt::format("{}\t{}\t{}", e.name, s.name, fig), value);
+        now.emplace_back(fmt::format("{}\t{}\t{}", e.name, e.per_shape ? s.name : "-", fig), value);
       }
-      if (measurements) break;  // not a function of the shape
+      if (!e.per_shape) break;  // not a function of the shape
     }
   }
 
