@@ -325,9 +325,10 @@ const std::vector<std::pair<std::string, std::string>>& extra_sections() {
        "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h100-sxm, data_parallel: 4, "
        "expert_skew: 1.5, two_batch_overlap: true, gpus_per_node: 2, operators: {source: tables, "
        "path: ../../data/timings/aiconfigurator, gpu: h100_sxm, engine: vllm}}"},
-      {"operator h100 vllm qwen3-30b-a3b dp4 one node fp8 dispatch",
-       "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h100-sxm, data_parallel: 4, "
-       "dispatch_dtype: fp8, operators: {source: tables, path: ../../data/timings/aiconfigurator, "
+      {"operator h100 vllm qwen3-30b-a3b dp16 one 16-GPU node fp8 dispatch",
+       "step_time: {kind: operator, model: qwen3-30b-a3b, hardware: h100-sxm, data_parallel: 16, "
+       "gpus_per_node: 16, dispatch_dtype: fp8, operators: {source: tables, path: "
+       "../../data/timings/aiconfigurator, "
        "gpu: h100_sxm, engine: vllm}}"},
       {"roofline deepseek-v3 h200 tp8 fp8",
        "step_time: {kind: roofline, model: deepseek-v3, hardware: h200, tensor_parallel: 8, "
