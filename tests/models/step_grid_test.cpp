@@ -119,6 +119,15 @@ std::vector<NamedShape> shapes() {
   for (const auto& [p, n] :
        std::vector<std::pair<int64_t, int32_t>>{{7, 8}, {8, 8}, {9, 9}, {300, 300}})
     v.push_back({fmt::format("mixed {} + {} x 1000", p, n), mixed(p, n, 1000)});
+  // Uneven decode lengths beside a prefill chunk (the skew corrections' chunk axis).
+  for (const auto& [p, n] :
+       std::vector<std::pair<int64_t, int32_t>>{{96, 4}, {300, 16}, {1500, 48}}) {
+    StepShape u = mixed(p, n, 2000);
+    u.decode_context_max = 9000;
+    u.decode_context_min = 10;
+    v.push_back({fmt::format("mixed {} + {} uneven 10..9000", p, n), u});
+  }
+  v.push_back({"decode 20000 x 100", decode(20000, 100)});
   StepShape padded = decode(3, 500);
   padded.sequences = padded.decode_sequences = 4;
   v.push_back({"decode 3 padded to 4", padded});
