@@ -339,6 +339,10 @@ const std::vector<std::pair<std::string, std::string>>& extra_sections() {
        "gpus_per_node: 16, dispatch_dtype: fp8, operators: {source: tables, path: "
        "../../data/timings/aiconfigurator, "
        "gpu: h100_sxm, engine: vllm}}"},
+      {"operator shape roofline l4 tp2 on a 0.5 GB/s link",
+       "step_time: {kind: operator, model: llama-3.1-8b, hardware: "
+       "../data/step_grid/l4-slow-link.yaml, "
+       "tensor_parallel: 2, operators: {source: roofline}}"},
       {"roofline deepseek-v3 h200 tp8 fp8",
        "step_time: {kind: roofline, model: deepseek-v3, hardware: h200, tensor_parallel: 8, "
        "weight_dtype: fp8}"},
