@@ -39,8 +39,7 @@ TEST_CASE("preemption_mode rules: recompute needs no KV bytes per token, swap do
   CHECK(build_error(k_workload + scheduler + ", preemption_mode: recompute}\n") == "no error");
   CHECK_THAT(build_error(k_workload + scheduler + swap + "}\n"),
              Catch::Contains("swap needs the KV bytes of one token to time the transfers"));
-  CHECK(build_error(k_workload + scheduler + swap + ", kv_bytes_per_token: 1000}\n") ==
-        "no error");
+  CHECK(build_error(k_workload + scheduler + swap + ", kv_bytes_per_token: 1000}\n") == "no error");
 }
 
 }  // namespace t_sim_preemption_mode_rules_test
