@@ -15,6 +15,19 @@ and every `definition` text. Besides the summary, the table `servesim run` print
 under the key `(stdout)`, with the output folder written as OUT. Every config is recorded: the
 data they read is in the repository's data/ (docs/data.md).
 
+The per-request and per-step files are pinned too, as figures that say what moved: for every
+CSV file the run writes (requests.csv, autoscale.csv, and steps.csv where the run has at most
+STEP_ROWS steps: the run is then repeated with --steps, and the test passes --steps for the
+configs whose entry holds steps.csv figures), `(FILE) rows` and per column:
+  numeric column (every non-blank cell a number): `(FILE) COL sum` and `(FILE) COL wsum`, the
+    sum of the values and of (row+1)*value over the data rows (so two swapped rows show);
+  text column with at most TEXT_VALUES distinct values: `(FILE) COL=VALUE count` and
+    `(FILE) COL=VALUE wsum` (the sum of row+1 over the rows holding it);
+  any other text column: `(FILE) COL length sum` and `(FILE) COL length wsum` (in bytes);
+  and `(FILE) COL blank`, the number of empty cells, where there are any (a column of blanks
+  has no other figure).
+tests/cli/cli_test.cpp computes the same figures the same way (csv_figures there).
+
   python3 scripts/golden.py                      # uses build/servesim
   python3 scripts/golden.py --servesim PATH      # another binary
   python3 scripts/golden.py --check              # compare instead of writing; exit 1 on a change
@@ -23,6 +36,7 @@ data they read is in the repository's data/ (docs/data.md).
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -31,6 +45,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOT_SCENARIOS = {"models", "hardware", "shape-roofline", "step_times", "sweeps"}
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "configs.json")
 REL_TOL = 1e-9
+STEP_ROWS = 30000    # a config with more steps than this keeps no steps.csv figures
+TEXT_VALUES = 16     # a text column with more distinct values keeps only their lengths
+NUMBER = re.compile(r"-?([0-9]+[.]?[0-9]*|[.][0-9]+)([eE][-+]?[0-9]+)?")
 
 
 def scenario_configs():
@@ -68,6 +85,102 @@ def leaf(v, path, out):
         out[path] = v
 
 
+def csv_rows(text):
+    """The rows of a CSV file as servesim writes it: comma-separated cells, a cell in double
+    quotes may hold commas ("" inside it is one quote)."""
+    rows = []
+    for line in text.split("\n"):
+        if line == "":
+            continue
+        if '"' not in line:
+            rows.append(line.split(","))
+            continue
+        cells, cell, quoted, i = [], "", False, 0
+        while i < len(line):
+            c = line[i]
+            if quoted:
+                if c == '"' and line[i + 1:i + 2] == '"':
+                    cell += '"'
+                    i += 1
+                elif c == '"':
+                    quoted = False
+                else:
+                    cell += c
+            elif c == '"':
+                quoted = True
+            elif c == ",":
+                cells.append(cell)
+                cell = ""
+            else:
+                cell += c
+            i += 1
+        cells.append(cell)
+        rows.append(cells)
+    return rows
+
+
+def csv_figures(name, text, out):
+    """The figures of one CSV file (see the module's text), added to `out`."""
+    rows = csv_rows(text)
+    header, data = rows[0], rows[1:]
+    out[f"({name}) rows"] = len(data)
+    for j, col in enumerate(header):
+        cells = [r[j] if j < len(r) else "" for r in data]
+        blank = sum(1 for c in cells if c == "")
+        key = f"({name}) {col}"
+        if blank:
+            out[f"{key} blank"] = blank
+        if blank == len(cells):
+            continue
+        if all(c == "" or NUMBER.fullmatch(c) for c in cells):
+            total = weighted = 0.0
+            for i, c in enumerate(cells):
+                if c != "":
+                    v = float(c)
+                    total += v
+                    weighted += (i + 1) * v
+            out[f"{key} sum"] = total
+            out[f"{key} wsum"] = weighted
+            continue
+        values = {}
+        for i, c in enumerate(cells):
+            if c != "":
+                n, w = values.get(c, (0, 0))
+                values[c] = (n + 1, w + i + 1)
+        if len(values) <= TEXT_VALUES:
+            for v, (n, w) in values.items():
+                out[f"{key}={v} count"] = n
+                out[f"{key}={v} wsum"] = w
+        else:
+            lengths = [len(c.encode("utf-8")) for c in cells]
+            out[f"{key} length sum"] = sum(lengths)
+            out[f"{key} length wsum"] = sum((i + 1) * n for i, n in enumerate(lengths))
+
+
+def run(servesim, path, out):
+    """Run one config into `out`; its figures: summary, table printed, CSV files written. The
+    run writes steps.csv unless that has more than STEP_ROWS rows (it is then run again)."""
+    for steps in (True, False):
+        folder = out + ("-steps" if steps else "")
+        args = [servesim, "run", path, "--out", folder, "--no-progress"]
+        r = subprocess.run(args + (["--steps"] if steps else []), capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"{path}: servesim exited {r.returncode}\n{r.stderr}")
+        if steps:
+            with open(os.path.join(folder, "steps.csv"), "rb") as f:
+                if sum(1 for _ in f) - 1 > STEP_ROWS:
+                    continue
+        break
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        figures = flatten(json.load(f), "", {})
+    figures["(stdout)"] = r.stdout.replace(folder, "OUT")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".csv"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                csv_figures(name, f.read(), figures)
+    return figures
+
+
 def same(a, b):
     if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
         return a == b and type(a) is type(b)
@@ -86,13 +199,7 @@ def main():
         for rel in scenario_configs():
             path = os.path.join(ROOT, "configs", rel)
             out = os.path.join(tmp, rel.replace("/", "-")[: -len(".yaml")])
-            r = subprocess.run([args.servesim, "run", path, "--out", out, "--no-progress"],
-                               capture_output=True, text=True)
-            if r.returncode != 0:
-                sys.exit(f"{rel}: servesim exited {r.returncode}\n{r.stderr}")
-            with open(os.path.join(out, "summary.json"), encoding="utf-8") as f:
-                golden[rel] = flatten(json.load(f), "", {})
-            golden[rel]["(stdout)"] = r.stdout.replace(out, "OUT")
+            golden[rel] = run(args.servesim, path, out)
     if args.check:
         with open(GOLDEN, encoding="utf-8") as f:
             old = json.load(f)
