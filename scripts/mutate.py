@@ -51,11 +51,12 @@ DEFAULT_GLOBS = ["sim/*.cpp", "schedulers/*.cpp", "models/*.cpp", "metrics/*.cpp
 # The parallel run's stand-in without MPI is not compiled either.
 DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp", "sim/parallel_mpi_none.cpp"}
 # Files with code that runs only with several MPI ranks: the parallel run's MpiWorld (MPI_Init,
-# the collectives), its rank exchange, and run_scenario's choice of how a launch of several
-# ranks runs. A mutant there that the suite lets through is also run against the shell tests
+# the collectives), its rank exchange, the parallel engine's lines for several ranks, and
+# run_scenario's choice of how a launch of several ranks runs. A mutant there that the suite lets through is also run against the shell tests
 # that start servesim under mpirun (ctest run_mpi and size_mpi_np*, about 5 s; skipped, so
 # passing, where MPI or mpirun is missing).
-MPI_FILES = {"sim/parallel_mpi.cpp", "sim/parallel_ranks.cpp", "metrics/run_scenario.cpp"}
+MPI_FILES = {"sim/parallel_mpi.cpp", "sim/parallel_ranks.cpp", "sim/parallel_engine.cpp",
+             "metrics/run_scenario.cpp"}
 MPI_TESTS = "^(run_mpi|size_mpi_np[0-9]+)$"
 
 # (kind, regex on the masked line, replacement function of the match text or None)
