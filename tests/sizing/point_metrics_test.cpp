@@ -72,11 +72,9 @@ TEST_CASE("point metrics: every measured column is the run's own figure", "[sizi
     CHECK(r.output_tokens_per_s == s.output_tokens_per_s);
     REQUIRE(r.tokens_per_usd.has_value());
     CHECK(*r.tokens_per_usd == Approx(s.output_tokens_per_s * 3600.0 / *r.cost_per_hour_usd));
-    CHECK(s.energy.has_value());
-    CHECK(r.tokens_per_joule.has_value());
-    if (s.energy && r.tokens_per_joule) {
-      CHECK(*r.tokens_per_joule == s.energy->output_tokens_per_joule);
-    }
+    REQUIRE(s.energy.has_value());
+    REQUIRE(r.tokens_per_joule.has_value());
+    CHECK(*r.tokens_per_joule == s.energy->output_tokens_per_joule);
     CHECK(r.ttft_p50_ms == s.ttft_s.p50 * 1e3);
     CHECK(r.ttft_p99_ms == s.ttft_s.p99 * 1e3);
     CHECK(r.tpot_p50_ms == s.tpot_s.p50 * 1e3);
@@ -146,6 +144,38 @@ seed: 3
   CHECK(*r.tokens_per_usd == Approx(r.output_tokens_per_s * 3600.0 / (h100_price() * held)));
 }
 
+TEST_CASE("point metrics: a point under $1 an hour and a joule still has its ratios",
+          "[sizing][size]") {
+  // GPT-2 small on one L4 ($0.78 an hour on demand): two requests of 3 tokens end within
+  // about 4 ms, about a quarter of a joule.
+  const std::string base = R"(workload:
+  synthetic:
+    requests: 2
+    arrival: {kind: fixed, rate_per_s: 1000}
+    prompt_tokens: {kind: fixed, value: 8}
+    output_tokens: {kind: fixed, value: 3}
+step_time: {kind: roofline, model: gpt2-small, hardware: l4, weight_dtype: bf16}
+scheduler: {kind: continuous, max_num_seqs: 4}
+kv: {policy: paged, block_size: 16, capacity_tokens: 4096}
+seed: 1
+)";
+  const SweepSpec spec = write_sweep("base: base.yaml\nslo: {ttft_ms: 100}\n", base);
+  const PointResult r = evaluate_point(spec, 0);
+  const Probe p = run_probe(spec.base_text, spec.base_file, spec.overrides(0));
+  REQUIRE(p.built);
+  REQUIRE(p.summary.energy.has_value());
+  const double price = load_hardware("l4", ".").require_price("on_demand").usd_per_hour;
+  CHECK(price < 1);
+  CHECK(p.summary.energy->joules > 0);
+  CHECK(p.summary.energy->joules < 1);
+  REQUIRE(r.cost_per_hour_usd.has_value());
+  CHECK(*r.cost_per_hour_usd == Approx(price));
+  REQUIRE(r.tokens_per_usd.has_value());
+  CHECK(*r.tokens_per_usd == Approx(p.summary.output_tokens_per_s * 3600.0 / price));
+  REQUIRE(r.tokens_per_joule.has_value());
+  CHECK(*r.tokens_per_joule == p.summary.energy->output_tokens_per_joule);
+}
+
 namespace {
 
 // Five one-token requests arriving 1 us apart, one at a time per replica, each prefill step
@@ -164,10 +194,10 @@ std::string one_token_base(const std::string& cluster, int kv_tokens = 65536) {
 
 PointResult min_replicas_point(const std::string& slo, int max_replicas,
                                const std::string& cluster = "") {
-  const SweepSpec spec = write_sweep(
-      fmt::format("base: base.yaml\nslo: {}\nmode: min_replicas\nmax_replicas: {}\n", slo,
-                  max_replicas),
-      one_token_base(cluster));
+  const SweepSpec spec =
+      write_sweep(fmt::format("base: base.yaml\nslo: {}\nmode: min_replicas\nmax_replicas: {}\n",
+                              slo, max_replicas),
+                  one_token_base(cluster));
   return evaluate_point(spec, 0);
 }
 
@@ -226,9 +256,9 @@ TEST_CASE("point metrics: min_replicas at its ends: one replica meets, or none u
 TEST_CASE("point metrics: min_replicas stops at one replica when that is infeasible",
           "[sizing][size]") {
   // A KV cache of 8 tokens holds no 10-token prompt: every request is rejected, on any count.
-  const SweepSpec spec = write_sweep(
-      "base: base.yaml\nslo: {ttft_ms: 600}\nmode: min_replicas\nmax_replicas: 8\n",
-      one_token_base("", 8));
+  const SweepSpec spec =
+      write_sweep("base: base.yaml\nslo: {ttft_ms: 600}\nmode: min_replicas\nmax_replicas: 8\n",
+                  one_token_base("", 8));
   const PointResult r = evaluate_point(spec, 0);
   CHECK_FALSE(r.feasible);
   CHECK_FALSE(r.meets_slo);
@@ -240,9 +270,9 @@ TEST_CASE("point metrics: a row is run again at the replicas it ran with", "[siz
   // min_replicas: the row of 1 replica reruns with 1, not the base's 7; a fixed-mode row (run
   // with replicas 0) reruns with its point's overrides: the base's 7.
   const std::string cluster = "cluster: {replicas: 7, router: {kind: round_robin}}\n";
-  const SweepSpec min = write_sweep(
-      "base: base.yaml\nslo: {ttft_ms: 600}\nmode: min_replicas\nmax_replicas: 8\n",
-      one_token_base(cluster));
+  const SweepSpec min =
+      write_sweep("base: base.yaml\nslo: {ttft_ms: 600}\nmode: min_replicas\nmax_replicas: 8\n",
+                  one_token_base(cluster));
   const PointResult one = evaluate_point(min, 0);
   REQUIRE(one.run_replicas == 1);
   TokenTimes tokens;
@@ -251,9 +281,9 @@ TEST_CASE("point metrics: a row is run again at the replicas it ran with", "[siz
   CHECK(again.replicas == 1);
   CHECK(again.summary.ttft_s.p99 * 1e3 == one.ttft_p99_ms);
   CHECK(tokens.requests().size() == 5);
-  const SweepSpec fixed = write_sweep(
-      "base: base.yaml\nslo: {ttft_ms: 600}\naxes:\n  scheduler.max_num_seqs: [1, 2]\n",
-      one_token_base(cluster));
+  const SweepSpec fixed =
+      write_sweep("base: base.yaml\nslo: {ttft_ms: 600}\naxes:\n  scheduler.max_num_seqs: [1, 2]\n",
+                  one_token_base(cluster));
   const PointResult row = evaluate_point(fixed, 1);
   REQUIRE(row.run_replicas == 0);
   TokenTimes more;

@@ -1,11 +1,12 @@
 // The sweep's worker pool (sizing/sweep_pool.h evaluate_points): every index evaluated once, its
 // row in the index's slot, the progress callback counting 1 to n, whatever the thread count.
+#include "sizing/sweep_pool.h"
+
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <mutex>
 #include <vector>
 
-#include "sizing/sweep_pool.h"
 #include "tests/sizing/sweep_fixture.h"
 
 namespace t_sizing_sweep_pool_test {
