@@ -32,6 +32,9 @@ TEST_CASE("sweep pool: each index's row in its slot, progress counted 1 to n, on
       CHECK(rows[k].point == indices[k]);
       CHECK(rows[k].feasible);
       CHECK(rows[k].meets_slo);
+      // The fixture's base names no chip: no price, so no cost and no tokens a dollar.
+      CHECK_FALSE(rows[k].cost_per_hour_usd.has_value());
+      CHECK_FALSE(rows[k].tokens_per_usd.has_value());
     }
     std::sort(done.begin(), done.end());
     CHECK(done == std::vector<size_t>{1, 2, 3});
