@@ -251,9 +251,10 @@ void shipped(std::vector<Entry>& out) {
       if (built.insert("kv.memory\n" + identity(memory, kv->node("memory"), std::nullopt)).second) {
         const KvMemory k = read_kv_memory(memory);
         out.push_back({name + " kv.memory",
-                       [k](const StepShape&, Figures& f) {
-                         f.emplace_back("capacity_tokens", static_cast<double>(k.capacity_tokens));
-                         f.emplace_back("bytes_per_token", k.bytes_per_token);
+                       [k](const StepShape&, Figures& out_figs) {
+                         out_figs.emplace_back("capacity_tokens",
+                                               static_cast<double>(k.capacity_tokens));
+                         out_figs.emplace_back("bytes_per_token", k.bytes_per_token);
                        },
                        false});
       }
