@@ -28,6 +28,11 @@ configs whose entry holds steps.csv figures), `(FILE) rows` and per column:
   has no other figure).
 tests/cli/cli_test.cpp computes the same figures the same way (csv_figures there).
 
+The sweeps under configs/sweeps/ are pinned the same way in tests/data/golden/sweeps.json: each
+is run with `servesim size` and its summary.json (every figure), the table it prints and its
+points.csv (as above) are kept, with the repository's root in any path written as ROOT. The
+sweeps in SLOW_SWEEPS are left out (each takes seconds; the suite runs the others in about 3 s).
+
   python3 scripts/golden.py                      # uses build/servesim
   python3 scripts/golden.py --servesim PATH      # another binary
   python3 scripts/golden.py --check              # compare instead of writing; exit 1 on a change
@@ -44,6 +49,10 @@ import tempfile
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOT_SCENARIOS = {"models", "hardware", "shape-roofline", "step_times", "sweeps"}
 GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "configs.json")
+SWEEP_GOLDEN = os.path.join(ROOT, "tests", "data", "golden", "sweeps.json")
+# Sweeps too slow to run in the suite (seconds each: many points over a long trace); the
+# test skips the same names.
+SLOW_SWEEPS = {"sizing-azure-conv-accelerators.yaml", "sweep-kv-offload.yaml"}
 REL_TOL = 1e-9
 STEP_ROWS = 30000    # a config with more steps than this keeps no steps.csv figures
 TEXT_VALUES = 16     # a text column with more distinct values keeps only their lengths
@@ -181,6 +190,48 @@ def run(servesim, path, out):
     return figures
 
 
+def sweep_configs():
+    folder = os.path.join(ROOT, "configs", "sweeps")
+    return sorted(f for f in os.listdir(folder) if f.endswith(".yaml") and f not in SLOW_SWEEPS)
+
+
+def run_sweep(servesim, path, folder):
+    """Run one sweep into `folder`; its figures: summary, table printed, points.csv."""
+    r = subprocess.run([servesim, "size", path, "--out", folder, "--no-progress"],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        sys.exit(f"{path}: servesim size exited {r.returncode}\n{r.stderr}")
+    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
+        figures = flatten(json.loads(f.read().replace(ROOT, "ROOT")), "", {})
+    figures["(stdout)"] = r.stdout.replace(folder, "OUT").replace(ROOT, "ROOT")
+    for name in sorted(os.listdir(folder)):
+        if name.endswith(".csv"):
+            with open(os.path.join(folder, name), encoding="utf-8") as f:
+                csv_figures(name, f.read(), figures)
+    return figures
+
+
+def compare(old, new, what):
+    changed = 0
+    for rel in sorted(set(old) | set(new)):
+        a, b = old.get(rel, {}), new.get(rel, {})
+        for k in sorted(set(a) | set(b)):
+            if k not in a or k not in b or not same(a[k], b[k]):
+                print(f"{rel}: {k}: {a.get(k, '(absent)')} -> {b.get(k, '(absent)')}")
+                changed += 1
+    print(f"{changed} figures changed over {len(new)} {what}")
+    return changed
+
+
+def write(path, golden, what):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(golden, f, indent=1, sort_keys=True)
+        f.write("\n")
+    n = sum(len(v) for v in golden.values())
+    print(f"wrote {os.path.relpath(path, ROOT)}: {len(golden)} {what}, {n} figures")
+
+
 def same(a, b):
     if isinstance(a, bool) or isinstance(b, bool) or isinstance(a, str) or isinstance(b, str):
         return a == b and type(a) is type(b)
@@ -194,30 +245,27 @@ def main():
     ap.add_argument("--servesim", default=os.path.join(ROOT, "build", "servesim"))
     ap.add_argument("--check", action="store_true")
     args = ap.parse_args()
-    golden = {}
+    golden, sweeps = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
         for rel in scenario_configs():
             path = os.path.join(ROOT, "configs", rel)
             out = os.path.join(tmp, rel.replace("/", "-")[: -len(".yaml")])
             golden[rel] = run(args.servesim, path, out)
+        for name in sweep_configs():
+            path = os.path.join(ROOT, "configs", "sweeps", name)
+            sweeps["sweeps/" + name] = run_sweep(args.servesim, path,
+                                                 os.path.join(tmp, "sweep-" + name[:-5]))
     if args.check:
         with open(GOLDEN, encoding="utf-8") as f:
             old = json.load(f)
-        changed = 0
-        for rel in sorted(set(old) | set(golden)):
-            a, b = old.get(rel, {}), golden.get(rel, {})
-            for k in sorted(set(a) | set(b)):
-                if k not in a or k not in b or not same(a[k], b[k]):
-                    print(f"{rel}: {k}: {a.get(k, '(absent)')} -> {b.get(k, '(absent)')}")
-                    changed += 1
-        print(f"{changed} figures changed over {len(golden)} configs")
+        old_sweeps = {}
+        if os.path.exists(SWEEP_GOLDEN):
+            with open(SWEEP_GOLDEN, encoding="utf-8") as f:
+                old_sweeps = json.load(f)
+        changed = compare(old, golden, "configs") + compare(old_sweeps, sweeps, "sweeps")
         return 1 if changed else 0
-    os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
-    with open(GOLDEN, "w", encoding="utf-8") as f:
-        json.dump(golden, f, indent=1, sort_keys=True)
-        f.write("\n")
-    n = sum(len(v) for v in golden.values())
-    print(f"wrote {os.path.relpath(GOLDEN, ROOT)}: {len(golden)} configs, {n} figures")
+    write(GOLDEN, golden, "configs")
+    write(SWEEP_GOLDEN, sweeps, "sweeps")
     return 0
 
 

@@ -295,6 +295,46 @@ TEST_CASE("cli: every config in configs/ runs and writes its results", "[cli]") 
   }
 }
 
+// Every sweep under configs/sweeps (but scripts/golden.py's SLOW_SWEEPS) gives the answers
+// recorded in tests/data/golden/sweeps.json: its summary.json's figures, the table it prints and
+// its points.csv, the repository's root written as ROOT. The sanitizer build leaves them to the
+// Release build (the sizing code runs under the sanitizers in tests/sizing).
+TEST_CASE("cli: every sweep in configs/sweeps gives its recorded answers", "[cli][sizing]") {
+  if (kSanitized) return;
+  Json golden;
+  std::ifstream(fs::path(SERVESIM_SOURCE_DIR) / "tests/data/golden/sweeps.json") >> golden;
+  REQUIRE(golden.is_object());
+  const std::set<std::string> slow{"sizing-azure-conv-accelerators.yaml", "sweep-kv-offload.yaml"};
+  const std::string root = SERVESIM_SOURCE_DIR;
+  std::set<std::string> seen;
+  for (const auto& e : fs::directory_iterator(fs::path(root) / "configs" / "sweeps")) {
+    const std::string name = e.path().filename().string();
+    if (e.path().extension() != ".yaml" || slow.count(name)) continue;
+    const std::string rel = "sweeps/" + name;
+    INFO(rel);
+    seen.insert(rel);
+    REQUIRE(golden.contains(rel));
+    const fs::path dir = temp_dir() / "out";
+    const CliResult r = cli({"size", e.path().string(), "--out", dir.string(), "--no-progress"});
+    CHECK(r.err == "");
+    REQUIRE(r.code == 0);
+    std::ifstream in(dir / "summary.json");
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    std::map<std::string, Json> figures;
+    flatten(Json::parse(replace_all(text, root, "ROOT")), "", figures);
+    figures["(stdout)"] = replace_all(replace_all(r.out, dir.string(), "OUT"), root, "ROOT");
+    for (const auto& f : fs::directory_iterator(dir))
+      if (f.path().extension() == ".csv") csv_figures(f.path(), figures);
+    INFO("figures that moved (rerun scripts/golden.py if the change is meant):");
+    CHECK(golden_differences(golden[rel], figures) == "");
+  }
+  CHECK(seen.size() >= 8);
+  for (const auto& [rel, figures] : golden.items()) {
+    INFO(rel << " is in the golden file but is no longer a sweep under configs/sweeps");
+    CHECK(seen.count(rel));
+  }
+}
+
 TEST_CASE("cli: the default scenario runs, prints a summary and is reproducible", "[cli]") {
   const fs::path a = temp_dir(), b = temp_dir();
   const CliResult r = cli({"run", "--out", a.string()});
