@@ -180,9 +180,17 @@ def run(servesim, path, out):
                 if sum(1 for _ in f) - 1 > STEP_ROWS:
                     continue
         break
+    return folder_figures(folder, r.stdout.replace(folder, "OUT"))
+
+
+def folder_figures(folder, stdout, root_as=None):
+    """The figures of what a command wrote to `folder`: summary.json's leaves, the table it
+    printed (`stdout`) and every CSV file's figures; with `root_as`, the repository's root in
+    the summary's paths is written as that word."""
     with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
-        figures = flatten(json.load(f), "", {})
-    figures["(stdout)"] = r.stdout.replace(folder, "OUT")
+        text = f.read()
+    figures = flatten(json.loads(text.replace(ROOT, root_as) if root_as else text), "", {})
+    figures["(stdout)"] = stdout
     for name in sorted(os.listdir(folder)):
         if name.endswith(".csv"):
             with open(os.path.join(folder, name), encoding="utf-8") as f:
@@ -201,14 +209,7 @@ def run_sweep(servesim, path, folder):
                        capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"{path}: servesim size exited {r.returncode}\n{r.stderr}")
-    with open(os.path.join(folder, "summary.json"), encoding="utf-8") as f:
-        figures = flatten(json.loads(f.read().replace(ROOT, "ROOT")), "", {})
-    figures["(stdout)"] = r.stdout.replace(folder, "OUT").replace(ROOT, "ROOT")
-    for name in sorted(os.listdir(folder)):
-        if name.endswith(".csv"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                csv_figures(name, f.read(), figures)
-    return figures
+    return folder_figures(folder, r.stdout.replace(folder, "OUT").replace(ROOT, "ROOT"), "ROOT")
 
 
 def compare(old, new, what):

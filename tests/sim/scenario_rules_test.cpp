@@ -30,6 +30,9 @@ const std::string k_workload =
     "  prompt_tokens: {kind: fixed, value: 8}, output_tokens: {kind: fixed, value: 2}}}\n"
     "step_time: {kind: linear, base_ms: 1}\n";
 
+// The same with a paged kv section that gives capacity_tokens, not memory.
+const std::string k_paged_workload = k_workload + "kv: {policy: paged, capacity_tokens: 4096}\n";
+
 std::string build_error(const std::string& yaml) {
   try {
     (void)build_scenario(doc_of(yaml));
@@ -116,6 +119,22 @@ TEST_CASE("scenario_rules: trtllm's chunk unit is the block size of the replica'
       build_error(yaml("64")),
       Catch::Contains("max_num_tokens") &&
           Catch::Contains("must be at least kv.block_size (64) with enable_chunked_context"));
+}
+
+// The swap rule applies to swap preemption only: a scheduler that recomputes, by default or by
+// name, needs no KV bytes per token.
+TEST_CASE("preemption_mode rules: recompute needs no KV bytes per token, swap does",
+          "[sim][rules]") {
+  // The kv section gives capacity_tokens, not memory: no bytes per token anywhere.
+  const std::string scheduler = "scheduler: {kind: continuous, max_num_seqs: 4";
+  const std::string swap = ", preemption_mode: swap, swap_bandwidth_gb_s: 25";
+  CHECK(build_error(k_paged_workload + scheduler + "}\n") == "no error");
+  CHECK(build_error(k_paged_workload + scheduler + ", preemption_mode: recompute}\n") ==
+        "no error");
+  CHECK_THAT(build_error(k_paged_workload + scheduler + swap + "}\n"),
+             Catch::Contains("swap needs the KV bytes of one token to time the transfers"));
+  CHECK(build_error(k_paged_workload + scheduler + swap + ", kv_bytes_per_token: 1000}\n") ==
+        "no error");
 }
 
 }  // namespace t_sim_scenario_rules_test
