@@ -11,7 +11,20 @@ so template brackets (std::vector<int>) and references (T&&) are left alone.
 For each mutant the file is rewritten, the test binary is rebuilt incrementally in a build
 folder of its own (build-mut by default, so it never races the normal build), and the suite
 runs with a timeout. A compile failure makes the mutant invalid (not counted); a failing or
-timed-out suite kills it; a passing suite lets it survive. The file is restored after every
+timed-out suite kills it; a passing suite lets it survive.
+
+What "the suite" is follows CI (scripts/test.sh), in three stages, each run only for a mutant
+that every earlier stage let through (--stages ci, the default):
+  unit  the Catch2 suite (tests/servesim_tests) of the Release build;
+  ctest the rest of the Release ctest: every test that is not a Catch2 case (the shell, Python
+        and script checks: doc figures, fault injection, signals, MPI runs, the Python module),
+        after building every target; python_pip_install is left out (it builds the same
+        sources a second time through pip; python_module runs the same module);
+  asan  the Catch2 suite built by clang with AddressSanitizer and UBSan (CI's second build), in
+        a folder of its own (BUILD-asan), so an out-of-bounds read or overflow the mutant
+        causes is caught as CI would catch it.
+--stages unit runs the first stage alone (the score before the eighth round; faster, for
+practice). result.csv names the stage that killed each mutant. The file is restored after every
 mutant whatever happens (a backup is kept under the build folder, and a backup left by an
 interrupted run is restored before anything else). Run on demand; not part of CI.
 
@@ -58,6 +71,10 @@ DEFAULT_EXCLUDE = {"sizing/sweep_mpi.cpp", "sizing/sweep_mpi_none.cpp", "sim/par
 MPI_FILES = {"sim/parallel_mpi.cpp", "sim/parallel_ranks.cpp", "sim/parallel_engine.cpp",
              "metrics/run_scenario.cpp"}
 MPI_TESTS = "^(run_mpi|size_mpi_np[0-9]+)$"
+# The Catch2 cases carry this ctest label (tests/CMakeLists.txt); the ctest stage runs the rest.
+CATCH2_LABEL = "catch2"
+CTEST_SKIPPED = "^python_pip_install$"
+STAGES = {"unit": ["unit"], "ci": ["unit", "ctest", "asan"]}
 
 # (kind, regex on the masked line, replacement function of the match text or None)
 # Binary operators need a space on both sides (clang-format style), which excludes templates,
@@ -231,14 +248,21 @@ def read_equivalent(path=EQUIVALENT):
     return out
 
 
-def configure(build):
+def configure(build, sanitized=False):
     if os.path.exists(os.path.join(build, "build.ninja")):
         return
     # The libraries file by file (no unity build), so a mutant recompiles one file, not its
     # whole batch; the suite, which no mutant touches, in batches (about 4 CPU-minutes cold
     # instead of 20).
-    cmd = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release",
-           "-DSERVESIM_UNITY=OFF", "-DSERVESIM_TESTS_UNITY=ON"]
+    cmd = ["cmake", "-S", ROOT, "-B", build, "-G", "Ninja", "-DSERVESIM_UNITY=OFF",
+           "-DSERVESIM_TESTS_UNITY=ON"]
+    if sanitized:
+        # CI's sanitizer build (scripts/sanitize-build.sh) without the fuzzers and without -g:
+        # clang, -O1, AddressSanitizer and UBSan, any report fatal.
+        cmd += ["-DCMAKE_CXX_COMPILER=clang++", "-DCMAKE_BUILD_TYPE=Debug",
+                "-DCMAKE_CXX_FLAGS_DEBUG=-O1", "-DSERVESIM_SANITIZE=ON", "-DSERVESIM_PYTHON=OFF"]
+    else:
+        cmd += ["-DCMAKE_BUILD_TYPE=Release"]
     if shutil.which("ccache") and not os.environ.get("SERVESIM_NO_CCACHE"):
         os.environ.setdefault("CCACHE_BASEDIR", ROOT)
         cmd.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
@@ -256,7 +280,13 @@ def main():
     ap.add_argument("--jobs", default="2")
     ap.add_argument("--timeout", type=float, help="suite timeout in s (default 5x the baseline)")
     ap.add_argument("--out", help="result folder (default BUILD/mutation)")
+    ap.add_argument("--stages", choices=sorted(STAGES), default="ci",
+                    help="ci: the Catch2 suite, then the rest of ctest, then the Catch2 suite "
+                         "under ASan/UBSan, each for what the last let through (default); "
+                         "unit: the Catch2 suite alone")
+    ap.add_argument("--asan-build", help="the sanitizer build folder (default BUILD-asan)")
     args = ap.parse_args()
+    stages = STAGES[args.stages]
 
     build = os.path.abspath(args.build)
     restore_leftovers(build)
@@ -303,7 +333,14 @@ def main():
         sys.exit("the unmutated sources do not build in " + build + "\n" + out[-2000:])
     mpi_build_cmd = build_cmd[:-1] + ["servesim"]
     mpi_test_cmd = ["nice", "ctest", "--test-dir", build, "-R", MPI_TESTS]
-    any_mpi = any(m["file"] in MPI_FILES for m in muts)
+    # Stage ctest: every target, then every ctest test but the Catch2 cases.
+    all_build_cmd = build_cmd[:-2]
+    ctest_cmd = ["nice", "ctest", "--test-dir", build, "-j", args.jobs, "-LE", CATCH2_LABEL,
+                 "-E", CTEST_SKIPPED]
+    asan = os.path.abspath(args.asan_build or build + "-asan")
+    asan_build_cmd = ["nice", "cmake", "--build", asan, "-j", args.jobs, "--target", "servesim_tests"]
+    asan_test_cmd = ["nice", os.path.join(asan, "tests", "servesim_tests"), "--abort"]
+    any_mpi = "ctest" not in stages and any(m["file"] in MPI_FILES for m in muts)
     if any_mpi:
         rc, out, _ = run(mpi_build_cmd, None, log)
         rc = rc if rc != 0 else run_tests(mpi_test_cmd, None)[0]
@@ -314,41 +351,77 @@ def main():
     if rc != 0:
         sys.exit("the unmutated suite fails; fix it before measuring mutants\n" + out[-2000:])
     timeout = args.timeout or max(30.0, 5 * base)
-    print(f"baseline suite {base:.1f} s; timeout {timeout:.0f} s; {len(muts)} mutants", flush=True)
+    timeouts = {"unit": timeout}
+    baseline = f"baseline suite {base:.1f} s"
+    if "ctest" in stages:
+        rc, out, _ = run(all_build_cmd, None, log)
+        rc, out, cbase = (rc, out, 0.0) if rc != 0 else run_tests(ctest_cmd, None)
+        if rc != 0:
+            sys.exit("the unmutated ctest tests fail in " + build + "; fix them first\n" + out[-3000:])
+        timeouts["ctest"] = args.timeout or max(60.0, 5 * cbase)
+        baseline += f", rest of ctest {cbase:.1f} s"
+    if "asan" in stages:
+        configure(asan, sanitized=True)
+        rc, out, _ = run(asan_build_cmd, None, log)
+        rc, out, abase = (rc, out, 0.0) if rc != 0 else run_tests(asan_test_cmd, None)
+        if rc != 0:
+            sys.exit("the unmutated sanitized suite fails in " + asan + "\n" + out[-3000:])
+        timeouts["asan"] = args.timeout or max(60.0, 5 * abase)
+        baseline += f", sanitized suite {abase:.1f} s"
+    print(f"{baseline}; timeout {timeout:.0f} s; {len(muts)} mutants; stages {' '.join(stages)}",
+          flush=True)
 
+    stage_cmds = {"unit": (build_cmd, test_cmd), "ctest": (all_build_cmd, ctest_cmd),
+                  "asan": (asan_build_cmd, asan_test_cmd)}
     results = []
     for i, m in enumerate(muts, 1):
         src = os.path.join(ROOT, m["file"])
         saved = os.path.join(backup_dir(build), m["file"])
         os.makedirs(os.path.dirname(saved), exist_ok=True)
         shutil.copyfile(src, saved)
+        bt = tt = 0.0
+        stage_hit = ""
         try:
             apply(m)
-            rc, _, bt = run(build_cmd, 1800, log)
-            if rc != 0:
-                status, tt = "invalid", 0.0
-            else:
-                rc, _, tt = run_tests(test_cmd, timeout)
-                status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
-                if status == "survived" and m["file"] in MPI_FILES:
-                    rc, _, _ = run(mpi_build_cmd, 1800, log)
-                    if rc != 0:
+            status = "survived"
+            for stage in stages:
+                bcmd, tcmd = stage_cmds[stage]
+                rc, _, sbt = run(bcmd, 1800, log)
+                bt += sbt
+                if rc != 0:
+                    # The first build decides validity; a later build that refuses what g++
+                    # compiled (clang) cannot tell the mutant apart: it stays a survivor.
+                    if stage == "unit":
                         status = "invalid"
-                    else:
-                        rc, _, mt = run_tests(mpi_test_cmd, timeout)
-                        tt += mt
-                        status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+                    break
+                rc, _, stt = run_tests(tcmd, timeouts[stage])
+                tt += stt
+                status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+                if status != "survived":
+                    stage_hit = stage
+                    break
+            if status == "survived" and any_mpi and m["file"] in MPI_FILES:
+                rc, _, _ = run(mpi_build_cmd, 1800, log)
+                if rc == 0:
+                    rc, _, mt = run_tests(mpi_test_cmd, timeout)
+                    tt += mt
+                    status = "timeout" if rc is None else ("survived" if rc == 0 else "killed")
+                    stage_hit = "" if status == "survived" else "mpi"
         finally:
             shutil.copyfile(saved, src)
             os.remove(saved)
-        m = dict(m, status=status, build_s=round(bt, 1), test_s=round(tt, 1))
+        m = dict(m, status=status, stage=stage_hit, build_s=round(bt, 1), test_s=round(tt, 1))
         results.append(m)
-        print(f"[{i}/{len(muts)}] {status:8s} {m['id']}  {m['old']!r} -> {m['new']!r}", flush=True)
+        where = f" ({stage_hit})" if stage_hit and stage_hit != "unit" else ""
+        print(f"[{i}/{len(muts)}] {status:8s} {m['id']}  {m['old']!r} -> {m['new']!r}{where}",
+              flush=True)
 
     # Leave the build matching the restored sources.
-    run(build_cmd, None, log)
+    run(build_cmd if "ctest" not in stages else all_build_cmd, None, log)
     if any_mpi:
         run(mpi_build_cmd, None, log)
+    if "asan" in stages:
+        run(asan_build_cmd, None, log)
     equivalent = read_equivalent()
     stale = []
     for r in results:
@@ -371,18 +444,22 @@ def main():
                "command": " ".join(sys.argv), "mutants": len(results), "valid": len(valid),
                "killed": len(killed), "survived": len(survivors), "equivalent": len(equiv),
                "invalid": len(results) - len(valid), "raw_score": round(raw, 4),
-               "score": round(score, 4), "results": results}
+               "score": round(score, 4), "stages": stages,
+               "killed_by_stage": {st: sum(1 for r in killed if r["stage"] == st)
+                                   for st in stages + (["mpi"] if any_mpi else [])},
+               "results": results}
     with open(os.path.join(out_dir, "result.json"), "w", encoding="utf-8") as f:
         json.dump(summary, f, indent=1)
     with open(os.path.join(out_dir, "result.csv"), "w", newline="", encoding="utf-8") as f:
         w = csv.DictWriter(f, fieldnames=["id", "file", "line", "col", "kind", "old", "new",
-                                          "status", "build_s", "test_s", "orig_line", "reason"])
+                                          "status", "stage", "build_s", "test_s", "orig_line", "reason"])
         w.writeheader()
         for r in results:
             w.writerow(r)
     print(f"\nscore {len(killed)}/{counted} = {100 * score:.1f}% of valid mutants killed, "
           f"leaving out {len(equiv)} known equivalent ({len(killed)}/{len(valid)} = "
           f"{100 * raw:.1f}% of all valid; {len(results) - len(valid)} invalid)")
+    print("killed by stage: " + ", ".join(f"{st} {n}" for st, n in summary["killed_by_stage"].items()))
     for r in stale:
         print(f"  stale equivalent entry, killed: {r['id']}  {r['orig_line']}")
     for r in equiv:
