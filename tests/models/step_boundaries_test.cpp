@@ -1,10 +1,12 @@
 // Boundaries inside the step models that no figure elsewhere reaches: where the operator model's
-// attention tables hand over to the grids they tabulate, and the linear fit's rule that a step
-// takes time.
+// attention tables hand over to the grids they tabulate, the linear fit's rule that a step takes
+// time, the roofline fit's weighing of every sample, vLLM's V0/V1 version line, a MoE model's
+// weight dtype without an expert variant, and a MoE block of no tokens.
 #include <catch2/catch.hpp>
 
 #include "core/config.h"
 #include "models/fit.h"
+#include "models/layer_profile.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
@@ -21,9 +23,10 @@ const std::string k_dir = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-ti
 // The operator model on tests/data/aic-tiny's tiny-dense model (tests/models/operator_test.cpp
 // works its figures out): context attention 0.256 ms a layer at isl 256, slope 2 beyond.
 std::unique_ptr<StepTimeModel> tiny_operator() {
-  auto doc = doc_of("kind: operator\nmodel: " + k_dir +
-                    "/tiny-dense.yaml\nhardware: h100-sxm\noperators: {source: tables, path: " +
-                    k_dir + ", gpu: tiny_gpu, engine: vllm}\n");
+  auto doc =
+      doc_of("kind: operator\nmodel: " + k_dir +
+             "/tiny-dense.yaml\nhardware: h100-sxm\noperators: {source: tables, path: " + k_dir +
+             ", gpu: tiny_gpu, engine: vllm}\n");
   auto m = make_step_time_model(Cfg::root(doc));
   doc->check_all_read();
   return m;
@@ -40,9 +43,18 @@ StepShape chunk_after(int64_t earlier) {
   return s;
 }
 
-StepShape decode_only(int32_t seqs) {
+StepShape decode_only(int32_t seqs, int64_t ctx = 0) {
   StepShape s;
   s.sequences = s.decode_sequences = seqs;
+  s.decode_context_tokens = ctx;
+  return s;
+}
+
+StepShape fresh_prefill(int64_t tokens) {
+  StepShape s;
+  s.sequences = 1;
+  s.prefill_tokens = tokens;
+  s.prefill_tokens_sq = static_cast<double>(tokens) * static_cast<double>(tokens);
   return s;
 }
 
@@ -76,6 +88,66 @@ TEST_CASE("step boundaries: a linear fit keeps a base smaller than its per-seque
   CHECK(m->predict_ms(decode_only(1)) == Approx(3.0).epsilon(1e-9));
   CHECK(m->predict_ms(decode_only(8)) == Approx(17.0).epsilon(1e-9));
   CHECK_THAT(m->yaml(), Catch::Contains("base_ms: 1\n") && Catch::Contains("per_seq_ms: 2\n"));
+}
+
+TEST_CASE("step boundaries: the roofline fit weighs every sample, whatever their order",
+          "[models][fit]") {
+  // Steps timed by the roofline at 50% of the bandwidth roof and 60% of the compute roof, no
+  // overhead: one compute-bound prefill of 8192 tokens and two memory-bound decodes. Only the
+  // prefill tells the compute efficiency (a lower one would also fit the decodes exactly, with
+  // the overhead at its floor of 0), so the fit finds 0.6 with the prefill first or last.
+  const std::string base = "kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\n";
+  const auto truth = make_step_time_model(Cfg::root(
+      doc_of(base + "bandwidth_efficiency: 0.5\ncompute_efficiency: 0.6\noverhead_ms: 0\n")));
+  std::vector<StepSample> samples;
+  for (const StepShape& s : {fresh_prefill(8192), decode_only(1, 1000), decode_only(8, 8000)})
+    samples.push_back({s, truth->step_ms(s), ""});
+  for (int order = 0; order < 2; ++order) {
+    INFO("prefill " << (order == 0 ? "first" : "last"));
+    const auto fitted = make_roofline_fitter(base)(samples);
+    CHECK_THAT(fitted->yaml(), Catch::Contains("bandwidth_efficiency: 0.5\n") &&
+                                   Catch::Contains("compute_efficiency: 0.6\n") &&
+                                   Catch::Contains("overhead_ms: 0\n"));
+    std::reverse(samples.begin(), samples.end());
+  }
+}
+
+TEST_CASE("step boundaries: vLLM 0.8 is V1 (asynchronous scheduling allowed), 0.7 is V0",
+          "[models][host_time]") {
+  const std::string linear = "{kind: linear, base_ms: 2, per_seq_ms: 1, per_prefill_token_ms: 0.5}";
+  const std::string kv = "{policy: paged, capacity_tokens: 1024, block_size: 16}";
+  const auto with = [&](const std::string& version) {
+    return input_error_of(trace_scenario("0,4,2\n", linear,
+                                         "{kind: vllm, enable_prefix_caching: false, version: \"" +
+                                             version +
+                                             "\", async_scheduling: true, host_time: true, "
+                                             "cuda_graphs: {layers: 10}}",
+                                         kv));
+  };
+  CHECK(with("0.8") == "(no error)");
+  CHECK(with("0.9") == "(no error)");
+  CHECK_THAT(with("0.7"), Catch::Contains("async_scheduling") && Catch::Contains("vLLM 0.7 (V0)"));
+}
+
+TEST_CASE("step boundaries: a MoE model in a weight dtype with no expert variant needs moe_dtype",
+          "[models][operator]") {
+  // int8_wo has GEMM tables but no MoE variant: the experts' dtype must be named.
+  const auto yaml = [](const std::string& extra) {
+    return "kind: operator\nmodel: " + k_dir +
+           "/tiny-moe.yaml\nhardware: h100-sxm\noperators: {source: tables, path: " + k_dir +
+           ", gpu: tiny_gpu, engine: vllm}\nweight_dtype: int8_wo\n" + extra;
+  };
+  CHECK_THROWS_WITH(make_step_time_model(Cfg::root(doc_of(yaml("")))),
+                    Catch::Contains("weight_dtype") &&
+                        Catch::Contains("int8_wo has no MoE variant: give moe_dtype"));
+}
+
+TEST_CASE("step boundaries: a MoE block over no tokens takes no time", "[models][layer_profile]") {
+  // tests/data/llmservingsim-moe: the block at 1 token is 50.2297 us (layer_profile_test.cpp).
+  const LayerProfile p(std::string(SERVESIM_SOURCE_DIR) + "/tests/data/llmservingsim-moe/tp1", 2);
+  REQUIRE(p.is_moe());
+  CHECK(p.moe_us(1, p.default_routing()) == Approx(50.2297).epsilon(1e-12));
+  CHECK(p.moe_us(0, p.default_routing()) == 0.0);
 }
 
 }  // namespace t_models_step_boundaries_test
