@@ -1,12 +1,14 @@
 // Boundaries inside the step models that no figure elsewhere reaches: where the operator model's
 // attention tables hand over to the grids they tabulate, the linear fit's rule that a step takes
 // time, the roofline fit's weighing of every sample, vLLM's V0/V1 version line, a MoE model's
-// weight dtype without an expert variant, and a MoE block of no tokens.
+// weight dtype without an expert variant, a MoE block of no tokens, and how the operator
+// tables' readers spell keys and skim rows.
 #include <catch2/catch.hpp>
 
 #include "core/config.h"
 #include "models/fit.h"
 #include "models/layer_profile.h"
+#include "models/operator_table_readers.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
@@ -148,6 +150,35 @@ TEST_CASE("step boundaries: a MoE block over no tokens takes no time", "[models]
   REQUIRE(p.is_moe());
   CHECK(p.moe_us(1, p.default_routing()) == Approx(50.2297).epsilon(1e-12));
   CHECK(p.moe_us(0, p.default_routing()) == 0.0);
+}
+
+TEST_CASE("step boundaries: a table key spells whole sizes as integers and keeps any other",
+          "[models][operator]") {
+  // Key columns hold integers ("128"); a size that is not one keeps its fraction, so it can
+  // never match a key.
+  CHECK(key_num(128) == "128");
+  CHECK(key_num(1) == "1");
+  CHECK(key_num(999999999999999) == "999999999999999");
+  CHECK(key_num(1.5) == "1.5");
+  CHECK(key_num(2048.25) == "2048.25");
+}
+
+TEST_CASE("step boundaries: an attention file whose layout columns do not lead is read whole",
+          "[models][operator]") {
+  // batch_size sits between num_heads and num_key_value_heads, so rows cannot be skipped by
+  // their first bytes: all three batches of the 4/2 heads x 32 layout are read, not only the
+  // rows whose third field happens to equal the KV heads (batch 2).
+  const std::string file = write_temp("context_attention.csv",
+                                      "head_dim,num_heads,batch_size,num_key_value_heads,isl,step,"
+                                      "latency_ms_x\n"
+                                      "32,4,1,2,16,0,0.01\n32,4,2,2,16,0,0.02\n"
+                                      "32,4,4,2,16,0,0.04\n32,4,2,1,16,0,0.5\n");
+  Breakpoints bp;
+  const AttentionTable t = read_attention_table(file, false, AttentionHeads{4, 2, 32}, "x", bp);
+  REQUIRE(t.by_batch.size() == 1);
+  CHECK(t.by_batch[0].at(1) == Approx(0.01).epsilon(1e-12));
+  CHECK(t.by_batch[0].at(2) == Approx(0.02).epsilon(1e-12));
+  CHECK(t.by_batch[0].at(4) == Approx(0.04).epsilon(1e-12));
 }
 
 }  // namespace t_models_step_boundaries_test
