@@ -75,4 +75,25 @@ TEST_CASE("engine version lines: TensorRT-LLM has profiled host time from 1.0",
                                Catch::Contains("TensorRT-LLM 0.21 runs the C++ executor"));
 }
 
+TEST_CASE("engine version lines: TensorRT-LLM's default graphs stop at a batch of 128",
+          "[models][host_time]") {
+  // 128 requests of prompt 4 and 2 tokens, all prefilled in the first step; the second step
+  // decodes 128 seats: 2 + 128 = 130 ms of GPU time. TensorRT-LLM captures 1, 2, 4, ..., 128
+  // without padding, so 128 seats run as a graph (130 ms) where 127 would run eager, behind
+  // 10 layers x 20 ms = 200 ms of launches. No host time.
+  const auto decode_ms = [&](int requests) {
+    std::string trace;
+    for (int i = 0; i < requests; ++i) trace += "0,4,2\n";
+    const auto r = run_requests(trace_scenario(
+        trace, k_linear,
+        "{kind: trtllm, max_batch_size: 256, max_num_tokens: 8192, cuda_graphs: {layers: 10, "
+        "eager_launch_us_per_layer: 20000}}",
+        "{policy: paged, capacity_tokens: 8192, block_size: 16}"));
+    REQUIRE(r.size() == static_cast<size_t>(requests));
+    return ms_of(r[0].finish - r[0].first_token);
+  };
+  CHECK(decode_ms(128) == Approx(130.0));
+  CHECK(decode_ms(127) == Approx(200.0));
+}
+
 }  // namespace t_models_engine_version_lines_test

@@ -181,4 +181,13 @@ TEST_CASE("step boundaries: an attention file whose layout columns do not lead i
   CHECK(t.by_batch[0].at(4) == Approx(0.04).epsilon(1e-12));
 }
 
+TEST_CASE("step boundaries: a header's open quote is named at line 1", "[models][operator]") {
+  const std::string file = write_temp("context_attention.csv",
+                                      "head_dim,num_heads,num_key_value_heads,batch_size,isl,step,"
+                                      "\"latency_ms_x\n32,4,2,1,16,0,0.01\n");
+  Breakpoints bp;
+  CHECK_THROWS_WITH(read_attention_table(file, false, AttentionHeads{4, 2, 32}, "x", bp),
+                    Catch::Contains("context_attention.csv:1:"));
+}
+
 }  // namespace t_models_step_boundaries_test
