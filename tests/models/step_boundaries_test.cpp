@@ -9,6 +9,7 @@
 #include "models/fit.h"
 #include "models/layer_profile.h"
 #include "models/operator_table_readers.h"
+#include "models/pipeline.h"
 #include "models/step_time_model.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
@@ -188,6 +189,33 @@ TEST_CASE("step boundaries: a header's open quote is named at line 1", "[models]
   Breakpoints bp;
   CHECK_THROWS_WITH(read_attention_table(file, false, AttentionHeads{4, 2, 32}, "x", bp),
                     Catch::Contains("context_attention.csv:1:"));
+}
+
+TEST_CASE("step boundaries: a pipeline's breakdown of an empty step is one micro-batch",
+          "[models][pipeline]") {
+  // A step model of 1 ms whatever the shape, 4 layers in 2 stages of 2, hidden 1000 in bf16 over
+  // a 10^6-bytes-a-ms link with 10 us latency. No sequences: one micro-batch (as step_ms
+  // counts), stage 0 2 x 0.25 + 0.01 (the send of 0 tokens) = 0.51 ms, stage 1 0.5 ms: the
+  // cycle is their sum, 1.01 ms, and half the stage time is idle.
+  struct Flat final : StepTimeModel {
+    double step_ms(const StepShape&) const override { return 1.0; }
+  };
+  LayerSplit split;
+  split.a = std::make_unique<Flat>();
+  split.a1 = 0.25;
+  PipelineSpec spec;
+  spec.stages = 2;
+  spec.layers = 4;
+  spec.hidden_size = 1000;
+  spec.activation_bytes = 2;
+  spec.link_bytes_per_ms = 1e6;
+  spec.link_latency_ms = 0.01;
+  const PipelineModel pp(std::move(split), spec);
+  const PipelineBreakdown b = pp.breakdown(StepShape{});
+  CHECK(b.micro_batches == 1);
+  CHECK(b.cycle_ms == Approx(1.01));
+  CHECK(b.bubble == Approx(0.5));
+  CHECK(pp.step_ms(StepShape{}) == Approx(1.01));
 }
 
 }  // namespace t_models_step_boundaries_test
