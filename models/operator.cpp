@@ -261,7 +261,7 @@ class OperatorModel final : public StepTimeModel {
   // (12 x 8 + 1) x (20 x 16 + 1) doubles (2 x 243 KiB): batches and chunks below 4096, lengths
   // below 2^20 tokens; 646 KiB in all.
   static constexpr int64_t k_dense_tokens = int64_t{1} << 14, k_dense_sequences = int64_t{1} << 12;
-  static constexpr int k_batch_octaves = 12, k_length_octaves = 21;
+  static constexpr int k_batch_octaves = 12, k_length_octaves = 20;
 
   /// c at 0 (as at 1), 1, 2, ..., n - 1.
   static std::vector<double> dense(const LogCurve& c, int64_t n) {
