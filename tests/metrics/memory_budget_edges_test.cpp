@@ -75,6 +75,29 @@ TEST_CASE("memory budget edges: one request, a queue limit of 0 and fleets aroun
             (fleet + 1) * 4 * MemoryCosts::k_fleet_sketch_bytes);
 }
 
+TEST_CASE("memory budget edges: a workload of unknown size is budgeted at the sketch's exact limit",
+          "[metrics][memory]") {
+  // A transform that drops requests makes the source's size unknown (size_hint 0): the run's
+  // tally is then budgeted at the sketch's exact limit, and the queue at max_queued (seed
+  // 38044's memory_budget.cpp:68 budgeted no sketch at all).
+  const Scenario sc = build_scenario(doc_of(
+      "workload:\n  synthetic:\n    requests: 40\n    arrival: {kind: poisson, rate_per_s: 2}\n"
+      "    prompt_tokens: {kind: fixed, value: 10}\n    output_tokens: {kind: fixed, value: 5}\n"
+      "  transform: {sample_fraction: 0.5}\nstep_time: {kind: linear, base_ms: 1}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 8}\nkv: {policy: paged, capacity_tokens: "
+      "1000}\n"));
+  REQUIRE(sc.components.source->size_hint() == 0);
+  RunOptions o;
+  o.limits.max_queued = 7;
+  const MemoryNeed n = estimate_memory(sc, o, {});
+  CHECK(n.requests == 0);
+  CHECK(n.held == 7);
+  const auto exact = static_cast<int64_t>(QuantileSketch::k_default_exact_limit);
+  CHECK(n.floor_bytes == MemoryCosts::k_base_bytes + exact * MemoryCosts::k_sketch_request_bytes +
+                             MemoryCosts::k_gap_sketch_bytes);
+  CHECK(n.peak_bytes == n.floor_bytes + 7 * MemoryCosts::k_held_request_bytes);
+}
+
 TEST_CASE("memory budget edges: a need exactly at the limit passes, one byte more does not",
           "[metrics][memory]") {
   MemoryNeed need;

@@ -93,6 +93,22 @@ TEST_CASE("step boundaries: a linear fit keeps a base smaller than its per-seque
   CHECK_THAT(m->yaml(), Catch::Contains("base_ms: 1\n") && Catch::Contains("per_seq_ms: 2\n"));
 }
 
+TEST_CASE(
+    "step boundaries: a linear fit with no base and no per-sequence cost gets a base of 1e-6 ms",
+    "[models][fit]") {
+  // Decode steps at exactly 0.001 ms a context token: (1 sequence, 1000 tokens) 1 ms, (1, 2000)
+  // 2 ms, (2, 4000) and (4, 4000) 4 ms. The fit is exact with the context term alone, so base
+  // and per-sequence cost are 0 and the linear model's rule (a step must take time) sets the
+  // base to 1e-6 ms: 1.000001 ms for the first shape (seed 38044's fit.cpp:83 wrote 1e-7).
+  const std::vector<StepSample> s{{decode_only(1, 1000), 1.0, ""},
+                                  {decode_only(1, 2000), 2.0, ""},
+                                  {decode_only(2, 4000), 4.0, ""},
+                                  {decode_only(4, 4000), 4.0, ""}};
+  const auto m = fit_linear(s);
+  CHECK(m->predict_ms(decode_only(1, 1000)) == Approx(1.000001).epsilon(1e-10));
+  CHECK(m->predict_ms(decode_only(3, 0)) == Approx(1e-6).epsilon(1e-6));
+}
+
 TEST_CASE("step boundaries: the roofline fit weighs every sample, whatever their order",
           "[models][fit]") {
   // Steps timed by the roofline at 50% of the bandwidth roof and 60% of the compute roof, no
