@@ -353,26 +353,23 @@ def main():
     timeout = args.timeout or max(30.0, 5 * base)
     timeouts = {"unit": timeout}
     baseline = f"baseline suite {base:.1f} s"
-    if "ctest" in stages:
-        rc, out, _ = run(all_build_cmd, None, log)
-        rc, out, cbase = (rc, out, 0.0) if rc != 0 else run_tests(ctest_cmd, None)
+    stage_cmds = {"unit": (build_cmd, test_cmd), "ctest": (all_build_cmd, ctest_cmd),
+                  "asan": (asan_build_cmd, asan_test_cmd)}
+    # The later stages' unmutated runs: each must pass, and gives its stage's timeout.
+    for stage, what in (("ctest", "the rest of ctest"), ("asan", "the sanitized suite")):
+        if stage not in stages:
+            continue
+        if stage == "asan":
+            configure(asan, sanitized=True)
+        rc, out, _ = run(stage_cmds[stage][0], None, log)
+        rc, out, sbase = (rc, out, 0.0) if rc != 0 else run_tests(stage_cmds[stage][1], None)
         if rc != 0:
-            sys.exit("the unmutated ctest tests fail in " + build + "; fix them first\n" + out[-3000:])
-        timeouts["ctest"] = args.timeout or max(60.0, 5 * cbase)
-        baseline += f", rest of ctest {cbase:.1f} s"
-    if "asan" in stages:
-        configure(asan, sanitized=True)
-        rc, out, _ = run(asan_build_cmd, None, log)
-        rc, out, abase = (rc, out, 0.0) if rc != 0 else run_tests(asan_test_cmd, None)
-        if rc != 0:
-            sys.exit("the unmutated sanitized suite fails in " + asan + "\n" + out[-3000:])
-        timeouts["asan"] = args.timeout or max(60.0, 5 * abase)
-        baseline += f", sanitized suite {abase:.1f} s"
+            sys.exit(f"{what} fails unmutated; fix it before measuring mutants\n" + out[-3000:])
+        timeouts[stage] = args.timeout or max(60.0, 5 * sbase)
+        baseline += f", {what} {sbase:.1f} s"
     print(f"{baseline}; timeout {timeout:.0f} s; {len(muts)} mutants; stages {' '.join(stages)}",
           flush=True)
 
-    stage_cmds = {"unit": (build_cmd, test_cmd), "ctest": (all_build_cmd, ctest_cmd),
-                  "asan": (asan_build_cmd, asan_test_cmd)}
     results = []
     for i, m in enumerate(muts, 1):
         src = os.path.join(ROOT, m["file"])
