@@ -63,9 +63,12 @@ QuantileSketch::QuantileSketch(const QuantileSketch& o)
       m_last(o.m_last),
       m_sorted(o.m_sorted),
       m_histogram_mode(o.m_histogram_mode),
-      m_buckets(o.m_buckets) {
+      m_buckets(o.m_buckets),
+      m_runs(o.m_runs),
+      m_run_values(o.m_run_values),
+      m_runs_sorted(o.m_runs_sorted) {
   // One chunk holding every kept value, full: the next add starts a new one.
-  const auto n = static_cast<size_t>(m_histogram_mode ? 0 : m_count);
+  const auto n = static_cast<size_t>(m_histogram_mode ? 0 : plain_count());
   if (n == 0) return;
   Chunk c = make_chunk(n);
   c.n = n;
@@ -98,8 +101,12 @@ QuantileSketch::QuantileSketch(QuantileSketch&& o) noexcept
       m_tail_cap(std::exchange(o.m_tail_cap, 0)),
       m_sorted(o.m_sorted),
       m_histogram_mode(o.m_histogram_mode),
-      m_buckets(std::move(o.m_buckets)) {
+      m_buckets(std::move(o.m_buckets)),
+      m_runs(std::move(o.m_runs)),
+      m_run_values(std::exchange(o.m_run_values, 0)),
+      m_runs_sorted(o.m_runs_sorted) {
   o.m_chunks.clear();
+  o.m_runs.clear();
   o.m_count = 0;
 }
 
@@ -119,6 +126,10 @@ QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
   m_sorted = o.m_sorted;
   m_histogram_mode = o.m_histogram_mode;
   m_buckets = std::move(o.m_buckets);
+  m_runs = std::move(o.m_runs);
+  o.m_runs.clear();
+  m_run_values = std::exchange(o.m_run_values, 0);
+  m_runs_sorted = o.m_runs_sorted;
   return *this;
 }
 
@@ -128,6 +139,26 @@ void QuantileSketch::add_all(std::span<const double> vs) {
     double operator()() { return *at++; }
   };
   (void)add_each(vs.size(), Stored{vs.data()}, [](double) {});
+}
+
+void QuantileSketch::add_repeated(double v, int64_t count) {
+  if (count <= 0) return;
+  if (m_count == 0) {
+    m_min = m_max = v;
+  } else {
+    m_min = v < m_min ? v : m_min;
+    m_max = m_max < v ? v : m_max;
+  }
+  m_count += count;
+  m_sum += v * static_cast<double>(count);
+  if (m_histogram_mode) {
+    m_buckets[bucket_of(v)] += count;
+    return;
+  }
+  if (!m_runs.empty() && v < m_runs.back().v) m_runs_sorted = false;
+  m_runs.push_back({v, count});
+  m_run_values += count;
+  if (static_cast<size_t>(m_count) > m_limit) to_histogram();
 }
 
 void QuantileSketch::new_chunk() {
@@ -147,7 +178,7 @@ void QuantileSketch::gather() {
   if (m_chunks.empty()) return;
   m_chunks.back().n = m_tail_n;
   if (m_chunks.size() == 1) return;
-  const auto n = static_cast<size_t>(m_count);
+  const auto n = static_cast<size_t>(plain_count());
   Chunk all = make_chunk(n);
   all.n = n;
   size_t at = 0;
@@ -172,6 +203,10 @@ void QuantileSketch::to_histogram() {
     const size_t n = c.n;
     for (size_t i = 0; i < n; ++i) ++buckets[bucket_of(v[i])];
   }
+  for (const Run& r : m_runs) buckets[bucket_of(r.v)] += r.n;
+  std::vector<Run>().swap(m_runs);
+  m_run_values = 0;
+  m_runs_sorted = true;
   std::vector<Chunk>().swap(m_chunks);
   m_tail = nullptr;
   m_tail_n = m_tail_cap = 0;
@@ -198,6 +233,7 @@ void QuantileSketch::merge(const QuantileSketch& o) {
       const size_t k = &c == &o.m_chunks.back() ? o.m_tail_n : c.n;
       add_all(std::span<const double>(c.v.get(), k));
     }
+    for (const Run& r : o.m_runs) add_repeated(r.v, r.n);
   }
   m_sum = sum;
 }
@@ -231,7 +267,7 @@ double QuantileSketch::percentile(double p) {
   if (m_histogram_mode) {
     a = order_statistic(lo);
     b = order_statistic(hi);
-  } else {
+  } else if (m_runs.empty()) {
     gather();
     double* v = m_chunks.front().v.get();
     if (!m_sorted) {
@@ -241,8 +277,44 @@ double QuantileSketch::percentile(double p) {
     }
     a = v[lo];
     b = v[hi];
+  } else {
+    a = exact_order_statistic(lo);
+    b = exact_order_statistic(hi);
   }
   return a + frac * (b - a);
+}
+
+double QuantileSketch::exact_order_statistic(int64_t k) {
+  const int64_t plain = plain_count();
+  const double* v = nullptr;
+  if (plain > 0) {
+    gather();
+    double* kept = m_chunks.front().v.get();
+    if (!m_sorted) {
+      std::sort(kept, kept + plain);
+      m_sorted = true;
+      m_last = kept[plain - 1];
+    }
+    v = kept;
+  }
+  if (!m_runs_sorted) {
+    std::sort(m_runs.begin(), m_runs.end(), [](const Run& x, const Run& y) { return x.v < y.v; });
+    m_runs_sorted = true;
+  }
+  // Both in increasing order: walk them together, counting each run's values at once.
+  int64_t seen = 0, i = 0;
+  size_t j = 0;
+  while (i < plain || j < m_runs.size()) {
+    if (j == m_runs.size() || (i < plain && v[i] <= m_runs[j].v)) {
+      if (seen++ == k) return v[i];
+      ++i;
+    } else {
+      seen += m_runs[j].n;
+      if (seen > k) return m_runs[j].v;
+      ++j;
+    }
+  }
+  return m_max;
 }
 
 }  // namespace servesim

@@ -8,9 +8,12 @@
 // error of 2^-(k_sub_bits + 1) (0.05%) of an exact value in that bucket. Count, mean and max are
 // always exact. Memory: 8 bytes a value up to the limit, then a fixed ~650 KB.
 //
-// add() is inline and cheap (it runs for every inter-token gap of a run): the kept values go
-// into chunks that are never moved (no copy as they grow, each page touched once) and are
-// gathered into one array only when a percentile is asked for.
+// add() is inline and cheap: the kept values go into chunks that are never moved (no copy as
+// they grow, each page touched once) and are gathered into one array only when a percentile is
+// asked for. add_repeated() takes one value many times (an engine step's inter-token gap, shared
+// by every sequence that decoded in it) as one (value, count) run while the sketch is exact, and
+// as one bucket increment past it: percentiles, count, max and exact() are those of the values
+// one by one, whatever the order of the calls.
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -60,6 +63,20 @@ class QuantileSketch {
     m_tail[m_tail_n++] = v;
     if (static_cast<size_t>(m_count) > m_limit) to_histogram();
   }
+
+  /// add(v) `count` times (count >= 1; v >= 0 and finite): the same percentiles, count, max and
+  /// exact() as that many add(v) calls in any order; the sum gains v * count (one rounding).
+  void add_repeated(double v, int64_t count);
+
+  /// add_repeated for `n` (value, count) pairs, each the next call of `next()` returning a
+  /// QuantileSketch::Repeat (a count of 0 adds nothing), in one loop with the running figures
+  /// in registers. `next` is a copyable function object whose state is its own again after.
+  struct Repeat {
+    double v;
+    int64_t n;
+  };
+  template <class Next>
+  void add_repeated_each(size_t n, Next&& next);
 
   /// add(v) for each of `vs` in order, with the same result to the bit (the sum is taken in
   /// the same order), in a loop that keeps the running figures in registers.
@@ -141,6 +158,10 @@ class QuantileSketch {
   /// Moves every kept value into one chunk (the first), in order.
   void gather();
   void to_histogram();
+  /// The values kept one by one (not in runs).
+  [[nodiscard]] int64_t plain_count() const { return m_count - m_run_values; }
+  /// The k-th smallest of the kept values and runs, 0-based (exact mode, runs present).
+  [[nodiscard]] double exact_order_statistic(int64_t k);
   [[nodiscard]] double bucket_mid(size_t b) const;
   [[nodiscard]] double order_statistic(int64_t k) const;
 
@@ -153,7 +174,60 @@ class QuantileSketch {
   bool m_sorted = true;
   bool m_histogram_mode = false;
   std::vector<int64_t> m_buckets;
+  /// add_repeated's values while exact: (value, count), and their counts' total.
+  using Run = Repeat;
+  std::vector<Run> m_runs;
+  int64_t m_run_values = 0;
+  bool m_runs_sorted = true;
 };
+
+template <class Next>
+void QuantileSketch::add_repeated_each(size_t n, Next&& next_in) {
+  std::remove_cvref_t<Next> next = next_in;
+  double sum = m_sum, lo = HUGE_VAL, hi = -HUGE_VAL;
+  int64_t count = m_count;
+  size_t i = 0;
+  if (!m_histogram_mode) {
+    if (m_runs.capacity() < m_runs.size() + n)
+      m_runs.reserve(std::max(m_runs.size() + n, 2 * m_runs.capacity()));
+    for (; i < n; ++i) {
+      const Repeat r = next();
+      if (r.n <= 0) continue;
+      lo = r.v < lo ? r.v : lo;
+      hi = hi < r.v ? r.v : hi;
+      sum += r.v * static_cast<double>(r.n);
+      if (!m_runs.empty() && r.v < m_runs.back().v) m_runs_sorted = false;
+      m_runs.push_back({r.v, r.n});
+      m_run_values += r.n;
+      count += r.n;
+      if (static_cast<size_t>(count) > m_limit) {
+        ++i;
+        break;
+      }
+    }
+  }
+  const bool was_empty = m_count == 0;
+  m_count = count;
+  if (!m_histogram_mode && static_cast<size_t>(m_count) > m_limit) to_histogram();
+  if (m_histogram_mode) {
+    int64_t* buckets = m_buckets.data();
+    for (; i < n; ++i) {
+      const Repeat r = next();
+      if (r.n <= 0) continue;
+      lo = r.v < lo ? r.v : lo;
+      hi = hi < r.v ? r.v : hi;
+      sum += r.v * static_cast<double>(r.n);
+      buckets[bucket_of(r.v)] += r.n;
+      m_count += r.n;
+    }
+  }
+  m_sum = sum;
+  if (lo <= hi) {
+    m_min = was_empty || lo < m_min ? lo : m_min;
+    m_max = was_empty || m_max < hi ? hi : m_max;
+  }
+  next_in = next;
+}
 
 template <class Next, class Seen>
 double QuantileSketch::add_each(size_t n, Next&& next_in, Seen&& seen_in) {

@@ -26,7 +26,14 @@ void QuantileSketch::save(std::string& out) const {
       }
     return;
   }
-  for (const Chunk& c : m_chunks) {  // the kept values, in their order
+  // add_repeated's runs, in their order, then the values kept one by one, in theirs.
+  put_bytes(out, static_cast<uint64_t>(m_runs.size()));
+  put_bytes(out, m_runs_sorted);
+  for (const Run& r : m_runs) {
+    put_bytes(out, r.v);
+    put_bytes(out, r.n);
+  }
+  for (const Chunk& c : m_chunks) {
     const size_t k = &c == &m_chunks.back() ? m_tail_n : c.n;
     out.append(reinterpret_cast<const char*>(c.v.get()), k * sizeof(double));
   }
@@ -51,8 +58,20 @@ void QuantileSketch::load(ByteReader& in) {
     }
     return;
   }
-  if (m_count == 0) return;
-  const auto n = static_cast<size_t>(m_count);
+  const auto runs = in.get<uint64_t>();
+  m_runs_sorted = in.get<bool>();
+  m_runs.clear();
+  m_run_values = 0;
+  for (uint64_t i = 0; i < runs; ++i) {
+    const auto v = in.get<double>();
+    const auto n = in.get<int64_t>();
+    if (n <= 0 || n > m_count - m_run_values)
+      throw std::logic_error("a sketch's run count out of range");
+    m_runs.push_back({v, n});
+    m_run_values += n;
+  }
+  const auto n = static_cast<size_t>(plain_count());
+  if (n == 0) return;
   Chunk c = make_chunk(n);
   const std::string_view bytes = in.get_view(n * sizeof(double));
   std::copy_n(bytes.data(), bytes.size(), reinterpret_cast<char*>(c.v.get()));

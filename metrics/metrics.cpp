@@ -60,14 +60,14 @@ void RequestTally::add_entry(const Request& r, bool ttft_ok) {
   ttft_met += ttft_ok;
 }
 
-void RequestTally::add_exit(const Request& r, std::span<const double> gaps, const SloVerdict& ok) {
+void RequestTally::add_exit(const Request& r, const GapRun* gaps, const SloVerdict& ok) {
   ++left;
   if (r.state != RequestState::Released) return;
   ++finished;
   if (r.spec.output_tokens > 1)
     tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
   e2e.add((r.release - r.spec.arrival).seconds());
-  itl.add_all(gaps);
+  if (gaps) (void)itl.add_run(*gaps);
   tpot_met += ok.tpot;
   e2e_met += ok.e2e;
   itl_met += ok.itl;
@@ -132,27 +132,19 @@ void MetricsRecorder::record(const Request& r) {
     m_engine_ttft.add(r.engine_ttft().seconds());
     m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
   }
-  // Its inter-token gaps (metrics/token_gaps.h). With the run's tally the only one, they go
-  // straight into its sketch as they are made (GapSketch::add_run: one loop, nothing stored
-  // first); otherwise into a buffer reused from request to request, for each tally.
+  // Its inter-token gaps (metrics/token_gaps.h). Without classes or tenants, the tallies a gap
+  // goes into depend only on its replica: its step gaps are counted a step at a time
+  // (count_gaps); otherwise each tally takes them one by one (RequestTally::add_exit).
   const GapRun run = request_gap_run(m_step_ends, r);
-  const bool one_tally = m_replicas.empty() && !(m_class_names && !m_class_names->empty()) &&
-                         !(m_tenant_names && !m_tenant_names->empty());
-  double largest_gap = 0;
-  std::span<const double> gaps;
-  if (one_tally) {
-    largest_gap = m_all.itl.add_run(run);
-  } else {
-    // Room for its n - 1 gaps first, so that each is one store (no capacity check a gap).
-    if (static_cast<int64_t>(m_gaps.size()) < r.spec.output_tokens)
-      m_gaps.resize(static_cast<size_t>(r.spec.output_tokens));
-    GapSketch::each_gap(run, [&, out = m_gaps.data()](size_t k, double g) {
-      out[k] = g;
-      largest_gap = std::max(largest_gap, g);
-    });
-    gaps = std::span<const double>(m_gaps.data(), static_cast<size_t>(run.count));
-  }
+  const bool by_step =
+      !(m_class_names && !m_class_names->empty()) && !(m_tenant_names && !m_tenant_names->empty());
+  if (by_step) count_gaps(r, run);
+  const GapRun* gaps = by_step ? nullptr : &run;
   m_current_gaps = gaps;
+  // Its largest gap, for the ITL target (a mean gap is checked as TPOT is, below).
+  double largest_gap = 0;
+  if (m_slo && m_slo->itl_ms && run.from != GapsFrom::mean)
+    GapSketch::each_gap(run, [&](size_t, double g) { largest_gap = std::max(largest_gap, g); });
   const GapsFrom gaps_from = run.from;
   // A rejected or unfinished request meets no target.
   SloVerdict ok;
@@ -297,6 +289,7 @@ SloSummary MetricsRecorder::slo_summary(RequestTally& t, double duration_s, int6
 GapDistribution MetricsRecorder::gap_distribution(GapSketch& g) const {
   GapDistribution d;
   static_cast<Distribution&>(d) = finish(g.q);
+  d.mean = g.mean();  // from the exact sums (GapSketch), not the sketch's running sum
   d.median = d.p50;
   d.std = g.std();
   for (double p : m_percentiles)
@@ -330,6 +323,7 @@ void StatusCounts::add(const Request& r) {
 }
 
 Summary MetricsRecorder::summary(const RunStats& stats) {
+  flush_all_gap_counts();
   if (!m_replicas.empty()) replica_order_sums();
   Summary s = m_s;
   if (m_track_status || m_status.any_left_early()) s.by_status = m_status;

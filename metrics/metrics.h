@@ -625,8 +625,8 @@ struct RequestTally {
   /// A request that arrived here (routed here; its prefill replica when disaggregated): its TTFT.
   void add_entry(const Request& r, bool ttft_ok);
   /// A request that left from here (released, rejected or unfinished): everything but its TTFT,
-  /// its inter-token gaps included (`gaps`, in seconds).
-  void add_exit(const Request& r, std::span<const double> gaps, const SloVerdict& ok);
+  /// its inter-token gaps included (`gaps`; null: the caller counts them into `itl` itself).
+  void add_exit(const Request& r, const GapRun* gaps, const SloVerdict& ok);
 
   int64_t entered = 0, left = 0, finished = 0;
   int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, itl_met = 0, all_met = 0;  ///< with SLOs
@@ -702,12 +702,12 @@ class MetricsRecorder final : public ShardedRecorder {
   /// Keeps the step ends the gaps are derived from (StepEnds, bounded); without steps a
   /// request's gaps are its mean (GapsFrom::mean).
   void on_step(const StepRecord& s) override {
-    m_step_ends.add(s.replica, (s.start + s.duration).count_ns(), s.kv_capacity_tokens);
+    add_step_end(s.replica, (s.start + s.duration).count_ns(), s.kv_capacity_tokens);
   }
   /// Only the step ends are kept: the engine need not build a StepRecord for this recorder.
   [[nodiscard]] bool ends_only() const override { return true; }
   void on_step_end(uint32_t replica, Time end, int64_t kv_capacity_tokens) override {
-    m_step_ends.add(replica, end.count_ns(), kv_capacity_tokens);
+    add_step_end(replica, end.count_ns(), kv_capacity_tokens);
   }
   /// Further percentiles of the ITL distributions (GapDistribution::percentiles).
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
@@ -755,6 +755,20 @@ class MetricsRecorder final : public ShardedRecorder {
   void pool_summaries(Summary& s, const RunStats& stats);
   /// A cluster's run-wide sums, replica by replica in replica order (metrics/metrics_parts.cpp).
   void replica_order_sums();
+  /// Keeps a step end (StepEnds), first counting the gaps of the ends it is about to drop.
+  void add_step_end(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens);
+  /// Counts finished request `r`'s gaps (`run`, from its replica's steps) a step at a time:
+  /// its step gaps as a range of its replica's steps (m_gap_counts), any other gap at once,
+  /// into the run's tally and its exit replica's and pool's (metrics/gap_counts.cpp).
+  void count_gaps(const Request& r, const GapRun& run);
+  /// Adds the counted step gaps of replica `rep`'s ends before `end` (an index into its
+  /// StepEnds) to the tallies, as (gap, requests) (metrics/gap_counts.cpp).
+  void flush_gap_counts(uint32_t rep, size_t end);
+  /// flush_gap_counts over every replica's ends: before the tallies are read.
+  void flush_all_gap_counts();
+  /// The tallies a gap of local replica `rep` goes into, called as f(GapSketch&).
+  template <class F>
+  void each_gap_tally(uint32_t rep, F&& f);
 
   Summary m_s;
   size_t m_exact_limit;
@@ -773,8 +787,10 @@ class MetricsRecorder final : public ShardedRecorder {
   std::optional<SloTargets> m_slo;
   Time m_ttft_target, m_tpot_target, m_e2e_target, m_itl_target;  // in whole nanoseconds
   StepEnds m_step_ends{true};
-  std::vector<double> m_gaps;  // room for the gaps of the request being recorded (reused)
-  std::span<const double> m_current_gaps;  // its gaps, in m_gaps
+  // Per replica, aligned with its StepEnds: requests whose gaps start at minus those whose gaps
+  // end at each step (a difference array: its prefix sum is a step gap's count; count_gaps).
+  std::vector<std::vector<int32_t>> m_gap_counts;
+  const GapRun* m_current_gaps = nullptr;  // the gaps of the request being recorded
   std::vector<double> m_percentiles;
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.
   std::vector<RequestTally> m_replicas, m_pools;

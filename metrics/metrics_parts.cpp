@@ -27,6 +27,7 @@ std::unique_ptr<ShardedRecorder> MetricsRecorder::make_part(uint32_t first_repli
 }
 
 void MetricsRecorder::finish_part() {
+  flush_all_gap_counts();
   // Each replica's percentiles sort its kept values: here, on the shard's thread.
   for (RequestTally& t : m_replicas) {
     if (t.entered == 0 && t.left == 0) continue;
@@ -172,13 +173,12 @@ void MetricsRecorder::load_part(std::string_view bytes) {
 }
 
 void MetricsRecorder::replica_order_sums() {
-  double ttft = 0, tpot = 0, e2e = 0, itl = 0, queue = 0, engine_ttft = 0;
+  double ttft = 0, tpot = 0, e2e = 0, queue = 0, engine_ttft = 0;
   GapSketch::Moments gaps;
   for (const RequestTally& t : m_replicas) {
     ttft += t.ttft.sum();
     tpot += t.tpot.sum();
     e2e += t.e2e.sum();
-    itl += t.itl.q.sum();
     queue += t.queue_sum_s;
     engine_ttft += t.engine_ttft_sum_s;
     gaps = GapSketch::fold(gaps, t.itl.moments());
@@ -186,7 +186,6 @@ void MetricsRecorder::replica_order_sums() {
   m_all.ttft.set_sum(ttft);
   m_all.tpot.set_sum(tpot);
   m_all.e2e.set_sum(e2e);
-  m_all.itl.q.set_sum(itl);
   m_all.itl.set_moments(gaps);
   m_queue.set_sum(queue);
   m_engine_ttft.set_sum(engine_ttft);

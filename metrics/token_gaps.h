@@ -56,6 +56,15 @@ class StepEnds {
     }
     e.push_back(end_ns);
   }
+  /// How many of replica `replica`'s oldest ends add() with this capacity would drop now.
+  [[nodiscard]] size_t due_to_drop(uint32_t replica, int64_t kv_capacity_tokens) const {
+    if (!m_bounded || replica >= m_ends.size()) return 0;
+    const size_t keep = static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack;
+    const size_t n = m_ends[replica].size();
+    return n >= 2 * keep ? n - keep : 0;
+  }
+  /// The number of replicas with ends.
+  [[nodiscard]] size_t replicas() const { return m_ends.size(); }
   /// Replica `r`'s ends (empty when it ran no step).
   [[nodiscard]] const std::vector<int64_t>& of(uint32_t r) const {
     static const std::vector<int64_t> none;
@@ -87,6 +96,7 @@ struct GapRun {
   int64_t t0 = 0;
   int64_t count = 0;
   double mean = 0;
+  int64_t span_ns = 0;  ///< GapsFrom::mean: first token to last, the gaps' exact sum
 };
 
 /// How finished request `r`'s gaps are found (see the top of this file).
@@ -106,7 +116,12 @@ inline GapRun request_gap_run(const StepEnds& ends, const Request& r) {
             n - 1, 0};
   }
   // Not kept (a bounded StepEnds trimmed them), or no steps were observed (summarize()).
-  return {GapsFrom::mean, nullptr, 0, n - 1, (r.last_token - r.first_token).seconds() / (n - 1)};
+  return {GapsFrom::mean,
+          nullptr,
+          0,
+          n - 1,
+          (r.last_token - r.first_token).seconds() / (n - 1),
+          (r.last_token - r.first_token).count_ns()};
 }
 
 /// Calls gap(seconds, index) for each of the n - 1 gaps of finished request `r`, in order:
@@ -127,30 +142,53 @@ GapsFrom request_gaps(const StepEnds& ends, const Request& r, F&& gap) {
   return g.from;
 }
 
-/// A stream of gaps: QuantileSketch's count, mean, max and percentiles, and the population
-/// standard deviation from sums shifted by the first gap (no division per gap; the shift keeps
-/// the sums small, so the std agrees with numpy's two-pass one to many digits).
+/// A stream of gaps: QuantileSketch's count, max and percentiles, and the mean and population
+/// standard deviation from exact sums in whole nanoseconds (a step gap is a whole number of
+/// them): the sums do not depend on the order the gaps come in, so the engine may count a
+/// step's gap once for every sequence that decoded in it (add_ns with a count) and a cluster's
+/// parts fold in any order, with the same figures to the bit. A mean gap (GapsFrom::mean,
+/// not whole nanoseconds) adds its request's span exactly to the sum and its squares rounded
+/// to a whole ns^2.
 struct GapSketch {
   explicit GapSketch(size_t exact_limit) : q(exact_limit) {}
-  void add(double v) {
-    if (q.count() == 0) m_shift = v;
-    q.add(v);
-    const double d = v - m_shift;
-    m_sum += d;
-    m_squares += d * d;
+
+  __extension__ typedef __int128 Wide;  // sums of squares of ns: past int64 in long runs
+
+  /// A gap of `ns` nanoseconds, `count` times.
+  void add_ns(int64_t ns, int64_t count = 1) {
+    const double v = static_cast<double>(ns) * 1e-9;
+    if (count == 1)
+      q.add(v);
+    else
+      q.add_repeated(v, count);
+    m_sum_ns += static_cast<Wide>(ns) * count;
+    m_squares += static_cast<Wide>(ns) * ns * count;
   }
-  /// add(v) for each of `vs`, in order: the same sums to the bit.
-  void add_all(std::span<const double> vs) {
-    if (vs.empty()) return;
-    (void)add_each(vs.size(), Stored{vs.data()});
-  }
-  /// add(v) for each gap of `g` (request_gap_run), made as they are taken, calling seen(v) on
-  /// each: add_all of request_gaps' gaps, to the bit, without storing them first.
-  /// Returns the largest of these gaps (0 without any).
+  /// Each gap of `g` (request_gap_run). Returns the largest of them (0 without any).
   double add_run(const GapRun& g) {
     if (g.from == GapsFrom::none || g.count <= 0) return 0;
-    if (g.from == GapsFrom::mean) return add_each(static_cast<size_t>(g.count), Repeat{g.mean});
-    return add_each(static_cast<size_t>(g.count), StepGaps{g.at, g.t0});
+    if (g.from == GapsFrom::mean) {
+      // Its span is the exact sum of its gaps; each square is the span's over count^2.
+      const auto span = static_cast<Wide>(g.span_ns);
+      q.add_repeated(g.mean, g.count);
+      m_sum_ns += span;
+      m_squares += (2 * span * span + g.count) / (2 * static_cast<Wide>(g.count));
+      return g.mean;
+    }
+    StepGaps gaps{g.at, g.t0, 0, 0};
+    const double largest = q.add_each(static_cast<size_t>(g.count), gaps, [](double) {});
+    m_sum_ns += gaps.sum;
+    m_squares += gaps.squares;
+    return largest;
+  }
+  /// The gaps of steps [1, n) of `ends` (ns, increasing), step i's (ends[i] - ends[i - 1]) as
+  /// many times as the prefix sum of `counts` up to i: add_ns for each, in one loop.
+  void add_step_gaps(const int64_t* ends, const int32_t* counts, size_t n) {
+    if (n < 2) return;
+    CountedGaps gaps{ends + 1, counts + 1, counts[0], 0, 0};
+    q.add_repeated_each(n - 1, gaps);
+    m_sum_ns += gaps.sum;
+    m_squares += gaps.squares;
   }
   /// Calls f(k, v) for each gap of `g`, k = 0, 1, ...: request_gaps' gaps.
   template <class F>
@@ -165,101 +203,88 @@ struct GapSketch {
       }
     }
   }
+  /// The mean gap, in seconds (0 without any).
+  [[nodiscard]] double mean() const {
+    if (q.count() == 0) return 0.0;
+    return static_cast<double>(static_cast<long double>(m_sum_ns) /
+                               static_cast<long double>(q.count())) *
+           1e-9;
+  }
+  /// The population standard deviation, in seconds (0 without any gap).
   [[nodiscard]] double std() const {
     if (q.count() == 0) return 0.0;
-    const auto n = static_cast<double>(q.count());
-    const double mean = m_sum / n;
-    return std::sqrt(std::max(0.0, m_squares / n - mean * mean));
+    const auto n = static_cast<long double>(q.count());
+    const long double mean = static_cast<long double>(m_sum_ns) / n;
+    const long double var = static_cast<long double>(m_squares) / n - mean * mean;
+    return static_cast<double>(std::sqrt(std::max(0.0L, var))) * 1e-9;
   }
 
-  /// The sums behind std(): of (v - shift) and its squares over n values.
+  /// The exact sums behind mean() and std(): of n gaps, in ns and ns^2.
   struct Moments {
     int64_t n = 0;
-    double shift = 0, sum = 0, squares = 0;
+    Wide sum_ns = 0, squares = 0;
   };
-  [[nodiscard]] Moments moments() const { return {q.count(), m_shift, m_sum, m_squares}; }
-  /// Folds `b`'s sums into `a`'s, shifted to a's shift (b's when a has none): the same
-  /// whatever computed them, so folding parts in a fixed order gives one result.
+  [[nodiscard]] Moments moments() const { return {q.count(), m_sum_ns, m_squares}; }
+  /// `a` and `b` together: exact, so folding parts in any order gives one result.
   [[nodiscard]] static Moments fold(Moments a, const Moments& b) {
-    if (b.n == 0) return a;
-    if (a.n == 0) return b;
-    const double d = b.shift - a.shift;
-    const auto n = static_cast<double>(b.n);
-    a.sum += b.sum + n * d;
-    a.squares += b.squares + 2 * d * b.sum + n * d * d;
     a.n += b.n;
+    a.sum_ns += b.sum_ns;
+    a.squares += b.squares;
     return a;
   }
-  /// Takes `m`'s sums (of as many values as q holds): std() is then theirs.
+  /// Takes `m`'s sums (of as many values as q holds): mean() and std() are then theirs.
   void set_moments(const Moments& m) {
-    m_shift = m.shift;
-    m_sum = m.sum;
+    m_sum_ns = m.sum_ns;
     m_squares = m.squares;
   }
 
   /// To bytes and back (QuantileSketch::save, load): the parallel engine's MPI ranks.
   void save(std::string& out) const {
     q.save(out);
-    put_bytes(out, moments());
+    put_bytes(out, m_sum_ns);  // each field alone: Moments has padding
+    put_bytes(out, m_squares);
   }
   void load(ByteReader& in) {
     q.load(in);
-    set_moments(in.get<Moments>());
+    m_sum_ns = in.get<Wide>();
+    m_squares = in.get<Wide>();
   }
 
   QuantileSketch q;
 
  private:
-  /// The gaps of a GapRun from step ends, in turn.
+  /// The gaps of a GapRun from step ends, in turn, summed exactly as they are made.
   struct StepGaps {
     const int64_t* at;
     int64_t prev;
+    Wide sum, squares;
     double operator()() {
       const int64_t e = *at++;
-      const double v = static_cast<double>(e - prev) * 1e-9;
+      const int64_t ns = e - prev;
       prev = e;
-      return v;
+      sum += ns;
+      squares += static_cast<Wide>(ns) * ns;
+      return static_cast<double>(ns) * 1e-9;
     }
   };
-  /// One value, again and again (a mean gap).
-  struct Repeat {
-    double v;
-    double operator()() const { return v; }
-  };
-  /// Each stored value in turn.
-  struct Stored {
-    const double* at;
-    double operator()() { return *at++; }
-  };
-  /// The moments' running sums, of values less `shift`.
-  struct Sums {
-    double shift, sum, squares;
-    void operator()(double v) {
-      const double d = v - shift;
-      sum += d;
-      squares += d * d;
-    }
-  };
-  /// add(v) for n values from next(), in one loop with the moments (QuantileSketch::add_each).
-  /// Returns the largest of them.
-  template <class Next>
-  double add_each(size_t n, Next next) {
-    Sums sums{m_shift, m_sum, m_squares};
-    double largest = 0;
-    if (q.count() == 0 && n > 0) {  // the shift is the first value of all
-      const double v0 = next();
-      sums.shift = v0;
-      largest = q.add_each(1, Repeat{v0}, sums);
-      --n;
-    }
-    largest = std::max(largest, q.add_each(n, next, sums));
-    m_shift = sums.shift;
-    m_sum = sums.sum;
-    m_squares = sums.squares;
-    return largest;
-  }
 
-  double m_shift = 0, m_sum = 0, m_squares = 0;
+  /// Step gaps with their counts, in turn (add_step_gaps).
+  struct CountedGaps {
+    const int64_t* at;
+    const int32_t* counts;
+    int64_t open;
+    Wide sum, squares;
+    QuantileSketch::Repeat operator()() {
+      open += *counts++;
+      const int64_t ns = at[0] - at[-1];
+      ++at;
+      sum += static_cast<Wide>(ns) * open;
+      squares += static_cast<Wide>(ns) * ns * open;
+      return {static_cast<double>(ns) * 1e-9, open};
+    }
+  };
+
+  Wide m_sum_ns = 0, m_squares = 0;
 };
 
 }  // namespace servesim

@@ -55,6 +55,27 @@ TEST_CASE("quantiles io: a sketch loaded from bytes is the sketch saved", "[quan
   check_same(empty, sent(empty, 10));
 }
 
+TEST_CASE("quantiles io: runs of a value travel with the values kept one by one", "[quantiles]") {
+  for (const size_t limit : {size_t{1000}, size_t{40}}) {  // exact, then a histogram
+    INFO("limit " << limit);
+    QuantileSketch q(limit);
+    for (int i = 0; i < 30; ++i) {
+      q.add(static_cast<double>((i * 37) % 101) * 0.013 + 0.001);
+      q.add_repeated(static_cast<double>((i * 11) % 13) * 0.1, i % 4 + 1);
+    }
+    check_same(q, sent(q, limit));
+  }
+  // A run's count past the values the sketch holds is refused.
+  QuantileSketch q(100);
+  q.add_repeated(1.0, 3);
+  std::string bytes;
+  q.save(bytes);
+  bytes[0] = 2;  // the count, first: now fewer than the run holds
+  QuantileSketch out(100);
+  ByteReader in(bytes);
+  CHECK_THROWS_WITH(out.load(in), Catch::Contains("run count out of range"));
+}
+
 TEST_CASE("quantiles io: bytes cut short are refused", "[quantiles]") {
   QuantileSketch q(100);
   q.add(1.0);

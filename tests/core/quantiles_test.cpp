@@ -28,10 +28,20 @@ std::vector<double> values(size_t n, uint64_t seed) {
   return v;
 }
 
-void require_same(QuantileSketch& a, QuantileSketch& b) {
+/// Stored (value, count) pairs in turn, for add_repeated_each.
+struct Pairs {
+  const QuantileSketch::Repeat* at;
+  QuantileSketch::Repeat operator()() { return *at++; }
+};
+
+/// The same sketch but for the sum, which is rounded in another order (within `sum_eps`).
+void require_same(QuantileSketch& a, QuantileSketch& b, double sum_eps = 0) {
   REQUIRE(a.count() == b.count());
   REQUIRE(a.exact() == b.exact());
-  CHECK(a.mean() == b.mean());
+  if (sum_eps == 0)
+    CHECK(a.mean() == b.mean());
+  else
+    CHECK(a.mean() == Approx(b.mean()).epsilon(sum_eps));
   CHECK(a.max() == b.max());
   for (double p : {0.0, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 100.0})
     CHECK(a.percentile(p) == b.percentile(p));
@@ -146,6 +156,70 @@ TEST_CASE("quantiles: a merge of parts gives one sketch's figures, exact or not"
     for (const double p : {0.0, 1.0, 50.0, 90.0, 99.0, 100.0})
       CHECK(merged.percentile(p) == whole.percentile(p));
   }
+}
+
+TEST_CASE("quantiles: a value added many times at once is that value added one by one",
+          "[core][quantiles]") {
+  // add_repeated and add_repeated_each against add() the same number of times, with plain
+  // values in between, out of order, across the exact limit; copied, moved and merged.
+  const std::vector<double> v = values(3000, 17);
+  for (size_t limit :
+       {size_t{0}, size_t{1}, size_t{100}, size_t{4000}, size_t{20000}, size_t{1} << 21}) {
+    INFO("limit " << limit);
+    QuantileSketch one(limit), runs(limit), each(limit);
+    Rng rng(limit % 977 + 1);
+    std::vector<QuantileSketch::Repeat> batch;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const auto n = static_cast<int64_t>(rng.uniform01() * 9);  // 0 to 8 times
+      for (int64_t k = 0; k < n; ++k) one.add(v[i]);
+      runs.add_repeated(v[i], n);
+      batch.push_back({v[i], n});
+      if (i % 7 == 0) {  // a plain value between the runs
+        one.add(v[i] * 0.5);
+        runs.add(v[i] * 0.5);
+        each.add_repeated_each(batch.size(), Pairs{batch.data()});
+        batch.clear();
+        each.add(v[i] * 0.5);
+      }
+    }
+    each.add_repeated_each(batch.size(), Pairs{batch.data()});
+    CHECK(one.count() > 10000);
+    require_same(one, runs, 1e-12);
+    require_same(one, each, 1e-12);
+    QuantileSketch copy = runs;
+    require_same(one, copy, 1e-12);
+    QuantileSketch moved(std::move(copy));
+    require_same(one, moved, 1e-12);
+    // Merged into a sketch with values of its own.
+    QuantileSketch a(limit), b(limit);
+    for (double x : {0.25, 0.5, 0.75}) {
+      a.add(x);
+      b.add(x);
+    }
+    a.merge(one);
+    b.merge(runs);
+    require_same(a, b, 1e-12);
+  }
+}
+
+TEST_CASE("quantiles: runs' order statistics by hand", "[core][quantiles]") {
+  // {1 x3, 2, 5 x2, 9}: sorted 1 1 1 2 5 5 9; p50 = the 4th = 2, p0 = 1, p100 = 9,
+  // p75 at position 4.5: halfway between 5 and 5 = 5; p60 at 3.6: 2 + 0.6 * (5 - 2) = 3.8.
+  QuantileSketch q(100);
+  q.add_repeated(5, 2);
+  q.add_repeated(1, 3);
+  q.add(9);
+  q.add_repeated(2, 1);
+  q.add_repeated(7, 0);  // nothing
+  CHECK(q.count() == 7);
+  CHECK(q.exact());
+  CHECK(q.percentile(50) == 2);
+  CHECK(q.percentile(0) == 1);
+  CHECK(q.percentile(100) == 9);
+  CHECK(q.percentile(75) == 5);
+  CHECK(q.percentile(60) == Approx(3.8));
+  CHECK(q.max() == 9);
+  CHECK(q.sum() == 24);
 }
 
 }  // namespace t_core_quantiles_test

@@ -214,52 +214,96 @@ TEST_CASE("itl: capacity and size count a missed ITL check as a miss", "[metrics
   CHECK(slo.override_text() == "slo={itl_ms: 50, percentile: 99}");
 }
 
-TEST_CASE("itl: gaps taken as they are made give the stored gaps' figures to the bit",
+TEST_CASE("itl: gaps counted a step at a time give the figures of each gap added alone",
           "[metrics][itl]") {
-  // Replica 0's step ends at irregular whole nanoseconds; requests over runs of them, some with
-  // more steps than gaps (a placed stall), and some on replica 1, which kept no ends (mean
-  // gaps). GapSketch::add_run (the run's only tally) against add() of request_gaps' gaps, across
+  // Replica 0's step ends at irregular whole nanoseconds, kept bounded (capacity 1: 4,097 to
+  // 8,194 ends, so older ends are dropped many times over); requests finishing at a step over
+  // runs of the steps before it, some with more steps than gaps (a placed stall), some whose
+  // first token is not one of these ends (made elsewhere), some on replica 1, which ran no
+  // step (mean gaps). The recorder's figures against a GapSketch given each gap alone, across
   // the exact limit.
-  StepEnds ends(false);
-  Rng rng(7);
-  int64_t t = 0;
-  for (int i = 0; i < 5000; ++i) {
-    t += 1 + static_cast<int64_t>(2e7 * rng.uniform01());
-    ends.add(0, t, 100);
-  }
-  const std::vector<int64_t>& e = ends.of(0);
   for (size_t limit : {size_t{0}, size_t{1}, size_t{3000}, size_t{1} << 21}) {
-    GapSketch fast(limit), slow(limit);
-    for (int k = 0; k < 400; ++k) {
-      Request r;
-      r.state = RequestState::Released;
-      const auto n = static_cast<int32_t>(1 + 60 * rng.uniform01());
-      const auto a = static_cast<size_t>(4900 * rng.uniform01());
-      const size_t extra = rng.uniform01() < 0.2 ? 2 : 0;
-      r.spec.output_tokens = n;
-      r.replica = rng.uniform01() < 0.1 ? 1 : 0;
-      r.first_token = Time::ns(e[a]);
-      r.last_token = Time::ns(e[a + static_cast<size_t>(n) - 1 + extra]);
-      double largest = 0;
-      const GapsFrom from = request_gaps(ends, r, [&](double g, std::ptrdiff_t) {
-        slow.add(g);
-        largest = std::max(largest, g);
-      });
-      const GapRun run = request_gap_run(ends, r);
-      CHECK(run.from == from);
-      CHECK(fast.add_run(run) == largest);
+    MetricsRecorder rec(limit);
+    GapSketch slow(limit);
+    StepEnds all(false);
+    Rng rng(7);
+    int64_t t = 0;
+    int64_t placed = 0, elsewhere = 0, means = 0;
+    for (size_t i = 0; i < 20000; ++i) {
+      t += 1 + static_cast<int64_t>(2e7 * rng.uniform01());
+      rec.on_step_end(0, Time::ns(t), 1);
+      all.add(0, t, 1);
+      const std::vector<int64_t>& e = all.of(0);
+      for (int k = static_cast<int>(4 * rng.uniform01()); k > 0; --k) {
+        Request r;
+        r.state = RequestState::Released;
+        const auto n = static_cast<int32_t>(1 + 60 * rng.uniform01());
+        const size_t extra = rng.uniform01() < 0.2 ? 2 : 0;
+        if (i < static_cast<size_t>(n) - 1 + extra) continue;
+        r.spec.output_tokens = n;
+        r.replica = rng.uniform01() < 0.1 ? 1 : 0;
+        r.first_token = Time::ns(e[i - (static_cast<size_t>(n) - 1 + extra)]);
+        if (rng.uniform01() < 0.1) r.first_token = r.first_token - Time::ns(5);
+        r.last_token = Time::ns(e[i]);
+        r.release = r.last_token;
+        rec.record(r);
+        const GapRun run = request_gap_run(all, r);
+        placed += run.from == GapsFrom::stall_placed;
+        elsewhere += r.first_token.count_ns() != e[i - (static_cast<size_t>(n) - 1 + extra)];
+        means += run.from == GapsFrom::mean && n > 1;
+        if (run.from == GapsFrom::mean) {
+          (void)slow.add_run(run);
+          continue;
+        }
+        int64_t prev = run.t0;
+        for (int64_t j = 0; j < run.count; ++j) {
+          slow.add_ns(run.at[j] - prev);
+          prev = run.at[j];
+        }
+      }
     }
-    REQUIRE(fast.q.count() == slow.q.count());
-    CHECK(fast.q.exact() == slow.q.exact());
-    CHECK(fast.q.sum() == slow.q.sum());
-    CHECK(fast.q.max() == slow.q.max());
-    CHECK(fast.std() == slow.std());
-    CHECK(fast.moments().sum == slow.moments().sum);
-    CHECK(fast.moments().squares == slow.moments().squares);
-    CHECK(fast.moments().shift == slow.moments().shift);
-    for (double p : {0.0, 1.0, 50.0, 99.0, 100.0})
-      CHECK(fast.q.percentile(p) == slow.q.percentile(p));
+    CHECK(placed > 100);
+    CHECK(elsewhere > 100);
+    CHECK(means > 100);
+    const Summary s = rec.summary(RunStats{});
+    REQUIRE(s.itl_s.count == slow.q.count());
+    CHECK(s.itl_s.count > 500000);
+    CHECK(s.itl_s.exact == slow.q.exact());
+    CHECK(s.itl_s.max == slow.q.max());
+    CHECK(s.itl_s.mean == slow.mean());
+    CHECK(s.itl_s.std == slow.std());
+    CHECK(s.itl_s.p50 == slow.q.percentile(50));
+    CHECK(s.itl_s.p90 == slow.q.percentile(90));
+    CHECK(s.itl_s.p99 == slow.q.percentile(99));
   }
+}
+
+TEST_CASE("itl: the mean and std come from exact sums, whatever the order of the gaps",
+          "[metrics][itl]") {
+  // Gaps of 1, 2 and 3 s and a 10 ns one, 10^6 of each big one: a double sum in some orders
+  // loses the small gap; the exact sums do not. Mean (6e6 * 1e9 + 10) / (3e6 + 1) ns.
+  GapSketch a(16), b(16);
+  a.add_ns(10);
+  for (int64_t ns : {int64_t{1'000'000'000}, int64_t{2'000'000'000}, int64_t{3'000'000'000}})
+    a.add_ns(ns, 1'000'000);
+  for (int64_t ns : {int64_t{3'000'000'000}, int64_t{2'000'000'000}, int64_t{1'000'000'000}})
+    b.add_ns(ns, 1'000'000);
+  b.add_ns(10);
+  CHECK(a.mean() == b.mean());
+  CHECK(a.std() == b.std());
+  const double n = 3e6 + 1;
+  CHECK(a.mean() == Approx((6e15 + 10) / n * 1e-9).epsilon(1e-15));
+  // Population variance: (sum of squares - n * mean^2) / n, in ns^2.
+  const double m = (6e15 + 10) / n;
+  const double var = (14e24 + 100) / n - m * m;
+  CHECK(a.std() == Approx(std::sqrt(var) * 1e-9).epsilon(1e-12));
+  CHECK(a.q.count() == 3'000'001);
+  CHECK(a.q.max() == 3.0);
+  CHECK_FALSE(a.q.exact());
+  // Folded parts give the whole's sums.
+  const GapSketch::Moments f = GapSketch::fold(a.moments(), b.moments());
+  CHECK(f.n == 6'000'002);
+  CHECK(f.sum_ns == 2 * (static_cast<GapSketch::Wide>(6'000'000'000'000'000) + 10));
 }
 
 }  // namespace t_metrics_itl_test
