@@ -707,7 +707,8 @@ class MetricsRecorder final : public ShardedRecorder {
   /// Only the step ends are kept: the engine need not build a StepRecord for this recorder.
   [[nodiscard]] bool ends_only() const override { return true; }
   void on_step_end(uint32_t replica, Time end, int64_t kv_capacity_tokens) override {
-    add_step_end(replica, end.count_ns(), kv_capacity_tokens);
+    if (!m_step_ends.add_if_room(replica, end.count_ns(), kv_capacity_tokens))
+      add_step_end(replica, end.count_ns(), kv_capacity_tokens);
   }
   /// Further percentiles of the ITL distributions (GapDistribution::percentiles).
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }

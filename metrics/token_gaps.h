@@ -56,6 +56,17 @@ class StepEnds {
     }
     e.push_back(end_ns);
   }
+  /// add() when it drops nothing and the replica has ends already (the common case, inline);
+  /// false, adding nothing, otherwise.
+  bool add_if_room(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens) {
+    if (replica >= m_ends.size()) return false;
+    std::vector<int64_t>& e = m_ends[replica];
+    if (m_bounded &&
+        e.size() >= 2 * (static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack))
+      return false;
+    e.push_back(end_ns);
+    return true;
+  }
   /// How many of replica `replica`'s oldest ends add() with this capacity would drop now.
   [[nodiscard]] size_t due_to_drop(uint32_t replica, int64_t kv_capacity_tokens) const {
     if (!m_bounded || replica >= m_ends.size()) return 0;

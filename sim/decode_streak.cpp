@@ -66,6 +66,33 @@ bool Simulation::capture_streak(Replica& rep) {
 }
 
 bool Simulation::streak_step(uint32_t rep_index) {
+  if (!start_streak_step(rep_index)) return false;
+  // Steps that end before anything else happens end here, one after another, as the event
+  // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step): no
+  // event, no queue. A step that would not (another event first or at the same instant, the
+  // time limit, an interrupt) gets its end event; so does every k_inline_steps-th, so that the
+  // event loop's checks still run now and then.
+  constexpr int k_inline_steps = 1024;
+  Replica& rep = m_reps[rep_index];
+  for (int k = 0; k < k_inline_steps && ends_first(rep); ++k) {
+    m_now = rep.step_end;
+    m_stats.end = m_now;
+    rep.state.set_now(m_now);
+    end_streak_step(rep_index);
+    // The next step: the streak's, or the ordinary way (try_start_step goes on from here).
+    if (!start_streak_step(rep_index)) return false;
+  }
+  post(Event::step_end(rep.step_end, rep_index));
+  return true;
+}
+
+bool Simulation::ends_first(const Replica& rep) const {
+  const Time end = rep.step_end;
+  return (m_events.empty() || end < m_events.top().time()) && end <= m_limits.max_sim_time &&
+         !(m_limits.interrupt && *m_limits.interrupt) && !rep.schedule_posted;
+}
+
+bool Simulation::start_streak_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
@@ -103,7 +130,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
   shape.decode_context_max = s.context_max + step;
   shape.decode_context_min = s.context_min + step;
   if (m_check) check_streak(rep_index, shape);
-  launch_step(rep_index, shape, 0, 0, static_cast<int32_t>(n));
+  launch_step(rep_index, shape, 0, 0, static_cast<int32_t>(n), false);
   return true;
 }
 

@@ -515,7 +515,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
 }
 
 void Simulation::launch_step(uint32_t rep_index, const StepShape& shape, int64_t verify_tokens,
-                             int32_t prefill_sequences, int32_t decode_tokens) {
+                             int32_t prefill_sequences, int32_t decode_tokens, bool post_end) {
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
   // A step always takes time, so simulated time always advances between steps.
@@ -553,7 +553,7 @@ void Simulation::launch_step(uint32_t rep_index, const StepShape& shape, int64_t
   if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
   rep.busy = true;
   rep.step_end = *end;
-  post(Event::step_end(*end, rep_index));
+  if (post_end) post(Event::step_end(*end, rep_index));
   if (!m_step_observers.empty())
     notify_step(rep_index, duration, shape, prefill_sequences, decode_tokens,
                 shape.prefill_tokens - verify_tokens, cost);

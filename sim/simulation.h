@@ -266,13 +266,22 @@ class Simulation {
   /// asker that was its own victim), else wait for the wake-up time it asked for, if any.
   void on_empty_plan(uint32_t rep, bool preempted, Time wake);
   /// The step's time, costs, statistics, end event and record, from its shape.
+  /// `post_end` false: the caller posts the end event (rep.step_end) itself, or ends the step
+  /// at once (a decode streak's steps, sim/decode_streak.cpp).
   void launch_step(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
-                   int32_t prefill_sequences, int32_t decode_tokens);
+                   int32_t prefill_sequences, int32_t decode_tokens, bool post_end = true);
   void finish_step(uint32_t rep);
   // Decode streaks (sim/decode_streak.cpp).
   void setup_streaks();
   [[nodiscard]] bool capture_streak(Replica& rep);
   [[nodiscard]] bool streak_step(uint32_t rep);
+  /// Starts the next step of replica `rep`'s streak (capturing one first) without posting its
+  /// end; false (the streak written back where it had one) when the step must go the ordinary
+  /// way.
+  [[nodiscard]] bool start_streak_step(uint32_t rep);
+  /// Whether the step in flight on `rep` (a streak's) ends before every queued event and within
+  /// the run's limits, so that it may end at once, without an event.
+  [[nodiscard]] bool ends_first(const Replica& rep) const;
   void end_streak_step(uint32_t rep);
   [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
   void materialize(Replica& rep);

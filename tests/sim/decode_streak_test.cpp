@@ -32,12 +32,12 @@ class NoStreaks final : public Scheduler {
   std::unique_ptr<Scheduler> m_inner;
 };
 
-CheckedRun run(const std::string& yaml, bool streaks) {
+CheckedRun run(const std::string& yaml, bool streaks, RunLimits limits = {}) {
   Scenario sc = build_scenario(doc_of(yaml));
   if (!streaks)
     for (ReplicaParts& p : sc.components.replicas)
       p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
-  Simulation sim(std::move(sc.components), /*check=*/true);
+  Simulation sim(std::move(sc.components), /*check=*/true, limits);
   CollectingRecorder rec;
   sim.add_recorder(rec);
   sim.run();
@@ -75,6 +75,8 @@ void same_results(const CheckedRun& a, const CheckedRun& b) {
   CHECK(a.stats.busy_ns == b.stats.busy_ns);
   CHECK(a.stats.seat_steps == b.stats.seat_steps);
   CHECK(a.stats.peak_kv_used_tokens == b.stats.peak_kv_used_tokens);
+  CHECK(a.stats.end == b.stats.end);
+  CHECK(a.stats.stopped_by == b.stats.stopped_by);
 }
 
 }  // namespace
@@ -110,6 +112,34 @@ TEST_CASE("decode streak: KV running short ends a streak and preempts as before"
     CHECK(with.stats.streak_steps > with.stats.steps / 10);
     same_results(with, without);
   }
+}
+
+TEST_CASE("decode streak: steps ended without an event stop where the event loop would",
+          "[sim][streak]") {
+  // A streak's steps that end before any other event end at once (no event queued); a
+  // simulated time limit anywhere in a streak stops the run at the same step, with the same
+  // requests unfinished, as planning every step does; and two replicas' streaks interleave with
+  // each other's events as before.
+  const std::string yaml =
+      scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}");
+  const CheckedRun whole = run(yaml, true);
+  REQUIRE(whole.stats.streak_steps > 100);
+  for (const double at_s : {0.05, 0.3, 0.7131, 1.0, 1.4}) {
+    INFO("max_sim_time " << at_s << " s");
+    RunLimits limits;
+    limits.max_sim_time = Time::from_seconds(at_s);
+    const CheckedRun with = run(yaml, true, limits);
+    const CheckedRun without = run(yaml, false, limits);
+    REQUIRE(with.stats.stopped_by == "simulated time limit");
+    int64_t unfinished = 0;
+    for (const Request& r : with.requests) unfinished += r.state != RequestState::Released;
+    CHECK(unfinished > 0);
+    same_results(with, without);
+  }
+  const std::string two = yaml + "cluster: {replicas: 2, router: {kind: round_robin}}\n";
+  const CheckedRun with = run(two, true);
+  CHECK(with.stats.streak_steps > 100);
+  same_results(with, run(two, false));
 }
 
 }  // namespace t_sim_decode_streak_test
