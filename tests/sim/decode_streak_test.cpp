@@ -120,8 +120,7 @@ TEST_CASE("decode streak: steps ended without an event stop where the event loop
   // simulated time limit anywhere in a streak stops the run at the same step, with the same
   // requests unfinished, as planning every step does; and two replicas' streaks interleave with
   // each other's events as before.
-  const std::string yaml =
-      scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}");
+  const std::string yaml = scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}");
   const CheckedRun whole = run(yaml, true);
   REQUIRE(whole.stats.streak_steps > 100);
   for (const double at_s : {0.05, 0.3, 0.7131, 1.0, 1.4}) {
