@@ -72,6 +72,16 @@ class LogCurve {
       m_ln_y.push_back(std::log(ys[i]));
     }
   }
+  /// The same from n points at xs[0 .. n) and ys[0 .. n).
+  LogCurve(const double* xs, const double* ys, size_t n, double min_slope)
+      : m_min_slope(min_slope) {
+    m_ln_x.reserve(n);
+    m_ln_y.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      m_ln_x.push_back(std::log(xs[i]));
+      m_ln_y.push_back(std::log(ys[i]));
+    }
+  }
   [[nodiscard]] double at(double x) const {
     const LogBracket b = log_bracket(m_ln_x, std::log(std::max(x, 1e-300)));
     return std::exp(log_blend(b, m_ln_x, m_ln_y[b.lo], m_ln_y[b.hi], m_min_slope));

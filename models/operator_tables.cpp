@@ -160,9 +160,7 @@ class OperatorTables final : public OperatorSource {
   /// The measured line nearest (i, j): itself, else along n at the same k, else along k.
   const LogCurve& nearest(const GemmTable& g, size_t i, size_t j, const std::string& dtype) const {
     const size_t nk = g.ln_k.size(), nn = g.ln_n.size();
-    const auto at = [&](size_t a, size_t b) -> const std::optional<LogCurve>& {
-      return g.lines[a * nk + b];
-    };
+    const auto at = [&](size_t a, size_t b) { return g.line(a * nk + b); };
     for (size_t d = 0; d < std::max(nn, nk); ++d) {
       if (i >= d && d < nn && at(i - d, j)) return *at(i - d, j);
       if (i + d < nn && at(i + d, j)) return *at(i + d, j);
