@@ -1,5 +1,8 @@
 #include "models/binned_grid.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace servesim {
 
 BinnedGrid::BinnedGrid(LogGrid grid, int x_octaves, int y_octaves)
@@ -15,6 +18,10 @@ BinnedGrid::BinnedGrid(LogGrid grid, int x_octaves, int y_octaves)
     const LogBracket bx = m_grid.bracket_x(point<k_x_bits>(i));
     for (size_t j = 0; j < m_ny; ++j) m_z[i * m_ny + j] = m_grid.at(bx, by[j]);
   }
+  m_finite = std::all_of(m_z.begin(), m_z.end(), [](double z) { return std::isfinite(z); });
+  m_x_bins.resize(size_t{1} << x_octaves);
+  for (size_t x = 0; x < m_x_bins.size(); ++x)
+    m_x_bins[x] = bin<k_x_bits>(std::max(1.0, static_cast<double>(x)));
 }
 
 double BinnedGrid::beyond(double x, double y) const { return m_grid.at(x, y); }
