@@ -182,8 +182,8 @@ class OperatorModel final : public StepTimeModel {
                 double overhead_ms, StepWork work, double peak_bytes, double peak_flops)
       : m_tokens(std::move(tokens)),
         m_sequences(std::move(sequences)),
-        m_tokens_ms(dense(m_tokens, k_dense_tokens)),
-        m_sequences_ms(dense(m_sequences, k_dense_sequences)),
+        m_tokens_ms(m_tokens.at_counts(static_cast<size_t>(k_dense_tokens))),
+        m_sequences_ms(m_sequences.at_counts(static_cast<size_t>(k_dense_sequences))),
         m_generation(std::move(generation), k_batch_octaves, k_length_octaves),
         m_context(std::move(context), k_batch_octaves, k_length_octaves),
         m_generation_one_ms(k_dense_lengths),
@@ -276,14 +276,6 @@ class OperatorModel final : public StepTimeModel {
   /// A decode step's longest context reads m_generation_one_ms below this (the trace's longest
   /// requests fit: Azure's conversations reach 14,089 tokens).
   static constexpr size_t k_dense_lengths = size_t{1} << 14;
-
-  /// c at 0 (as at 1), 1, 2, ..., n - 1.
-  static std::vector<double> dense(const LogCurve& c, int64_t n) {
-    std::vector<double> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      v[static_cast<size_t>(i)] = c.at(std::max(1.0, static_cast<double>(i)));
-    return v;
-  }
 
   LogCurve m_tokens;     // layers x (GEMMs, MoE, all-reduce, elementwise) + once-per-step at T
   LogCurve m_sequences;  // LM head at m = sequences

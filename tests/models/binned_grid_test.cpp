@@ -108,4 +108,26 @@ TEST_CASE("binned grid: at_batch is at() to the bit for every integer batch", "[
   }
 }
 
+TEST_CASE("binned grid: the operator model's dense curves are at() to the bit", "[models]") {
+  // LogCurve::at_counts walks the axis instead of searching it: every count below n, for curves
+  // of one point, starting above 1, with a repeated slope, ending inside the range (so that the
+  // last segment's extrapolation is taken) and the gemm-like power-of-two sizes.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const std::vector<LogCurve> curves{
+      LogCurve({1}, {0.5}, 1.0),
+      LogCurve({4, 8}, {1, 3}, 1.0),
+      LogCurve({2, 3, 5, 7, 11, 13, 2048}, {1, 1.2, 1.1, 2, 4, 4.5, 300}, 1.0),
+      LogCurve({1, 2, 4, 8, 16, 32, 64, 128, 256, 257, 300},
+               {1, 1, 1, 1, 1.1, 1.3, 2, 4, 8, 9, 9.5}, 1.0),
+  };
+  for (size_t c = 0; c < curves.size(); ++c) {
+    const std::vector<double> got = curves[c].at_counts(5000);
+    REQUIRE(got.size() == 5000);
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("curve " << c << " count " << i);
+      CHECK(same(got[i], curves[c].at(std::max(1.0, static_cast<double>(i)))));
+    }
+  }
+}
+
 }  // namespace t_models_binned_grid_test
