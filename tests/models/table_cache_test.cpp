@@ -9,10 +9,14 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "models/operator_table_readers.h"
+#include "models/operator_tables.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
+#include "tests/text.h"
 
 namespace t_models_table_cache_test {
 
@@ -337,6 +341,40 @@ TEST_CASE("table cache: a gemm table warns of the same latency drops cold and wa
   // Every m of the file is a breakpoint, from the entry as from the file.
   CHECK(bp[static_cast<size_t>(OperatorAxis::GemmTokens)] ==
         std::set<double>{1, 8, 16, 64, 256, 512});
+}
+
+TEST_CASE("table cache: the tables' datasheet gives the same figures cold, warm and off",
+          "[models]") {
+  // tests/data/aic-tiny's datasheet: elementwise passes cost 2 us plus bytes at 1e15 x 0.5 B/s.
+  const fs::path dir = temp_dir();
+  fs::copy(std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny", dir / "aic",
+           fs::copy_options::recursive);
+  const auto elementwise = [&](const std::optional<fs::path>& cache) {
+    const CacheDir env(cache);
+    return open_operator_tables({(dir / "aic").string(), "tiny_gpu", "vllm", false})
+        ->elementwise_ms(1e9);
+  };
+  const double off = elementwise(std::nullopt);
+  CHECK(off == Approx(0.002 + 1e9 / 5e11));
+  CHECK(entries(dir / "cache") == 0);
+  CHECK(same_bits({off}, {elementwise(dir / "cache")}));
+  CHECK(entries(dir / "cache") == 1);
+  CHECK(same_bits({off}, {elementwise(dir / "cache")}));
+  // An edited datasheet is read anew: a bad figure is refused whatever the cache holds.
+  const fs::path sheet = dir / "aic" / "systems" / "tiny_gpu.yaml";
+  std::string text;
+  {
+    std::ifstream in(sheet);
+    text.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  write(sheet, replace_all(text, "mem_bw: 1000000000000000", "mem_bw: -1"));
+  for (int i = 0; i < 2; ++i) {
+    const CacheDir env(dir / "cache");
+    CHECK_THROWS_WITH(open_operator_tables({(dir / "aic").string(), "tiny_gpu", "vllm", false}),
+                      Catch::Contains("mem_bw"));
+  }
+  write(sheet, replace_all(text, "0.000002", "0.000004"));  // 4 us now
+  CHECK(elementwise(dir / "cache") == Approx(0.004 + 1e9 / 5e11));
 }
 
 }  // namespace t_models_table_cache_test
