@@ -41,6 +41,21 @@ class BinnedGrid {
     const double b = r1[0] + by.frac * (r1[1] - r1[0]);
     return a + bx.frac * (b - a);
   }
+  /// at(x, y) for an integer x (a batch), to the bit: x's sub-bin comes from a table, and
+  /// where x is a point (every x up to 16) the row above is not read (the interpolation along x
+  /// adds 0 times a finite difference there).
+  [[nodiscard, gnu::always_inline]] double at_batch(int64_t x, double y) const {
+    if (!(static_cast<uint64_t>(x) < m_x_bins.size() && y < m_y_end))
+      return at(static_cast<double>(x), y);
+    y = y < 1 ? 1 : y;
+    const Bin bx = m_x_bins[static_cast<size_t>(x)], by = bin<k_y_bits>(y);
+    const double* r0 = &m_z[bx.index * m_ny + by.index];
+    const double a = r0[0] + by.frac * (r0[1] - r0[0]);
+    if (bx.frac == 0 && m_finite) return a;
+    const double* r1 = r0 + m_ny;
+    const double b = r1[0] + by.frac * (r1[1] - r1[0]);
+    return a + bx.frac * (b - a);
+  }
   /// at(1, y), which skips the interpolation along x.
   [[nodiscard]] double at_one(double y) const {
     y = y < 1 ? 1 : y;
@@ -84,7 +99,9 @@ class BinnedGrid {
   LogGrid m_grid;
   double m_x_end, m_y_end;
   size_t m_ny;
-  std::vector<double> m_z;  // m_z[i * m_ny + j] = the grid at (point(i), point(j))
+  std::vector<double> m_z;    // m_z[i * m_ny + j] = the grid at (point(i), point(j))
+  std::vector<Bin> m_x_bins;  // [x]: bin<k_x_bits>(max(1, x)) for every integer x < m_x_end
+  bool m_finite = true;       // every m_z is finite (at_batch's shortcut needs it)
 };
 
 }  // namespace servesim

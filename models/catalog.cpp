@@ -7,7 +7,9 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <sstream>
 
@@ -377,7 +379,9 @@ std::optional<MeasuredShares> read_measured(const Cfg& c, const HardwareSpec& h)
 
 }  // namespace
 
-HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
+namespace {
+
+HardwareSpec parse_hardware_text(const std::string& text, const std::string& file) {
   auto doc = std::make_shared<Document>(text, file);
   const Cfg c = Cfg::root(doc);
   HardwareSpec h;
@@ -410,6 +414,24 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
   h.power = read_power(c);
   h.measured = read_measured(c, h);
   doc->check_all_read();
+  return h;
+}
+
+}  // namespace
+
+HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
+  // A run reads its chip's file several times (the step model, the KV memory, the accelerator
+  // and power figures), and parsing YAML is most of the cost: a file's spec is kept for the
+  // process once it has parsed (a bad one throws each time).
+  static std::mutex mutex;
+  static std::map<std::pair<std::string, std::string>, HardwareSpec> parsed;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    if (const auto it = parsed.find({text, file}); it != parsed.end()) return it->second;
+  }
+  HardwareSpec h = parse_hardware_text(text, file);
+  const std::lock_guard<std::mutex> lock(mutex);
+  parsed.emplace(std::pair{text, file}, h);
   return h;
 }
 

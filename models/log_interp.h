@@ -72,9 +72,40 @@ class LogCurve {
       m_ln_y.push_back(std::log(ys[i]));
     }
   }
+  /// The same from n points at xs[0 .. n) and ys[0 .. n).
+  LogCurve(const double* xs, const double* ys, size_t n, double min_slope)
+      : m_min_slope(min_slope) {
+    m_ln_x.reserve(n);
+    m_ln_y.reserve(n);
+    for (size_t i = 0; i < n; ++i) {
+      m_ln_x.push_back(std::log(xs[i]));
+      m_ln_y.push_back(std::log(ys[i]));
+    }
+  }
   [[nodiscard]] double at(double x) const {
     const LogBracket b = log_bracket(m_ln_x, std::log(std::max(x, 1e-300)));
     return std::exp(log_blend(b, m_ln_x, m_ln_y[b.lo], m_ln_y[b.hi], m_min_slope));
+  }
+  /// at(max(1, i)) for i = 0, 1, ..., n - 1, to the bit: the bracket inside the axis is found
+  /// by walking up it rather than by a search for each size.
+  [[nodiscard]] std::vector<double> at_counts(size_t n) const {
+    std::vector<double> out;
+    out.reserve(n);
+    size_t hi = 0;  // the first point at or above log(x), as log_bracket's lower_bound finds it
+    for (size_t i = 0; i < n; ++i) {
+      const double ln_x = std::log(std::max(static_cast<double>(i), 1.0));
+      LogBracket b;
+      if (m_ln_x.size() > 1 && ln_x > m_ln_x.front() && ln_x <= m_ln_x.back()) {
+        while (m_ln_x[hi] < ln_x) ++hi;
+        b.hi = hi;
+        b.lo = hi - 1;
+        b.t = (ln_x - m_ln_x[b.lo]) / (m_ln_x[b.hi] - m_ln_x[b.lo]);
+      } else {
+        b = log_bracket(m_ln_x, ln_x);
+      }
+      out.push_back(std::exp(log_blend(b, m_ln_x, m_ln_y[b.lo], m_ln_y[b.hi], m_min_slope)));
+    }
+    return out;
   }
 
  private:
@@ -106,12 +137,19 @@ class LogGrid {
     return log_bracket(m_ln_y, std::log(std::max(y, 1e-300)));
   }
   [[nodiscard]] double at(const LogBracket& bx, const LogBracket& by) const {
-    const size_t ny = m_ln_y.size();
-    const auto row = [&](size_t i) {
-      return log_blend(by, m_ln_y, m_ln_z[i * ny + by.lo], m_ln_z[i * ny + by.hi], m_min_slope);
-    };
-    return std::exp(log_blend(bx, m_ln_x, row(bx.lo), row(bx.hi), m_min_slope));
+    return at_rows(bx, ln_row(bx.lo, by), ln_row(bx.hi, by));
   }
+  /// The two steps of at(bx, by), for a caller that tabulates many points (models/binned_grid.h):
+  /// log(z) along row i (the grid's x number i) at by, then z between two rows' values at bx.
+  [[nodiscard]] double ln_row(size_t i, const LogBracket& by) const {
+    const size_t ny = m_ln_y.size();
+    return log_blend(by, m_ln_y, m_ln_z[i * ny + by.lo], m_ln_z[i * ny + by.hi], m_min_slope);
+  }
+  [[nodiscard]] double at_rows(const LogBracket& bx, double ln_lo, double ln_hi) const {
+    return std::exp(log_blend(bx, m_ln_x, ln_lo, ln_hi, m_min_slope));
+  }
+  /// The grid's x count (rows for ln_row).
+  [[nodiscard]] size_t rows() const { return m_ln_x.size(); }
 
  private:
   std::vector<double> m_ln_x, m_ln_y, m_ln_z;

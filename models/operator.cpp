@@ -15,8 +15,9 @@
 // interpolated log-log (models/log_interp.h). For speed a step reads them from tables filled at
 // construction: the T and sequences curves at every integer up to k_dense_tokens and
 // k_dense_sequences, the attention grids on 8 (batch) by 16 (length) sub-bins per octave
-// (models/binned_grid.h, within 0.5% of the grids); larger steps go to the curves and grids
-// themselves.
+// (models/binned_grid.h, within 0.5% of the grids), and the generation table at one sequence
+// (the longest context's bound) at every integer length below k_dense_lengths; larger steps go
+// to the curves and grids themselves.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -181,14 +182,18 @@ class OperatorModel final : public StepTimeModel {
                 double overhead_ms, StepWork work, double peak_bytes, double peak_flops)
       : m_tokens(std::move(tokens)),
         m_sequences(std::move(sequences)),
-        m_tokens_ms(dense(m_tokens, k_dense_tokens)),
-        m_sequences_ms(dense(m_sequences, k_dense_sequences)),
+        m_tokens_ms(m_tokens.at_counts(static_cast<size_t>(k_dense_tokens))),
+        m_sequences_ms(m_sequences.at_counts(static_cast<size_t>(k_dense_sequences))),
         m_generation(std::move(generation), k_batch_octaves, k_length_octaves),
         m_context(std::move(context), k_batch_octaves, k_length_octaves),
+        m_generation_one_ms(k_dense_lengths),
         m_overhead_ms(overhead_ms),
         m_work(work),
         m_peak_bytes(peak_bytes),
-        m_peak_flops(peak_flops) {}
+        m_peak_flops(peak_flops) {
+    for (size_t i = 0; i < k_dense_lengths; ++i)
+      m_generation_one_ms[i] = m_generation.at_one(static_cast<double>(i));
+  }
 
   /// Data-parallel attention: a step is its busiest rank plus the experts at all its tokens.
   void set_ranks(int32_t ranks, LogCurve moe_ms) {
@@ -216,7 +221,9 @@ class OperatorModel final : public StepTimeModel {
     return m_overhead_ms + two_batch_overlap_ms(compute, comm, m_moe_layers);
   }
 
-  double rank_ms(const StepShape& s) const {
+  // Inlined into cost(), which calls it every step (the call's register saves were a tenth of
+  // its instructions).
+  [[gnu::always_inline]] double rank_ms(const StepShape& s) const {
     const int64_t tokens = std::max<int64_t>(1, s.prefill_tokens + s.decode_sequences);
     const int64_t seqs = std::max<int64_t>(1, s.sequences);
     const auto prefill = static_cast<double>(s.prefill_tokens);
@@ -228,10 +235,13 @@ class OperatorModel final : public StepTimeModel {
                                           : m_sequences.at(static_cast<double>(seqs)));
     if (decodes > 0) {
       const double mean = std::max(1.0, static_cast<double>(s.decode_context_tokens) / decodes);
-      double g = m_generation.at(decodes, mean);
+      double g = m_generation.at_batch(s.decode_sequences, mean);
       // A sequence is never faster than alone: the longest bounds a step of uneven lengths.
       const auto longest = static_cast<double>(s.decode_context_max);
-      if (longest > mean) g = std::max(g, m_generation.at_one(longest));
+      if (longest > mean)
+        g = std::max(g, static_cast<uint64_t>(s.decode_context_max) < k_dense_lengths
+                            ? m_generation_one_ms[static_cast<size_t>(s.decode_context_max)]
+                            : m_generation.at_one(longest));
       ms += g;
     }
     if (prefill > 0) {
@@ -252,30 +262,27 @@ class OperatorModel final : public StepTimeModel {
     c.ideal_ms_bandwidth = c.bytes / m_peak_bytes * 1e3;
     c.ideal_ms_compute = c.flops / m_peak_flops * 1e3;
     c.bandwidth_bound = c.ideal_ms_bandwidth >= c.ideal_ms_compute;
-    c.step_ms = step_ms(s);
+    c.step_ms = m_ranks == 1 ? rank_ms(s) : step_ms(s);
     return c;
   }
 
  private:
-  // Table sizes: 16384 + 4096 doubles for the curves (160 KiB) and two grids of
+  // Table sizes: 16384 + 4096 doubles for the curves (160 KiB), two grids of
   // (12 x 8 + 1) x (20 x 16 + 1) doubles (2 x 243 KiB): batches and chunks below 4096, lengths
-  // below 2^20 tokens; 646 KiB in all.
+  // below 2^20 tokens, with their batches' bins (2 x 64 KiB), and the generation grid at one
+  // sequence for lengths below 16384 (128 KiB); 902 KiB in all.
   static constexpr int64_t k_dense_tokens = int64_t{1} << 14, k_dense_sequences = int64_t{1} << 12;
   static constexpr int k_batch_octaves = 12, k_length_octaves = 20;
-
-  /// c at 0 (as at 1), 1, 2, ..., n - 1.
-  static std::vector<double> dense(const LogCurve& c, int64_t n) {
-    std::vector<double> v(static_cast<size_t>(n));
-    for (int64_t i = 0; i < n; ++i)
-      v[static_cast<size_t>(i)] = c.at(std::max(1.0, static_cast<double>(i)));
-    return v;
-  }
+  /// A decode step's longest context reads m_generation_one_ms below this (the trace's longest
+  /// requests fit: Azure's conversations reach 14,089 tokens).
+  static constexpr size_t k_dense_lengths = size_t{1} << 14;
 
   LogCurve m_tokens;     // layers x (GEMMs, MoE, all-reduce, elementwise) + once-per-step at T
   LogCurve m_sequences;  // LM head at m = sequences
   std::vector<double> m_tokens_ms, m_sequences_ms;  // m_tokens, m_sequences at 0, 1, 2, ...
   BinnedGrid m_generation;  // layers x decode attention over (batch, KV per sequence)
   BinnedGrid m_context;     // layers x prefill attention over (chunks, equivalent length)
+  std::vector<double> m_generation_one_ms;  // m_generation.at_one at 0, 1, 2, ...
   double m_overhead_ms;
   StepWork m_work;
   double m_peak_bytes, m_peak_flops;

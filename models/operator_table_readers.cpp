@@ -60,37 +60,17 @@ std::optional<LogCurve> curve_of(const std::map<double, double>& points) {
   return LogCurve(xs, ys, 1.0);
 }
 
-/// The same from points as read: sorted here, the fastest of duplicate sizes kept.
-std::optional<LogCurve> curve_of(std::vector<CurvePoint>& points) {
-  if (points.empty()) return std::nullopt;
-  std::sort(points.begin(), points.end(), [](const CurvePoint& a, const CurvePoint& b) {
-    return a.work != b.work ? a.work < b.work : a.latency < b.latency;  // the fastest first
-  });
-  std::vector<double> xs, ys;
-  for (const CurvePoint& p : points) {
-    if (!xs.empty() && xs.back() == p.work) continue;
-    xs.push_back(p.work);
-    ys.push_back(p.latency);
-  }
-  return LogCurve(xs, ys, 1.0);
-}
-
 void keep_fastest(std::map<double, double>& points, double x, double y) {
   auto [it, inserted] = points.emplace(x, y);
   if (!inserted) it->second = std::min(it->second, y);
 }
 
-std::vector<double> logs_of(const std::set<double>& s) {
-  std::vector<double> out;
-  for (double v : s) out.push_back(std::log(v));
-  return out;
-}
 }  // namespace
 
 namespace {
 
-/// The rows read_gemm_table keeps, as numbers (what TableCache stores): every m of the file,
-/// then (m, n, k, latency, line) of each row with a cell in the dtype's column.
+/// The rows read_gemm_table keeps, as numbers: every m of the file, then (m, n, k, latency,
+/// line) of each row with a cell in the dtype's column.
 std::vector<double> parse_gemm_rows(const fs::path& file, const std::string& dtype) {
   need_variant(file, dtype, "gemm dtype");
   const std::unique_ptr<std::istream> in = open_input(file);
@@ -116,20 +96,15 @@ std::vector<double> parse_gemm_rows(const fs::path& file, const std::string& dty
 
 }  // namespace
 
-GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakpoints& bp) {
-  GemmTable g;
-  g.file = file;
-  // The parsed rows come from the table cache (models/table_cache.h) when it has this file's
-  // content; a file that does not parse throws before anything is stored.
-  const std::optional<fs::path> found = find_input(file);
-  const TableCache cache(found ? table_cache_dir() : std::nullopt, found.value_or(file),
-                         "gemm " + dtype);
-  std::optional<std::vector<double>> parsed = cache.load();
-  if (!parsed) {
-    parsed = parse_gemm_rows(file, dtype);
-    cache.store(*parsed);
-  }
-  const std::vector<double>& v = *parsed;
+namespace {
+
+/// What the table cache keeps of gemm.csv for one dtype column, in the order read_gemm_table
+/// uses it: the count and values of every m of the file (sorted, unique), of the n and of the k
+/// with a measured cell, of the lines LatencyDrops flags; then for each (n, k) of ns x ks in
+/// order the count of its points (0: not measured), their m ascending, their latencies (the
+/// fastest of equal m). Throws InputError for a file that does not parse or has no cell.
+std::vector<double> gemm_entry(const fs::path& file, const std::string& dtype) {
+  const std::vector<double> v = parse_gemm_rows(file, dtype);
   const auto m_count = static_cast<size_t>(v.at(0));
   std::vector<double> every_m(v.begin() + 1, v.begin() + 1 + static_cast<std::ptrdiff_t>(m_count));
   std::set<double> ns, ks;
@@ -150,25 +125,143 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
   }
   std::sort(every_m.begin(), every_m.end());
   every_m.erase(std::unique(every_m.begin(), every_m.end()), every_m.end());
-  for (double m : every_m) note(bp, OperatorAxis::GemmTokens, m);
   if (points.empty())
     throw InputError(
-        fmt::format("{}: column latency_ms_{} has no measured cell", g.file.string(), dtype));
-  LatencyDrops drops(g.file.string(), "latency_ms_" + dtype, "m of the same n and k");
+        fmt::format("{}: column latency_ms_{} has no measured cell", file.string(), dtype));
+  LatencyDrops drops(file.string(), "latency_ms_" + dtype, "m of the same n and k");
   for (const auto& [nk, curve] : points) drops.add(curve);
-  drops.warn();
-  g.ln_n = logs_of(ns);
-  g.ln_k = logs_of(ks);
+  std::vector<double> out;
+  const auto put = [&out](const auto& values) {
+    out.push_back(static_cast<double>(values.size()));
+    for (const auto x : values) out.push_back(static_cast<double>(x));
+  };
+  put(every_m);
+  put(ns);
+  put(ks);
+  put(drops.lines());
   for (double n : ns)
     for (double k : ks) {
       auto it = points.find({n, k});
-      g.lines.push_back(it == points.end() ? std::nullopt : curve_of(it->second));
+      if (it == points.end()) {
+        out.push_back(0);
+        continue;
+      }
+      std::vector<CurvePoint>& c = it->second;
+      std::sort(c.begin(), c.end(), [](const CurvePoint& a, const CurvePoint& b) {
+        return a.work != b.work ? a.work < b.work : a.latency < b.latency;  // the fastest first
+      });
+      std::vector<double> xs, ys;
+      for (const CurvePoint& p : c) {
+        if (!xs.empty() && xs.back() == p.work) continue;
+        xs.push_back(p.work);
+        ys.push_back(p.latency);
+      }
+      out.push_back(static_cast<double>(xs.size()));
+      out.insert(out.end(), xs.begin(), xs.end());
+      out.insert(out.end(), ys.begin(), ys.end());
     }
+  return out;
+}
+
+/// A count of an entry at v[at] that leaves room for `each` x count values after it, or nullopt.
+std::optional<size_t> entry_count(const std::vector<double>& v, size_t at, size_t each) {
+  if (at >= v.size()) return std::nullopt;
+  const double c = v[at];
+  if (!(c >= 0) || c != std::floor(c) ||
+      c * static_cast<double>(each) > static_cast<double>(v.size() - at - 1))
+    return std::nullopt;
+  return static_cast<size_t>(c);
+}
+
+/// The table from gemm_entry's numbers, or nullopt when they do not add up.
+std::optional<GemmTable> gemm_of(const fs::path& file, std::vector<double> v,
+                                 std::vector<size_t>& flagged, std::vector<double>& every_m) {
+  GemmTable g;
+  g.file = file;
+  size_t at = 0;
+  std::array<std::vector<double>, 4> heads;  // every m, n, k, flagged lines
+  for (auto& h : heads) {
+    const std::optional<size_t> c = entry_count(v, at, 1);
+    if (!c) return std::nullopt;
+    h.assign(v.begin() + static_cast<std::ptrdiff_t>(at + 1),
+             v.begin() + static_cast<std::ptrdiff_t>(at + 1 + *c));
+    at += 1 + *c;
+  }
+  const size_t lines = heads[1].size() * heads[2].size();
+  if (lines == 0) return std::nullopt;
+  g.starts.reserve(lines);
+  for (size_t i = 0; i < lines; ++i) {
+    const std::optional<size_t> c = entry_count(v, at, 2);
+    if (!c) return std::nullopt;
+    g.starts.push_back(at);
+    at += 1 + 2 * *c;
+  }
+  if (at != v.size()) return std::nullopt;
+  every_m = std::move(heads[0]);
+  for (double n : heads[1]) g.ln_n.push_back(std::log(n));
+  for (double k : heads[2]) g.ln_k.push_back(std::log(k));
+  for (double line : heads[3]) flagged.push_back(static_cast<size_t>(line));
+  g.points = std::move(v);
+  g.curves.resize(lines);
   return g;
+}
+
+}  // namespace
+
+const LogCurve* GemmTable::line(size_t i) const {
+  const size_t at = starts.at(i);
+  const auto count = static_cast<size_t>(points[at]);
+  if (count == 0) return nullptr;
+  if (!curves[i]) curves[i].emplace(&points[at + 1], &points[at + 1 + count], count, 1.0);
+  return &*curves[i];
+}
+
+GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakpoints& bp) {
+  // The rows come from the table cache (models/table_cache.h) when it has this file's content,
+  // already grouped into lines; a file that does not parse throws before anything is stored.
+  const std::optional<fs::path> found = find_input(file);
+  const TableCache cache(found ? table_cache_dir() : std::nullopt, found.value_or(file),
+                         "gemm " + dtype);
+  std::vector<size_t> flagged;
+  std::vector<double> every_m;
+  std::optional<GemmTable> g;
+  if (std::optional<std::vector<double>> v = cache.load())
+    g = gemm_of(file, std::move(*v), flagged, every_m);
+  if (!g) {
+    std::vector<double> v = gemm_entry(file, dtype);
+    cache.store(v);
+    flagged.clear();
+    every_m.clear();
+    g = gemm_of(file, std::move(v), flagged, every_m);
+    if (!g) throw InputError(fmt::format("{}: unreadable gemm table", file.string()));
+  }
+  for (double m : every_m) note(bp, OperatorAxis::GemmTokens, m);
+  LatencyDrops drops(file.string(), "latency_ms_" + dtype, "m of the same n and k");
+  for (size_t line : flagged) drops.flag(line);
+  drops.warn();
+  return std::move(*g);
 }
 namespace {
 
 using AttentionPoints = std::map<double, std::map<double, double>>;  // length -> batch -> ms
+
+/// An attention entry of the table cache (attention_rows) read back: nullopt when its counts do
+/// not add up (the entry is then parsed anew).
+std::optional<AttentionPoints> attention_points_of(const std::vector<double>& v) {
+  size_t at = 0;
+  for (int axis = 0; axis < 2; ++axis) {
+    const std::optional<size_t> c = entry_count(v, at, 1);
+    if (!c) return std::nullopt;
+    at += 1 + *c;
+  }
+  if (at >= v.size() || (v.size() - at) % 3 != 0) return std::nullopt;
+  AttentionPoints out;
+  for (; at < v.size(); at += 3) {
+    if (!(v[at] >= 1 && v[at + 1] >= 1 && v[at + 2] > 0)) return std::nullopt;
+    out[v[at]][v[at + 1]] = v[at + 2];
+  }
+  return out;
+}
 
 AttentionPoints read_attention_rows(const fs::path& file, bool generation, const AttentionHeads& h,
                                     const std::string& variant, Breakpoints& bp, bool skim) {
@@ -226,6 +319,44 @@ AttentionPoints read_attention_rows(const fs::path& file, bool generation, const
   return by_length;
 }
 
+/// read_attention_rows (with need_variant first) through the table cache: an entry holds every
+/// batch and length the layout's rows measure (the breakpoints, empty cells included), then
+/// (length, batch, ms) of each measured cell in the map's order. A file that does not parse, or
+/// lacks the layout, throws before anything is stored.
+AttentionPoints attention_rows(const fs::path& file, bool generation, const AttentionHeads& h,
+                               const std::string& variant, Breakpoints& bp) {
+  const std::optional<fs::path> found = find_input(file);
+  const TableCache cache(
+      found ? table_cache_dir() : std::nullopt, found.value_or(file),
+      fmt::format("{} {}/{}/{} {}", generation ? "generation" : "context", key_num(h.head_dim),
+                  key_num(h.heads), key_num(h.kv_heads), variant));
+  const auto batch_axis = generation ? OperatorAxis::GenerationBatch : OperatorAxis::ContextBatch;
+  const auto len_axis = generation ? OperatorAxis::GenerationKv : OperatorAxis::ContextLength;
+  if (const std::optional<std::vector<double>> v = cache.load()) {
+    if (std::optional<AttentionPoints> got = attention_points_of(*v)) {
+      const auto batches = static_cast<size_t>((*v)[0]);
+      const auto lengths = static_cast<size_t>((*v)[1 + batches]);
+      for (size_t i = 0; i < batches; ++i) note(bp, batch_axis, (*v)[1 + i]);
+      for (size_t i = 0; i < lengths; ++i) note(bp, len_axis, (*v)[2 + batches + i]);
+      return std::move(*got);
+    }
+  }
+  need_variant(file, variant, "attention dtype");
+  Breakpoints mine;
+  AttentionPoints rows = read_attention_rows(file, generation, h, variant, mine, true);
+  std::vector<double> out;
+  for (const OperatorAxis a : {batch_axis, len_axis}) {
+    const std::set<double>& s = mine[static_cast<size_t>(a)];
+    out.push_back(static_cast<double>(s.size()));
+    out.insert(out.end(), s.begin(), s.end());
+  }
+  for (const auto& [length, points] : rows)
+    for (const auto& [batch, ms] : points) out.insert(out.end(), {length, batch, ms});
+  cache.store(out);
+  for (size_t a = 0; a < bp.size(); ++a) bp[a].insert(mine[a].begin(), mine[a].end());
+  return rows;
+}
+
 AttentionTable table_of(const AttentionPoints& by_length) {
   AttentionTable t;
   for (const auto& [length, points] : by_length) {
@@ -239,17 +370,15 @@ AttentionTable table_of(const AttentionPoints& by_length) {
 
 AttentionTable read_attention_table(const fs::path& file, bool generation, const AttentionHeads& h,
                                     const std::string& variant, Breakpoints& bp) {
-  need_variant(file, variant, "attention dtype");
-  return table_of(read_attention_rows(file, generation, h, variant, bp, true));
+  return table_of(attention_rows(file, generation, h, variant, bp));
 }
 
 AttentionTable read_attention_blend(const fs::path& file, bool generation,
                                     const AttentionSubstitute& sub, const std::string& variant,
                                     Breakpoints& bp) {
-  need_variant(file, variant, "attention dtype");
-  const AttentionPoints lo = read_attention_rows(file, generation, sub.heads, variant, bp, true);
+  const AttentionPoints lo = attention_rows(file, generation, sub.heads, variant, bp);
   if (!sub.upper) return table_of(lo);
-  const AttentionPoints hi = read_attention_rows(file, generation, *sub.upper, variant, bp, true);
+  const AttentionPoints hi = attention_rows(file, generation, *sub.upper, variant, bp);
   // Linear in the group size between the two measured layouts, on the cells both measured.
   const double w = sub.upper_weight;
   AttentionPoints blend;

@@ -25,8 +25,17 @@ using Breakpoints = std::array<std::set<double>, 7>;  ///< by OperatorAxis
 /// gemm.csv, one dtype column: for each measured (n, k), a curve over m.
 struct GemmTable {
   std::filesystem::path file;
-  std::vector<double> ln_n, ln_k;              // sizes with a measured cell
-  std::vector<std::optional<LogCurve>> lines;  // [i * k count + j]: (n_i, k_j) over m, if measured
+  std::vector<double> ln_n, ln_k;  // sizes with a measured cell
+  /// Line i = i_n * (k count) + i_k: (n, k) over m, or nullptr where not measured. A curve is
+  /// made on its first use (a model reads a few dozen of the file's hundreds of lines).
+  [[nodiscard]] const LogCurve* line(size_t i) const;
+  [[nodiscard]] size_t line_count() const { return starts.size(); }
+
+  // The lines' points as the table cache keeps them (read_gemm_table): at starts[i] the count,
+  // then the m's, then the latencies.
+  std::vector<double> points;
+  std::vector<size_t> starts;
+  mutable std::vector<std::optional<LogCurve>> curves;
 };
 [[nodiscard]] GemmTable read_gemm_table(const std::filesystem::path& file, const std::string& dtype,
                                         Breakpoints& bp);

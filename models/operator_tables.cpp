@@ -18,6 +18,7 @@
 #include "models/link_allreduce.h"
 #include "models/log_interp.h"
 #include "models/operator_table_readers.h"
+#include "models/table_cache.h"
 
 namespace servesim {
 namespace {
@@ -160,9 +161,7 @@ class OperatorTables final : public OperatorSource {
   /// The measured line nearest (i, j): itself, else along n at the same k, else along k.
   const LogCurve& nearest(const GemmTable& g, size_t i, size_t j, const std::string& dtype) const {
     const size_t nk = g.ln_k.size(), nn = g.ln_n.size();
-    const auto at = [&](size_t a, size_t b) -> const std::optional<LogCurve>& {
-      return g.lines[a * nk + b];
-    };
+    const auto at = [&](size_t a, size_t b) { return g.line(a * nk + b); };
     for (size_t d = 0; d < std::max(nn, nk); ++d) {
       if (i >= d && d < nn && at(i - d, j)) return *at(i - d, j);
       if (i + d < nn && at(i + d, j)) return *at(i + d, j);
@@ -178,6 +177,19 @@ class OperatorTables final : public OperatorSource {
 
   const AttentionTable& attention(bool generation, const AttentionHeads& h,
                                   const std::string& variant) const {
+    // A model's grid asks for one layout thousands of times in a row: the last table found for
+    // each kind answers without spelling the key.
+    Last& last = m_last[generation ? 1 : 0];
+    if (last.table != nullptr && last.heads.heads == h.heads && last.heads.kv_heads == h.kv_heads &&
+        last.heads.head_dim == h.head_dim && last.variant == variant)
+      return *last.table;
+    const AttentionTable& t = find_attention(generation, h, variant);
+    last = {&t, h, variant};
+    return t;
+  }
+
+  const AttentionTable& find_attention(bool generation, const AttentionHeads& h,
+                                       const std::string& variant) const {
     auto& cache = generation ? m_generation : m_context;
     const std::string key = fmt::format("{}/{}/{}/{}", key_num(h.head_dim), key_num(h.heads),
                                         key_num(h.kv_heads), variant);
@@ -229,6 +241,12 @@ class OperatorTables final : public OperatorSource {
   // Read on first use; the source is queried only while a step model is built.
   mutable std::map<std::string, GemmTable> m_gemm;
   mutable std::map<std::string, AttentionTable> m_context, m_generation;
+  struct Last {
+    const AttentionTable* table = nullptr;  // in m_context or m_generation (std::map: stays put)
+    AttentionHeads heads;
+    std::string variant;
+  };
+  mutable std::array<Last, 2> m_last;  // attention()'s last answer: context, generation
   mutable std::map<std::string, LogCurve> m_moe;
   mutable std::map<std::string, LogCurve> m_allreduce;
   mutable Breakpoints m_breakpoints;
@@ -346,11 +364,18 @@ std::unique_ptr<OperatorSource> open_operator_tables(const OperatorTablesOptions
   if (!fs::is_regular_file(sys, ec))
     throw InputError(fmt::format("{}: no datasheet for {} (needed for elementwise passes)",
                                  sys.string(), o.gpu));
-  const Cfg gpu = Cfg::root(Document::load_file(sys.string())).child("gpu");
-  const double bw = plausible_real(gpu, "mem_bw", units::k_bytes_per_s);
-  const double factor = gpu.get_real("mem_bw_empirical_scaling_factor", 1.0, {0.0, 1.0, true});
-  const double latency_s =
-      plausible_real(gpu, "mem_empirical_constant_latency", 0.0, units::k_latency_s);
+  // Its three figures come from the table cache when it has this file's content (parsing the
+  // YAML cost a run as much as reading the gemm table's entry); a bad file throws each time.
+  const TableCache cache(table_cache_dir(), sys, "datasheet");
+  std::optional<std::vector<double>> figures = cache.load();
+  if (!figures || figures->size() != 3) {
+    const Cfg gpu = Cfg::root(Document::load_file(sys.string())).child("gpu");
+    figures = {plausible_real(gpu, "mem_bw", units::k_bytes_per_s),
+               gpu.get_real("mem_bw_empirical_scaling_factor", 1.0, {0.0, 1.0, true}),
+               plausible_real(gpu, "mem_empirical_constant_latency", 0.0, units::k_latency_s)};
+    cache.store(*figures);
+  }
+  const double bw = (*figures)[0], factor = (*figures)[1], latency_s = (*figures)[2];
   return std::make_unique<OperatorTables>(o, gpu_dir, std::move(label), bw * factor / 1e3,
                                           latency_s * 1e3);
 }

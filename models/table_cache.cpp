@@ -17,8 +17,9 @@ namespace {
 
 // The format version, also the readers' version: bump it whenever a reader's checks change, since
 // an entry holds what the build that wrote it accepted (02: tables checked for negative and
-// non-finite latencies, issue 35).
-constexpr std::array<char, 8> k_magic{'s', 's', 't', 'b', 'l', 'c', '0', '2'};
+// non-finite latencies, issue 35; 03: gemm entries hold lines rather than rows, attention
+// tables cached too).
+constexpr std::array<char, 8> k_magic{'s', 's', 't', 'b', 'l', 'c', '0', '3'};
 constexpr uint64_t k_byte_order = 0x0102030405060708;
 
 /// What precedes the values; `what` follows it, then `count` doubles.
@@ -86,11 +87,12 @@ TableCache::TableCache(std::optional<fs::path> dir, const fs::path& source, std:
   m_hash = content_hash(*bytes);
   m_size = bytes->size();
   // The name says which table it came from for a person listing the directory; the key is
-  // checked from the header.
+  // checked from the header. It ends in the format version, so that builds of two versions
+  // sharing a directory keep an entry each rather than replace each other's every run.
   std::string name = source.filename().string() + "-" + m_what;
   for (char& c : name)
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '.' && c != '-') c = '_';
-  m_file = *dir / fmt::format("{}-{:016x}.bin", name, m_hash);
+  m_file = *dir / fmt::format("{}-{:016x}.v{}{}.bin", name, m_hash, k_magic[6], k_magic[7]);
 }
 
 std::optional<std::vector<double>> TableCache::load() const {

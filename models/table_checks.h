@@ -32,6 +32,9 @@ class LatencyDrops {
   /// One curve's points, in any order; points of equal work keep the fastest, as the readers
   /// interpolate them.
   void add(std::vector<CurvePoint> points);
+  /// A line found flagged earlier (add() of the same points gave it): the table cache keeps
+  /// the lines rather than the points.
+  void flag(size_t line) { m_lines.push_back(line); }
   /// The flagged lines so far, ascending.
   [[nodiscard]] std::vector<size_t> lines() const;
   /// The warning's text; empty when nothing was flagged.

@@ -117,4 +117,22 @@ TEST_CASE("attention layouts: an unmeasured group size is blended between measur
   CHECK_FALSE(attention_substitute(file, {5, 1, 64}));
 }
 
+TEST_CASE("attention layouts: one source asked for layouts and kinds in turn answers each",
+          "[models]") {
+  // The source keeps the last table of each kind found: asking for another layout, the other
+  // kind or back again must still give each one's own figure.
+  const auto src = tiny();
+  for (int round = 0; round < 3; ++round) {
+    INFO("round " << round);
+    CHECK(src->generation_attention_ms(3, 64, {4, 2, 64}, k_bf, k_bf) ==
+          near(0.000025 * 4 * 3 * 64));
+    CHECK(src->context_attention_ms(1, 64, {4, 2, 64}, k_bf, k_bf) == near(0.00025 * 4 * 1 * 16));
+    CHECK(src->generation_attention_ms(3, 64, {8, 4, 64}, k_bf, k_bf) ==
+          near(0.000025 * 8 * 3 * 64));
+    CHECK(src->generation_attention_ms(2, 64, {2, 1, 64}, k_bf, k_bf) ==
+          near(0.000025 * 2 * 2 * 64));
+    CHECK(src->context_attention_ms(1, 64, {8, 4, 64}, k_bf, k_bf) == near(0.00025 * 8 * 1 * 16));
+  }
+}
+
 }  // namespace t_models_attention_layouts_test

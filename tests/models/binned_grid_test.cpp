@@ -6,6 +6,7 @@
 
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 namespace t_models_binned_grid_test {
@@ -80,6 +81,53 @@ TEST_CASE("binned grid: a length between two points is interpolated linearly in 
   CHECK(b.at_one(33) == Approx(1.090).epsilon(1e-9));
   CHECK(b.at(1, 33) == Approx(1.090).epsilon(1e-9));
   CHECK(b.at(3, 33) == Approx(3 * 1.090).epsilon(1e-9));
+}
+
+TEST_CASE("binned grid: at_batch is at() to the bit for every integer batch", "[models]") {
+  // Every batch of the table and past it, at lengths below 1 (taken as 1), on points, between
+  // them and past the table (the grid itself); the bits compared, NaN included.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const std::vector<double> ys{0.25, 1, 1.5, 17, 300.7, 4096, 65537.3, 1 << 20, 3e6};
+  // Finite everywhere; and a grid whose extrapolation overflows to infinity at long lengths, so
+  // that at() gives NaN there (0 x (inf - inf) along x) even where the batch is a point.
+  const std::vector<double> xs{1, 8, 64}, lengths{1, 16};
+  const LogGrid huge(xs, lengths, {1e305, 1e306, 1e305, 1e306, 1e305, 1e306}, 1.0);
+  const std::vector<BinnedGrid> grids{BinnedGrid(power_grid(1, 2), 12, 20),
+                                      BinnedGrid(huge, 12, 20)};
+  for (size_t g = 0; g < grids.size(); ++g) {
+    const BinnedGrid& b = grids[g];
+    size_t nan = 0;
+    for (int64_t x = 0; x < 5000; ++x)
+      for (double y : ys) {
+        INFO("grid " << g << " x " << x << " y " << y);
+        const double want = b.at(static_cast<double>(x), y);
+        CHECK(same(b.at_batch(x, y), want));
+        nan += std::isnan(want) ? 1 : 0;
+      }
+    CHECK((nan > 0) == (g == 1));  // the second grid does reach the NaN case
+  }
+}
+
+TEST_CASE("binned grid: the operator model's dense curves are at() to the bit", "[models]") {
+  // LogCurve::at_counts walks the axis instead of searching it: every count below n, for curves
+  // of one point, starting above 1, with a repeated slope, ending inside the range (so that the
+  // last segment's extrapolation is taken) and the gemm-like power-of-two sizes.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const std::vector<LogCurve> curves{
+      LogCurve({1}, {0.5}, 1.0),
+      LogCurve({4, 8}, {1, 3}, 1.0),
+      LogCurve({2, 3, 5, 7, 11, 13, 2048}, {1, 1.2, 1.1, 2, 4, 4.5, 300}, 1.0),
+      LogCurve({1, 2, 4, 8, 16, 32, 64, 128, 256, 257, 300},
+               {1, 1, 1, 1, 1.1, 1.3, 2, 4, 8, 9, 9.5}, 1.0),
+  };
+  for (size_t c = 0; c < curves.size(); ++c) {
+    const std::vector<double> got = curves[c].at_counts(5000);
+    REQUIRE(got.size() == 5000);
+    for (size_t i = 0; i < got.size(); ++i) {
+      INFO("curve " << c << " count " << i);
+      CHECK(same(got[i], curves[c].at(std::max(1.0, static_cast<double>(i)))));
+    }
+  }
 }
 
 }  // namespace t_models_binned_grid_test

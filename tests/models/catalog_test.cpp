@@ -214,6 +214,21 @@ prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
       Catch::Contains("memory_bandwidth_gb_per_s = \"-1\" at chip.yaml:4:28: must be > 0"));
   CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{}")),
              Catch::Contains("give the dense peak of at least one of fp32, bf16"));
+  // A file is parsed once a process (parse_hardware keeps the spec): asked again, the same text
+  // gives the same spec, another file name the same figures with its own name in messages, and
+  // a bad file fails every time.
+  const HardwareSpec a = parse_hardware(good, "chip.yaml"), b = parse_hardware(good, "chip.yaml");
+  CHECK(a.name == b.name);
+  CHECK(a.memory_bandwidth_gb_per_s == 100);
+  CHECK(b.memory_bandwidth_gb_per_s == 100);
+  CHECK(b.peak_tflops == a.peak_tflops);
+  CHECK(b.prices.size() == 1);
+  CHECK(parse_hardware(replace(good, "memory_gb: 10", "memory_gb: 20"), "chip.yaml").memory_gb ==
+        20);
+  const std::string bad = replace(good, "memory_gib: 9", "memory_gib: 90");
+  for (const char* file : {"chip.yaml", "chip.yaml", "other.yaml"})
+    CHECK_THROWS_WITH(parse_hardware(bad, file),
+                      Catch::Contains(std::string("memory_gib = \"90\" at ") + file));
 }
 
 TEST_CASE("catalog: an unknown name gets the close one and the valid ones, a path is a file",
