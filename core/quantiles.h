@@ -68,6 +68,15 @@ class QuantileSketch {
   /// exact() as that many add(v) calls in any order; the sum gains v * count (one rounding).
   void add_repeated(double v, int64_t count);
 
+  /// `values` more are about to be added: when they will take the sketch past its exact limit,
+  /// it moves to the histogram now (the state those adds would end in), so that they go
+  /// straight into buckets instead of being kept first.
+  void expect(int64_t values) {
+    if (!m_histogram_mode && values > 0 &&
+        static_cast<size_t>(m_count) + static_cast<size_t>(values) > m_limit)
+      to_histogram();
+  }
+
   /// add_repeated for `n` (value, count) pairs, each the next call of `next()` returning a
   /// QuantileSketch::Repeat (a count of 0 adds nothing), in one loop with the running figures
   /// in registers. `next` is a copyable function object whose state is its own again after.

@@ -196,6 +196,14 @@ struct GapSketch {
   /// many times as the prefix sum of `counts` up to i: add_ns for each, in one loop.
   void add_step_gaps(const int64_t* ends, const int32_t* counts, size_t n) {
     if (n < 2) return;
+    // How many gaps in all (a prefix sum of the counts): past the exact limit they go straight
+    // into the histogram (QuantileSketch::expect).
+    int64_t open = counts[0], total = 0;
+    for (size_t i = 1; i < n; ++i) {
+      open += counts[i];
+      total += open;
+    }
+    q.expect(total);
     CountedGaps gaps{ends + 1, counts + 1, counts[0], 0, 0};
     q.add_repeated_each(n - 1, gaps);
     m_sum_ns += gaps.sum;

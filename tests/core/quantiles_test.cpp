@@ -202,6 +202,24 @@ TEST_CASE("quantiles: a value added many times at once is that value added one b
   }
 }
 
+TEST_CASE("quantiles: expecting values past the limit gives the histogram they would",
+          "[core][quantiles]") {
+  // 300 values into a sketch of limit 250: told first (expect) or not, the same figures; told
+  // of fewer than the limit leaves it exact.
+  const std::vector<double> v = values(300, 23);
+  QuantileSketch told(250), plain(250), few(250);
+  told.add(v[0]);
+  told.expect(299);
+  CHECK_FALSE(told.exact());
+  few.expect(250);
+  CHECK(few.exact());
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (i > 0) told.add_repeated(v[i], 1);
+    plain.add(v[i]);
+  }
+  require_same(told, plain, 1e-12);
+}
+
 TEST_CASE("quantiles: runs' order statistics by hand", "[core][quantiles]") {
   // {1 x3, 2, 5 x2, 9}: sorted 1 1 1 2 5 5 9; p50 = the 4th = 2, p0 = 1, p100 = 9,
   // p75 at position 4.5: halfway between 5 and 5 = 5; p60 at 3.6: 2 + 0.6 * (5 - 2) = 3.8.
