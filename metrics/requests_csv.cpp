@@ -7,6 +7,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "core/decimal_chars.h"
 #include "metrics/output.h"
 
 namespace servesim {
@@ -18,33 +19,44 @@ namespace {
 
 /// One row under construction; every field but a rejection's reason is bounded (< 400 bytes).
 struct Line {
+  /// put_ns_as_seconds's longest text ("-9223372036.854775808"), rounded up.
+  static constexpr size_t k_secs_max = 32;
   char data[512];
   char* p = data;
+  int64_t last_ns = 0;   // the last put_secs's time,
+  size_t last_at = 0;    // where its text starts in data
+  size_t last_size = 0;  // and its length (0: none yet)
 
   void put(std::string_view s) {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   }
   void comma() { *p++ = ','; }
-  void put_int(int64_t v) { p = std::to_chars(p, data + sizeof data, v).ptr; }
-  /// Exact decimal seconds from integer nanoseconds: "12.000340001".
+  void put_int(int64_t v) {
+    if (v >= 0)
+      p = decimal_chars::put_u64(p, static_cast<uint64_t>(v));
+    else
+      p = std::to_chars(p, data + sizeof data, v).ptr;
+  }
+  /// Exact decimal seconds from integer nanoseconds: "12.000340001". A row often repeats a time
+  /// (finish_s and release_s, ttft_s and server_ttft_s): the last one's text is copied.
   void put_secs(Time t) {
     const int64_t ns = t.count_ns();
-    const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-    if (ns < 0) *p++ = '-';
-    p = std::to_chars(p, data + sizeof data, a / 1000000000).ptr;
-    *p++ = '.';
-    uint64_t frac = a % 1000000000;
-    for (int i = 8; i >= 0; --i) {
-      p[i] = static_cast<char>('0' + frac % 10);
-      frac /= 10;
+    if (ns == last_ns && last_size != 0) {
+      char copy[k_secs_max];
+      std::memcpy(copy, data + last_at, k_secs_max);  // whole: two fixed-size moves
+      std::memcpy(p, copy, k_secs_max);
+      p += last_size;
+      return;
     }
-    p += 9;
+    char* const start = p;
+    p = decimal_chars::put_ns_as_seconds(p, ns);
+    last_ns = ns;
+    last_at = static_cast<size_t>(start - data);
+    last_size = static_cast<size_t>(p - start);
   }
   /// A double with nine decimals, correctly rounded (as printf's %.9f).
-  void put_fixed9(double v) {
-    p = std::to_chars(p, data + sizeof data, v, std::chars_format::fixed, 9).ptr;
-  }
+  void put_fixed9(double v) { p = decimal_chars::put_fixed9(p, data + sizeof data, v); }
   template <typename Buffer>
   void append_to(Buffer& out) const {
     out.append(data, static_cast<const char*>(p));
