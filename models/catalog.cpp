@@ -7,7 +7,9 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <sstream>
 
@@ -109,13 +111,15 @@ bool looks_like_path(const std::string& s) {
 struct Located {
   std::string text;
   std::string file;
-  std::string error;  // empty on success
+  std::string error;               // empty on success
+  const char* embedded = nullptr;  // the catalogue's own text, when it is an embedded entry
 };
 
 Located locate(const Catalogue& cat, const std::string& s, const std::string& base_dir) {
   const std::string name = resolve_name(cat, s);
   for (const EmbeddedFile& f : cat.files)
-    if (name == f.name) return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}};
+    if (name == f.name)
+      return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}, f.text};
   if (!looks_like_path(s)) {
     const std::vector<std::string> names = names_of(cat);
     // Close to an alias: suggest the entry it stands for.
@@ -415,6 +419,29 @@ HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
 
 // ---------------------------------------------------------------- lookup
 
+namespace {
+
+/// parse_hardware of a located file, each embedded entry parsed once per process: a run asks
+/// for its accelerator several times (the step-time model, the KV memory, the power figures)
+/// and yaml-cpp took ~3.3 M instructions a parse. An embedded entry's text never changes, so its
+/// spec is kept by the text's address; a file named by path is read and parsed every time. While
+/// a KeyLog records (tests/cli/config_docs_test.cpp), every read goes to the parser.
+HardwareSpec parse_located_hardware(const Located& l) {
+  if (l.embedded == nullptr || KeyLog::recording()) return parse_hardware(l.text, l.file);
+  static std::mutex mutex;  // sweeps price chips from several threads
+  static std::map<const char*, HardwareSpec> parsed;
+  {
+    const std::lock_guard<std::mutex> lock(mutex);
+    const auto it = parsed.find(l.embedded);
+    if (it != parsed.end()) return it->second;
+  }
+  HardwareSpec h = parse_hardware(l.text, l.file);
+  const std::lock_guard<std::mutex> lock(mutex);
+  return parsed.emplace(l.embedded, std::move(h)).first->second;
+}
+
+}  // namespace
+
 std::vector<std::string> model_names() { return names_of(model_catalogue()); }
 std::vector<std::string> hardware_names() { return names_of(hardware_catalogue()); }
 std::span<const HardwareAlias> hardware_aliases() { return k_hardware_aliases; }
@@ -428,7 +455,7 @@ ModelSpec load_model(const std::string& name_or_path, const std::string& base_di
 HardwareSpec load_hardware(const std::string& name_or_path, const std::string& base_dir) {
   const Located l = locate(hardware_catalogue(), name_or_path, base_dir);
   if (!l.error.empty()) throw InputError(l.error);
-  return parse_hardware(l.text, l.file);
+  return parse_located_hardware(l);
 }
 
 ModelSpec read_model(const Cfg& c, const std::string& key) {
@@ -440,7 +467,7 @@ ModelSpec read_model(const Cfg& c, const std::string& key) {
 HardwareSpec read_hardware(const Cfg& c, const std::string& key) {
   const Located l = locate(hardware_catalogue(), c.get_string(key), c.doc().base_dir());
   if (!l.error.empty()) c.fail(key, l.error);
-  return parse_hardware(l.text, l.file);
+  return parse_located_hardware(l);
 }
 
 }  // namespace servesim
