@@ -71,6 +71,17 @@ std::string tokens_allowed(bool value_is_zero) {
 int64_t csv_tokens(const CsvColumns& csv, size_t k, const std::string& column,
                    const TraceOptions& options) {
   const std::string_view s = csv.field(k);
+  // Plain digits from 1 to k_max_tokens, the usual field, are read once here; every other text
+  // (a 0, a sign, spaces, too many digits) takes the checks below, which give the same value.
+  if (!s.empty() && s.size() <= 10) {
+    int64_t plain = 0;
+    bool digits = true;
+    for (const char c : s) {
+      digits = digits && c >= '0' && c <= '9';
+      plain = plain * 10 + (c - '0');
+    }
+    if (digits && plain >= 1 && plain <= k_max_tokens) return plain;
+  }
   int64_t v = -1;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec == std::errc() && ptr == s.data() + s.size() && v == 0) {
