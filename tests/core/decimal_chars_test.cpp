@@ -1,5 +1,9 @@
 // core/decimal_chars.h: each writer gives std::to_chars's bytes (or, for seconds from
 // nanoseconds, the digits worked out by hand), over the edges of every branch and a seeded sample.
+#include "core/decimal_chars.h"
+
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <charconv>
 #include <cmath>
@@ -7,8 +11,6 @@
 #include <limits>
 #include <random>
 #include <string>
-
-#include "core/decimal_chars.h"
 
 namespace t_core_decimal_chars_test {
 
@@ -45,10 +47,29 @@ TEST_CASE("decimal_chars: seconds from nanoseconds, digits worked out by hand", 
   CHECK(seconds(999'999'999) == "0.999999999");
   CHECK(seconds(1'000'000'000) == "1.000000000");
   CHECK(seconds(3'599'100'000'007) == "3599.100000007");
+  CHECK(seconds(999'999'999'999) == "999.999999999");
+  CHECK(seconds(9'999'999'999'999) == "9999.999999999");
   CHECK(seconds(10'000'000'000'000) == "10000.000000000");
   CHECK(seconds(-1'500'000'000) == "-1.500000000");
   CHECK(seconds(std::numeric_limits<int64_t>::max()) == "9223372036.854775807");
   CHECK(seconds(std::numeric_limits<int64_t>::min()) == "-9223372036.854775808");
+}
+
+TEST_CASE("decimal_chars: seconds from nanoseconds over a seeded sample", "[core]") {
+  std::mt19937_64 rng(34);
+  int differ = 0;
+  for (int i = 0; i < 100'000; ++i) {
+    // Within an hour's trace, up to 10^4 s (the inlined digits), and anywhere.
+    const uint64_t bits = rng();
+    const auto ns = static_cast<int64_t>(i % 3 == 0   ? bits % 3'600'000'000'000
+                                         : i % 3 == 1 ? bits % 20'000'000'000'000
+                                                      : bits);
+    const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
+    const std::string want =
+        fmt::format("{}{}.{:09}", ns < 0 ? "-" : "", a / 1'000'000'000, a % 1'000'000'000);
+    if (seconds(ns) != want) ++differ;
+  }
+  CHECK(differ == 0);
 }
 
 TEST_CASE("decimal_chars: put_u64 is to_chars at each digit count", "[core]") {
@@ -83,10 +104,10 @@ TEST_CASE("decimal_chars: fixed9 rounds as to_chars does, ties to even", "[core]
   CHECK(fixed9(0.0) == "0.000000000");
   CHECK(fixed9(0.0067129590) == fixed9_slow(0.0067129590));
   // The fast path's edges (2^32) and the values it leaves to to_chars.
-  for (const double v : {-0.0, -1.5, 4294967295.9999995, 4294967296.0, 1e300, 5e-324,
-                         std::numeric_limits<double>::denorm_min() * 3, 0.5e-9, 1.5e-9, 2.5e-9,
-                         std::numeric_limits<double>::infinity(),
-                         std::numeric_limits<double>::quiet_NaN()})
+  for (const double v :
+       {-0.0, -1.5, 4294967295.9999995, 4294967296.0, 1e300, 5e-324,
+        std::numeric_limits<double>::denorm_min() * 3, 0.5e-9, 1.5e-9, 2.5e-9,
+        std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()})
     CHECK(fixed9(v) == fixed9_slow(v));
   std::mt19937_64 rng(34);
   int differ = 0;
@@ -94,7 +115,8 @@ TEST_CASE("decimal_chars: fixed9 rounds as to_chars does, ties to even", "[core]
     // TPOT-like ratios, dyadic values (ties at every exponent) and arbitrary bit patterns.
     const double ratio = static_cast<double>(rng() % 4'000'000'000'000) * 1e-9 /
                          static_cast<double>(1 + rng() % 5000);
-    const double dyadic = std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 100));
+    const double dyadic =
+        std::ldexp(static_cast<double>(rng() >> 11), -static_cast<int>(rng() % 100));
     double any = 0;
     const uint64_t bits = rng();
     std::memcpy(&any, &bits, sizeof any);

@@ -1,11 +1,11 @@
 // core/order_stats.h: RankSelector gives, for ranks asked for in any order, the values a full
 // sort puts at those indexes, and leaves each selected rank in place for the next.
-#include <catch2/catch.hpp>
+#include "core/order_stats.h"
+
 #include <algorithm>
+#include <catch2/catch.hpp>
 #include <random>
 #include <vector>
-
-#include "core/order_stats.h"
 
 namespace t_core_order_stats_test {
 
