@@ -15,23 +15,31 @@
 
 namespace servesim {
 
+/// The value at rank `k` (0-based) of the ascending order of v[0..n), given `placed`: the ranks
+/// already in place in `v` (ascending), which it updates. For a holder that keeps the ranks
+/// beside its values (and clears them whenever a value is added or moved). REQUIRES: k < n;
+/// every rank in `placed` was put in place by this function on these values, unchanged since.
+/// Reorders `v` only within the stretch between the nearest ranks already in place.
+[[nodiscard]] inline double select_rank(double* v, size_t n, size_t k,
+                                        std::vector<size_t>& placed) {
+  const auto it = std::lower_bound(placed.begin(), placed.end(), k);
+  if (it != placed.end() && *it == k) return v[k];
+  const size_t from = it == placed.begin() ? 0 : *(it - 1) + 1;
+  const size_t to = it == placed.end() ? n : *it;
+  std::nth_element(v + from, v + k, v + to);
+  placed.insert(it, k);
+  return v[k];
+}
+
+/// select_rank over one array, keeping its own ranks.
 class RankSelector {
  public:
   /// REQUIRES: `v` holds `n` values and outlives this selector, and nothing else reorders or
   /// changes them while it is in use (its ranks in place would no longer be).
   RankSelector(double* v, size_t n) : m_v(v), m_n(n) {}
 
-  /// The value at rank `k` of the ascending order. REQUIRES: k < n. Reorders the array (only
-  /// within the stretch between the nearest ranks already in place).
-  [[nodiscard]] double at(size_t k) {
-    const auto it = std::lower_bound(m_placed.begin(), m_placed.end(), k);
-    if (it != m_placed.end() && *it == k) return m_v[k];
-    const size_t from = it == m_placed.begin() ? 0 : *(it - 1) + 1;
-    const size_t to = it == m_placed.end() ? m_n : *it;
-    std::nth_element(m_v + from, m_v + k, m_v + to);
-    m_placed.insert(it, k);
-    return m_v[k];
-  }
+  /// The value at rank `k` of the ascending order. REQUIRES: k < n.
+  [[nodiscard]] double at(size_t k) { return select_rank(m_v, m_n, k, m_placed); }
 
   /// The ranks in place so far, ascending.
   [[nodiscard]] const std::vector<size_t>& placed() const { return m_placed; }

@@ -48,4 +48,18 @@ TEST_CASE("order stats: percentile ranks in any order match a full sort", "[core
   }
 }
 
+TEST_CASE("order stats: select_rank keeps its ranks in the caller's vector", "[core]") {
+  // A holder's three percentile calls, each with a fresh call but the same `placed`.
+  std::vector<double> v{9, 2, 7, 2, 5, 8, 1, 6};  // sorted: 1 2 2 5 6 7 8 9
+  std::vector<size_t> placed;
+  CHECK(select_rank(v.data(), v.size(), 3, placed) == 5);
+  CHECK(select_rank(v.data(), v.size(), 4, placed) == 6);
+  CHECK(select_rank(v.data(), v.size(), 7, placed) == 9);
+  CHECK(select_rank(v.data(), v.size(), 1, placed) == 2);
+  CHECK(select_rank(v.data(), v.size(), 2, placed) == 2);
+  CHECK(placed == std::vector<size_t>{1, 2, 3, 4, 7});
+  CHECK(select_rank(v.data(), v.size(), 4, placed) == 6);  // in place: read, not selected
+  CHECK(placed.size() == 5);
+}
+
 }  // namespace t_core_order_stats_test
