@@ -35,6 +35,20 @@ std::string_view trim(std::string_view s) {
                   name, line_no, field));
 }
 
+/// trim(s), looking no further than its ends when they hold no space (the usual field).
+std::string_view trimmed(std::string_view s) {
+  if (s.empty() || ((s.front() != ' ' && s.front() != '\t') &&
+                    (s.back() != ' ' && s.back() != '\t' && s.back() != '\r')))
+    return s;
+  return trim(s);
+}
+
+/// trim(s).empty(), without trimming a line that starts with something else.
+bool blank(std::string_view s) {
+  return s.empty() ||
+         ((s.front() == ' ' || s.front() == '\t' || s.front() == '\r') && trim(s).empty());
+}
+
 bool starts_with(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -215,7 +229,7 @@ bool CsvColumns::next_row() { return next_row_starting({}); }
 bool CsvColumns::next_row_starting(std::string_view prefix) {
   while (read_line()) {
     const std::string_view line(m_line);
-    if (!starts_with(line, prefix) || trim(line).empty()) continue;
+    if (!starts_with(line, prefix) || blank(line)) continue;
     m_row_line = m_line_no;
     if (std::memchr(line.data(), '"', line.size()) != nullptr) {
       const size_t n = split_quoted();
@@ -236,10 +250,10 @@ bool CsvColumns::next_row_starting(std::string_view prefix) {
     const char* const data = line.data();
     const size_t size = line.size();
     for (size_t start = 0;; ++n) {
-      size_t end = start;
-      while (end < size && data[end] != ',') ++end;
+      const void* const comma = std::memchr(data + start, ',', size - start);
+      const size_t end = comma == nullptr ? size : static_cast<const char*>(comma) - data;
       if (n < m_column_of.size() && m_column_of[n] != k_npos)
-        m_fields[m_column_of[n]] = trim(line.substr(start, end - start));
+        m_fields[m_column_of[n]] = trimmed(line.substr(start, end - start));
       if (end == size) break;
       start = end + 1;
     }

@@ -4,7 +4,6 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include <deque>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -37,11 +36,17 @@ class RequestsCsvWriter final : public RequestRecorder {
 
  private:
   void flush_buffer();
+  /// Makes the ring hold at least `slots` rows, the held ones kept in order.
+  void grow_ring(size_t slots);
 
   std::ostream& m_out;
   fmt::memory_buffer m_buf;
-  std::deque<std::string> m_held;    // m_held[i]: the row of id m_next_id + i ("" until it comes)
-  std::vector<std::string> m_spare;  // emptied rows, kept for their capacity
+  // The held rows: slot (m_head + i) & (m_ring.size() - 1) holds the row of id m_next_id + i
+  // ("" until it comes), for i < m_held; the size is a power of two, or 0. Slots keep their
+  // strings' capacity from row to row.
+  std::vector<std::string> m_ring;
+  size_t m_head = 0;
+  size_t m_held = 0;  // 1 + the highest i held, 0 when none is
   uint64_t m_next_id = 0;
   const std::vector<std::string>* m_class_names = nullptr;
   const std::vector<std::string>* m_tenant_names = nullptr;

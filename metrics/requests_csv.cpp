@@ -6,7 +6,9 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
+#include <type_traits>
 
+#include "core/decimal_chars.h"
 #include "metrics/output.h"
 
 namespace servesim {
@@ -18,36 +20,50 @@ namespace {
 
 /// One row under construction; every field but a rejection's reason is bounded (< 400 bytes).
 struct Line {
+  /// put_ns_as_seconds's longest text ("-9223372036.854775808"), rounded up.
+  static constexpr size_t k_secs_max = 32;
   char data[512];
   char* p = data;
+  int64_t last_ns = 0;   // the last put_secs's time,
+  size_t last_at = 0;    // where its text starts in data
+  size_t last_size = 0;  // and its length (0: none yet)
 
   void put(std::string_view s) {
     std::memcpy(p, s.data(), s.size());
     p += s.size();
   }
   void comma() { *p++ = ','; }
-  void put_int(int64_t v) { p = std::to_chars(p, data + sizeof data, v).ptr; }
-  /// Exact decimal seconds from integer nanoseconds: "12.000340001".
+  void put_int(int64_t v) {
+    if (v >= 0)
+      p = decimal_chars::put_u64(p, static_cast<uint64_t>(v));
+    else
+      p = std::to_chars(p, data + sizeof data, v).ptr;
+  }
+  /// Exact decimal seconds from integer nanoseconds: "12.000340001". A row often repeats a time
+  /// (finish_s and release_s, ttft_s and server_ttft_s): the last one's text is copied.
   void put_secs(Time t) {
     const int64_t ns = t.count_ns();
-    const uint64_t a = ns < 0 ? 0 - static_cast<uint64_t>(ns) : static_cast<uint64_t>(ns);
-    if (ns < 0) *p++ = '-';
-    p = std::to_chars(p, data + sizeof data, a / 1000000000).ptr;
-    *p++ = '.';
-    uint64_t frac = a % 1000000000;
-    for (int i = 8; i >= 0; --i) {
-      p[i] = static_cast<char>('0' + frac % 10);
-      frac /= 10;
+    if (ns == last_ns && last_size != 0) {
+      char copy[k_secs_max];
+      std::memcpy(copy, data + last_at, k_secs_max);  // whole: two fixed-size moves
+      std::memcpy(p, copy, k_secs_max);
+      p += last_size;
+      return;
     }
-    p += 9;
+    char* const start = p;
+    p = decimal_chars::put_ns_as_seconds(p, ns);
+    last_ns = ns;
+    last_at = static_cast<size_t>(start - data);
+    last_size = static_cast<size_t>(p - start);
   }
   /// A double with nine decimals, correctly rounded (as printf's %.9f).
-  void put_fixed9(double v) {
-    p = std::to_chars(p, data + sizeof data, v, std::chars_format::fixed, 9).ptr;
-  }
+  void put_fixed9(double v) { p = decimal_chars::put_fixed9(p, data + sizeof data, v); }
   template <typename Buffer>
   void append_to(Buffer& out) const {
-    out.append(data, static_cast<const char*>(p));
+    if constexpr (std::is_same_v<Buffer, std::string>)
+      out.append(data, static_cast<size_t>(p - data));  // not the general iterator-pair append
+    else
+      out.append(data, static_cast<const char*>(p));
   }
 };
 
@@ -180,30 +196,36 @@ void format_row(Buffer& out, const Request& r, const Names& names) {
 
 void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
-  if (r.spec.id == m_next_id && m_held.empty()) {  // in order: straight to the buffer
+  if (r.spec.id == m_next_id && m_held == 0) {  // in order: straight to the buffer
     format_row(m_buf, r, Names{m_class_names, m_tenant_names});
     ++m_next_id;
     if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
     return;
   }
   const uint64_t index = r.spec.id - m_next_id;
-  while (m_held.size() <= index) {  // reuse the strings of rows already written
-    if (m_spare.empty()) {
-      m_held.emplace_back();
-    } else {
-      m_held.push_back(std::move(m_spare.back()));
-      m_spare.pop_back();
-    }
-  }
-  format_row(m_held[index], r, Names{m_class_names, m_tenant_names});
-  while (!m_held.empty() && !m_held.front().empty()) {
-    m_buf.append(m_held.front());
-    m_spare.push_back(std::move(m_held.front()));
-    m_spare.back().clear();
-    m_held.pop_front();
+  if (index >= m_ring.size()) grow_ring(static_cast<size_t>(index) + 1);
+  const size_t mask = m_ring.size() - 1;
+  format_row(m_ring[(m_head + index) & mask], r, Names{m_class_names, m_tenant_names});
+  m_held = std::max(m_held, static_cast<size_t>(index) + 1);
+  while (m_held > 0 && !m_ring[m_head].empty()) {  // the rows now in order, emptied
+    std::string& row = m_ring[m_head];
+    m_buf.append(row.data(), row.data() + row.size());
+    row.clear();
+    m_head = (m_head + 1) & mask;
+    --m_held;
     ++m_next_id;
   }
   if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
+}
+
+void RequestsCsvWriter::grow_ring(size_t slots) {
+  size_t size = std::max<size_t>(16, m_ring.size());
+  while (size < slots) size *= 2;
+  std::vector<std::string> ring(size);
+  for (size_t i = 0; i < m_ring.size(); ++i)  // every slot, for its capacity; held ones first
+    ring[i] = std::move(m_ring[(m_head + i) & (m_ring.size() - 1)]);
+  m_ring = std::move(ring);
+  m_head = 0;
 }
 
 void RequestsCsvWriter::flush_buffer() {
@@ -212,8 +234,13 @@ void RequestsCsvWriter::flush_buffer() {
 }
 
 void RequestsCsvWriter::finish() {
-  for (const std::string& row : m_held) m_buf.append(row);
-  m_held.clear();
+  for (size_t i = 0; i < m_held; ++i) {
+    std::string& row = m_ring[(m_head + i) & (m_ring.size() - 1)];
+    m_buf.append(row.data(), row.data() + row.size());
+    row.clear();
+  }
+  m_head = 0;
+  m_held = 0;
   flush_buffer();
   m_out.flush();
 }

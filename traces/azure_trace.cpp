@@ -7,7 +7,9 @@
 // output. Arrivals are relative to the first row.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 
 #include "core/errors.h"
 #include "traces/factories.h"
@@ -80,9 +82,66 @@ std::optional<int64_t> utc_offset_s(Cursor& c) {
   return sign * (hours * 3600 + minutes * 60);
 }
 
-}  // namespace
+/// The last date common_timestamp_ns read, and its days since 1970-01-01: consecutive rows of a
+/// trace mostly share their date.
+struct DateMemo {
+  char text[10] = {};  // "YYYY-MM-DD"
+  int64_t days = 0;
+  bool valid = false;  // false until a date is read
+};
 
-std::optional<int64_t> parse_utc_timestamp_ns(std::string_view text) {
+/// The shape of every row of the Azure files, "YYYY-MM-DD HH:MM:SS" with an optional fraction
+/// and nothing after, read by position: true with `ns` set when `text` has that shape and a day
+/// of the month up to 28 (valid in every month); false sends it to the general parser, which
+/// gives the same value for every text this accepts. With the date memo it takes about a third
+/// of the general parser's instructions.
+bool common_timestamp_ns(std::string_view text, int64_t& ns, DateMemo& memo) {
+  static constexpr int64_t k_fraction_scale[] = {
+      0, 100'000'000, 10'000'000, 1'000'000, 100'000, 10'000, 1'000, 100, 10, 1};
+  if (text.size() < 19 || (text.size() > 19 && text[19] != '.') || text.size() == 20) return false;
+  const char* const s = text.data();
+  unsigned bad = 0;  // non-zero when a position that must hold a digit does not
+  const auto digit = [&](size_t i) {
+    const unsigned d = static_cast<unsigned char>(s[i]) - unsigned{'0'};
+    bad |= d > 9 ? 1u : 0u;
+    return static_cast<int>(d);
+  };
+  const auto two = [&](size_t i) { return digit(i) * 10 + digit(i + 1); };
+  int64_t days = memo.days;
+  if (!memo.valid || std::memcmp(s, memo.text, sizeof memo.text) != 0) {
+    const int year = two(0) * 100 + two(2), month = two(5), day = two(8);
+    if (bad != 0 || s[4] != '-' || s[7] != '-' || year < 1970 || year > 2200 || month < 1 ||
+        month > 12 || day < 1 || day > 28)
+      return false;
+    using namespace std::chrono;
+    days = sys_days{year_month_day{std::chrono::year{year}, std::chrono::month{unsigned(month)},
+                                   std::chrono::day{unsigned(day)}}}
+               .time_since_epoch()
+               .count();
+    std::memcpy(memo.text, s, sizeof memo.text);
+    memo.days = days;
+    memo.valid = true;
+  }
+  const int hour = two(11), minute = two(14), second = two(17);
+  if (bad != 0 || (s[10] != ' ' && s[10] != 'T') || s[13] != ':' || s[16] != ':' || hour > 23 ||
+      minute > 59 || second > 59)
+    return false;
+  int64_t fraction = 0;
+  if (text.size() > 19) {  // ".ddd...": the first nine digits, rounded by the tenth
+    const size_t n = std::min<size_t>(text.size() - 20, 9);
+    for (size_t i = 20; i < 20 + n; ++i) fraction = fraction * 10 + digit(i);
+    fraction *= k_fraction_scale[n];
+    if (text.size() > 29 && digit(29) >= 5) fraction += 1;
+    for (size_t i = 30; i < text.size(); ++i) (void)digit(i);  // later digits: checked only
+    if (bad != 0) return false;
+  }
+  ns = (days * 86'400 + hour * 3'600 + minute * 60 + second) * 1'000'000'000 + fraction;
+  return true;
+}
+
+/// parse_utc_timestamp_ns with the last date's days remembered in `memo`.
+std::optional<int64_t> parse_utc_timestamp_ns(std::string_view text, DateMemo& memo) {
+  if (int64_t ns = 0; common_timestamp_ns(text, ns, memo)) return ns;
   Cursor c(text);
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!(c.digits(4, year) && c.literal('-') && c.digits(2, month) && c.literal('-') &&
@@ -107,6 +166,13 @@ std::optional<int64_t> parse_utc_timestamp_ns(std::string_view text) {
   return seconds * 1'000'000'000 + fraction;
 }
 
+}  // namespace
+
+std::optional<int64_t> parse_utc_timestamp_ns(std::string_view text) {
+  DateMemo memo;
+  return parse_utc_timestamp_ns(text, memo);
+}
+
 namespace {
 
 const std::vector<std::string> k_columns{"TIMESTAMP", "ContextTokens", "GeneratedTokens"};
@@ -119,7 +185,7 @@ class AzureRows final : public TraceRowReader {
   bool next(TraceRow& row) override {
     if (!m_csv.next_row()) return false;
     row.line = m_csv.line();
-    const auto t = parse_utc_timestamp_ns(m_csv.field(0));
+    const auto t = parse_utc_timestamp_ns(m_csv.field(0), m_date);
     if (!t)
       throw InputError(fmt::format(
           "{}:{}: column TIMESTAMP = {}: must be a date and time from 1970 to 2200 like "
@@ -135,6 +201,7 @@ class AzureRows final : public TraceRowReader {
  private:
   CsvColumns m_csv;
   TraceOptions m_options;
+  DateMemo m_date;
 };
 
 }  // namespace

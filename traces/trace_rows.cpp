@@ -12,6 +12,24 @@
 #include "core/errors.h"
 
 namespace servesim {
+namespace {
+
+/// Plain digits from 1 to k_max_tokens, the usual token field, read in one pass: true with `v`
+/// set. Every other text (a 0, a sign, spaces, too many digits) is left to csv_tokens's checks,
+/// which give the same value for these.
+inline bool plain_tokens(std::string_view s, int64_t& v) {
+  if (s.empty() || s.size() > 10) return false;
+  int64_t plain = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return false;
+    plain = plain * 10 + (c - '0');
+  }
+  if (plain < 1 || plain > k_max_tokens) return false;
+  v = plain;
+  return true;
+}
+
+}  // namespace
 
 int64_t seconds_to_ns(double seconds) {
   const double whole = std::floor(seconds);
@@ -56,8 +74,10 @@ void fill_csv_row(TraceRow& row, const CsvColumns& csv, size_t arrival_k, size_t
   // Kept raw (quoted only if a message needs it): escaping every row cost ~6% of a replay.
   row.arrival_text.assign(csv.field(arrival_k));
   row.arrival_text_raw = true;
-  row.prompt_tokens = csv_tokens(csv, prompt_k, columns[prompt_k], options);
-  row.output_tokens = csv_tokens(csv, output_k, columns[output_k], options);
+  if (!plain_tokens(csv.field(prompt_k), row.prompt_tokens))
+    row.prompt_tokens = csv_tokens(csv, prompt_k, columns[prompt_k], options);
+  if (!plain_tokens(csv.field(output_k), row.output_tokens))
+    row.output_tokens = csv_tokens(csv, output_k, columns[output_k], options);
   row.skip = row.prompt_tokens == 0 || row.output_tokens == 0 ? k_skipped_zero_tokens : nullptr;
 }
 
@@ -72,6 +92,7 @@ int64_t csv_tokens(const CsvColumns& csv, size_t k, const std::string& column,
                    const TraceOptions& options) {
   const std::string_view s = csv.field(k);
   int64_t v = -1;
+  if (plain_tokens(s, v)) return v;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (ec == std::errc() && ptr == s.data() + s.size() && v == 0) {
     if (options.skip_zero_tokens) return 0;

@@ -42,6 +42,29 @@ TEST_CASE("csv columns: plain integers and decimals read as from_chars would", "
   CHECK(csv.real(1, 0, 2) == 1.5);
 }
 
+TEST_CASE("csv columns: unquoted fields lose the spaces around them, blank lines are skipped",
+          "[core]") {
+  // Spaces and tabs at either end of a field, a '\r' before the line end, lines of only
+  // spaces, tabs or '\r', an empty field, a column nobody asked for.
+  std::istringstream in("a, b ,c\r\n 1 ,\t2,x\r\n\r\n  \t \n\t\r\n3,4 ,\r\n,  ,y\n5,6,z");
+  CsvColumns csv(in, "t.csv", {"b", "a"});
+  REQUIRE(csv.next_row());
+  CHECK(csv.field(0) == "2");
+  CHECK(csv.field(1) == "1");
+  CHECK(csv.line() == 2);
+  REQUIRE(csv.next_row());
+  CHECK(csv.field(0) == "4");
+  CHECK(csv.field(1) == "3");
+  CHECK(csv.line() == 6);
+  REQUIRE(csv.next_row());
+  CHECK(csv.field(0).empty());
+  CHECK(csv.field(1).empty());
+  REQUIRE(csv.next_row());
+  CHECK(csv.field(0) == "6");
+  CHECK(csv.line() == 8);
+  CHECK_FALSE(csv.next_row());
+}
+
 TEST_CASE("csv columns: a number field with other bytes is refused, not read on", "[core]") {
   // 18 bytes, none a digit: the fast path must stop at the first (a fuzzer's find).
   const std::string high(18, static_cast<char>(0xa5));

@@ -162,4 +162,35 @@ TEST_CASE("requests csv rows: the buffer is written once it holds more than 64 K
   CHECK(out.str().size() > written + 70000);
 }
 
+TEST_CASE("requests csv rows: rows held far ahead and long come out in id order", "[metrics]") {
+  // 600 finished requests recorded out of order: shuffled in blocks of 8, then a run in which
+  // id k + 100 leaves before k (the held rows wrap around the writer's ring and make it grow
+  // past 16, 32, 64 and 128 slots), and ids 590 and 595 never recorded (finish() writes what
+  // is held after them). The file must be the rows one by one, in id order, without those two.
+  std::vector<Request> rs;
+  for (uint64_t id = 0; id < 600; ++id) {
+    Request r = base(id, static_cast<int64_t>(id) * 1'000'000, 1 + static_cast<int32_t>(id), 2);
+    r.state = RequestState::Released;
+    r.first_admitted = r.spec.arrival;
+    r.first_token = r.spec.arrival + Time::ns(7);
+    r.last_token = r.finish = r.release = r.first_token + Time::ns(static_cast<int64_t>(id));
+    rs.push_back(r);
+  }
+  std::vector<uint64_t> order;
+  for (uint64_t b = 0; b < 200; b += 8)
+    for (const uint64_t k : {5, 0, 7, 2, 1, 6, 3, 4}) order.push_back(b + k);
+  for (uint64_t id = 200; id < 300; ++id) order.push_back(id + 100);  // 300..399 first
+  for (uint64_t id = 200; id < 300; ++id) order.push_back(id);
+  for (uint64_t id = 400; id < 600; ++id)
+    if (id != 590 && id != 595) order.push_back(id);
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  for (const uint64_t id : order) w.record(rs[id]);
+  w.finish();
+  std::string want = k_header;
+  for (const Request& r : rs)
+    if (r.spec.id != 590 && r.spec.id != 595) want += requests_csv({r}).substr(k_header.size());
+  CHECK(out.str() == want);
+}
+
 }  // namespace t_metrics_requests_csv_rows_test

@@ -1,3 +1,8 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <random>
+
 #include "tests/test_paths.h"
 #include "tests/traces/trace_test_support.h"
 #include "traces/trace_rows.h"
@@ -44,6 +49,50 @@ TEST_CASE("azure: malformed timestamps are refused", "[traces]") {
         "2201-01-01 00:00:00", "16/11/2023 18:15:46", "2023-11-16  18:15:46",
         "+2023-11-16 18:15:46"})
     CHECK_FALSE(parse_utc_timestamp_ns(bad).has_value());
+}
+
+TEST_CASE("azure: rows across days, a leap day and a month end keep exact arrivals", "[traces]") {
+  // Consecutive rows share their date (the reader remembers the last one's days); day 29 and
+  // later are read by the general parser.
+  const std::string path =
+      write_temp("days.csv",
+                 "TIMESTAMP,ContextTokens,GeneratedTokens\r\n2024-02-28 23:59:59.5,1,1\r\n"
+                 "2024-02-29 00:00:00.25,1,1\r\n2024-03-01 00:00:00,1,1\r\n"
+                 "2024-03-01 00:00:01.1234567895,1,1\r\n2024-03-01T00:00:02Z,1,1\r\n");
+  auto source = trace_of("path: " + path + "\n");
+  // From 23:59:59.5 on the 28th: 0.75 s to the 29th's 00:00:00.25; a whole day (2024 is a leap
+  // year) plus 0.5 s to March 1st; then 1.123456790 s more (the tenth digit, 5, rounds up), 2 s.
+  CHECK(arrivals_ns(drain(*source)) == std::vector<int64_t>{0, 750'000'000, 86'400'500'000'000,
+                                                            86'401'623'456'790,
+                                                            86'402'500'000'000});
+  const std::string h = "TIMESTAMP,ContextTokens,GeneratedTokens\n";
+  CHECK(trace_error("a.csv", h + "2023-11-16 18:15:46,1,1\n2023-11-16 25:00:00,1,1\n") ==
+        "a.csv:3: column TIMESTAMP = \"2023-11-16 25:00:00\": must be a date and time from 1970 to "
+        "2200 like 2023-11-16 18:15:46.6805900, optionally followed by a UTC offset (+00:00) or Z");
+}
+
+TEST_CASE("azure: timestamps of every day of 1970 to 2200 match the calendar", "[traces]") {
+  std::mt19937_64 rng(34);
+  for (int i = 0; i < 20'000; ++i) {
+    using namespace std::chrono;
+    const int64_t day = static_cast<int64_t>(rng() % 84'006);  // 1970-01-01 to 2199-12-31
+    const year_month_day date{sys_days{days{day}}};
+    const int64_t second = static_cast<int64_t>(rng() % 86'400);
+    const int digits = static_cast<int>(rng() % 12);  // 0 to 11 fraction digits
+    std::string fraction;
+    for (int d = 0; d < digits; ++d) fraction += static_cast<char>('0' + rng() % 10);
+    // The nanoseconds the fraction stands for: nine digits, rounded half up by the tenth.
+    int64_t ns = 0;
+    for (int d = 0; d < 9; ++d) ns = ns * 10 + (d < digits ? fraction[d] - '0' : 0);
+    if (digits > 9 && fraction[9] >= '5') ++ns;
+    const std::string text =
+        fmt::format("{:04}-{:02}-{:02}{}{:02}:{:02}:{:02}{}{}", static_cast<int>(date.year()),
+                    static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                    i % 2 == 0 ? ' ' : 'T', second / 3600, second / 60 % 60, second % 60,
+                    digits > 0 ? "." : "", fraction);
+    INFO(text);
+    REQUIRE(parse_utc_timestamp_ns(text) == (day * 86'400 + second) * 1'000'000'000 + ns);
+  }
 }
 
 TEST_CASE("azure: the 2023 conversation excerpt replays from its first request", "[traces]") {
