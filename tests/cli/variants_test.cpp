@@ -283,8 +283,8 @@ TEST_CASE(
       std::ifstream(k_golden) >> cases;
       REQUIRE(cases.is_array());
       for (Json& c : cases) {
-        const Outcome o = run_variant(c["config"].get<std::string>(),
-                                      c["set"].get<std::vector<std::string>>());
+        const Outcome o =
+            run_variant(c["config"].get<std::string>(), c["set"].get<std::vector<std::string>>());
         c.erase("error");
         c.erase("figures");
         c["code"] = o.code;

@@ -76,7 +76,8 @@ TEST_CASE("sessions: a turn rejected at arrival releases the next turn, and no o
                            "}}\nstep_time: {kind: linear, base_ms: 10}\n"
                            "scheduler: {kind: continuous, max_num_seqs: 4, "
                            "max_num_batched_tokens: 30, chunked_prefill: false}\n"
-                           "kv: " + kv + "\n";
+                           "kv: " +
+                           kv + "\n";
   const auto reqs = run_requests(yaml);
   REQUIRE(reqs.size() == 7);
   for (size_t i = 0; i < reqs.size(); ++i) CHECK(reqs[i].spec.id == i);
