@@ -258,8 +258,15 @@ void Simulation::dispatch(const Event& e) {
 }
 
 void Simulation::on_arrival() {
-  RequestSpec& spec = due_arrival();
-  const bool from_source = &spec == &m_next;
+  RequestSpec& due = due_arrival();
+  const bool from_source = &due == &m_next;
+  // A request made ready by another's departure leaves the ready heap first: admitting it may
+  // reject it, and its own departure may push its dependants onto the heap.
+  if (!from_source) {
+    m_arriving = std::move(due);
+    m_ready.pop_back();
+  }
+  RequestSpec& spec = from_source ? m_next : m_arriving;
   std::optional<uint32_t> rep;  // the replica it joined, when routed at once
   if (m_c.router_delay > Time::ns(0)) {
     m_routing.push_back(std::move(spec));
@@ -268,7 +275,6 @@ void Simulation::on_arrival() {
     rep = route(spec);
     admit(*rep, spec);
   }
-  if (!from_source) m_ready.pop_back();
   // The next arrival is posted before planning, so that one at this same instant is seen first.
   if (from_source)
     pull_next_arrival();

@@ -390,6 +390,7 @@ class Simulation {
   // Reactive sources: requests made ready by departures, a min-heap by (arrival, id), each
   // with its arrival posted; m_newly_ready is on_depart's scratch list.
   std::vector<RequestSpec> m_ready;
+  RequestSpec m_arriving;  // a ready request being admitted (on_arrival), off the heap
   std::vector<RequestSpec> m_newly_ready;
   bool m_reactive = false;
   bool m_stopping = false;  // a bounded run is recording what is left

@@ -55,6 +55,43 @@ TEST_CASE("sessions: a turn arrives its think time after the previous reply, wit
   CHECK(a2.spec.session == a1.spec.session);
 }
 
+TEST_CASE("sessions: a turn rejected at arrival releases the next turn, and no other request",
+          "[traces]") {
+  // Without chunked prefill and a 30-token budget, a2's prompt (a1's 10 + 2 tokens and its own
+  // 20: 32) can never be scheduled: it is rejected when it arrives (20 ms + 100 ms), while b2
+  // and c2 wait in the ready queue. Its rejection releases a3 (120 ms + 50 ms, prompt 32 + 3:
+  // rejected too). Every request is recorded once; b2 and c2 arrive their think times after
+  // b1's and c1's replies (10 ms: one prefill step, one token each).
+  const std::string kv = "{policy: reserve, capacity_tokens: 100000}";
+  const std::string csv =
+      "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
+      "0,10,2,a,\n"
+      "0,20,2,a,0.1\n"
+      "0,3,1,a,0.05\n"
+      "0.0001,5,1,b,\n"
+      "0,5,1,b,5\n"
+      "0.0002,5,1,c,\n"
+      "0,5,1,c,6\n";
+  const std::string yaml = "workload: {trace: {path: " + write_temp("rejected.csv", csv) +
+                           "}}\nstep_time: {kind: linear, base_ms: 10}\n"
+                           "scheduler: {kind: continuous, max_num_seqs: 4, "
+                           "max_num_batched_tokens: 30, chunked_prefill: false}\n"
+                           "kv: " +
+                           kv + "\n";
+  const auto reqs = run_requests(yaml);
+  REQUIRE(reqs.size() == 7);
+  for (size_t i = 0; i < reqs.size(); ++i) CHECK(reqs[i].spec.id == i);
+  CHECK(reqs[0].state == RequestState::Released);
+  CHECK(reqs[1].state == RequestState::Rejected);
+  CHECK(reqs[1].spec.arrival == Time::from_ms(120));
+  CHECK(reqs[2].state == RequestState::Rejected);
+  CHECK(reqs[2].spec.arrival == Time::from_ms(170));
+  CHECK(reqs[4].state == RequestState::Released);
+  CHECK(reqs[4].spec.arrival == reqs[3].release + Time::from_seconds(5));
+  CHECK(reqs[6].state == RequestState::Released);
+  CHECK(reqs[6].spec.arrival == reqs[5].release + Time::from_seconds(6));
+}
+
 TEST_CASE("sessions: a request waits for all its parents, and no earlier than its arrival_s",
           "[traces]") {
   // p (id 10) is released at 10 ms (1 token); q (id 11) at 20 ms (2 tokens). c waits for both:
