@@ -325,6 +325,9 @@ TEST_CASE(
     if (c["code"].get<int>() != 0) {
       ++refusals;
       CHECK(o.error == c["error"].get<std::string>());
+      // A refusal is the input's fault, said in plain words: an internal error recorded here
+      // would pin a bug as the answer.
+      CHECK(c["error"].get<std::string>().find("internal error") == std::string::npos);
       continue;
     }
     ++runs;
