@@ -111,7 +111,8 @@ std::optional<std::vector<double>> TableCache::load() const {
   if (hash_bytes(bytes->data() + at, h.count * sizeof(double)) != h.values_hash)
     return std::nullopt;
   std::vector<double> values(h.count);
-  std::memcpy(values.data(), bytes->data() + at, h.count * sizeof(double));
+  if (h.count > 0)  // an empty vector's data() may be null, which memcpy must not be given
+    std::memcpy(values.data(), bytes->data() + at, h.count * sizeof(double));
   return values;
 }
 

@@ -1,6 +1,8 @@
 // Decode streaks (sim/decode_streak.h): steps in which every running request decodes run
 // without touching the requests, and change no result.
+#include <algorithm>
 #include <catch2/catch.hpp>
+#include <csignal>
 #include <memory>
 #include <string>
 #include <utility>
@@ -32,12 +34,29 @@ class NoStreaks final : public Scheduler {
   std::unique_ptr<Scheduler> m_inner;
 };
 
-CheckedRun run(const std::string& yaml, bool streaks, RunLimits limits = {}) {
+/// Keeps every step's end; sets `*flag` at the first step end at or past `at` (an interrupt
+/// that comes during a run, as a signal would).
+class StepEndsSeen final : public StepObserver {
+ public:
+  void on_step(const StepRecord& s) override { ends.push_back(s.start + s.duration); }
+  std::vector<Time> ends;
+  volatile std::sig_atomic_t* flag = nullptr;
+  Time at = Time::max();
+  void on_step_end(uint32_t, Time end, int64_t) override {
+    ends.push_back(end);
+    if (flag && end >= at) *flag = 1;
+  }
+  [[nodiscard]] bool ends_only() const override { return true; }
+};
+
+CheckedRun run(const std::string& yaml, bool streaks, RunLimits limits = {},
+               StepEndsSeen* seen = nullptr) {
   Scenario sc = build_scenario(doc_of(yaml));
   if (!streaks)
     for (ReplicaParts& p : sc.components.replicas)
       p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
   Simulation sim(std::move(sc.components), /*check=*/true, limits);
+  if (seen) sim.add_step_observer(*seen);
   CollectingRecorder rec;
   sim.add_recorder(rec);
   sim.run();
@@ -139,6 +158,59 @@ TEST_CASE("decode streak: steps ended without an event stop where the event loop
   const CheckedRun with = run(two, true);
   CHECK(with.stats.streak_steps > 100);
   same_results(with, run(two, false));
+}
+
+TEST_CASE("decode streak: a step ending at the time limit, at an arrival or at an interrupt",
+          "[sim][streak]") {
+  // The edges of ending a streak's steps without an event: a time limit equal to a step's end
+  // (that step still ends; the run stops after it) or one nanosecond before it; arrivals at
+  // exactly a streak step's end (10 ms steps, arrivals on the 10 ms grid: the arrival, queued
+  // first, comes first); an interrupt raised at a step's end (the run stops at the next event,
+  // as the event loop checks before each one).
+  const std::string yaml = scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}");
+  StepEndsSeen seen;
+  const CheckedRun whole = run(yaml, true, {}, &seen);
+  REQUIRE(seen.ends.size() > 200);
+  for (const size_t k : {size_t{37}, size_t{150}, seen.ends.size() - 3}) {
+    for (const int64_t less : {int64_t{0}, int64_t{1}}) {
+      INFO("limit at step end " << k << " less " << less << " ns");
+      RunLimits limits;
+      limits.max_sim_time = seen.ends[k] - Time::ns(less);
+      same_results(run(yaml, true, limits), run(yaml, false, limits));
+    }
+  }
+  for (const size_t k : {size_t{20}, size_t{120}}) {
+    INFO("interrupt at step end " << k);
+    volatile std::sig_atomic_t flag_with = 0, flag_without = 0;
+    RunLimits with_limits, without_limits;
+    with_limits.interrupt = &flag_with;
+    without_limits.interrupt = &flag_without;
+    StepEndsSeen a, b;
+    a.flag = &flag_with;
+    b.flag = &flag_without;
+    a.at = b.at = seen.ends[k];
+    const CheckedRun with = run(yaml, true, with_limits, &a);
+    const CheckedRun without = run(yaml, false, without_limits, &b);
+    CHECK(with.stats.stopped_by == "interrupted");
+    CHECK(a.ends == b.ends);
+    same_results(with, without);
+  }
+  // Every step 10 ms (linear, no per-token cost), arrivals every 30 ms: ties with step ends.
+  const std::string grid =
+      "workload: {synthetic: {requests: 40, arrival: {kind: fixed, interval_s: 0.03},\n"
+      "  prompt_tokens: {kind: uniform, min: 1, max: 20},\n"
+      "  output_tokens: {kind: uniform, min: 5, max: 80}}}\n"
+      "step_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 16, max_num_batched_tokens: 96}\n"
+      "kv: {policy: paged, capacity_tokens: 100000, block_size: 16}\nseed: 3\n";
+  StepEndsSeen g;
+  const CheckedRun with = run(grid, true, {}, &g);
+  int64_t ties = 0;
+  for (const Request& r : with.requests)
+    ties += std::count(g.ends.begin(), g.ends.end(), r.spec.arrival);
+  CHECK(ties > 10);
+  CHECK(with.stats.streak_steps > 50);
+  same_results(with, run(grid, false));
 }
 
 }  // namespace t_sim_decode_streak_test
