@@ -221,6 +221,20 @@ std::vector<Key> keys_of(const std::string& config) {
   return out;
 }
 
+/// Writes outcome `o` into case `c`: its exit status, and its message or its figures.
+void record(Json& c, const Outcome& o) {
+  c.erase("error");
+  c.erase("figures");
+  c["code"] = o.code;
+  if (o.code != 0) {
+    c["error"] = o.error;
+    return;
+  }
+  Json f = Json::object();
+  for (const auto& [k, v] : o.figures) f[k] = v;
+  c["figures"] = f;
+}
+
 /// Draws the variants afresh (the rewrite): k_variants_per_config per base config, a third of
 /// them moving two keys at once and a fifth trying a value out of range, within the time budget.
 Json draw_variants() {
@@ -252,14 +266,8 @@ Json draw_variants() {
       const Outcome o = run_variant(config, sets);
       if (o.ms > k_max_variant_ms) continue;
       total += o.ms;
-      Json c{{"config", config}, {"set", sets}, {"code", o.code}};
-      if (o.code != 0) {
-        c["error"] = o.error;
-      } else {
-        Json f = Json::object();
-        for (const auto& [k, v] : o.figures) f[k] = v;
-        c["figures"] = f;
-      }
+      Json c{{"config", config}, {"set", sets}};
+      record(c, o);
       cases.push_back(c);
     }
   }
@@ -285,16 +293,7 @@ TEST_CASE(
       for (Json& c : cases) {
         const Outcome o =
             run_variant(c["config"].get<std::string>(), c["set"].get<std::vector<std::string>>());
-        c.erase("error");
-        c.erase("figures");
-        c["code"] = o.code;
-        if (o.code != 0) {
-          c["error"] = o.error;
-        } else {
-          Json f = Json::object();
-          for (const auto& [k, v] : o.figures) f[k] = v;
-          c["figures"] = f;
-        }
+        record(c, o);
       }
     } else {
       cases = draw_variants();
