@@ -5,6 +5,8 @@
 #include <cstring>
 #include <utility>
 
+#include "core/order_stats.h"
+
 #if defined(__linux__)
 #include <sys/mman.h>
 #endif
@@ -108,6 +110,7 @@ QuantileSketch::QuantileSketch(QuantileSketch&& o) noexcept
   o.m_chunks.clear();
   o.m_runs.clear();
   o.m_count = 0;
+  o.forget_ranks();
 }
 
 QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
@@ -130,6 +133,8 @@ QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
   o.m_runs.clear();
   m_run_values = std::exchange(o.m_run_values, 0);
   m_runs_sorted = o.m_runs_sorted;
+  forget_ranks();
+  o.forget_ranks();
   return *this;
 }
 
@@ -270,13 +275,18 @@ double QuantileSketch::percentile(double p) {
   } else if (m_runs.empty()) {
     gather();
     double* v = m_chunks.front().v.get();
-    if (!m_sorted) {
-      std::sort(v, v + m_count);
-      m_sorted = true;
-      m_last = v[m_count - 1];
+    if (m_sorted) {
+      a = v[lo];
+      b = v[hi];
+    } else {
+      if (m_placed_at != m_count) {
+        m_placed.clear();
+        m_placed_at = m_count;
+      }
+      const auto n = static_cast<size_t>(m_count);
+      a = select_rank(v, n, static_cast<size_t>(lo), m_placed);
+      b = select_rank(v, n, static_cast<size_t>(hi), m_placed);
     }
-    a = v[lo];
-    b = v[hi];
   } else {
     a = exact_order_statistic(lo);
     b = exact_order_statistic(hi);
@@ -284,18 +294,22 @@ double QuantileSketch::percentile(double p) {
   return a + frac * (b - a);
 }
 
+void QuantileSketch::sort_plain() {
+  const int64_t plain = plain_count();
+  if (plain == 0 || m_sorted) return;
+  gather();
+  double* kept = m_chunks.front().v.get();
+  std::sort(kept, kept + plain);
+  m_sorted = true;
+  m_last = kept[plain - 1];
+}
+
 double QuantileSketch::exact_order_statistic(int64_t k) {
   const int64_t plain = plain_count();
   const double* v = nullptr;
   if (plain > 0) {
-    gather();
-    double* kept = m_chunks.front().v.get();
-    if (!m_sorted) {
-      std::sort(kept, kept + plain);
-      m_sorted = true;
-      m_last = kept[plain - 1];
-    }
-    v = kept;
+    sort_plain();
+    v = m_chunks.front().v.get();
   }
   if (!m_runs_sorted) {
     std::sort(m_runs.begin(), m_runs.end(), [](const Run& x, const Run& y) { return x.v < y.v; });

@@ -111,12 +111,14 @@ class QuantileSketch {
   /// of one sketch given both streams, in any order, so percentiles, count, max and exact() are
   /// too; the sum is this one's plus `o`'s (set_sum to sum in another order).
   void merge(const QuantileSketch& o);
-  /// Sorts the kept values now (percentile() would on its first call), so that a thread that
-  /// built the sketch pays for it.
+  /// Sorts the kept values now, so that a thread that built the sketch pays for it and later
+  /// percentiles only read them.
   void prepare() {
-    if (m_count > 0 && !m_histogram_mode) (void)percentile(50);
+    if (m_count > 0 && !m_histogram_mode) sort_plain();
   }
-  /// p in [0, 100]; 0 when empty. Sorts the kept values the first time (hence not const).
+  /// p in [0, 100]; 0 when empty. Puts the two kept values it reads at their ranks
+  /// (core/order_stats.h: the stretch between ranks already in place, not a whole sort), hence
+  /// not const; the values read are those a sorted array would give.
   [[nodiscard]] double percentile(double p);
 
   /// Appends this sketch's state as bytes (core/byte_io.h; core/quantiles_io.cpp) for another
@@ -164,6 +166,13 @@ class QuantileSketch {
   }
 
   void new_chunk();
+  /// Gathers the plain values and sorts them (once: m_sorted).
+  void sort_plain();
+  /// The ranks placed by percentile() no longer hold (the plain values were replaced).
+  void forget_ranks() {
+    m_placed.clear();
+    m_placed_at = -1;
+  }
   /// Moves every kept value into one chunk (the first), in order.
   void gather();
   void to_histogram();
@@ -188,6 +197,11 @@ class QuantileSketch {
   std::vector<Run> m_runs;
   int64_t m_run_values = 0;
   bool m_runs_sorted = true;
+  /// The ranks percentile() has put in place among the plain values (select_rank), while
+  /// there are m_placed_at of them: the values are only ever appended (or all moved to the
+  /// histogram), so a different count means the ranks are stale.
+  std::vector<size_t> m_placed;
+  int64_t m_placed_at = -1;
 };
 
 template <class Next>

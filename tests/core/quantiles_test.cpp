@@ -9,8 +9,10 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <string>
 #include <vector>
 
+#include "core/byte_io.h"
 #include "core/random.h"
 
 namespace t_core_quantiles_test {
@@ -238,6 +240,78 @@ TEST_CASE("quantiles: runs' order statistics by hand", "[core][quantiles]") {
   CHECK(q.percentile(60) == Approx(3.8));
   CHECK(q.max() == 9);
   CHECK(q.sum() == 24);
+}
+
+TEST_CASE("quantiles: percentiles read from ranks put in place are the sorted array's",
+          "[core][quantiles]") {
+  // percentile() selects the two ranks it reads (core/order_stats.h) instead of sorting; the
+  // ranks it has placed must be forgotten whenever the kept values change: a value added, a
+  // sketch moved or assigned over, loaded, merged into, or sorted by prepare().
+  const std::vector<double> v = values(5000, 29);
+  const auto want = [](std::vector<double> kept, double p) {
+    std::sort(kept.begin(), kept.end());
+    const double pos = p / 100.0 * static_cast<double>(kept.size() - 1);
+    const auto lo = static_cast<size_t>(std::floor(pos));
+    const size_t hi = std::min(lo + 1, kept.size() - 1);
+    return kept[lo] + (pos - static_cast<double>(lo)) * (kept[hi] - kept[lo]);
+  };
+  const std::vector<double> order = {99.0, 1.0, 50.0, 100.0, 0.0, 90.0, 50.0, 25.0, 99.9, 75.0};
+  QuantileSketch q;
+  std::vector<double> kept;
+  for (size_t i = 0; i < 3000; ++i) {
+    q.add(v[i]);
+    kept.push_back(v[i]);
+  }
+  for (double p : order) CHECK(q.percentile(p) == want(kept, p));
+  // Added after ranks were placed: one value below all, one in the middle.
+  q.add(0.0);
+  kept.push_back(0.0);
+  q.add(want(kept, 50.0));
+  kept.push_back(want(kept, 50.0));
+  for (double p : order) CHECK(q.percentile(p) == want(kept, p));
+  // A copy and a move keep the figures; a sketch with ranks of its own moved over forgets them.
+  QuantileSketch copy = q;
+  for (double p : order) CHECK(copy.percentile(p) == want(kept, p));
+  QuantileSketch other;
+  std::vector<double> other_kept(v.begin() + 3000, v.begin() + 3000 + kept.size());
+  for (double x : other_kept) other.add(x);
+  CHECK(other.percentile(37.0) == want(other_kept, 37.0));  // places ranks at the same count
+  other = std::move(copy);
+  CHECK(other.percentile(37.0) == want(kept, 37.0));  // a rank `copy` had not placed
+  for (double p : order) CHECK(other.percentile(p) == want(kept, p));
+  // Merged into: the parts' values appended.
+  QuantileSketch part;
+  for (size_t i = 4000; i < 5000; ++i) {
+    part.add(v[i]);
+    kept.push_back(v[i]);
+  }
+  CHECK(part.percentile(50.0) == want(std::vector<double>(v.begin() + 4000, v.end()), 50.0));
+  q.merge(part);
+  for (double p : order) CHECK(q.percentile(p) == want(kept, p));
+  // Saved and loaded into a sketch that had ranks placed at the same count, then moved from.
+  std::string bytes;
+  q.save(bytes);
+  QuantileSketch loaded;
+  std::vector<double> filler(v.begin(), v.begin() + static_cast<ptrdiff_t>(kept.size()));
+  for (double x : filler) loaded.add(x);
+  CHECK(loaded.percentile(63.0) == want(filler, 63.0));
+  QuantileSketch taken(std::move(loaded));
+  ByteReader in(bytes);
+  loaded.load(in);
+  CHECK(loaded.percentile(63.0) == want(kept, 63.0));  // a rank `q` had not placed
+  for (double p : order) CHECK(loaded.percentile(p) == want(kept, p));
+  // Loaded into a sketch moved from by assignment, which had placed ranks at the same count.
+  QuantileSketch from;
+  for (double x : filler) from.add(x);
+  CHECK(from.percentile(81.0) == want(filler, 81.0));
+  QuantileSketch to;
+  to = std::move(from);
+  ByteReader again(bytes);
+  from.load(again);
+  CHECK(from.percentile(81.0) == want(kept, 81.0));
+  // prepare() sorts: the figures stay.
+  q.prepare();
+  for (double p : order) CHECK(q.percentile(p) == want(kept, p));
 }
 
 }  // namespace t_core_quantiles_test
