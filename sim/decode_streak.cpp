@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "sim/simulation.h"
+#include "sim/step_launch.h"
 
 namespace servesim {
 
@@ -68,28 +69,60 @@ bool Simulation::capture_streak(Replica& rep) {
 bool Simulation::streak_step(uint32_t rep_index) {
   if (!start_streak_step(rep_index)) return false;
   // Steps that end before anything else happens end here, one after another, as the event
-  // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step): no
-  // event, no queue. A step that would not (another event first or at the same instant, the
-  // time limit, an interrupt) gets its end event; so does every k_inline_steps-th, so that the
-  // event loop's checks still run now and then.
+  // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step ->
+  // start_streak_step): no event, no queue. A step that would not (another event first or at
+  // the same instant, the time limit, an interrupt) gets its end event; so does every
+  // k_inline_steps-th, so that the event loop's checks still run now and then. Nothing in the
+  // loop posts an event or changes the queue of waiting requests or the running batch, so the
+  // first queued event's time and whether anyone waits are read once.
   constexpr int k_inline_steps = 1024;
   Replica& rep = m_reps[rep_index];
-  for (int k = 0; k < k_inline_steps && ends_first(rep); ++k) {
-    m_now = rep.step_end;
-    m_stats.end = m_now;
-    rep.state.set_now(m_now);
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  KvManager& kv = state.kv();
+  const Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
+  const bool waiting = !state.waiting().empty();
+  const auto n = static_cast<int64_t>(state.running().size());
+  for (int k = 0; k < k_inline_steps; ++k) {
+    // This step ends first: strictly before every queued event, within the limits.
+    const Time end = rep.step_end;
+    if (!(end < next_event) || end > m_limits.max_sim_time ||
+        (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted)
+      break;
+    m_now = end;
+    m_stats.end = end;
+    state.set_now(end);
     end_streak_step(rep_index);
-    // The next step: the streak's, or the ordinary way (try_start_step goes on from here).
-    if (!start_streak_step(rep_index)) return false;
+    // The next step (start_streak_step's checks but those that cannot change here: the batch's
+    // size and the capture).
+    if (s.steps + 1 >= s.left_min) {
+      materialize(rep);
+      return false;
+    }
+    const int64_t step = s.steps + 1;
+    const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
+    if (blocks > 0 && !kv.take_blocks(blocks)) {
+      materialize(rep);
+      return false;
+    }
+    if (waiting && !rep.scheduler->admits_nothing(state)) {
+      if (blocks > 0) (void)kv.take_blocks(-blocks);
+      materialize(rep);
+      return false;
+    }
+    s.in_flight = true;
+    ++m_stats.streak_steps;
+    StepShape shape;
+    shape.sequences = static_cast<int32_t>(n);
+    shape.decode_sequences = static_cast<int32_t>(n);
+    shape.decode_context_tokens = s.context_sum + n * step;
+    shape.decode_context_max = s.context_max + step;
+    shape.decode_context_min = s.context_min + step;
+    if (m_check) check_streak(rep_index, shape);
+    launch<true>(rep_index, shape, 0, 0, static_cast<int32_t>(n), false);
   }
   post(Event::step_end(rep.step_end, rep_index));
   return true;
-}
-
-bool Simulation::ends_first(const Replica& rep) const {
-  const Time end = rep.step_end;
-  return (m_events.empty() || end < m_events.top().time()) && end <= m_limits.max_sim_time &&
-         !(m_limits.interrupt && *m_limits.interrupt) && !rep.schedule_posted;
 }
 
 bool Simulation::start_streak_step(uint32_t rep_index) {

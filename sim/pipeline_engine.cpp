@@ -10,6 +10,7 @@
 #include "core/config.h"
 #include "core/errors.h"
 #include "sim/simulation.h"
+#include "sim/step_launch.h"
 
 namespace servesim {
 

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "sim/api_latency.h"
+#include "sim/step_launch.h"
 
 namespace servesim {
 
@@ -61,16 +62,6 @@ namespace {
 /// Orders the ready heap: std::push_heap keeps the greatest on top, so "greater" = later.
 bool later(const RequestSpec& a, const RequestSpec& b) {
   return a.arrival != b.arrival ? a.arrival > b.arrival : a.id > b.id;
-}
-
-/// Time::checked_ms with the rounding inline (std::llround was a libm call a step): for
-/// 0 <= x <= the limit the truncation is exact, and so is x minus it, so a half rounds up (away
-/// from zero) exactly as llround rounds it.
-std::optional<Time> step_time_of(double ms) {
-  const double ns = ms * 1e6;
-  if (!(ms >= 0.0 && ns <= static_cast<double>(Time::limit().count_ns()))) return std::nullopt;
-  const auto whole = static_cast<int64_t>(ns);
-  return Time::ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
 }
 
 }  // namespace
@@ -522,71 +513,23 @@ void Simulation::try_start_step(uint32_t rep_index) {
 
 void Simulation::launch_step(uint32_t rep_index, const StepShape& shape, int64_t verify_tokens,
                              int32_t prefill_sequences, int32_t decode_tokens, bool post_end) {
-  Replica& rep = m_reps[rep_index];
-  BatchState& state = rep.state;
-  // A step always takes time, so simulated time always advances between steps.
-  const std::optional<StepCost> cost = rep.step_time->cost(shape);
-  // Plus the step's adapter loads and LoRA GEMMs (sim/lora.h), before and beside the step.
-  const double step_ms =
-      (cost ? cost->step_ms : rep.step_time->step_ms(shape)) +
-      (verify_tokens > 0 ? m_spec->proposer_ms(*rep.step_time) : 0.0) +
-      (m_lora ? m_lora->step_ms(rep_index, state.plan(), state.slots(), cost ? &*cost : nullptr)
-              : 0.0);
-  // Plus any KV transfer the scheduler added to this step (swap preemption), bounded when the
-  // scheduler was built. A step that would end past the clock's limit stops the run (2 compares).
-  const std::optional<Time> step = step_time_of(step_ms);
-  const Time overhead = state.take_step_overhead();
-  // Reloads from the KV offload tiers overlap the step's compute by their rule (kv_tiers.h).
-  std::optional<Time> body = step ? std::optional(std::max(*step, Time::ns(1))) : step;
-  if (body && state.kv().offload()) body = state.kv().offload()->step_with_reload(*body);
-  const std::optional<Time> end = body ? m_now.plus_within(*body + overhead) : body;
-  if (!end)
-    throw InputError(fmt::format(
-        "step_time: a step of {:.4g} ms (replica {}, {} sequences, {} prefill tokens) starting at "
-        "{:.4g} s of simulated time would end past the simulator's limit of {:.2g} s; the "
-        "step-time model or its inputs give steps too long for this workload's arrival times",
-        step_ms, rep_index, shape.sequences, shape.prefill_tokens, m_now.seconds(),
-        Time::limit_seconds()));
-  const Time duration = *end - m_now;
-  m_stats.prefill_tokens += shape.prefill_tokens - verify_tokens;
-  ReplicaStats& rs = m_stats.replicas[rep_index];  // summed into the totals after the run
-  ++rs.steps;
-  rs.busy_ns += duration.count_ns();
-  rs.seat_steps += shape.sequences;
-  rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
-  // Activity for the power model (metrics/energy.h): the busier of memory and arithmetic.
-  add_step_cost(rs, cost, static_cast<double>(duration.count_ns()) * 1e-9);
-  if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
-  rep.busy = true;
-  rep.step_end = *end;
-  if (post_end) post(Event::step_end(*end, rep_index));
-  if (!m_step_observers.empty())
-    notify_step(rep_index, duration, shape, prefill_sequences, decode_tokens,
-                shape.prefill_tokens - verify_tokens, cost);
-  if (m_check) check_invariants(rep_index, "after planning");
-}
-
-void Simulation::add_step_cost(ReplicaStats& rs, const std::optional<StepCost>& cost,
-                               double busy_s) {
-  rs.active_s +=
-      cost ? std::min(busy_s, std::max(cost->ideal_ms_bandwidth, cost->ideal_ms_compute) * 1e-3)
-           : busy_s;
-  if (!cost) return;
-  ++rs.costed_steps;
-  rs.bandwidth_bound_steps += cost->bandwidth_bound;
-  rs.bytes_moved += cost->bytes;
-  rs.flops += cost->flops;
-  m_stats.peak_bytes_per_s = cost->peak_bytes_per_s;
-  m_stats.peak_flops_per_s = cost->peak_flops_per_s;
+  launch<false>(rep_index, shape, verify_tokens, prefill_sequences, decode_tokens, post_end);
 }
 
 void Simulation::notify_step(uint32_t rep_index, Time duration, const StepShape& shape,
                              int32_t prefill_sequences, int32_t decode_tokens,
                              int64_t prefill_tokens, const std::optional<StepCost>& cost) {
+  const int64_t capacity = m_reps[rep_index].state.kv().capacity_tokens();
+  for (StepObserver* o : m_end_observers) o->on_step_end(rep_index, m_now + duration, capacity);
+  if (!m_record_observers.empty())
+    notify_record(rep_index, duration, shape, prefill_sequences, decode_tokens, prefill_tokens,
+                  cost);
+}
+
+void Simulation::notify_record(uint32_t rep_index, Time duration, const StepShape& shape,
+                               int32_t prefill_sequences, int32_t decode_tokens,
+                               int64_t prefill_tokens, const std::optional<StepCost>& cost) {
   const BatchState& state = m_reps[rep_index].state;
-  for (StepObserver* o : m_end_observers)
-    o->on_step_end(rep_index, m_now + duration, state.kv().capacity_tokens());
-  if (m_record_observers.empty()) return;  // no record to build
   StepRecord& s = m_step_record;
   s.start = m_now;
   s.duration = duration;

@@ -270,6 +270,11 @@ class Simulation {
   /// at once (a decode streak's steps, sim/decode_streak.cpp).
   void launch_step(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
                    int32_t prefill_sequences, int32_t decode_tokens, bool post_end = true);
+  /// launch_step's body (sim/step_launch.h), inline; k_streak: a decode streak's step
+  /// (sim/decode_streak.cpp), which has no verify, adapters or offload tiers.
+  template <bool k_streak>
+  void launch(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
+              int32_t prefill_sequences, int32_t decode_tokens, bool post_end);
   void finish_step(uint32_t rep);
   // Decode streaks (sim/decode_streak.cpp).
   void setup_streaks();
@@ -279,9 +284,6 @@ class Simulation {
   /// end; false (the streak written back where it had one) when the step must go the ordinary
   /// way.
   [[nodiscard]] bool start_streak_step(uint32_t rep);
-  /// Whether the step in flight on `rep` (a streak's) ends before every queued event and within
-  /// the run's limits, so that it may end at once, without an event.
-  [[nodiscard]] bool ends_first(const Replica& rep) const;
   void end_streak_step(uint32_t rep);
   [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
   void materialize(Replica& rep);
@@ -295,6 +297,10 @@ class Simulation {
   void notify_step(uint32_t rep, Time duration, const StepShape& shape, int32_t prefill_sequences,
                    int32_t decode_tokens, int64_t prefill_tokens,
                    const std::optional<StepCost>& cost);
+  /// notify_step's part for the observers that read the whole StepRecord.
+  void notify_record(uint32_t rep, Time duration, const StepShape& shape, int32_t prefill_sequences,
+                     int32_t decode_tokens, int64_t prefill_tokens,
+                     const std::optional<StepCost>& cost);
   // Pipeline parallelism (sim/pipeline_engine.cpp).
   void setup_pipelines();
   /// A closed-form pipelined step of `shape` lasting `duration` started on `rep`: its books.
