@@ -67,7 +67,7 @@ void TokenTimes::on_step(const StepRecord& s) {
 }
 
 int64_t TokenTimes::step_duration_ns(uint32_t rep, int64_t end_ns) const {
-  const std::vector<int64_t>& ends = m_step_ends.of(rep);
+  const GrowArray<int64_t>& ends = m_step_ends.of(rep);
   const auto it = std::lower_bound(ends.begin(), ends.end(), end_ns);
   if (it == ends.end() || *it != end_ns) return 0;
   return m_step_durations_ns[rep][static_cast<size_t>(it - ends.begin())];

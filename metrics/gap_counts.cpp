@@ -30,7 +30,7 @@ void MetricsRecorder::count_gaps(const Request& r, const GapRun& run) {
     each_gap_tally(rep, [&](GapSketch& g) { (void)g.add_run(run); });
     return;
   }
-  const std::vector<int64_t>& e = m_step_ends.of(rep);
+  const GrowArray<int64_t>& e = m_step_ends.of(rep);
   auto idx = static_cast<size_t>(run.at - e.data());  // its second token's step
   const size_t end = idx + static_cast<size_t>(run.count);
   // Its first gap is the step's own when its first token came at the step before.
@@ -41,7 +41,7 @@ void MetricsRecorder::count_gaps(const Request& r, const GapRun& run) {
   }
   if (idx >= end) return;
   if (rep >= m_gap_counts.size()) m_gap_counts.resize(rep + 1);
-  std::vector<int32_t>& d = m_gap_counts[rep];
+  GrowArray<int32_t>& d = m_gap_counts[rep];
   // Sized with the ends' own room, so that it grows as rarely as they do.
   if (d.size() <= end) d.resize(std::max(end + 1, e.capacity() + 1), 0);
   ++d[idx];
@@ -50,8 +50,8 @@ void MetricsRecorder::count_gaps(const Request& r, const GapRun& run) {
 
 void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {
   if (rep >= m_gap_counts.size()) return;
-  std::vector<int32_t>& d = m_gap_counts[rep];
-  const std::vector<int64_t>& e = m_step_ends.of(rep);
+  GrowArray<int32_t>& d = m_gap_counts[rep];
+  const GrowArray<int64_t>& e = m_step_ends.of(rep);
   end = std::min({end, d.size(), e.size()});
   if (end == 0) return;
   // Index 0 is never a counted gap's step (its previous end is not kept: count_gaps), but what
@@ -59,7 +59,7 @@ void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {
   each_gap_tally(rep, [&](GapSketch& g) { g.add_step_gaps(e.data(), d.data(), end); });
   int64_t open = 0;  // requests whose gaps span the last step flushed
   for (size_t i = 0; i < end; ++i) open += d[i];
-  std::fill(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(end), 0);
+  std::fill(d.begin(), d.begin() + end, 0);
   // What is still open carries on from the next step.
   if (open != 0 && end < d.size()) d[end] += static_cast<int32_t>(open);
 }
@@ -75,8 +75,7 @@ void MetricsRecorder::add_step_end(uint32_t replica, int64_t end_ns, int64_t kv_
     // no later request's gaps reach back to them (count_gaps starts a range past index 0).
     if (replica < m_gap_counts.size()) {
       flush_gap_counts(replica, drop + 1);
-      std::vector<int32_t>& d = m_gap_counts[replica];
-      d.erase(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(std::min(drop, d.size())));
+      m_gap_counts[replica].erase_front(std::min(drop, m_gap_counts[replica].size()));
     }
   }
   m_step_ends.add(replica, end_ns, kv_capacity_tokens);

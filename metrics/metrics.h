@@ -790,7 +790,7 @@ class MetricsRecorder final : public ShardedRecorder {
   StepEnds m_step_ends{true};
   // Per replica, aligned with its StepEnds: requests whose gaps start at minus those whose gaps
   // end at each step (a difference array: its prefix sum is a step gap's count; count_gaps).
-  std::vector<std::vector<int32_t>> m_gap_counts;
+  std::vector<GrowArray<int32_t>> m_gap_counts;
   const GapRun* m_current_gaps = nullptr;  // the gaps of the request being recorded
   std::vector<double> m_percentiles;
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.

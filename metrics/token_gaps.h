@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "core/byte_io.h"
+#include "core/grow_array.h"
 #include "core/quantiles.h"
 #include "core/request.h"
 
@@ -46,11 +47,11 @@ class StepEnds {
       m_ends.resize(replica + 1);
       m_trimmed.resize(replica + 1, false);
     }
-    std::vector<int64_t>& e = m_ends[replica];
+    GrowArray<int64_t>& e = m_ends[replica];
     if (m_bounded) {
       const size_t keep = static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack;
       if (e.size() >= 2 * keep) {
-        e.erase(e.begin(), e.end() - static_cast<std::ptrdiff_t>(keep));
+        e.erase_front(e.size() - keep);
         m_trimmed[replica] = true;
       }
     }
@@ -60,7 +61,7 @@ class StepEnds {
   /// false, adding nothing, otherwise.
   bool add_if_room(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens) {
     if (replica >= m_ends.size()) return false;
-    std::vector<int64_t>& e = m_ends[replica];
+    GrowArray<int64_t>& e = m_ends[replica];
     if (m_bounded &&
         e.size() >= 2 * (static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack))
       return false;
@@ -77,8 +78,8 @@ class StepEnds {
   /// The number of replicas with ends.
   [[nodiscard]] size_t replicas() const { return m_ends.size(); }
   /// Replica `r`'s ends (empty when it ran no step).
-  [[nodiscard]] const std::vector<int64_t>& of(uint32_t r) const {
-    static const std::vector<int64_t> none;
+  [[nodiscard]] const GrowArray<int64_t>& of(uint32_t r) const {
+    static const GrowArray<int64_t> none;
     return r < m_ends.size() ? m_ends[r] : none;
   }
   /// Whether replica `r` dropped its oldest ends (bounded only).
@@ -86,7 +87,7 @@ class StepEnds {
 
  private:
   bool m_bounded;
-  std::vector<std::vector<int64_t>> m_ends;
+  std::vector<GrowArray<int64_t>> m_ends;  // grown by realloc (core/grow_array.h)
   std::vector<bool> m_trimmed;
 };
 
@@ -115,7 +116,7 @@ inline GapRun request_gap_run(const StepEnds& ends, const Request& r) {
   const int32_t n = r.spec.output_tokens;
   if (r.state != RequestState::Released || n <= 1) return {};
   const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
-  const std::vector<int64_t>& e = ends.of(r.replica);
+  const GrowArray<int64_t>& e = ends.of(r.replica);
   const auto lo = std::upper_bound(e.begin(), e.end(), t0);
   const auto hi = std::upper_bound(lo, e.end(), t1);
   const int64_t steps = hi - lo;  // step ends in (t0, t1] that are kept

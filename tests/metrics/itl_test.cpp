@@ -233,7 +233,7 @@ TEST_CASE("itl: gaps counted a step at a time give the figures of each gap added
       t += 1 + static_cast<int64_t>(2e7 * rng.uniform01());
       rec.on_step_end(0, Time::ns(t), 1);
       all.add(0, t, 1);
-      const std::vector<int64_t>& e = all.of(0);
+      const GrowArray<int64_t>& e = all.of(0);
       for (int k = static_cast<int>(4 * rng.uniform01()); k > 0; --k) {
         Request r;
         r.state = RequestState::Released;
