@@ -44,7 +44,12 @@ bool Simulation::capture_streak(Replica& rep) {
   int64_t sum = 0, longest = 0, shortest = INT64_MAX, left = INT64_MAX;
   for (uint32_t slot : rep.state.running()) {
     const Request& r = reqs[slot];
-    if (r.state != RequestState::Running || r.prefilling() || r.spec.cancel_after_tokens > 0)
+    // A member finishing in the coming step would end the streak before its first step
+    // (start_streak_step writes it back at once): checked first, so that such a capture stops
+    // here instead of walking the batch twice for nothing.
+    const int64_t member_left = r.spec.output_tokens - r.generated_tokens;
+    if (member_left <= 1 || r.state != RequestState::Running || r.prefilling() ||
+        r.spec.cancel_after_tokens > 0)
       return false;
     const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // its first new block
     if (first < 1 || first > s.block) return false;
@@ -52,7 +57,7 @@ bool Simulation::capture_streak(Replica& rep) {
     sum += r.context_tokens;
     longest = std::max<int64_t>(longest, r.context_tokens);
     shortest = std::min<int64_t>(shortest, r.context_tokens);
-    left = std::min<int64_t>(left, r.spec.output_tokens - r.generated_tokens);
+    left = std::min<int64_t>(left, member_left);
   }
   s.active = true;
   s.in_flight = false;

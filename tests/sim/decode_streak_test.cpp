@@ -116,6 +116,26 @@ TEST_CASE("decode streak: runs of decode steps give the results of planning ever
   }
 }
 
+TEST_CASE("decode streak: a lone request's streak covers its decodes but the first and the last",
+          "[sim][streak]") {
+  // One request of n output tokens: its prefill (token 1) is an ordinary step; the streak is
+  // captured at the next step with n - 1 tokens left and runs while no member finishes in the
+  // step, so tokens 2 .. n - 1 (n - 2 steps) come from it and token n from an ordinary step.
+  // With n = 2 the one decode finishes its request: no streak is captured at all.
+  for (const int n : {2, 3, 4, 10}) {
+    INFO("output tokens " << n);
+    const std::string yaml = trace_scenario(
+        "0,8," + std::to_string(n) + "\n", "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+        "{kind: continuous, max_num_seqs: 4}",
+        "{policy: paged, capacity_tokens: 4096, block_size: 16}");
+    const CheckedRun with = run(yaml, true);
+    const CheckedRun without = run(yaml, false);
+    CHECK(with.stats.steps == n);
+    CHECK(with.stats.streak_steps == n - 2);
+    same_results(with, without);
+  }
+}
+
 TEST_CASE("decode streak: KV running short ends a streak and preempts as before", "[sim][streak]") {
   // Little KV: streaks run into a full cache and preemptions, with requests waiting whose
   // prefill does not fit (--check verifies the streak's KV against its requests at every step).
