@@ -270,6 +270,10 @@ TEST_CASE("exports: Vidur's request_metrics.csv columns and values", "[metrics]"
     CHECK(num(r2[k]) == Approx(expected[k]).margin(1e-12));
   }
   CHECK(num(rows[1][3]) == Approx(0.06));  // r0's execution time
+  // r4 arrives at 100 ms and is scheduled at once: its delay counts from its own arrival.
+  REQUIRE(rows[5].size() == 21);
+  CHECK(num(rows[5][8]) == Approx(0).margin(1e-12));
+  CHECK(num(rows[5][1]) == Approx(0.02));  // e2e from arrival: 100 -> 120 ms
   CHECK(rows[1][15].empty());              // no inter-arrival delay before the first request
   const std::vector<std::string>& r3 = rows[4];
   REQUIRE(r3.size() == 21);

@@ -57,4 +57,29 @@ TEST_CASE("cancel edges: a class's timeout of 1 ns replaces the section's", "[si
   CHECK(b0.generated_tokens == 5);
 }
 
+TEST_CASE("cancel edges: a trace's cancel_after_s of 1 ns is kept over the section's draw",
+          "[sim][admission]") {
+  // r0's own cancel_after_s is 1e-9 s (the least a trace gives): cancel.fraction 1 with a fixed
+  // after_s of 0.5 s draws nothing for it, so it is cancelled 1 ns after arrival, in its first
+  // step (its prefill, [0, 10 ms)), and leaves at that step's end without a token; r1 (none of
+  // its own) is drawn 0.5 s, long after it finished.
+  const std::string t = write_temp(
+      "own.csv", "arrival_s,prompt_tokens,output_tokens,cancel_after_s\n0,4,5,1e-9\n0,4,5,\n");
+  const auto r = run_requests(
+      "workload: {trace: {path: " + t +
+      "}}\nstep_time: {kind: linear, base_ms: 10}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 2}\n"
+      "kv: {policy: paged, block_size: 16, capacity_tokens: 256}\n"
+      "abandonment: {cancel: {fraction: 1, after_s: {kind: fixed, value_s: 0.5}}}\n");
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].spec.cancel_after.count_ns() == 1);
+  CHECK(r[0].state == RequestState::Abandoned);
+  CHECK(r[0].end_cause == EndCause::Cancelled);
+  CHECK(r[0].generated_tokens == 0);
+  CHECK(r[0].release.count_ns() == 10'000'000);
+  CHECK(r[1].spec.cancel_after.count_ns() == 500'000'000);
+  CHECK(r[1].state == RequestState::Released);
+  CHECK(r[1].generated_tokens == 5);
+}
+
 }  // namespace t_sim_cancel_edges_test
