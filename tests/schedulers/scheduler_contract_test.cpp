@@ -144,19 +144,23 @@ TEST_CASE("scheduler contract: equal requests are first admitted in arrival orde
   }
 }
 
-TEST_CASE("scheduler contract: without chunking a prompt of the whole budget runs, one more is "
-          "refused",
-          "[schedulers][contract]") {
+TEST_CASE(
+    "scheduler contract: without chunking a prompt of the whole budget runs, one more is "
+    "refused",
+    "[schedulers][contract]") {
   // The schedulers that refuse at arrival a prompt their token budget (64) cannot hold in one
   // step when chunking is off: a prompt of exactly 64 tokens prefills in one step (5 + 64 ms,
   // then 5 ms a decode), one of 65 is rejected with the budget in the reason.
   const std::vector<std::pair<std::string, std::string>> kinds = {
-      {"continuous", "{kind: continuous, max_num_seqs: 4, max_num_batched_tokens: 64, "
-                     "chunked_prefill: false}"},
-      {"vllm", "{kind: vllm, version: \"0.6.0\", max_num_seqs: 4, max_num_batched_tokens: 64, "
-               "enable_chunked_prefill: false, enable_prefix_caching: false}"},
-      {"trtllm", "{kind: trtllm, max_batch_size: 4, max_num_tokens: 64, "
-                 "enable_chunked_context: false}"}};
+      {"continuous",
+       "{kind: continuous, max_num_seqs: 4, max_num_batched_tokens: 64, "
+       "chunked_prefill: false}"},
+      {"vllm",
+       "{kind: vllm, version: \"0.6.0\", max_num_seqs: 4, max_num_batched_tokens: 64, "
+       "enable_chunked_prefill: false, enable_prefix_caching: false}"},
+      {"trtllm",
+       "{kind: trtllm, max_batch_size: 4, max_num_tokens: 64, "
+       "enable_chunked_context: false}"}};
   for (const auto& [kind, sched] : kinds) {
     INFO(kind);
     const auto rs = run_requests(trace_scenario("0,64,2\n0.5,65,2\n", k_step, sched, k_kv));

@@ -65,12 +65,12 @@ TEST_CASE("cancel edges: a trace's cancel_after_s of 1 ns is kept over the secti
   // its own) is drawn 0.5 s, long after it finished.
   const std::string t = write_temp(
       "own.csv", "arrival_s,prompt_tokens,output_tokens,cancel_after_s\n0,4,5,1e-9\n0,4,5,\n");
-  const auto r = run_requests(
-      "workload: {trace: {path: " + t +
-      "}}\nstep_time: {kind: linear, base_ms: 10}\n"
-      "scheduler: {kind: continuous, max_num_seqs: 2}\n"
-      "kv: {policy: paged, block_size: 16, capacity_tokens: 256}\n"
-      "abandonment: {cancel: {fraction: 1, after_s: {kind: fixed, value_s: 0.5}}}\n");
+  const auto r =
+      run_requests("workload: {trace: {path: " + t +
+                   "}}\nstep_time: {kind: linear, base_ms: 10}\n"
+                   "scheduler: {kind: continuous, max_num_seqs: 2}\n"
+                   "kv: {policy: paged, block_size: 16, capacity_tokens: 256}\n"
+                   "abandonment: {cancel: {fraction: 1, after_s: {kind: fixed, value_s: 0.5}}}\n");
   REQUIRE(r.size() == 2);
   CHECK(r[0].spec.cancel_after.count_ns() == 1);
   CHECK(r[0].state == RequestState::Abandoned);
