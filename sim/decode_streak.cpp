@@ -71,6 +71,43 @@ bool Simulation::capture_streak(Replica& rep) {
   return true;
 }
 
+// The body of a streak's next step, shared by its first (start_streak_step) and the loop.
+[[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t n,
+                                                                bool waiting) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  // A member finishing in this step leaves the streak: the step goes the ordinary way.
+  if (s.steps + 1 >= s.left_min) {
+    materialize(rep);
+    return false;
+  }
+  const int64_t step = s.steps + 1;
+  const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
+  if (blocks > 0 && !state.kv().take_blocks(blocks)) {
+    materialize(rep);  // near capacity: the scheduler preempts as it always does
+    return false;
+  }
+  // A queue the step would take from (its head fits what is left): the ordinary way.
+  if (waiting && !rep.scheduler->admits_nothing(state)) {
+    if (blocks > 0) (void)state.kv().take_blocks(-blocks);
+    materialize(rep);
+    return false;
+  }
+  s.in_flight = true;
+  ++m_stats.streak_steps;
+  // Each member reads its context at the capture, the steps since, and the token it computes.
+  StepShape shape;
+  shape.sequences = static_cast<int32_t>(n);
+  shape.decode_sequences = static_cast<int32_t>(n);
+  shape.decode_context_tokens = s.context_sum + n * step;
+  shape.decode_context_max = s.context_max + step;
+  shape.decode_context_min = s.context_min + step;
+  if (m_check) check_streak(rep_index, shape);
+  launch<true>(rep_index, shape, 0, 0, static_cast<int32_t>(n), false);
+  return true;
+}
+
 bool Simulation::streak_step(uint32_t rep_index) {
   if (!start_streak_step(rep_index)) return false;
   // Steps that end before anything else happens end here, one after another, as the event
@@ -82,9 +119,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
   // first queued event's time and whether anyone waits are read once.
   constexpr int k_inline_steps = 1024;
   Replica& rep = m_reps[rep_index];
-  DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
-  KvManager& kv = state.kv();
   const Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
   const bool waiting = !state.waiting().empty();
   const auto n = static_cast<int64_t>(state.running().size());
@@ -100,31 +135,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
     end_streak_step(rep_index);
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
-    if (s.steps + 1 >= s.left_min) {
-      materialize(rep);
-      return false;
-    }
-    const int64_t step = s.steps + 1;
-    const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
-    if (blocks > 0 && !kv.take_blocks(blocks)) {
-      materialize(rep);
-      return false;
-    }
-    if (waiting && !rep.scheduler->admits_nothing(state)) {
-      if (blocks > 0) (void)kv.take_blocks(-blocks);
-      materialize(rep);
-      return false;
-    }
-    s.in_flight = true;
-    ++m_stats.streak_steps;
-    StepShape shape;
-    shape.sequences = static_cast<int32_t>(n);
-    shape.decode_sequences = static_cast<int32_t>(n);
-    shape.decode_context_tokens = s.context_sum + n * step;
-    shape.decode_context_max = s.context_max + step;
-    shape.decode_context_min = s.context_min + step;
-    if (m_check) check_streak(rep_index, shape);
-    launch<true>(rep_index, shape, 0, 0, static_cast<int32_t>(n), false);
+    if (!next_streak_step(rep_index, n, waiting)) return false;
   }
   post(Event::step_end(rep.step_end, rep_index));
   return true;
@@ -141,35 +152,7 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
     return false;
   }
   if (!s.active && !capture_streak(rep)) return false;
-  // A member finishing in this step leaves the streak: the step goes the ordinary way.
-  if (s.steps + 1 >= s.left_min) {
-    materialize(rep);
-    return false;
-  }
-  const int64_t step = s.steps + 1;
-  const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
-  if (!state.kv().take_blocks(blocks)) {
-    materialize(rep);  // near capacity: the scheduler preempts as it always does
-    return false;
-  }
-  // A queue the step would take from (its head fits what is left): the ordinary way.
-  if (!state.waiting().empty() && !rep.scheduler->admits_nothing(state)) {
-    (void)state.kv().take_blocks(-blocks);
-    materialize(rep);
-    return false;
-  }
-  s.in_flight = true;
-  ++m_stats.streak_steps;
-  // Each member reads its context at the capture, the steps since, and the token it computes.
-  StepShape shape;
-  shape.sequences = static_cast<int32_t>(n);
-  shape.decode_sequences = static_cast<int32_t>(n);
-  shape.decode_context_tokens = s.context_sum + n * step;
-  shape.decode_context_max = s.context_max + step;
-  shape.decode_context_min = s.context_min + step;
-  if (m_check) check_streak(rep_index, shape);
-  launch_step(rep_index, shape, 0, 0, static_cast<int32_t>(n), false);
-  return true;
+  return next_streak_step(rep_index, n, !state.waiting().empty());
 }
 
 void Simulation::end_streak_step(uint32_t rep_index) {

@@ -284,6 +284,10 @@ class Simulation {
   /// end; false (the streak written back where it had one) when the step must go the ordinary
   /// way.
   [[nodiscard]] bool start_streak_step(uint32_t rep);
+  /// The checks, shape and start of a captured streak's next step on `rep` (of `n` members;
+  /// `waiting`: its queue holds a request); false (the streak written back) when the step must
+  /// go the ordinary way.
+  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting);
   void end_streak_step(uint32_t rep);
   [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
   void materialize(Replica& rep);
