@@ -133,6 +133,18 @@ TEST_CASE("exports: request_goodput is the SLO goodput", "[metrics]") {
   CHECK(j["request_rate"].get<double>() == Approx(50));
 }
 
+TEST_CASE("exports: request_rate is over the span of the arrivals, wherever they start",
+          "[metrics]") {
+  // Three requests at 1.0, 1.2 and 1.5 s: 3 over 0.5 s, not over the time since 0.
+  Ran r;
+  run(r, trace_scenario("1.0,1,2\n1.2,1,2\n1.5,1,2\n", "{kind: linear, per_seq_ms: 10}",
+                        "{kind: continuous, max_num_seqs: 2}",
+                        "{policy: paged, capacity_tokens: 100, block_size: 1}"));
+  std::ostringstream text;
+  write_vllm_bench_json(text, r.out.summary, r.tokens, {99});
+  CHECK(nlohmann::json::parse(text.str())["request_rate"].get<double>() == Approx(6));
+}
+
 TEST_CASE("exports: a stall between tokens is one gap after the first token", "[metrics]") {
   // Replica 0's steps end at 10, 20, 30, 40, 50 ms. A request with tokens at 10 and 50 ms and
   // 3 in all was in 2 of the 4 steps after its first token: its gaps are taken as

@@ -1,6 +1,6 @@
 // Per-replica preemption counts of a request that moved from a prefill replica to a decode
-// replica (metrics/metrics.cpp, MetricsRecorder::record): each replica counts the preemptions
-// that happened on it.
+// replica (metrics/metrics.cpp, MetricsRecorder::record): each replica counts the preemptions,
+// and the swap preemptions among them, that happened on it.
 #include <catch2/catch.hpp>
 
 #include "metrics/metrics.h"
@@ -28,6 +28,8 @@ TEST_CASE("replica metrics: a moved request's preemptions split between its two 
   r.replica = 1;
   r.preemptions = 3;  // 1 on the prefill replica, 2 on the decode replica
   r.prefill_preemptions = 1;
+  r.swap_preemptions = 2;  // of them swaps: 1 on each replica
+  r.prefill_swap_preemptions = 1;
   m.record(r);
   RunStats stats;
   stats.replicas.resize(2);
@@ -36,6 +38,8 @@ TEST_CASE("replica metrics: a moved request's preemptions split between its two 
   REQUIRE(s.replicas.size() == 2);
   CHECK(s.replicas[0].preemptions == 1);
   CHECK(s.replicas[1].preemptions == 2);
+  CHECK(s.replicas[0].swap_preemptions == 1);
+  CHECK(s.replicas[1].swap_preemptions == 1);
 }
 
 TEST_CASE("replica metrics: without track_replicas the rows hold the engine's counts only",

@@ -73,6 +73,14 @@ const std::string k_two =
 
 double ms(Time t) { return static_cast<double>(t.count_ns()) / 1e6; }
 
+/// An observer of step ends only (as the metrics recorder is): the engine calls on_step_end.
+struct Ends final : StepObserver {
+  std::vector<Time> ends;
+  void on_step(const StepRecord&) override {}
+  void on_step_end(uint32_t, Time end, int64_t) override { ends.push_back(end); }
+  [[nodiscard]] bool ends_only() const override { return true; }
+};
+
 }  // namespace
 
 TEST_CASE("pipeline engine: two stages, two requests, each batch's timeline and the bubble",
@@ -90,10 +98,15 @@ TEST_CASE("pipeline engine: two stages, two requests, each batch's timeline and 
   Simulation sim(components(k_two, "{kind: continuous, max_num_seqs: 1}",
                             std::make_shared<Stages>(std::vector<double>{1, 2}, 0.0, 2, true)),
                  /*check=*/true);
+  Ends ends;
   sim.add_recorder(rec);
   sim.add_step_observer(rec);
+  sim.add_step_observer(ends);
   sim.run();
   REQUIRE(rec.steps.size() == 4);
+  // An observer of ends alone hears each batch's exit from the last stage: 3, 5, 7, 9 ms.
+  REQUIRE(ends.ends.size() == 4);
+  for (size_t i = 0; i < 4; ++i) CHECK(ms(ends.ends[i]) == 3.0 + 2.0 * static_cast<double>(i));
   const std::vector<std::pair<double, double>> timeline{{0, 3}, {1, 4}, {3, 4}, {5, 4}};
   for (size_t i = 0; i < 4; ++i) {
     CHECK(ms(rec.steps[i].start) == timeline[i].first);

@@ -131,6 +131,28 @@ TEST_CASE("speculative: a verify takes 1 + k of vLLM's token budget, fewer draft
   CHECK(r.stats.prefill_tokens == 8);
 }
 
+TEST_CASE("speculative: a running request the verifies leave no budget for waits its turn",
+          "[sim][speculative]") {
+  // vLLM, max_num_batched_tokens 8, three requests (prompt 1, 9 tokens) at t=0.
+  // t=0     three prefills of 1: 2 + 3 + 0.5*3 = 6.5 ms                 -> t=6.5: token 1 each
+  // t=6.5   r0 and r1 verify 3 drafts (4 each: the whole budget), r2 gets no token this step:
+  //         2 + 2 + 0.5*8 + 0.25 = 8.25 ms                              -> t=14.75: r0, r1 5
+  // t=14.75 the same again                                              -> t=23: r0, r1 done
+  // t=23    r2 alone, 3 drafts: 2 + 1 + 0.5*4 + 0.25 = 5.25 ms          -> t=28.25: r2 5
+  // t=28.25 again                                                       -> t=33.5: r2 done
+  const Run r = run(trace_scenario("0,1,9\n0,1,9\n0,1,9\n", k_linear,
+                                   "{kind: vllm, enable_prefix_caching: false, "
+                                   "max_num_seqs: 3, max_num_batched_tokens: 8}",
+                                   k_kv) +
+                    k_ngram_all);
+  REQUIRE(r.requests.size() == 3);
+  CHECK(r.requests[0].finish.count_ns() == ms(23));
+  CHECK(r.requests[1].finish.count_ns() == ms(23));
+  CHECK(r.requests[2].first_token.count_ns() == ms(6.5));
+  CHECK(r.requests[2].finish.count_ns() == ms(33.5));
+  CHECK(r.stats.steps == 5);
+}
+
 TEST_CASE("speculative: above max_batch running requests the engine does not speculate",
           "[sim][speculative]") {
   // Two requests (prompt 4, 3 tokens) at t=0; both prefill: 2 + 2 + 0.5*8 = 8 ms.
