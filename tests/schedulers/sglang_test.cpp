@@ -34,6 +34,26 @@ TEST_CASE("sglang: a prefill batch runs alone, between decode steps", "[schedule
   CHECK(r[0].finish.count_ns() == ms(20));
 }
 
+TEST_CASE("sglang: admission counts a request's new tokens up to 4,096 (CLIP_MAX_NEW_TOKENS)",
+          "[schedulers][sglang]") {
+  // KV of 4,131 tokens (blocks of 1), both at t=0. r0 (prompt 16, 10 tokens) is admitted first
+  // and promises 16 + 10 = 26 tokens; r1 (prompt 8, 4,100 tokens) promises 8 + min(4,100,
+  // 4,096) = 4,104, under the 4,131 - 26 = 4,105 left: it joins r0's prefill batch at t=0. One
+  // more token in the clip (or none) would leave it waiting.
+  auto r = run_requests(trace_scenario("0,16,10\n0,8,4100\n", k_linear, "{kind: sglang}",
+                                       "{policy: paged, capacity_tokens: 4131, block_size: 1}"));
+  REQUIRE(r.size() == 2);
+  CHECK(r[0].first_admitted.count_ns() == 0);
+  CHECK(r[1].first_admitted.count_ns() == 0);
+  CHECK(r[1].first_token.count_ns() == r[0].first_token.count_ns());
+  // A KV one token smaller leaves 4,104, not above r1's promise: r1 waits for r0 to finish.
+  auto tight =
+      run_requests(trace_scenario("0,16,10\n0,8,4100\n", k_linear, "{kind: sglang}",
+                                  "{policy: paged, capacity_tokens: 4130, block_size: 1}"));
+  REQUIRE(tight.size() == 2);
+  CHECK(tight[1].first_admitted.count_ns() > 0);
+}
+
 TEST_CASE("sglang: enable_mixed_chunk runs the prefill beside the decodes",
           "[schedulers][sglang]") {
   // The same trace. t=0 r0's prefill: 8 ms                -> t=8:  r0 token 1
