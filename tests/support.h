@@ -17,11 +17,34 @@
 
 namespace servesim::test {
 
-/// A fresh, empty temporary directory for this process.
+/// This process's folder of temporary directories, servesim-test-PID in the system's temporary
+/// folder, removed with everything in it when the process exits (by the process that made it:
+/// a forked child leaves through _exit, and one that did not would not remove its parent's).
+/// A suite run used to leave a directory behind for every temp_dir() call.
+inline const std::filesystem::path& temp_root() {
+  struct Root {
+    pid_t owner = getpid();
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("servesim-test-" + std::to_string(owner));
+    Root() {
+      std::filesystem::remove_all(path);
+      std::filesystem::create_directories(path);
+    }
+    Root(const Root&) = delete;
+    Root& operator=(const Root&) = delete;
+    ~Root() {
+      std::error_code ec;
+      if (getpid() == owner) std::filesystem::remove_all(path, ec);
+    }
+  };
+  static const Root root;
+  return root.path;
+}
+
+/// A fresh, empty temporary directory for this process (under temp_root()).
 inline std::filesystem::path temp_dir() {
   static std::atomic<int> counter{0};
-  auto p = std::filesystem::temp_directory_path() /
-           ("servesim-test-" + std::to_string(getpid()) + "-" + std::to_string(counter++));
+  auto p = temp_root() / std::to_string(counter++);
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
