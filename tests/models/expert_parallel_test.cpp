@@ -186,6 +186,14 @@ TEST_CASE("expert_parallel: the wide keys are refused where they mean nothing", 
                     Catch::Contains("expert_skew"));
   CHECK_THROWS_WITH(tiny_moe("data_parallel: 2\ndispatch_dtype: int4\n"),
                     Catch::Contains("dispatch_dtype"));
+  // A chip stating no interconnect bandwidth (a hardware file requires one above 0; a chip built
+  // in code may not) leaves nothing to time the all-to-all with: the key to give is named.
+  HardwareSpec no_link;
+  no_link.name = "no-link";
+  auto wide = doc_of("data_parallel: 2\n");
+  CHECK_THROWS_WITH(read_wide_ep(Cfg::root(wide), no_link, 2),
+                    Catch::Contains("intra_node_gb_per_s") && Catch::Contains("no-link") &&
+                        Catch::Contains("NVLink"));
   auto doc = doc_of("kind: operator\nmodel: " + k_tiny +
                     "/tiny-dense.yaml\nhardware: h100-sxm\ndata_parallel: 2\noperators: "
                     "{source: tables, path: " +

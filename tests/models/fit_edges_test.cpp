@@ -1,6 +1,7 @@
 // The fits at their smallest inputs: a prefill sample of a single token is a sample like any
 // other (only decode-only samples, of 0 prefill tokens, are left out of the prefill cost).
 #include <catch2/catch.hpp>
+#include <cmath>
 
 #include "models/fit.h"
 #include "tests/support.h"
@@ -31,6 +32,19 @@ TEST_CASE("fit edges: the table form's prefill cost counts a one-token prefill",
   CHECK(m->predict_ms(shape(1, 0, 1)) == Approx(12.0).epsilon(1e-9));
   CHECK(m->predict_ms(shape(1, 0, 5)) == Approx(20.0).epsilon(1e-9));
   CHECK_THAT(m->yaml(), Catch::Contains("prefill_ms_per_token: 2\n"));
+}
+
+TEST_CASE("fit edges: when no knee improves the hinge fit, the ladder's first one is kept",
+          "[models][fit]") {
+  // Decode-only steps whose time grows more slowly with the batch (concave): a hinge, which can
+  // only add cost above its knee, improves no fit, so every knee on the ladder fits equally well
+  // and the first, 0, is reported (with no cost above it) rather than any later one.
+  std::vector<StepSample> s;
+  for (int b : {1, 2, 3, 4, 6, 8, 12})
+    s.push_back({shape(b, 0, 0), 10.0 + 4.0 * std::sqrt(static_cast<double>(b)), ""});
+  const auto m = fit_hinge(s);
+  CHECK_THAT(m->yaml(), Catch::Contains("knee_tokens: 0\n"));
+  CHECK_THAT(m->yaml(), Catch::Contains("per_token_above_knee_ms: 0\n"));
 }
 
 }  // namespace t_models_fit_edges_test

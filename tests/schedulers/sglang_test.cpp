@@ -54,6 +54,21 @@ TEST_CASE("sglang: admission counts a request's new tokens up to 4,096 (CLIP_MAX
   CHECK(tight[1].first_admitted.count_ns() > 0);
 }
 
+TEST_CASE("sglang: a prompt whose blocks do not fit closes the batch, whatever fits behind it",
+          "[schedulers][sglang]") {
+  // KV of 4 blocks of 16 tokens, all at t=0. r0 (prompt 17, 2 tokens) takes 2 blocks and
+  // promises 19 tokens; r1 (prompt 33, 2 tokens) promises 35, under the 64 - 19 = 45 left, but
+  // its 33 tokens need 3 blocks of the 2 free: it closes the batch (first come, first served),
+  // and r2 (prompt 1), which one block would hold, waits behind it. Both join after r0 leaves.
+  auto r = run_requests(trace_scenario("0,17,2\n0,33,2\n0,1,2\n", k_linear, "{kind: sglang}",
+                                       "{policy: paged, capacity_tokens: 64, block_size: 16}"));
+  REQUIRE(r.size() == 3);
+  CHECK(r[0].first_admitted.count_ns() == 0);
+  CHECK(r[1].first_admitted.count_ns() > 0);
+  CHECK(r[1].first_admitted >= r[0].finish);
+  CHECK(r[2].first_admitted == r[1].first_admitted);
+}
+
 TEST_CASE("sglang: enable_mixed_chunk runs the prefill beside the decodes",
           "[schedulers][sglang]") {
   // The same trace. t=0 r0's prefill: 8 ms                -> t=8:  r0 token 1

@@ -1,0 +1,89 @@
+// The operator tables' lookups where the table has holes or several layouts (models/
+// operator_tables.cpp), on copies of tests/data/aic-tiny edited by the test:
+//   gemm        0.01 x (n k / 65536) x g(m), g = 1 up to m = 16 (tests/models/operator_test.cpp)
+//   generation  0.000025 x heads x batch x kv for head dimension 64
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "models/operator_tables.h"
+#include "tests/support.h"
+#include "tests/test_paths.h"
+
+namespace t_models_operator_lookups_test {
+
+using namespace servesim;
+using namespace servesim::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+const std::string k_tiny = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny";
+
+/// A copy of aic-tiny whose vLLM `file` is `edit` applied to its lines.
+template <class Edit>
+fs::path tables_with(const std::string& file, Edit edit) {
+  const fs::path dir = temp_dir() / "aic";
+  fs::copy(k_tiny, dir, fs::copy_options::recursive);
+  const fs::path path = dir / "tiny_gpu" / "vllm-0.1.0" / file;
+  std::ifstream in(path);
+  std::ostringstream out;
+  for (std::string line; std::getline(in, line);) edit(line, out);
+  in.close();
+  std::ofstream(path, std::ios::trunc) << out.str();
+  return dir;
+}
+
+Approx near(double v) { return Approx(v).epsilon(1e-6); }
+
+}  // namespace
+
+TEST_CASE("operator lookups: a GEMM line missing at the smallest n takes the next n up",
+          "[models][operator]") {
+  // The (n 128, k 512) line is left unmeasured: nothing below it along n, so its nearest is
+  // (256, 512), 0.02 ms up to m = 16, before any other k at n = 128 ((128, 256): 0.005).
+  const fs::path dir = tables_with("gemm.csv", [](const std::string& line, std::ostream& out) {
+    for (const std::string m : {"1,", "16,", "256,"})
+      if (line.rfind(m + "128,512,", 0) == 0) {
+        out << m << "128,512,,,\n";
+        return;
+      }
+    out << line << "\n";
+  });
+  const auto src = open_operator_tables({dir.string(), "tiny_gpu", "vllm", false});
+  CHECK(src->gemm_ms(16, 128, 512, "bfloat16") == near(0.02));
+  CHECK(src->gemm_ms(1, 128, 512, "bfloat16") == near(0.02));
+  // The measured neighbours keep their own lines.
+  CHECK(src->gemm_ms(16, 128, 256, "bfloat16") == near(0.005));
+  CHECK(src->gemm_ms(16, 256, 512, "bfloat16") == near(0.02));
+}
+
+TEST_CASE("operator lookups: layouts differing only in head dimension each read their own rows",
+          "[models][operator]") {
+  // Beside 4 query / 2 KV heads of dimension 64, the same heads of dimension 128 measured at
+  // twice the time. Asked in turn, each answers from its own rows, however often it alternates.
+  const fs::path dir =
+      tables_with("generation_attention.csv", [](const std::string& line, std::ostream& out) {
+        out << line << "\n";
+        if (line.rfind("64,4,2,", 0) != 0) return;
+        std::vector<std::string> f;
+        std::stringstream cells(line);
+        for (std::string c; std::getline(cells, c, ',');) f.push_back(c);
+        out << "128,4,2";
+        for (size_t i = 3; i + 2 < f.size(); ++i) out << "," << f[i];
+        out << "," << 2 * std::stod(f[f.size() - 2]) << "," << 2 * std::stod(f.back()) << "\n";
+      });
+  const auto src = open_operator_tables({dir.string(), "tiny_gpu", "vllm", false});
+  const AttentionHeads d64{4, 2, 64}, d128{4, 2, 128};
+  const double at64 = 0.000025 * 4 * 2 * 64;  // batch 2, 64 tokens each
+  for (int round = 0; round < 3; ++round) {
+    CHECK(src->generation_attention_ms(2, 64, d64, "bfloat16", "bfloat16") == near(at64));
+    CHECK(src->generation_attention_ms(2, 64, d128, "bfloat16", "bfloat16") == near(2 * at64));
+  }
+  CHECK(src->generation_attention_ms(2, 64, d128, "bfloat16", "fp8") == near(at64));
+}
+
+}  // namespace t_models_operator_lookups_test
