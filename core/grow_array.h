@@ -5,6 +5,7 @@
 // again. For arrays that grow by the step over a whole run (MetricsRecorder's step ends and gap
 // counts: 4 MB on the Azure benchmark, whose doublings through std::vector were a third of the
 // run's page faults). The subset of std::vector's interface those arrays use.
+#include <cassert>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
@@ -53,8 +54,16 @@ class GrowArray {
   [[nodiscard]] T* end() { return m_v + m_n; }
   [[nodiscard]] const T* begin() const { return m_v; }
   [[nodiscard]] const T* end() const { return m_v + m_n; }
-  T& operator[](size_t i) { return m_v[i]; }
-  const T& operator[](size_t i) const { return m_v[i]; }
+  // Checked in debug builds (the sanitized suite): an index past the size is a bug even where
+  // the block's capacity would hold it.
+  T& operator[](size_t i) {
+    assert(i < m_n);
+    return m_v[i];
+  }
+  const T& operator[](size_t i) const {
+    assert(i < m_n);
+    return m_v[i];
+  }
   [[nodiscard]] const T& back() const { return m_v[m_n - 1]; }
 
   void push_back(T v) {

@@ -1,8 +1,12 @@
 // The memory estimate (metrics/memory_budget.h) at its thresholds: the byte formatter's unit
 // changes, a workload of one request, a queue limit of 0, a fleet at and one past the size
 // whose replicas keep smaller sketches, and a need exactly at the limit.
+#include <sys/resource.h>
+
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <filesystem>
 #include <string>
 
 #include "core/errors.h"
@@ -124,6 +128,29 @@ TEST_CASE("memory budget edges: a need exactly at the limit passes, one byte mor
   CHECK_THAT(check_memory(need, limits, {}), Catch::Contains("ulimit -v"));
   limits.available_bytes = 299;
   CHECK_THAT(check_memory(need, limits, {}), Catch::Contains("this machine has available"));
+}
+
+TEST_CASE("memory budget edges: the limits read the process's address-space limit as set",
+          "[metrics][memory]") {
+  // A finite soft limit (1 PiB, or the hard limit when that is lower: far above what this process
+  // maps, sanitizer shadow included) is read back exactly; the original is restored after.
+  rlimit before{};
+  REQUIRE(::getrlimit(RLIMIT_AS, &before) == 0);
+  const rlim_t limit = std::min<rlim_t>(before.rlim_max, rlim_t{1} << 50);
+  rlimit set = before;
+  set.rlim_cur = limit;
+  REQUIRE(::setrlimit(RLIMIT_AS, &set) == 0);
+  const MemoryLimits l = memory_limits();
+  REQUIRE(::setrlimit(RLIMIT_AS, &before) == 0);
+  REQUIRE(l.address_space_bytes.has_value());
+  CHECK(*l.address_space_bytes == static_cast<int64_t>(limit));
+  if (before.rlim_cur == RLIM_INFINITY) CHECK_FALSE(memory_limits().address_space_bytes);
+  // /proc/meminfo is there on Linux: MemAvailable, in bytes.
+  if (std::filesystem::exists("/proc/meminfo")) {
+    REQUIRE(l.available_bytes.has_value());
+    CHECK(*l.available_bytes > 0);
+    CHECK(*l.available_bytes % 1024 == 0);
+  }
 }
 
 }  // namespace t_metrics_memory_budget_edges_test

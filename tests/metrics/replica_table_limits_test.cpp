@@ -61,6 +61,8 @@ TEST_CASE("replica table limits: class rows while every replica's fit in 64 rows
   CHECK(lines_starting(summary_table(fleet(21, 2)), "  class1 ") == 21);
   CHECK(lines_starting(summary_table(fleet(22, 2)), "  class") == 0);
   CHECK(lines_starting(summary_table(fleet(33, 1)), "  class") == 0);
+  CHECK(lines_starting(summary_table(fleet(13, 4)), "  class") == 0);     // 13 x 5 = 65: one past
+  CHECK(lines_starting(summary_table(fleet(16, 3)), "  class2 ") == 16);  // 16 x 4 = 64
   // A class name is cut to its first 14 characters.
   Summary s = fleet(2, 0);
   s.replicas[0].classes.emplace_back("abcdefghijklmnopq", ReplicaClassSummary{});
