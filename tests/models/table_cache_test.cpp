@@ -262,7 +262,8 @@ TEST_CASE("table cache: attention tables read cold, warm or off are the same to 
 TEST_CASE("table cache: an entry whose numbers do not add up is read from the file instead",
           "[models]") {
   // Entries with a sound header and hash but contents no reader wrote: a count past the end, a
-  // count that is not a whole number, a count short of the values, nothing at all.
+  // count that is not a whole number, a count short of the values, nothing at all, a latency
+  // that is not above 0.
   const fs::path dir = temp_dir();
   write(dir / "gemm.csv", k_gemm);
   write(dir / "generation_attention.csv", k_generation);
@@ -275,8 +276,13 @@ TEST_CASE("table cache: an entry whose numbers do not add up is read from the fi
     attention_off =
         samples_of(read_attention_table(dir / "generation_attention.csv", true, h, "x", bp));
   }
-  for (const std::vector<double>& bad : std::vector<std::vector<double>>{
-           {}, {5, 1, 2}, {1.5, 16, 1, 128, 1, 128, 0, 1, 1, 0.5}, {0, 0, 0, 0, 7, 1, 2}}) {
+  for (const std::vector<double>& bad :
+       std::vector<std::vector<double>>{{},
+                                        {5, 1, 2},
+                                        {1.5, 16, 1, 128, 1, 128, 0, 1, 1, 0.5},
+                                        {0, 0, 0, 0, 7, 1, 2},
+                                        {1, 16, 1, 128, 128, 16, 0},
+                                        {1, 16, 1, 128, 128, 16, -1, 128, 16, 2}}) {
     const fs::path cache = temp_dir() / "cache";
     TableCache(cache, dir / "gemm.csv", "gemm bfloat16").store(bad);
     TableCache(cache, dir / "generation_attention.csv", "generation 32/4/2 x").store(bad);
