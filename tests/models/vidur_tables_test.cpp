@@ -175,6 +175,16 @@ TEST_CASE("vidur: the selection options are checked against the tables", "[model
   f.model_shape = "llama-3.1-8b";
   CHECK_THAT(message_of([&] { (void)read_vidur_tables(k_dir.string(), f); }),
              Catch::Contains("no model shape and TP degree match"));
+  // The excerpt's shape is CodeLlama-34B's: chosen by it, and by TP 2 beside it; Llama-2-70B
+  // differs only in its MLP (28,672) and matches nothing.
+  f.model_shape = "codellama-34b";
+  CHECK(read_vidur_tables(k_dir.string(), f).samples.size() == 4);
+  f.tp = 2;
+  CHECK(read_vidur_tables(k_dir.string(), f).samples.size() == 4);
+  f.tp.reset();
+  f.model_shape = "llama-2-70b";
+  CHECK_THAT(message_of([&] { (void)read_vidur_tables(k_dir.string(), f); }),
+             Catch::Contains("no model shape and TP degree match"));
   f.model_shape.reset();
   f.model = "no/such-model";
   CHECK_THAT(message_of([&] { (void)read_vidur_tables(k_dir.string(), f); }),
