@@ -54,6 +54,10 @@ TEST_CASE("vllm defaults: by version, accelerator memory and usage", "[sim][vllm
   check(vllm_batch_defaults(0, 8, a100, VllmUsage::ApiServer), 1024, 8192);
   // V0 keeps 256 and 2,048 whatever the accelerator.
   check(vllm_batch_defaults(0, 6, h100, VllmUsage::ApiServer), 256, 2048);
+  // A 1.x line (none is known yet: scheduler.version refuses it) counts as V1 and past 0.9,
+  // whatever its minor: the large defaults, the A100 excepted.
+  check(vllm_batch_defaults(1, 0, h100, VllmUsage::ApiServer), 1024, 8192);
+  check(vllm_batch_defaults(1, 0, a100, VllmUsage::ApiServer), 256, 2048);
 }
 
 TEST_CASE("vllm defaults: the scenario passes the replica's accelerator to the scheduler",
