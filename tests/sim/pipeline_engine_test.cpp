@@ -131,6 +131,27 @@ TEST_CASE("pipeline engine: two stages, two requests, each batch's timeline and 
   CHECK(p->stage_busy[1].busy_share == Approx(8.0 / 9));
 }
 
+TEST_CASE("pipeline engine: a stage shorter than the clock's nanosecond takes one",
+          "[sim][pipeline]") {
+  // Two stages of 0.1 ns each (1e-7 ms, which rounds to 0 ns): each stage still takes 1 ns, as
+  // a plain step does, so A's prefill batch leaves at 2 ns and its decode batch at 4 ns.
+  Recorded rec;
+  Simulation sim(
+      components(k_two, "{kind: continuous, max_num_seqs: 1}",
+                 std::make_shared<Stages>(std::vector<double>{1e-7, 1e-7}, 0.0, 2, true)),
+      /*check=*/true);
+  sim.add_recorder(rec);
+  sim.add_step_observer(rec);
+  sim.run();
+  REQUIRE(rec.requests.size() == 2);
+  const Request& a = rec.requests[0].spec.id == 0 ? rec.requests[0] : rec.requests[1];
+  CHECK(a.first_token.count_ns() == 2);
+  CHECK(a.finish.count_ns() == 4);
+  REQUIRE(rec.steps.size() == 4);
+  for (const StepRecord& s : rec.steps) CHECK(s.duration.count_ns() == 2);
+  CHECK(sim.stats().replicas[0].stage_busy_ns == std::vector<int64_t>{4, 4});
+}
+
 TEST_CASE("pipeline engine: one stage gives the plain engine's run exactly", "[sim][pipeline]") {
   const std::string load =
       "{requests: 300, arrival: {kind: poisson, rate_per_s: 40}, prompt_tokens: {kind: uniform, "
