@@ -176,16 +176,21 @@ int64_t Simulation::streak_held(const Replica& rep, const Request& r) const {
 void Simulation::materialize(Replica& rep) {
   DecodeStreak& s = rep.streak;
   if (!s.active) return;
-  std::vector<Request>& reqs = rep.state.mutable_slots();
-  std::vector<StepEntry>& plan = rep.state.plan();
-  for (uint32_t slot : rep.state.running()) {
-    Request& r = reqs[slot];
-    r.kv_held_tokens = streak_held(rep, r);
-    r.context_tokens += static_cast<int32_t>(s.steps);
-    r.generated_tokens += static_cast<int32_t>(s.steps);
-    if (s.steps > 0) r.last_token = s.last_end;
-    // The step in flight is the scheduler's plan of decodes: the step end credits it.
-    if (s.in_flight) plan.push_back({slot, EntryKind::Decode, 0});
+  // Written back before its first step (the queue's head fits, or the KV runs short): every
+  // member is as at the capture, holding whole blocks that cover its context (so streak_held is
+  // what it holds), and there is nothing to write.
+  if (s.steps > 0 || s.in_flight) {
+    std::vector<Request>& reqs = rep.state.mutable_slots();
+    std::vector<StepEntry>& plan = rep.state.plan();
+    for (uint32_t slot : rep.state.running()) {
+      Request& r = reqs[slot];
+      r.kv_held_tokens = streak_held(rep, r);
+      r.context_tokens += static_cast<int32_t>(s.steps);
+      r.generated_tokens += static_cast<int32_t>(s.steps);
+      if (s.steps > 0) r.last_token = s.last_end;
+      // The step in flight is the scheduler's plan of decodes: the step end credits it.
+      if (s.in_flight) plan.push_back({slot, EntryKind::Decode, 0});
+    }
   }
   s.active = false;
   s.in_flight = false;
