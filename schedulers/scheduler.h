@@ -57,8 +57,11 @@ class Scheduler {
   /// running request is decoding, at most this many run, the KV manager has room for each
   /// one's next token and admits_nothing() says so once that room is taken, plan_step plans
   /// exactly one one-token decode per running request in running() order and changes nothing
-  /// of its own, and that after_step does nothing when no request finished in the step. The
-  /// engine may then run such steps without calling either. 0 (the default): no such promise.
+  /// of its own, and that after_step does nothing when no request finished in the step and
+  /// otherwise only releases the finished ones (SchedulerView::release), reading no other
+  /// running request but its done(). The engine may then run such steps without calling
+  /// plan_step, and call after_step while the other running requests' counts lag behind (they
+  /// are not done). 0 (the default): no such promise.
   [[nodiscard]] virtual int64_t repeat_decode_limit() const { return 0; }
   /// With repeat_decode_limit(): whether a step planned now, its running requests' decodes
   /// already given their KV, would admit or resume nothing from the queue. By default only when

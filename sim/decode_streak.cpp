@@ -44,11 +44,9 @@ bool Simulation::capture_streak(Replica& rep) {
   int64_t sum = 0, longest = 0, shortest = INT64_MAX, left = INT64_MAX;
   for (uint32_t slot : rep.state.running()) {
     const Request& r = reqs[slot];
-    // A member finishing in the coming step would end the streak before its first step
-    // (start_streak_step writes it back at once): checked first, so that such a capture stops
-    // here instead of walking the batch twice for nothing.
+    // A member finishing in some step leaves the streak at that step's end (leave_streak).
     const int64_t member_left = r.spec.output_tokens - r.generated_tokens;
-    if (member_left <= 1 || r.state != RequestState::Running || r.prefilling() ||
+    if (member_left < 1 || r.state != RequestState::Running || r.prefilling() ||
         r.spec.cancel_after_tokens > 0)
       return false;
     const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // its first new block
@@ -77,11 +75,8 @@ bool Simulation::capture_streak(Replica& rep) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
-  // A member finishing in this step leaves the streak: the step goes the ordinary way.
-  if (s.steps + 1 >= s.left_min) {
-    materialize(rep);
-    return false;
-  }
+  // Every member has a token left to produce in this step (s.left_min > s.steps: one that
+  // produces its last leaves at the step's end, leave_streak).
   const int64_t step = s.steps + 1;
   const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
   if (blocks > 0 && !state.kv().take_blocks(blocks)) {
@@ -113,7 +108,8 @@ bool Simulation::streak_step(uint32_t rep_index) {
   // Steps that end before anything else happens end here, one after another, as the event
   // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step ->
   // start_streak_step): no event, no queue. A step that would not (another event first or at
-  // the same instant, the time limit, an interrupt) gets its end event; so does every
+  // the same instant, the time limit, an interrupt) or in which a member produces its last
+  // token gets its end event; so does every
   // k_inline_steps-th, so that the event loop's checks still run now and then. Nothing in the
   // loop posts an event or changes the queue of waiting requests or the running batch, so the
   // first queued event's time and whether anyone waits are read once.
@@ -123,16 +119,21 @@ bool Simulation::streak_step(uint32_t rep_index) {
   const Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
   const bool waiting = !state.waiting().empty();
   const auto n = static_cast<int64_t>(state.running().size());
+  DecodeStreak& s = rep.streak;
   for (int k = 0; k < k_inline_steps; ++k) {
     // This step ends first: strictly before every queued event, within the limits.
     const Time end = rep.step_end;
+    // A step in which members produce their last token ends by its event too: they depart
+    // there, as after an ordinary step (the parallel engine keys what is recorded by the event
+    // running), and may make requests ready (a session's next turn).
     if (!(end < next_event) || end > m_limits.max_sim_time ||
-        (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted)
+        (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted ||
+        s.steps + 1 == s.left_min)
       break;
     m_now = end;
     m_stats.end = end;
     state.set_now(end);
-    end_streak_step(rep_index);
+    end_streak_step(rep_index);  // no member leaves in it (checked above)
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
     if (!next_streak_step(rep_index, n, waiting)) return false;
@@ -155,15 +156,69 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
   return next_streak_step(rep_index, n, !state.waiting().empty());
 }
 
-void Simulation::end_streak_step(uint32_t rep_index) {
+bool Simulation::end_streak_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   ++s.steps;
   s.in_flight = false;
   s.last_end = m_now;
-  rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
+  const bool left = s.steps == s.left_min;
+  if (left)
+    leave_streak(rep_index);
+  else
+    rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
   rep.busy = false;
   if (m_check) check_invariants(rep_index, "after the step");
+  return left;
+}
+
+void Simulation::leave_streak(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  std::vector<Request>& reqs = state.mutable_slots();
+  const Time now = m_now;
+  // One walk: the members whose last token this step produced are written back and finished
+  // as finish_step credits a decode; the others' capture figures are summed again without them.
+  int32_t finished = 0;
+  int64_t sum = 0, longest = 0, shortest = INT64_MAX, left = INT64_MAX;
+  for (uint32_t slot : state.running()) {
+    Request& r = reqs[slot];
+    const int64_t member_left = r.spec.output_tokens - r.generated_tokens;  // at the capture
+    if (member_left != s.steps) {
+      sum += r.context_tokens;
+      longest = std::max<int64_t>(longest, r.context_tokens);
+      shortest = std::min<int64_t>(shortest, r.context_tokens);
+      left = std::min(left, member_left);
+      continue;
+    }
+    const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // as capture_streak counted
+    --s.boundaries[static_cast<size_t>(first % s.block)];
+    r.kv_held_tokens = streak_held(rep, r);
+    r.context_tokens += static_cast<int32_t>(s.steps);
+    r.generated_tokens += static_cast<int32_t>(s.steps);
+    if (r.first_token == Time::max()) r.first_token = now;
+    r.last_token = now;
+    r.state = RequestState::Finished;
+    r.finish = now;
+    ++finished;
+  }
+  // The scheduler releases them (its promise: it does nothing else, Scheduler::
+  // repeat_decode_limit), and they depart in its order, as after an ordinary step.
+  state.set_finished_this_step(finished);
+  rep.scheduler->after_step(state);
+  for (uint32_t slot : state.departed()) depart(rep_index, slot);
+  state.departed().clear();
+  s.members = static_cast<int64_t>(state.running().size());
+  if (s.members == 0) {
+    s.active = false;
+    --m_active_streaks;
+    return;
+  }
+  s.context_sum = sum;
+  s.context_max = longest;
+  s.context_min = shortest;
+  s.left_min = left;
 }
 
 int64_t Simulation::streak_held(const Replica& rep, const Request& r) const {
@@ -208,10 +263,10 @@ void Simulation::check_streak(uint32_t rep_index, const StepShape& shape) const 
   for (uint32_t slot : rep.state.running()) {
     const Request& r = rep.state.req(slot);
     const int64_t context = r.context_tokens + s.steps;  // before this step
-    if (r.prefilling() || r.generated_tokens + s.steps + 1 >= r.spec.output_tokens)
+    if (r.prefilling() || r.generated_tokens + s.steps + 1 > r.spec.output_tokens)
       throw InvariantError(fmt::format(
           "invariant broken in decode streak step {} at {} ns: request {} is {} but in the streak",
-          s.steps + 1, m_now.count_ns(), r.spec.id, r.prefilling() ? "prefilling" : "finishing"));
+          s.steps + 1, m_now.count_ns(), r.spec.id, r.prefilling() ? "prefilling" : "finished"));
     read += context + 1;
     longest = std::max(longest, context + 1);
     shortest = std::min(shortest, context + 1);

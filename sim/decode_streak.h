@@ -11,9 +11,12 @@
 // the streak's steps, and its last token is the latest step's end. The KV blocks a step needs
 // are known in advance (a member needs a new block every block_tokens() steps from the step its
 // holding first runs out), so they are counted by the step number modulo the block size and
-// taken at once. A step in which a member would finish, the KV runs short or the queue's head
-// could join, or any event other than a step end, an arrival or a schedule, writes the
-// members' state back (materialises it) and the step goes the ordinary way.
+// taken at once. A member that produces its last token leaves at that step's end (its state
+// written back, finished, released by the scheduler's after_step and departed, as after an
+// ordinary step; that step ends by its event) and the others stay captured. A step in which the
+// KV runs short or the queue's head could join, or any event other than a step end, an arrival
+// or a schedule, writes the members' state back (materialises it) and the step goes the
+// ordinary way.
 #include <cstdint>
 #include <vector>
 
@@ -31,7 +34,8 @@ struct DecodeStreak {
   int64_t limit = 0;  // the scheduler's repeat_decode_limit (read once)
   int64_t block = 0;  // KV tokens per block
   // At the capture: the sum, longest and shortest of the members' context_tokens, and the
-  // fewest tokens any member still had to produce.
+  // fewest tokens any member still had to produce (the members left: summed again as some
+  // leave). A member leaves at the end of step left_min.
   int64_t context_sum = 0, context_max = 0, context_min = 0;
   int64_t left_min = 0;
   // Members whose next new block is needed at streak step j, by j modulo `block` (a member

@@ -288,7 +288,12 @@ class Simulation {
   /// `waiting`: its queue holds a request); false (the streak written back) when the step must
   /// go the ordinary way.
   [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting);
-  void end_streak_step(uint32_t rep);
+  /// Counts a streak step that ended now; true when members produced their last token in it
+  /// and left (leave_streak).
+  bool end_streak_step(uint32_t rep);
+  /// The members of `rep`'s streak whose last token the step just ended produced are written
+  /// back, finished, released by the scheduler and depart; the others stay captured.
+  void leave_streak(uint32_t rep);
   [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
   void materialize(Replica& rep);
   void materialize_streaks();
