@@ -67,6 +67,14 @@ class Scheduler {
   /// already given their KV, would admit or resume nothing from the queue. By default only when
   /// nothing waits.
   [[nodiscard]] virtual bool admits_nothing(SchedulerView& s) const { return s.waiting().empty(); }
+  /// With repeat_decode_limit(), when admits_nothing() is false: plans into the empty plan what
+  /// plan_step would plan after the running requests' decodes (`decodes` of them, every running
+  /// request, already given their KV; the engine plans them itself), reading no running
+  /// request, and returns true; the engine's decode streak then goes on through the step. False
+  /// (changing nothing): the policy does not, and the engine plans the step with plan_step.
+  [[nodiscard]] virtual bool plan_admissions(SchedulerView& /*s*/, int64_t /*decodes*/) {
+    return false;
+  }
 };
 
 /// What a scheduler may know of its replica's accelerator, as the engine reads it at start-up:

@@ -279,6 +279,11 @@ class Simulation {
   // Decode streaks (sim/decode_streak.cpp).
   void setup_streaks();
   [[nodiscard]] bool capture_streak(Replica& rep);
+  /// The requests admitted since the last step (after the members in running()) join `rep`'s
+  /// streak; false (nothing changed) when one cannot.
+  [[nodiscard]] bool join_streak(Replica& rep);
+  /// `r` joins streak `s`: its counts kept less the steps run, the streak's figures with it.
+  static void add_streak_member(DecodeStreak& s, Request& r);
   [[nodiscard]] bool streak_step(uint32_t rep);
   /// Starts the next step of replica `rep`'s streak (capturing one first) without posting its
   /// end; false (the streak written back where it had one) when the step must go the ordinary
@@ -289,12 +294,14 @@ class Simulation {
   /// go the ordinary way.
   [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting);
   /// Counts a streak step that ended now; true when members produced their last token in it
-  /// and left (leave_streak).
+  /// or requests were admitted in it (settle_streak_step).
   bool end_streak_step(uint32_t rep);
   /// The members of `rep`'s streak whose last token the step just ended produced are written
-  /// back, finished, released by the scheduler and depart; the others stay captured.
-  void leave_streak(uint32_t rep);
-  [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
+  /// back and finished, the step's admissions credited; the scheduler releases the finished
+  /// and they depart. The other members stay captured.
+  void settle_streak_step(uint32_t rep);
+  /// The KV tokens a member of streak `s` holds now.
+  [[nodiscard]] static int64_t member_held(const DecodeStreak& s, const Request& r);
   void materialize(Replica& rep);
   void materialize_streaks();
   void check_streak(uint32_t rep, const StepShape& shape) const;

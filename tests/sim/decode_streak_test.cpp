@@ -143,10 +143,10 @@ TEST_CASE("decode streak: a member that finishes leaves, the others stay capture
   // token at 39 ms, B's at 49 ms, C's at 29 + 11 x 5 = 84 ms. C, alone by then, needs its
   // second block (16 tokens each) at its 9th decode. Before a streak outlived a finish, the
   // three finishing steps were ordinary ones (8 streak steps).
-  const std::string yaml =
-      trace_scenario("0,8,3\n0,8,5\n0,8,12\n", "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
-                     "{kind: continuous, max_num_seqs: 4}",
-                     "{policy: paged, capacity_tokens: 4096, block_size: 16}");
+  const std::string yaml = trace_scenario("0,8,3\n0,8,5\n0,8,12\n",
+                                          "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                                          "{kind: continuous, max_num_seqs: 4}",
+                                          "{policy: paged, capacity_tokens: 4096, block_size: 16}");
   const CheckedRun with = run(yaml, true);
   REQUIRE(with.requests.size() == 3);
   CHECK(with.stats.steps == 12);
@@ -170,16 +170,18 @@ TEST_CASE("decode streak: a finish that lets a waiting request in, and two finis
           "[sim][streak]") {
   // KV of 3 blocks of 16: A, B, C (8-token prompts; 3, 5 and 6 output tokens) take one each at
   // 0 (prefill 29 ms); D (8 tokens, 2 output) waits. A's last token ends the streak's second
-  // step (39 ms) and frees its block: the next step admits D, an ordinary step of 5 + 8 ms
-  // (52 ms; D's first token, B's 4th, C's 4th). The next streak's first step (57 ms) is B's and
-  // D's last, both leaving at once; C's last comes at 62 ms.
-  const std::string yaml = trace_scenario(
-      "0,8,3\n0,8,5\n0,8,6\n0,8,2\n", "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
-      "{kind: continuous, max_num_seqs: 4}", "{policy: paged, capacity_tokens: 48, block_size: 16}");
+  // step (39 ms) and frees its block: the next step admits D, the scheduler planning only the
+  // admission beside the streak's decodes, a step of 5 + 8 ms (52 ms; D's first token, B's 4th,
+  // C's 4th). D joins the streak; the next step (57 ms) is B's and D's last, both leaving at
+  // once; C's last comes at 62 ms. Every step but the first is a streak's.
+  const std::string yaml = trace_scenario("0,8,3\n0,8,5\n0,8,6\n0,8,2\n",
+                                          "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                                          "{kind: continuous, max_num_seqs: 4}",
+                                          "{policy: paged, capacity_tokens: 48, block_size: 16}");
   const CheckedRun with = run(yaml, true);
   REQUIRE(with.requests.size() == 4);
   CHECK(with.stats.steps == 6);
-  CHECK(with.stats.streak_steps == 4);
+  CHECK(with.stats.streak_steps == 5);
   const double first_ms[] = {29, 29, 29, 52}, last_ms[] = {39, 57, 62, 57};
   for (size_t i = 0; i < 4; ++i) {
     const Request& r = with.requests[i];
@@ -196,8 +198,8 @@ TEST_CASE("decode streak: a member's departure makes a session's next turn ready
   // a1 and b (8-token prompts) are prefilled together (5 + 16 ms); a1's third token, in the
   // streak's second step, ends at 31 ms, and it leaves then. a2, its next turn with no think
   // time (prompt: a1's 8 + 3 tokens and its own 5), arrives at that instant, made ready by the
-  // departure: the next step is an ordinary one of 5 + 16 ms (its first token at 52 ms), and a
-  // streak takes a2 and b on (a2 leaving at 67 ms, b at 77 ms).
+  // departure: the next step, b's decode in the streak and a2's prefill, takes 5 + 16 ms (its
+  // first token at 52 ms), and a2 joins the streak (leaving at 67 ms, b at 77 ms).
   const std::string path = write_temp("sessions.csv",
                                       "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
                                       "0,8,3,a,\n0,5,4,a,0\n0,8,9,b,\n");
@@ -216,7 +218,63 @@ TEST_CASE("decode streak: a member's departure makes a session's next turn ready
   CHECK(a2.release == Time::from_ms(67));
   CHECK(b.release == Time::from_ms(77));
   CHECK(with.stats.steps == 9);
-  CHECK(with.stats.streak_steps == 7);
+  CHECK(with.stats.streak_steps == 8);
+  same_results(with, run(yaml, false));
+}
+
+TEST_CASE("decode streak: a request admitted long after the capture joins it", "[sim][streak]") {
+  // A (8-token prompt, 200 tokens) runs alone from 0: prefill 13 ms, then 5 ms decodes, its
+  // 99th token at 13 + 98 x 5 = 503 ms. B (8 tokens, 30 output) arrives at 500 ms and is
+  // admitted in the step from 503 ms beside A's decode (5 + 8 ms: B's first token at 516 ms),
+  // then joins the streak, 99 steps after its capture: its counts are kept less the steps run
+  // (below zero), and its second block falls due at its 9th decode. B's last token comes at
+  // 516 + 29 x 5 = 661 ms, A's at 516 + 100 x 5 = 1016 ms; every step but the first is a
+  // streak's.
+  const std::string yaml =
+      trace_scenario("0,8,200\n0.5,8,30\n", "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                     "{kind: continuous, max_num_seqs: 4}",
+                     "{policy: paged, capacity_tokens: 4096, block_size: 16}");
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 2);
+  const Request &a = with.requests[0], &b = with.requests[1];
+  CHECK(a.first_token == Time::from_ms(13));
+  CHECK(a.finish == Time::from_ms(1016));
+  CHECK(b.first_token == Time::from_ms(516));
+  CHECK(b.finish == Time::from_ms(661));
+  CHECK(b.generated_tokens == 30);
+  CHECK(b.context_tokens == 8 + 29);
+  CHECK(a.context_tokens == 8 + 199);
+  CHECK(with.stats.steps == 200);
+  CHECK(with.stats.streak_steps == 199);
+  // At most A 144 + B 48 while both run (B leaves at A's 129th token); A alone ends at 208.
+  CHECK(with.stats.peak_kv_used_tokens == 208);
+  same_results(with, run(yaml, false));
+}
+
+TEST_CASE("decode streak: admissions that finish or are cancelled at their first token",
+          "[sim][streak]") {
+  // A runs a streak; B (one output token) finishes at its prefill, C is cancelled by its client
+  // after its first token, both in the streak step that admits them (from 503 ms, 5 + 16 ms);
+  // D is admitted with them and joins.
+  const std::string path = write_temp("cancel.csv",
+                                      "arrival_s,prompt_tokens,output_tokens,cancel_after_tokens\n"
+                                      "0,8,200,\n0.5,8,1,\n0.5,4,50,1\n0.5,4,20,\n");
+  const std::string yaml = "workload: {trace: {path: " + path +
+                           "}}\n"
+                           "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 1}\n"
+                           "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+                           "kv: {policy: paged, capacity_tokens: 4096, block_size: 16}\n";
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 4);
+  const Request &b = with.requests[1], &c = with.requests[2], &d = with.requests[3];
+  CHECK(b.finish == Time::from_ms(524));
+  CHECK(b.state == RequestState::Released);
+  CHECK(c.state == RequestState::Abandoned);
+  CHECK(c.end_cause == EndCause::Cancelled);
+  CHECK(c.generated_tokens == 1);
+  CHECK(d.first_token == Time::from_ms(524));
+  CHECK(d.finish == Time::from_ms(524 + 19 * 5));
+  CHECK(with.stats.streak_steps == with.stats.steps - 1);
   same_results(with, run(yaml, false));
 }
 
