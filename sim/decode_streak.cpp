@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "sim/simulation.h"
 #include "sim/step_launch.h"
@@ -53,7 +54,7 @@ bool can_join(const Request& r, int64_t block) {
 
 }  // namespace
 
-void Simulation::add_streak_member(DecodeStreak& s, Request& r) {
+void Simulation::add_streak_member(DecodeStreak& s, Request& r, uint32_t slot) {
   // Its counts are kept less the steps already run, as if it had been captured with the rest:
   // the streak's figures then hold for it too (materialize adds the steps back).
   const auto steps = static_cast<int32_t>(s.steps);
@@ -65,7 +66,10 @@ void Simulation::add_streak_member(DecodeStreak& s, Request& r) {
   s.context_sum += r.context_tokens;
   s.context_max = std::max<int64_t>(s.context_max, r.context_tokens);
   s.context_min = std::min<int64_t>(s.context_min, r.context_tokens);
-  s.left_min = std::min<int64_t>(s.left_min, r.spec.output_tokens - r.generated_tokens);
+  const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
+  s.left_min = std::min(s.left_min, leaves_at);
+  s.leaves.emplace_back(leaves_at, slot);
+  std::push_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
   ++s.members;
 }
 
@@ -79,12 +83,13 @@ bool Simulation::capture_streak(Replica& rep) {
   s.context_max = INT64_MIN;  // counts kept less the steps may be negative
   s.context_min = INT64_MAX;
   s.left_min = INT64_MAX;
+  s.leaves.clear();
   // One walk: at no steps run a member's counts are kept as they are, so a request that cannot
   // join leaves nothing to undo but the figures, which the next capture sets again.
   for (uint32_t slot : rep.state.running()) {
     Request& r = reqs[slot];
     if (!can_join(r, s.block)) return false;
-    add_streak_member(s, r);
+    add_streak_member(s, r, slot);
   }
   s.active = true;
   s.in_flight = false;
@@ -102,7 +107,8 @@ bool Simulation::join_streak(Replica& rep) {
   if (s.steps > k_max_join_steps) return false;
   for (size_t i = members; i < running.size(); ++i)
     if (!can_join(reqs[running[i]], s.block)) return false;
-  for (size_t i = members; i < running.size(); ++i) add_streak_member(s, reqs[running[i]]);
+  for (size_t i = members; i < running.size(); ++i)
+    add_streak_member(s, reqs[running[i]], running[i]);
   return true;
 }
 
@@ -237,21 +243,17 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
   const Time now = m_now;
   int32_t finished = 0;
   if (s.steps == s.left_min) {
-    // One walk over the members (the first of running(): those admitted since come after
-    // them): those whose last token this step produced are written back and finished as
-    // finish_step credits a decode; the others' figures are summed again without them.
-    int64_t sum = 0, longest = INT64_MIN, shortest = INT64_MAX, left = INT64_MAX;
-    const auto members = static_cast<size_t>(s.members);
-    for (size_t i = 0; i < members; ++i) {
-      Request& r = reqs[running[i]];
-      const int64_t member_left = r.spec.output_tokens - r.generated_tokens;  // at the capture
-      if (member_left != s.steps) {
-        sum += r.context_tokens;
-        longest = std::max<int64_t>(longest, r.context_tokens);
-        shortest = std::min<int64_t>(shortest, r.context_tokens);
-        left = std::min(left, member_left);
-        continue;
-      }
+    // The members whose last token this step produced (the least of the leave heap) are
+    // written back and finished as finish_step credits a decode, and taken out of the
+    // streak's figures; the longest and shortest are found again (a walk of the members, the
+    // first of running()) only when one of them left.
+    bool extreme_left = false;
+    while (!s.leaves.empty() && s.leaves.front().first == s.steps) {
+      std::pop_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
+      Request& r = reqs[s.leaves.back().second];
+      s.leaves.pop_back();
+      s.context_sum -= r.context_tokens;
+      extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
       const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // as add_streak_member
       --s.boundaries[static_cast<size_t>(first % s.block)];
       r.kv_held_tokens = member_held(s, r);
@@ -263,11 +265,19 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
       r.finish = now;
       ++finished;
     }
+    if (extreme_left) {
+      int64_t longest = INT64_MIN, shortest = INT64_MAX;
+      for (size_t i = 0; i < static_cast<size_t>(s.members); ++i) {
+        const Request& r = reqs[running[i]];
+        if (r.state == RequestState::Finished) continue;
+        longest = std::max<int64_t>(longest, r.context_tokens);
+        shortest = std::min<int64_t>(shortest, r.context_tokens);
+      }
+      s.context_max = longest;
+      s.context_min = shortest;
+    }
     s.members -= finished;
-    s.context_sum = sum;
-    s.context_max = longest;
-    s.context_min = shortest;
-    s.left_min = left;
+    s.left_min = s.leaves.empty() ? INT64_MAX : s.leaves.front().first;
   }
   // The requests admitted in this step: their prefills credited as finish_step credits them.
   for (const StepEntry& e : state.plan()) {
@@ -326,6 +336,7 @@ void Simulation::materialize(Replica& rep) {
       if (s.in_flight) plan.push_back({slot, EntryKind::Decode, 0});
     }
   }
+  s.leaves.clear();
   s.active = false;
   s.in_flight = false;
   --m_active_streaks;

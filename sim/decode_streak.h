@@ -25,6 +25,7 @@
 // step end, an arrival or a schedule, writes the members' state back (materialises it) and
 // the step goes the ordinary way.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/time.h"
@@ -50,6 +51,9 @@ struct DecodeStreak {
   // Members whose next new block is needed at streak step j, by j modulo `block` (a member
   // needs one at step held - context + 1 of the capture, then every `block` steps).
   std::vector<int32_t> boundaries;
+  // The members by the step at whose end each leaves (its tokens left as kept), a min-heap of
+  // (step, slot): who leaves is found without walking the members.
+  std::vector<std::pair<int64_t, uint32_t>> leaves;
 };
 
 }  // namespace servesim

@@ -282,8 +282,9 @@ class Simulation {
   /// The requests admitted since the last step (after the members in running()) join `rep`'s
   /// streak; false (nothing changed) when one cannot.
   [[nodiscard]] bool join_streak(Replica& rep);
-  /// `r` joins streak `s`: its counts kept less the steps run, the streak's figures with it.
-  static void add_streak_member(DecodeStreak& s, Request& r);
+  /// `r` (in `slot`) joins streak `s`: its counts kept less the steps run, the streak's
+  /// figures and leave heap with it.
+  static void add_streak_member(DecodeStreak& s, Request& r, uint32_t slot);
   [[nodiscard]] bool streak_step(uint32_t rep);
   /// Starts the next step of replica `rep`'s streak (capturing one first) without posting its
   /// end; false (the streak written back where it had one) when the step must go the ordinary
