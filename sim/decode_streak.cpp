@@ -165,32 +165,45 @@ bool Simulation::streak_step(uint32_t rep_index) {
   // Steps that end before anything else happens end here, one after another, as the event
   // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step ->
   // start_streak_step): no event, no queue. A step that would not (another event first or at
-  // the same instant, the time limit, an interrupt) or in which a member produces its last
-  // token gets its end event; so does every
-  // k_inline_steps-th, so that the event loop's checks still run now and then. Nothing in the
-  // loop posts an event or changes the queue of waiting requests or the running batch, so the
-  // first queued event's time and whether anyone waits are read once.
+  // the same instant, the time limit, an interrupt) gets its end event; so does every
+  // k_inline_steps-th, so that the event loop's checks still run now and then. Only a step in
+  // which requests leave or join changes the queue or the batch, or posts an event: after it
+  // the first queued event's time, whether anyone waits and the members are read again.
   constexpr int k_inline_steps = 1024;
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
-  const Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
-  const bool waiting = !state.waiting().empty();
-  const auto n = static_cast<int64_t>(state.running().size());
+  Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
+  bool waiting = !state.waiting().empty();
+  // The members: the batch less those admitted in the step in flight (which join after it).
+  auto n = static_cast<int64_t>(state.running().size()) - static_cast<int64_t>(state.plan().size());
   DecodeStreak& s = rep.streak;
   for (int k = 0; k < k_inline_steps; ++k) {
     // This step ends first: strictly before every queued event, within the limits.
     const Time end = rep.step_end;
-    // A step in which members produce their last token, or requests joined, ends by its event
-    // too: members depart there, as after an ordinary step (the parallel engine keys what is
-    // recorded by the event running), and may make requests ready (a session's next turn).
+    // In the parallel engine's shards a step in which members produce their last token, or
+    // requests were admitted, ends by its event (m_streak_changes_inline).
     if (!(end < next_event) || end > m_limits.max_sim_time ||
         (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted ||
-        s.steps + 1 == s.left_min || !state.plan().empty())
+        (!m_streak_changes_inline && (s.steps + 1 == s.left_min || !state.plan().empty())))
       break;
     m_now = end;
     m_stats.end = end;
     state.set_now(end);
-    end_streak_step(rep_index);  // no member leaves in it, none joined (checked above)
+    if (end_streak_step(rep_index)) {
+      // Requests left or joined the batch; departures may have posted events (a session's
+      // next turn, ready now). As dispatch's schedule() after a step end: planning waits for
+      // anything else due at this instant, else the next step starts here, the queue, the
+      // batch and the first event read again.
+      if (!m_events.empty() && !(m_events.top().time() > m_now)) {
+        post_schedule(rep_index);
+        return true;
+      }
+      if (!start_streak_step(rep_index)) return false;
+      next_event = m_events.empty() ? Time::max() : m_events.top().time();
+      waiting = !state.waiting().empty();
+      n = static_cast<int64_t>(state.running().size()) - static_cast<int64_t>(state.plan().size());
+      continue;
+    }
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
     if (!next_streak_step(rep_index, n, waiting)) return false;

@@ -447,6 +447,10 @@ class Simulation {
   std::vector<ReplicaPipeline> m_pipes;      // per replica with pipeline_schedule: micro_batches
   std::vector<double> m_stage_ms;            // scratch: a step's per-stage times
   int32_t m_active_streaks = 0;              // replicas whose decode streak is captured
+  // A decode streak's steps in which requests leave or are admitted may end in its loop, not
+  // by their event: not in the parallel engine's shards, which key what is recorded (a
+  // departure) by the event running.
+  bool m_streak_changes_inline = true;
 };
 
 }  // namespace servesim
