@@ -74,6 +74,17 @@ class ContinuousScheduler final : public Scheduler {
     return !s.kv().can_admit(r, cached, cached + chunk);
   }
 
+  // Pass 3 alone, as plan_step runs it when pass 1 planned every running request's decode (no
+  // preemption, no prefill left). Not with swapping: a swapped request would resume as a
+  // decode, which the engine's streak does not take.
+  bool plan_admissions(SchedulerView& s, int64_t decodes) override {
+    if (m_swap.enabled || m_order.policy == QueuePolicy::Fair) return false;
+    m_budget = m_max_tokens - decodes;
+    m_preempted = false;
+    admit_waiting(s, false);
+    return true;
+  }
+
   KvMismatch bind_kv(const KvManager& kv) override {
     if (m_swap.from_kv) {  // sim/scenario_rules.cpp has checked that kv.memory is there
       m_swap.bind(kv.bytes_per_token());
@@ -149,32 +160,7 @@ class ContinuousScheduler final : public Scheduler {
       m_fair.begin_step(s);
       for (const StepEntry& e : s.plan()) m_fair.charge(s, e);
     }
-    while (!m_preempted && !s.waiting().empty() &&
-           static_cast<int64_t>(s.running().size()) < m_max_seqs && m_budget > 0) {
-      size_t at = fair ? m_fair.pick(s) : 0;
-      // lora.max_loras: pass over a request whose adapter would be one too many (vLLM V1).
-      if (!s.adapter_fits(s.waiting()[at])) at = s.next_adapter_fit(0);
-      if (at == s.waiting().size()) break;
-      const uint32_t slot = s.waiting()[at];
-      Request& r = s.req(slot);
-      if (s.swapped(slot)) {
-        if (!swap_in(s, at)) break;
-        if (fair) m_fair.charge(s, s.plan().back());
-        continue;
-      }
-      const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
-      int64_t chunk = r.prefill_target - cached;
-      if (chunk > m_budget) {
-        const bool must_chunk = m_chunked || chunk > m_max_tokens;  // the latter: a recompute
-        if (!must_chunk) break;
-        chunk = m_budget;
-      }
-      if (!s.kv().try_admit(r, cached, cached + chunk)) break;
-      s.admit_at(at, cached);
-      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(chunk)});
-      if (fair) m_fair.charge(s, s.plan().back());
-      m_budget -= chunk;
-    }
+    admit_waiting(s, fair);
   }
 
   void after_step(SchedulerView& s) override { release_finished(s); }
@@ -203,6 +189,37 @@ class ContinuousScheduler final : public Scheduler {
       if (victim == slot) return false;
     }
     return true;
+  }
+
+  // Pass 3: waiting requests join, in the queue's order, while the budget, max_num_seqs and
+  // the KV allow (a step that preempted admits nothing).
+  void admit_waiting(SchedulerView& s, bool fair) {
+    while (!m_preempted && !s.waiting().empty() &&
+           static_cast<int64_t>(s.running().size()) < m_max_seqs && m_budget > 0) {
+      size_t at = fair ? m_fair.pick(s) : 0;
+      // lora.max_loras: pass over a request whose adapter would be one too many (vLLM V1).
+      if (!s.adapter_fits(s.waiting()[at])) at = s.next_adapter_fit(0);
+      if (at == s.waiting().size()) break;
+      const uint32_t slot = s.waiting()[at];
+      Request& r = s.req(slot);
+      if (s.swapped(slot)) {
+        if (!swap_in(s, at)) break;
+        if (fair) m_fair.charge(s, s.plan().back());
+        continue;
+      }
+      const int64_t cached = s.kv().cached_prefix_tokens(r);  // a prefix-cache hit is skipped
+      int64_t chunk = r.prefill_target - cached;
+      if (chunk > m_budget) {
+        const bool must_chunk = m_chunked || chunk > m_max_tokens;  // the latter: a recompute
+        if (!must_chunk) break;
+        chunk = m_budget;
+      }
+      if (!s.kv().try_admit(r, cached, cached + chunk)) break;
+      s.admit_at(at, cached);
+      s.plan().push_back({slot, EntryKind::Prefill, static_cast<int32_t>(chunk)});
+      if (fair) m_fair.charge(s, s.plan().back());
+      m_budget -= chunk;
+    }
   }
 
   // Swaps the victim out when swapping is on, it has context to keep and host memory has room;

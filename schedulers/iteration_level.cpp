@@ -3,11 +3,14 @@
 namespace servesim {
 
 void release_finished(SchedulerView& s) {
-  if (s.finished_this_step() == 0) return;
-  for (size_t i = 0; i < s.running().size();) {
+  // Every request done is one that finished in this step (the step before released the
+  // others): the walk stops at the last of them.
+  int32_t left = s.finished_this_step();
+  for (size_t i = 0; left > 0 && i < s.running().size();) {
     const uint32_t slot = s.running()[i];
     if (s.req(slot).done()) {
       s.release(slot);  // removes it from running(); the next one moves to index i
+      --left;
     } else {
       ++i;
     }

@@ -16,6 +16,7 @@ namespace servesim {
 inline constexpr int64_t k_unlimited_tokens = std::numeric_limits<int64_t>::max();
 
 /// Releases every running request that has produced its last token, keeping the others' order.
+/// REQUIRES: they are the SchedulerView::finished_this_step() that finished in this step.
 void release_finished(SchedulerView& s);
 
 /// Tokens computed by the step being planned: each entry's StepEntry::tokens().

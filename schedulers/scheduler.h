@@ -57,13 +57,24 @@ class Scheduler {
   /// running request is decoding, at most this many run, the KV manager has room for each
   /// one's next token and admits_nothing() says so once that room is taken, plan_step plans
   /// exactly one one-token decode per running request in running() order and changes nothing
-  /// of its own, and that after_step does nothing when no request finished in the step. The
-  /// engine may then run such steps without calling either. 0 (the default): no such promise.
+  /// of its own, and that after_step does nothing when no request finished in the step and
+  /// otherwise only releases the finished ones (SchedulerView::release), reading no other
+  /// running request but its done(). The engine may then run such steps without calling
+  /// plan_step, and call after_step while the other running requests' counts lag behind (they
+  /// are not done). 0 (the default): no such promise.
   [[nodiscard]] virtual int64_t repeat_decode_limit() const { return 0; }
   /// With repeat_decode_limit(): whether a step planned now, its running requests' decodes
   /// already given their KV, would admit or resume nothing from the queue. By default only when
   /// nothing waits.
   [[nodiscard]] virtual bool admits_nothing(SchedulerView& s) const { return s.waiting().empty(); }
+  /// With repeat_decode_limit(), when admits_nothing() is false: plans into the empty plan what
+  /// plan_step would plan after the running requests' decodes (`decodes` of them, every running
+  /// request, already given their KV; the engine plans them itself), reading no running
+  /// request, and returns true; the engine's decode streak then goes on through the step. False
+  /// (changing nothing): the policy does not, and the engine plans the step with plan_step.
+  [[nodiscard]] virtual bool plan_admissions(SchedulerView& /*s*/, int64_t /*decodes*/) {
+    return false;
+  }
 };
 
 /// What a scheduler may know of its replica's accelerator, as the engine reads it at start-up:

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 
 #include "sim/simulation.h"
 #include "sim/step_launch.h"
@@ -14,6 +15,10 @@ namespace {
 
 /// The most tokens per block a streak counts boundaries for (one counter per token of a block).
 constexpr int64_t k_max_streak_block = 4096;
+
+/// The most steps a streak may have run for a request to join it (its counts are kept less
+/// the steps, in int32).
+constexpr int64_t k_max_join_steps = int64_t{1} << 28;
 
 int64_t round_up(int64_t tokens, int64_t block) { return (tokens + block - 1) / block * block; }
 
@@ -37,37 +42,73 @@ void Simulation::setup_streaks() {
   }
 }
 
+namespace {
+
+/// Whether a running request can be a streak's member: decoding, with a token left to produce,
+/// no cancel point, and its next block due within a block's steps (it holds whole blocks).
+bool can_join(const Request& r, int64_t block) {
+  const int64_t room = r.kv_held_tokens - r.context_tokens;  // tokens it may add without a block
+  return r.spec.output_tokens - r.generated_tokens >= 1 && r.state == RequestState::Running &&
+         !r.prefilling() && r.spec.cancel_after_tokens == 0 && room >= 0 && room < block;
+}
+
+}  // namespace
+
+void Simulation::add_streak_member(DecodeStreak& s, Request& r, uint32_t slot) {
+  // Its counts are kept less the steps already run, as if it had been captured with the rest:
+  // the streak's figures then hold for it too (materialize adds the steps back).
+  const auto steps = static_cast<int32_t>(s.steps);
+  r.context_tokens -= steps;
+  r.generated_tokens -= steps;
+  // Its next block at step held - context + 1 of the capture's count, then every block steps.
+  const int64_t first = r.kv_held_tokens - r.context_tokens + 1;
+  ++s.boundaries[static_cast<size_t>(first % s.block)];
+  s.context_sum += r.context_tokens;
+  s.context_max = std::max<int64_t>(s.context_max, r.context_tokens);
+  s.context_min = std::min<int64_t>(s.context_min, r.context_tokens);
+  const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
+  s.left_min = std::min(s.left_min, leaves_at);
+  s.leaves.emplace_back(leaves_at, slot);
+  std::push_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
+  ++s.members;
+}
+
 bool Simulation::capture_streak(Replica& rep) {
   DecodeStreak& s = rep.streak;
-  const std::vector<Request>& reqs = rep.state.slots();
+  std::vector<Request>& reqs = rep.state.mutable_slots();
   std::fill(s.boundaries.begin(), s.boundaries.end(), 0);
-  int64_t sum = 0, longest = 0, shortest = INT64_MAX, left = INT64_MAX;
+  s.steps = 0;
+  s.members = 0;
+  s.context_sum = 0;
+  s.context_max = INT64_MIN;  // counts kept less the steps may be negative
+  s.context_min = INT64_MAX;
+  s.left_min = INT64_MAX;
+  s.leaves.clear();
+  // One walk: at no steps run a member's counts are kept as they are, so a request that cannot
+  // join leaves nothing to undo but the figures, which the next capture sets again.
   for (uint32_t slot : rep.state.running()) {
-    const Request& r = reqs[slot];
-    // A member finishing in the coming step would end the streak before its first step
-    // (start_streak_step writes it back at once): checked first, so that such a capture stops
-    // here instead of walking the batch twice for nothing.
-    const int64_t member_left = r.spec.output_tokens - r.generated_tokens;
-    if (member_left <= 1 || r.state != RequestState::Running || r.prefilling() ||
-        r.spec.cancel_after_tokens > 0)
-      return false;
-    const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // its first new block
-    if (first < 1 || first > s.block) return false;
-    ++s.boundaries[static_cast<size_t>(first % s.block)];
-    sum += r.context_tokens;
-    longest = std::max<int64_t>(longest, r.context_tokens);
-    shortest = std::min<int64_t>(shortest, r.context_tokens);
-    left = std::min<int64_t>(left, member_left);
+    Request& r = reqs[slot];
+    if (!can_join(r, s.block)) return false;
+    add_streak_member(s, r, slot);
   }
   s.active = true;
   s.in_flight = false;
-  s.steps = 0;
-  s.members = static_cast<int64_t>(rep.state.running().size());
-  s.context_sum = sum;
-  s.context_max = longest;
-  s.context_min = shortest;
-  s.left_min = left;
   ++m_active_streaks;
+  return true;
+}
+
+bool Simulation::join_streak(Replica& rep) {
+  DecodeStreak& s = rep.streak;
+  std::vector<Request>& reqs = rep.state.mutable_slots();
+  const std::vector<uint32_t>& running = rep.state.running();
+  const auto members = static_cast<size_t>(s.members);
+  // Counts kept less the steps must stay far from int32's limits: a streak that long is
+  // written back and captured afresh instead.
+  if (s.steps > k_max_join_steps) return false;
+  for (size_t i = members; i < running.size(); ++i)
+    if (!can_join(reqs[running[i]], s.block)) return false;
+  for (size_t i = members; i < running.size(); ++i)
+    add_streak_member(s, reqs[running[i]], running[i]);
   return true;
 }
 
@@ -77,34 +118,45 @@ bool Simulation::capture_streak(Replica& rep) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
-  // A member finishing in this step leaves the streak: the step goes the ordinary way.
-  if (s.steps + 1 >= s.left_min) {
-    materialize(rep);
-    return false;
-  }
+  // Every member has a token left to produce in this step (s.left_min > s.steps: one that
+  // produces its last leaves at the step's end, leave_streak).
   const int64_t step = s.steps + 1;
   const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
   if (blocks > 0 && !state.kv().take_blocks(blocks)) {
     materialize(rep);  // near capacity: the scheduler preempts as it always does
     return false;
   }
-  // A queue the step would take from (its head fits what is left): the ordinary way.
+  // A queue the step takes from (its head fits what is left): the scheduler plans the
+  // admissions after the members' decodes, or the step goes the ordinary way.
+  StepShape shape;
+  int32_t prefill_sequences = 0;
   if (waiting && !rep.scheduler->admits_nothing(state)) {
-    if (blocks > 0) (void)state.kv().take_blocks(-blocks);
-    materialize(rep);
-    return false;
+    if (!rep.scheduler->plan_admissions(state, n)) {
+      if (blocks > 0) (void)state.kv().take_blocks(-blocks);
+      materialize(rep);
+      return false;
+    }
+    // Summed as try_start_step sums the entries after the decodes (the same order).
+    for (const StepEntry& e : state.plan()) {
+      if (e.kind != EntryKind::Prefill)
+        throw std::logic_error(
+            "a scheduler's plan_admissions planned an entry other than a prefill");
+      shape.prefill_tokens += e.prefill_tokens;
+      shape.prefill_tokens_sq += static_cast<double>(e.prefill_tokens) * e.prefill_tokens;
+      shape.prefill_context_tokens += state.req(e.slot).context_tokens;
+      ++prefill_sequences;
+    }
   }
   s.in_flight = true;
   ++m_stats.streak_steps;
   // Each member reads its context at the capture, the steps since, and the token it computes.
-  StepShape shape;
-  shape.sequences = static_cast<int32_t>(n);
+  shape.sequences = static_cast<int32_t>(n) + prefill_sequences;
   shape.decode_sequences = static_cast<int32_t>(n);
   shape.decode_context_tokens = s.context_sum + n * step;
   shape.decode_context_max = s.context_max + step;
   shape.decode_context_min = s.context_min + step;
   if (m_check) check_streak(rep_index, shape);
-  launch<true>(rep_index, shape, 0, 0, static_cast<int32_t>(n), false);
+  launch<true>(rep_index, shape, 0, prefill_sequences, static_cast<int32_t>(n), false);
   return true;
 }
 
@@ -114,25 +166,44 @@ bool Simulation::streak_step(uint32_t rep_index) {
   // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step ->
   // start_streak_step): no event, no queue. A step that would not (another event first or at
   // the same instant, the time limit, an interrupt) gets its end event; so does every
-  // k_inline_steps-th, so that the event loop's checks still run now and then. Nothing in the
-  // loop posts an event or changes the queue of waiting requests or the running batch, so the
-  // first queued event's time and whether anyone waits are read once.
+  // k_inline_steps-th, so that the event loop's checks still run now and then. Only a step in
+  // which requests leave or join changes the queue or the batch, or posts an event: after it
+  // the first queued event's time, whether anyone waits and the members are read again.
   constexpr int k_inline_steps = 1024;
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
-  const Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
-  const bool waiting = !state.waiting().empty();
-  const auto n = static_cast<int64_t>(state.running().size());
+  Time next_event = m_events.empty() ? Time::max() : m_events.top().time();
+  bool waiting = !state.waiting().empty();
+  // The members: the batch less those admitted in the step in flight (which join after it).
+  auto n = static_cast<int64_t>(state.running().size()) - static_cast<int64_t>(state.plan().size());
+  DecodeStreak& s = rep.streak;
   for (int k = 0; k < k_inline_steps; ++k) {
     // This step ends first: strictly before every queued event, within the limits.
     const Time end = rep.step_end;
+    // In the parallel engine's shards a step in which members produce their last token, or
+    // requests were admitted, ends by its event (m_streak_changes_inline).
     if (!(end < next_event) || end > m_limits.max_sim_time ||
-        (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted)
+        (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted ||
+        (!m_streak_changes_inline && (s.steps + 1 == s.left_min || !state.plan().empty())))
       break;
     m_now = end;
     m_stats.end = end;
     state.set_now(end);
-    end_streak_step(rep_index);
+    if (end_streak_step(rep_index)) {
+      // Requests left or joined the batch; departures may have posted events (a session's
+      // next turn, ready now). As dispatch's schedule() after a step end: planning waits for
+      // anything else due at this instant, else the next step starts here, the queue, the
+      // batch and the first event read again.
+      if (!m_events.empty() && !(m_events.top().time() > m_now)) {
+        post_schedule(rep_index);
+        return true;
+      }
+      if (!start_streak_step(rep_index)) return false;
+      next_event = m_events.empty() ? Time::max() : m_events.top().time();
+      waiting = !state.waiting().empty();
+      n = static_cast<int64_t>(state.running().size()) - static_cast<int64_t>(state.plan().size());
+      continue;
+    }
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
     if (!next_streak_step(rep_index, n, waiting)) return false;
@@ -151,24 +222,107 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
     materialize(rep);
     return false;
   }
-  if (!s.active && !capture_streak(rep)) return false;
+  if (!s.active) {
+    if (!capture_streak(rep)) return false;
+  } else if (n > s.members && !join_streak(rep)) {  // admitted by its last step
+    materialize(rep);
+    return false;
+  }
   return next_streak_step(rep_index, n, !state.waiting().empty());
 }
 
-void Simulation::end_streak_step(uint32_t rep_index) {
+bool Simulation::end_streak_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   ++s.steps;
   s.in_flight = false;
   s.last_end = m_now;
-  rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
+  const bool changed = s.steps == s.left_min || !rep.state.plan().empty();
+  if (changed)
+    settle_streak_step(rep_index);
+  else
+    rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
   rep.busy = false;
   if (m_check) check_invariants(rep_index, "after the step");
+  return changed;
 }
 
-int64_t Simulation::streak_held(const Replica& rep, const Request& r) const {
-  const DecodeStreak& s = rep.streak;
-  if (!s.active) return r.kv_held_tokens;
+void Simulation::settle_streak_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  std::vector<Request>& reqs = state.mutable_slots();
+  const std::vector<uint32_t>& running = state.running();
+  const Time now = m_now;
+  int32_t finished = 0;
+  if (s.steps == s.left_min) {
+    // The members whose last token this step produced (the least of the leave heap) are
+    // written back and finished as finish_step credits a decode, and taken out of the
+    // streak's figures; the longest and shortest are found again (a walk of the members, the
+    // first of running()) only when one of them left.
+    bool extreme_left = false;
+    while (!s.leaves.empty() && s.leaves.front().first == s.steps) {
+      std::pop_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
+      Request& r = reqs[s.leaves.back().second];
+      s.leaves.pop_back();
+      s.context_sum -= r.context_tokens;
+      extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
+      const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // as add_streak_member
+      --s.boundaries[static_cast<size_t>(first % s.block)];
+      r.kv_held_tokens = member_held(s, r);
+      r.context_tokens += static_cast<int32_t>(s.steps);
+      r.generated_tokens += static_cast<int32_t>(s.steps);
+      if (r.first_token == Time::max()) r.first_token = now;
+      r.last_token = now;
+      r.state = RequestState::Finished;
+      r.finish = now;
+      ++finished;
+    }
+    if (extreme_left) {
+      int64_t longest = INT64_MIN, shortest = INT64_MAX;
+      for (size_t i = 0; i < static_cast<size_t>(s.members); ++i) {
+        const Request& r = reqs[running[i]];
+        if (r.state == RequestState::Finished) continue;
+        longest = std::max<int64_t>(longest, r.context_tokens);
+        shortest = std::min<int64_t>(shortest, r.context_tokens);
+      }
+      s.context_max = longest;
+      s.context_min = shortest;
+    }
+    s.members -= finished;
+    s.left_min = s.leaves.empty() ? INT64_MAX : s.leaves.front().first;
+  }
+  // The requests admitted in this step: their prefills credited as finish_step credits them.
+  for (const StepEntry& e : state.plan()) {
+    Request& r = reqs[e.slot];
+    r.context_tokens += e.prefill_tokens;
+    if (r.context_tokens != r.prefill_target) continue;  // more chunks to come
+    ++r.generated_tokens;
+    if (r.first_token == Time::max()) r.first_token = now;
+    r.last_token = now;
+    if (r.done()) {
+      r.state = RequestState::Finished;
+      r.finish = now;
+      ++finished;
+    } else if (r.spec.cancel_after_tokens > 0 && r.generated_tokens >= r.spec.cancel_after_tokens) {
+      m_cancelled.push_back(e.slot);
+    }
+  }
+  state.plan().clear();
+  if (!m_cancelled.empty()) cancel_requests(rep_index);
+  // The scheduler releases the finished (its promise: it does nothing else, Scheduler::
+  // repeat_decode_limit), and they depart in its order, as after an ordinary step.
+  state.set_finished_this_step(finished);
+  rep.scheduler->after_step(state);
+  for (uint32_t slot : state.departed()) depart(rep_index, slot);
+  state.departed().clear();
+  if (s.members == 0) {  // every member left: those admitted are as they are
+    s.active = false;
+    --m_active_streaks;
+  }
+}
+
+int64_t Simulation::member_held(const DecodeStreak& s, const Request& r) {
   const int64_t grown = r.context_tokens + s.steps + (s.in_flight ? 1 : 0);
   return std::max(r.kv_held_tokens, round_up(grown, s.block));
 }
@@ -176,17 +330,26 @@ int64_t Simulation::streak_held(const Replica& rep, const Request& r) const {
 void Simulation::materialize(Replica& rep) {
   DecodeStreak& s = rep.streak;
   if (!s.active) return;
-  std::vector<Request>& reqs = rep.state.mutable_slots();
-  std::vector<StepEntry>& plan = rep.state.plan();
-  for (uint32_t slot : rep.state.running()) {
-    Request& r = reqs[slot];
-    r.kv_held_tokens = streak_held(rep, r);
-    r.context_tokens += static_cast<int32_t>(s.steps);
-    r.generated_tokens += static_cast<int32_t>(s.steps);
-    if (s.steps > 0) r.last_token = s.last_end;
-    // The step in flight is the scheduler's plan of decodes: the step end credits it.
-    if (s.in_flight) plan.push_back({slot, EntryKind::Decode, 0});
+  // Written back before its first step (the queue's head fits, or the KV runs short): every
+  // member is as at the capture, holding whole blocks that cover its context (so member_held is
+  // what it holds), and there is nothing to write.
+  if (s.steps > 0 || s.in_flight) {
+    std::vector<Request>& reqs = rep.state.mutable_slots();
+    std::vector<StepEntry>& plan = rep.state.plan();
+    const std::vector<uint32_t>& running = rep.state.running();
+    for (size_t i = 0; i < static_cast<size_t>(s.members); ++i) {
+      const uint32_t slot = running[i];
+      Request& r = reqs[slot];
+      r.kv_held_tokens = member_held(s, r);
+      r.context_tokens += static_cast<int32_t>(s.steps);
+      r.generated_tokens += static_cast<int32_t>(s.steps);
+      if (s.steps > 0) r.last_token = s.last_end;
+      // The step in flight is the scheduler's plan of decodes: the step end credits it (after
+      // any admissions planned in it; finish_step's crediting does not depend on the order).
+      if (s.in_flight) plan.push_back({slot, EntryKind::Decode, 0});
+    }
   }
+  s.leaves.clear();
   s.active = false;
   s.in_flight = false;
   --m_active_streaks;
@@ -200,17 +363,23 @@ void Simulation::check_streak(uint32_t rep_index, const StepShape& shape) const 
   const Replica& rep = m_reps[rep_index];
   const DecodeStreak& s = rep.streak;
   int64_t read = 0, longest = 0, shortest = INT64_MAX, held = 0;
-  for (uint32_t slot : rep.state.running()) {
-    const Request& r = rep.state.req(slot);
+  const std::vector<uint32_t>& running = rep.state.running();
+  for (size_t i = 0; i < running.size(); ++i) {
+    const Request& r = rep.state.req(running[i]);
+    if (i >= static_cast<size_t>(s.members)) {  // admitted in this step
+      held += r.kv_held_tokens;
+      continue;
+    }
     const int64_t context = r.context_tokens + s.steps;  // before this step
-    if (r.prefilling() || r.generated_tokens + s.steps + 1 >= r.spec.output_tokens)
+    const bool prefilling = context < r.prefill_target;
+    if (prefilling || r.generated_tokens + s.steps + 1 > r.spec.output_tokens)
       throw InvariantError(fmt::format(
           "invariant broken in decode streak step {} at {} ns: request {} is {} but in the streak",
-          s.steps + 1, m_now.count_ns(), r.spec.id, r.prefilling() ? "prefilling" : "finishing"));
+          s.steps + 1, m_now.count_ns(), r.spec.id, prefilling ? "prefilling" : "finished"));
     read += context + 1;
     longest = std::max(longest, context + 1);
     shortest = std::min(shortest, context + 1);
-    held += streak_held(rep, r);
+    held += member_held(s, r);
   }
   if (read != shape.decode_context_tokens || longest != shape.decode_context_max ||
       shortest != shape.decode_context_min || held != rep.state.kv().used_tokens())

@@ -11,10 +11,21 @@
 // the streak's steps, and its last token is the latest step's end. The KV blocks a step needs
 // are known in advance (a member needs a new block every block_tokens() steps from the step its
 // holding first runs out), so they are counted by the step number modulo the block size and
-// taken at once. A step in which a member would finish, the KV runs short or the queue's head
-// could join, or any event other than a step end, an arrival or a schedule, writes the
-// members' state back (materialises it) and the step goes the ordinary way.
+// taken at once.
+//
+// The batch changes without ending the streak. A member that produces its last token leaves
+// at that step's end (its state written back, finished, released by the scheduler's
+// after_step and departed, as after an ordinary step) and the others stay captured. When the
+// queue's head could join, the scheduler plans the admissions alone beside the members'
+// decodes (Scheduler::plan_admissions); their prefills are credited at the step's end, and at
+// the next step a request admitted so, now decoding, joins the streak with its counts kept
+// less the steps already run, as if captured with the rest. Both kinds of step end by their
+// event. A step in which the KV runs short, a policy that cannot plan admissions alone, a
+// request admitted that cannot join (a chunked prefill unfinished), or any event other than a
+// step end, an arrival or a schedule, writes the members' state back (materialises it) and
+// the step goes the ordinary way.
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "core/time.h"
@@ -23,20 +34,26 @@ namespace servesim {
 
 struct DecodeStreak {
   bool enabled = false;    // this replica's scheduler, KV policy and the run allow streaks
-  bool active = false;     // running() is captured: its requests' state is as at the capture
+  bool active = false;     // running()'s first `members` are captured: their counts lag
   bool in_flight = false;  // a streak step is running (its KV taken, its tokens not credited)
-  int64_t steps = 0;       // streak steps completed since the capture
+  int64_t steps = 0;       // streak steps completed since the capture (including a member's
+                           // own: its counts are kept less the steps run when it joined)
   Time last_end;           // the end of the latest completed streak step
-  int64_t members = 0;
-  int64_t limit = 0;  // the scheduler's repeat_decode_limit (read once)
-  int64_t block = 0;  // KV tokens per block
-  // At the capture: the sum, longest and shortest of the members' context_tokens, and the
-  // fewest tokens any member still had to produce.
+  int64_t members = 0;     // the first of running(); those admitted since come after them
+  int64_t limit = 0;       // the scheduler's repeat_decode_limit (read once)
+  int64_t block = 0;       // KV tokens per block
+  // The sum, longest and shortest of the members' context_tokens as kept (as at the capture,
+  // less the steps run when they joined), and the fewest tokens any member had to produce so
+  // counted: summed again as members leave, added to as they join. A member leaves at the end
+  // of step left_min.
   int64_t context_sum = 0, context_max = 0, context_min = 0;
   int64_t left_min = 0;
   // Members whose next new block is needed at streak step j, by j modulo `block` (a member
   // needs one at step held - context + 1 of the capture, then every `block` steps).
   std::vector<int32_t> boundaries;
+  // The members by the step at whose end each leaves (its tokens left as kept), a min-heap of
+  // (step, slot): who leaves is found without walking the members.
+  std::vector<std::pair<int64_t, uint32_t>> leaves;
 };
 
 }  // namespace servesim

@@ -166,8 +166,9 @@ ParallelSimulation::ParallelSimulation(Components c, int threads, bool check, Ru
     }
     if (count > 1) part.router = std::make_unique<NoRouter>();
     part.seed = c.seed;
-    m_shards.push_back(
-        std::make_unique<Shard>(std::make_unique<Simulation>(std::move(part), check), next));
+    auto sim = std::make_unique<Simulation>(std::move(part), check);
+    sim->m_streak_changes_inline = false;  // a shard's records are keyed by the event running
+    m_shards.push_back(std::make_unique<Shard>(std::move(sim), next));
     next += count;
   }
   m_threads = std::clamp<uint32_t>(static_cast<uint32_t>(std::max(1, threads)), 1,

@@ -647,13 +647,17 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
          fmt::format("KV use {} exceeds capacity {}", kv.used_tokens(), kv.capacity_tokens()));
   m_seen.assign(reqs.size(), 0);
   int64_t held = 0;
-  for (uint32_t slot : state.running()) {
+  // A decode streak's members, the first of the batch, hold what the streak has grown them to.
+  const DecodeStreak& streak = m_reps[rep_index].streak;
+  const size_t members = streak.active ? static_cast<size_t>(streak.members) : 0;
+  for (size_t i = 0; i < state.running().size(); ++i) {
+    const uint32_t slot = state.running()[i];
     const Request& r = reqs[slot];
     if (m_seen[slot]++) fail(&r, "listed twice in the running batch");
     if (r.state != RequestState::Running && r.state != RequestState::Finished)
       fail(&r, "in the running batch but not running");
     if (r.generated_tokens > r.spec.output_tokens) fail(&r, "produced more tokens than asked");
-    held += streak_held(m_reps[rep_index], r);  // what a decode streak has grown it to
+    held += i < members ? member_held(streak, r) : r.kv_held_tokens;
   }
   for (uint32_t slot : state.waiting()) {
     const Request& r = reqs[slot];

@@ -279,6 +279,12 @@ class Simulation {
   // Decode streaks (sim/decode_streak.cpp).
   void setup_streaks();
   [[nodiscard]] bool capture_streak(Replica& rep);
+  /// The requests admitted since the last step (after the members in running()) join `rep`'s
+  /// streak; false (nothing changed) when one cannot.
+  [[nodiscard]] bool join_streak(Replica& rep);
+  /// `r` (in `slot`) joins streak `s`: its counts kept less the steps run, the streak's
+  /// figures and leave heap with it.
+  static void add_streak_member(DecodeStreak& s, Request& r, uint32_t slot);
   [[nodiscard]] bool streak_step(uint32_t rep);
   /// Starts the next step of replica `rep`'s streak (capturing one first) without posting its
   /// end; false (the streak written back where it had one) when the step must go the ordinary
@@ -288,8 +294,15 @@ class Simulation {
   /// `waiting`: its queue holds a request); false (the streak written back) when the step must
   /// go the ordinary way.
   [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting);
-  void end_streak_step(uint32_t rep);
-  [[nodiscard]] int64_t streak_held(const Replica& rep, const Request& r) const;
+  /// Counts a streak step that ended now; true when members produced their last token in it
+  /// or requests were admitted in it (settle_streak_step).
+  bool end_streak_step(uint32_t rep);
+  /// The members of `rep`'s streak whose last token the step just ended produced are written
+  /// back and finished, the step's admissions credited; the scheduler releases the finished
+  /// and they depart. The other members stay captured.
+  void settle_streak_step(uint32_t rep);
+  /// The KV tokens a member of streak `s` holds now.
+  [[nodiscard]] static int64_t member_held(const DecodeStreak& s, const Request& r);
   void materialize(Replica& rep);
   void materialize_streaks();
   void check_streak(uint32_t rep, const StepShape& shape) const;
@@ -434,6 +447,10 @@ class Simulation {
   std::vector<ReplicaPipeline> m_pipes;      // per replica with pipeline_schedule: micro_batches
   std::vector<double> m_stage_ms;            // scratch: a step's per-stage times
   int32_t m_active_streaks = 0;              // replicas whose decode streak is captured
+  // A decode streak's steps in which requests leave or are admitted may end in its loop, not
+  // by their event: not in the parallel engine's shards, which key what is recorded (a
+  // departure) by the event running.
+  bool m_streak_changes_inline = true;
 };
 
 }  // namespace servesim

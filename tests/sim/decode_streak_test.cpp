@@ -116,12 +116,10 @@ TEST_CASE("decode streak: runs of decode steps give the results of planning ever
   }
 }
 
-TEST_CASE("decode streak: a lone request's streak covers its decodes but the first and the last",
-          "[sim][streak]") {
+TEST_CASE("decode streak: a lone request's streak covers every decode", "[sim][streak]") {
   // One request of n output tokens: its prefill (token 1) is an ordinary step; the streak is
-  // captured at the next step with n - 1 tokens left and runs while no member finishes in the
-  // step, so tokens 2 .. n - 1 (n - 2 steps) come from it and token n from an ordinary step.
-  // With n = 2 the one decode finishes its request: no streak is captured at all.
+  // captured at the next step with n - 1 tokens left and runs until the request produces its
+  // last, so tokens 2 .. n (n - 1 steps) come from it; the request leaves at that step's end.
   for (const int n : {2, 3, 4, 10}) {
     INFO("output tokens " << n);
     const std::string yaml = trace_scenario(
@@ -131,9 +129,153 @@ TEST_CASE("decode streak: a lone request's streak covers its decodes but the fir
     const CheckedRun with = run(yaml, true);
     const CheckedRun without = run(yaml, false);
     CHECK(with.stats.steps == n);
-    CHECK(with.stats.streak_steps == n - 2);
+    CHECK(with.stats.streak_steps == n - 1);
+    REQUIRE(with.requests.size() == 1);
+    CHECK(with.requests[0].finish == Time::from_ms(13.0 + 5.0 * (n - 1)));
     same_results(with, without);
   }
+}
+
+TEST_CASE("decode streak: a member that finishes leaves, the others stay captured",
+          "[sim][streak]") {
+  // Three 8-token prompts at 0 with 3, 5 and 12 output tokens: one prefill step of 5 + 24 ms
+  // gives each its first token at 29 ms; then 5 ms decode steps, all in one streak: A's last
+  // token at 39 ms, B's at 49 ms, C's at 29 + 11 x 5 = 84 ms. C, alone by then, needs its
+  // second block (16 tokens each) at its 9th decode. Before a streak outlived a finish, the
+  // three finishing steps were ordinary ones (8 streak steps).
+  const std::string yaml = trace_scenario("0,8,3\n0,8,5\n0,8,12\n",
+                                          "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                                          "{kind: continuous, max_num_seqs: 4}",
+                                          "{policy: paged, capacity_tokens: 4096, block_size: 16}");
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 3);
+  CHECK(with.stats.steps == 12);
+  CHECK(with.stats.streak_steps == 11);
+  CHECK(with.stats.peak_kv_used_tokens == 48);
+  const double last_ms[] = {39, 49, 84};
+  for (size_t i = 0; i < 3; ++i) {
+    const Request& r = with.requests[i];
+    INFO("request " << i);
+    CHECK(r.first_token == Time::from_ms(29));
+    CHECK(r.last_token == Time::from_ms(last_ms[i]));
+    CHECK(r.finish == Time::from_ms(last_ms[i]));
+    CHECK(r.release == Time::from_ms(last_ms[i]));
+    CHECK(r.generated_tokens == r.spec.output_tokens);
+    CHECK(r.context_tokens == 8 + r.spec.output_tokens - 1);
+  }
+  same_results(with, run(yaml, false));
+}
+
+TEST_CASE("decode streak: a finish that lets a waiting request in, and two finishing at once",
+          "[sim][streak]") {
+  // KV of 3 blocks of 16: A, B, C (8-token prompts; 3, 5 and 6 output tokens) take one each at
+  // 0 (prefill 29 ms); D (8 tokens, 2 output) waits. A's last token ends the streak's second
+  // step (39 ms) and frees its block: the next step admits D, the scheduler planning only the
+  // admission beside the streak's decodes, a step of 5 + 8 ms (52 ms; D's first token, B's 4th,
+  // C's 4th). D joins the streak; the next step (57 ms) is B's and D's last, both leaving at
+  // once; C's last comes at 62 ms. Every step but the first is a streak's.
+  const std::string yaml = trace_scenario("0,8,3\n0,8,5\n0,8,6\n0,8,2\n",
+                                          "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                                          "{kind: continuous, max_num_seqs: 4}",
+                                          "{policy: paged, capacity_tokens: 48, block_size: 16}");
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 4);
+  CHECK(with.stats.steps == 6);
+  CHECK(with.stats.streak_steps == 5);
+  const double first_ms[] = {29, 29, 29, 52}, last_ms[] = {39, 57, 62, 57};
+  for (size_t i = 0; i < 4; ++i) {
+    const Request& r = with.requests[i];
+    INFO("request " << i);
+    CHECK(r.first_token == Time::from_ms(first_ms[i]));
+    CHECK(r.finish == Time::from_ms(last_ms[i]));
+    CHECK(r.generated_tokens == r.spec.output_tokens);
+  }
+  same_results(with, run(yaml, false));
+}
+
+TEST_CASE("decode streak: a member's departure makes a session's next turn ready at once",
+          "[sim][streak]") {
+  // a1 and b (8-token prompts) are prefilled together (5 + 16 ms); a1's third token, in the
+  // streak's second step, ends at 31 ms, and it leaves then. a2, its next turn with no think
+  // time (prompt: a1's 8 + 3 tokens and its own 5), arrives at that instant, made ready by the
+  // departure: the next step, b's decode in the streak and a2's prefill, takes 5 + 16 ms (its
+  // first token at 52 ms), and a2 joins the streak (leaving at 67 ms, b at 77 ms).
+  const std::string path = write_temp("sessions.csv",
+                                      "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
+                                      "0,8,3,a,\n0,5,4,a,0\n0,8,9,b,\n");
+  const std::string yaml = "workload: {trace: {path: " + path +
+                           "}}\n"
+                           "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 1}\n"
+                           "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+                           "kv: {policy: paged, capacity_tokens: 4096, block_size: 16}\n";
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 3);
+  const Request &a1 = with.requests[0], &a2 = with.requests[1], &b = with.requests[2];
+  CHECK(a1.release == Time::from_ms(31));
+  CHECK(a2.spec.arrival == Time::from_ms(31));
+  CHECK(a2.spec.prompt_tokens == 16);
+  CHECK(a2.first_token == Time::from_ms(52));
+  CHECK(a2.release == Time::from_ms(67));
+  CHECK(b.release == Time::from_ms(77));
+  CHECK(with.stats.steps == 9);
+  CHECK(with.stats.streak_steps == 8);
+  same_results(with, run(yaml, false));
+}
+
+TEST_CASE("decode streak: a request admitted long after the capture joins it", "[sim][streak]") {
+  // A (8-token prompt, 200 tokens) runs alone from 0: prefill 13 ms, then 5 ms decodes, its
+  // 99th token at 13 + 98 x 5 = 503 ms. B (8 tokens, 30 output) arrives at 500 ms and is
+  // admitted in the step from 503 ms beside A's decode (5 + 8 ms: B's first token at 516 ms),
+  // then joins the streak, 99 steps after its capture: its counts are kept less the steps run
+  // (below zero), and its second block falls due at its 9th decode. B's last token comes at
+  // 516 + 29 x 5 = 661 ms, A's at 516 + 100 x 5 = 1016 ms; every step but the first is a
+  // streak's.
+  const std::string yaml =
+      trace_scenario("0,8,200\n0.5,8,30\n", "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                     "{kind: continuous, max_num_seqs: 4}",
+                     "{policy: paged, capacity_tokens: 4096, block_size: 16}");
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 2);
+  const Request &a = with.requests[0], &b = with.requests[1];
+  CHECK(a.first_token == Time::from_ms(13));
+  CHECK(a.finish == Time::from_ms(1016));
+  CHECK(b.first_token == Time::from_ms(516));
+  CHECK(b.finish == Time::from_ms(661));
+  CHECK(b.generated_tokens == 30);
+  CHECK(b.context_tokens == 8 + 29);
+  CHECK(a.context_tokens == 8 + 199);
+  CHECK(with.stats.steps == 200);
+  CHECK(with.stats.streak_steps == 199);
+  // At most A 144 + B 48 while both run (B leaves at A's 129th token); A alone ends at 208.
+  CHECK(with.stats.peak_kv_used_tokens == 208);
+  same_results(with, run(yaml, false));
+}
+
+TEST_CASE("decode streak: admissions that finish or are cancelled at their first token",
+          "[sim][streak]") {
+  // A runs a streak; B (one output token) finishes at its prefill, C is cancelled by its client
+  // after its first token, both in the streak step that admits them (from 503 ms, 5 + 16 ms);
+  // D is admitted with them and joins.
+  const std::string path = write_temp("cancel.csv",
+                                      "arrival_s,prompt_tokens,output_tokens,cancel_after_tokens\n"
+                                      "0,8,200,\n0.5,8,1,\n0.5,4,50,1\n0.5,4,20,\n");
+  const std::string yaml = "workload: {trace: {path: " + path +
+                           "}}\n"
+                           "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 1}\n"
+                           "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+                           "kv: {policy: paged, capacity_tokens: 4096, block_size: 16}\n";
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 4);
+  const Request &b = with.requests[1], &c = with.requests[2], &d = with.requests[3];
+  CHECK(b.finish == Time::from_ms(524));
+  CHECK(b.state == RequestState::Released);
+  CHECK(c.state == RequestState::Abandoned);
+  CHECK(c.end_cause == EndCause::Cancelled);
+  CHECK(c.generated_tokens == 1);
+  CHECK(d.first_token == Time::from_ms(524));
+  CHECK(d.finish == Time::from_ms(524 + 19 * 5));
+  CHECK(with.stats.streak_steps == with.stats.steps - 1);
+  same_results(with, run(yaml, false));
 }
 
 TEST_CASE("decode streak: KV running short ends a streak and preempts as before", "[sim][streak]") {
