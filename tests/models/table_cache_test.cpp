@@ -249,6 +249,23 @@ TEST_CASE("table cache: attention tables read cold, warm or off are the same to 
                                "x", other_bp);
   }
   CHECK(entries(dir / "cache") == 2);
+  // A layout whose shortest length has no measured cell (length 8 at batch 1 is empty): its
+  // breakpoints still hold it, read back from the entry as from the file.
+  const fs::path gaps = temp_dir();
+  write(gaps / "generation_attention.csv",
+        "head_dim,num_heads,num_key_value_heads,batch_size,isl,step,window_size,latency_ms_x\n"
+        "32,4,2,1,1,7,0,\n32,4,2,1,1,15,0,0.01\n32,4,2,2,1,15,0,0.02\n");
+  const auto kv_axis = [](const Breakpoints& bp) {
+    return bp[static_cast<size_t>(OperatorAxis::GenerationKv)];
+  };
+  Breakpoints gap_cold, gap_warm;
+  for (Breakpoints* bp : {&gap_cold, &gap_warm}) {
+    const CacheDir env(gaps / "cache");
+    (void)read_attention_table(gaps / "generation_attention.csv", true, h, "x", *bp);
+  }
+  CHECK(entries(gaps / "cache") == 1);
+  CHECK(kv_axis(gap_cold) == std::set<double>{8, 16});
+  CHECK(kv_axis(gap_warm) == kv_axis(gap_cold));
   // A layout the file lacks throws whatever the cache holds, and stores nothing.
   {
     const CacheDir env(dir / "cache");

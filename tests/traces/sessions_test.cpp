@@ -201,6 +201,29 @@ TEST_CASE("servesim CSV: prefix_hash gives block hashes to the prefix cache", "[
                       "blocks of 512 tokens"));
 }
 
+TEST_CASE("sessions: a turn's cached context follows its session, not the rows' block hashes",
+          "[traces]") {
+  // a2's prompt is a1's 32 + 2 tokens and its own 5: its first two 16-token blocks are a1's
+  // prompt, cached under the session's content, whatever hashes the rows give (a1's 1;2, a2's
+  // 9, which match nothing) or none at all.
+  const std::string engine =
+      std::string(k_engine) +
+      "kv: {policy: paged, block_size: 16, prefix_caching: true, capacity_tokens: 4096}\n";
+  const auto cached = [&](const std::string& hashes_a1, const std::string& hashes_a2) {
+    const std::string path = write_temp("turns.csv",
+                                        "arrival_s,prompt_tokens,output_tokens,session_id,think_s,"
+                                        "prefix_hash\n0,32,2,a,," +
+                                            hashes_a1 + "\n0,5,1,a,1," + hashes_a2 + "\n");
+    const auto reqs =
+        run_requests("workload: {trace: {path: " + path + ", hash_block_tokens: 16}}\n" + engine);
+    REQUIRE(reqs.size() == 2);
+    REQUIRE(reqs[1].spec.prompt_tokens == 39);
+    return reqs[1].cached_prompt_tokens;
+  };
+  CHECK(cached("", "") == 32);
+  CHECK(cached("1;2", "9") == 32);
+}
+
 TEST_CASE("closed loop: each user sends its next request a think time after the reply",
           "[traces]") {
   const std::string yaml =
