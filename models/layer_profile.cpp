@@ -99,14 +99,16 @@ const std::map<std::string, double>& dense_calls() {
 }
 const std::vector<std::string> k_mlp{"gate_up_proj", "act_fn", "down_proj"};
 
-/// N for a folder named tpN, else 0.
+/// N for a folder named tpN with N at most 1,024 (tensor_parallel's range), else 0.
 int tp_of_folder(const fs::path& dir) {
+  constexpr int k_max_tp = 1024;
   const std::string name = dir.filename().string();
   if (name.size() < 3 || name.rfind("tp", 0) != 0) return 0;
   int n = 0;
   for (char ch : name.substr(2)) {
-    if (ch < '0' || ch > '9' || n > 100000) return 0;
+    if (ch < '0' || ch > '9') return 0;
     n = 10 * n + (ch - '0');
+    if (n > k_max_tp) return 0;
   }
   return n;
 }

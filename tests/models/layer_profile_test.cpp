@@ -222,6 +222,24 @@ TEST_CASE("layer_profile: a tpN folder without moe.csv takes tp1's, the experts 
         Approx(2 * layer + 2.76267 + 2.027 + 216.053 + 10.1227).epsilon(1e-12));
 }
 
+TEST_CASE("layer_profile: a tpN folder counts up to tensor_parallel's 1,024", "[models]") {
+  // tp1024 beside a tp1 with moe.csv takes its MoE table, split 1,024 ways; tp1025 (and tp12a)
+  // is no TP folder, so nothing is looked for in ../tp1 and the MoE block is missing.
+  const auto root = temp_dir();
+  std::filesystem::create_directories(root / "tp1");
+  std::filesystem::copy_file(k_moe + "/tp1/moe.csv", root / "tp1" / "moe.csv");
+  for (const char* name : {"tp1024", "tp1025", "tp12a"}) {
+    std::filesystem::create_directories(root / name);
+    for (const char* f : {"attention.csv", "per_sequence.csv", "dense.csv"})
+      std::filesystem::copy_file(k_moe + "/tp2/" + f, root / name / f);
+  }
+  const LayerProfile p((root / "tp1024").string(), 2);
+  REQUIRE(p.is_moe());
+  CHECK(p.default_routing().expert_parallel == 1024);
+  for (const char* name : {"tp1025", "tp12a"})
+    CHECK_THROWS_WITH(LayerProfile((root / name).string(), 2), Catch::Contains("\"gate_up_proj\""));
+}
+
 TEST_CASE("layer_profile: data-parallel ranks split the step, the experts see all its tokens",
           "[models]") {
   // Two decodes at 16 KV over 2 ranks: each computes one (attention 7.69067, the 1-token dense
