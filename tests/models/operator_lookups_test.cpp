@@ -89,14 +89,15 @@ TEST_CASE("operator lookups: layouts differing only in head dimension each read 
 TEST_CASE("operator lookups: the all-reduce reads the bf16 CUDA-graph rows only",
           "[models][operator]") {
   // Beside each bf16 CUDA-graph row (0.01 ms at 256 and 4,096 elements on 2 GPUs), a faster
-  // fp8 row of the same kernel: the rows of another dtype are passed over, as eager mode's.
+  // fp8 row of the same kernel and a faster bf16 eager row: both are passed over.
   const fs::path dir =
       tables_with("custom_allreduce.csv", [](const std::string& line, std::ostream& out) {
         out << line << "\n";
-        if (line.rfind("vLLM_custom_graph,vllm_graph,bfloat16,2,", 0) != 0) return;
-        std::string fp8 = line;
-        fp8.replace(fp8.find("bfloat16"), 8, "fp8");
-        out << fp8.substr(0, fp8.rfind(',')) << ",0.001\n";
+        const std::string graph = "vLLM_custom_graph,vllm_graph,bfloat16,2,";
+        if (line.rfind(graph, 0) != 0) return;
+        const std::string size = line.substr(graph.size(), line.rfind(',') - graph.size());
+        out << "vLLM_custom_graph,vllm_graph,fp8,2," << size << ",0.001\n";
+        out << "vLLM_custom_eager,vllm_eager,bfloat16,2," << size << ",0.002\n";
       });
   const auto src = open_operator_tables({dir.string(), "tiny_gpu", "vllm", false});
   CHECK(src->allreduce_ms(256, 2) == near(0.01));

@@ -120,6 +120,8 @@ TEST_CASE("pipeline engine: two stages, two requests, each batch's timeline and 
   CHECK(ms(b.first_token) == 5);
   CHECK(ms(b.finish) == 9);
   CHECK(sim.stats().replicas[0].busy_ns == 9'000'000);
+  // The accelerators' active time: each batch's stage times over the 2 stages, (1 + 2) / 2 ms.
+  CHECK(sim.stats().replicas[0].active_s == Approx(4 * 1.5e-3).epsilon(1e-12));
   const auto p = pipeline_summary(sim.stats().replicas);
   REQUIRE(p);
   CHECK(p->schedule == "micro_batches");
