@@ -297,16 +297,7 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
     Request& r = reqs[e.slot];
     r.context_tokens += e.prefill_tokens;
     if (r.context_tokens != r.prefill_target) continue;  // more chunks to come
-    ++r.generated_tokens;
-    if (r.first_token == Time::max()) r.first_token = now;
-    r.last_token = now;
-    if (r.done()) {
-      r.state = RequestState::Finished;
-      r.finish = now;
-      ++finished;
-    } else if (r.spec.cancel_after_tokens > 0 && r.generated_tokens >= r.spec.cancel_after_tokens) {
-      m_cancelled.push_back(e.slot);
-    }
+    credit_token(r, e.slot, now, finished);
   }
   state.plan().clear();
   if (!m_cancelled.empty()) cancel_requests(rep_index);

@@ -573,16 +573,7 @@ void Simulation::finish_step(uint32_t rep_index) {
     } else {
       continue;  // padding produces nothing
     }
-    ++r.generated_tokens;
-    if (r.first_token == Time::max()) r.first_token = now;
-    r.last_token = now;
-    if (r.done()) {
-      r.state = RequestState::Finished;
-      r.finish = now;
-      ++finished;
-    } else if (r.spec.cancel_after_tokens > 0 && r.generated_tokens >= r.spec.cancel_after_tokens) {
-      m_cancelled.push_back(e.slot);
-    }
+    credit_token(r, e.slot, now, finished);
   }
   if (!m_cancelled.empty()) cancel_requests(rep_index);
   state.set_finished_this_step(finished);

@@ -276,6 +276,21 @@ class Simulation {
   void launch(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
               int32_t prefill_sequences, int32_t decode_tokens, bool post_end);
   void finish_step(uint32_t rep);
+  /// A token produced for `r` (in slot `slot`) at `now`, as finish_step and a streak step's
+  /// admissions credit it: its first and last token times, then its finish (counted in
+  /// `finished`) or its cancel point.
+  void credit_token(Request& r, uint32_t slot, Time now, int32_t& finished) {
+    ++r.generated_tokens;
+    if (r.first_token == Time::max()) r.first_token = now;
+    r.last_token = now;
+    if (r.done()) {
+      r.state = RequestState::Finished;
+      r.finish = now;
+      ++finished;
+    } else if (r.spec.cancel_after_tokens > 0 && r.generated_tokens >= r.spec.cancel_after_tokens) {
+      m_cancelled.push_back(slot);
+    }
+  }
   // Decode streaks (sim/decode_streak.cpp).
   void setup_streaks();
   [[nodiscard]] bool capture_streak(Replica& rep);
