@@ -98,6 +98,16 @@ void same_results(const CheckedRun& a, const CheckedRun& b) {
   CHECK(a.stats.stopped_by == b.stats.stopped_by);
 }
 
+/// A run of the CSV trace `csv` (written as `name`) on a 5 ms step plus 1 ms a prefill token,
+/// continuous batching of 4 and a paged KV of 4,096 tokens.
+std::string csv_trace_run(const std::string& name, const std::string& csv) {
+  return "workload: {trace: {path: " + write_temp(name, csv) +
+         "}}\n"
+         "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 1}\n"
+         "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+         "kv: {policy: paged, capacity_tokens: 4096, block_size: 16}\n";
+}
+
 }  // namespace
 
 TEST_CASE("decode streak: runs of decode steps give the results of planning every step",
@@ -200,14 +210,10 @@ TEST_CASE("decode streak: a member's departure makes a session's next turn ready
   // time (prompt: a1's 8 + 3 tokens and its own 5), arrives at that instant, made ready by the
   // departure: the next step, b's decode in the streak and a2's prefill, takes 5 + 16 ms (its
   // first token at 52 ms), and a2 joins the streak (leaving at 67 ms, b at 77 ms).
-  const std::string path = write_temp("sessions.csv",
-                                      "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
-                                      "0,8,3,a,\n0,5,4,a,0\n0,8,9,b,\n");
-  const std::string yaml = "workload: {trace: {path: " + path +
-                           "}}\n"
-                           "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 1}\n"
-                           "scheduler: {kind: continuous, max_num_seqs: 4}\n"
-                           "kv: {policy: paged, capacity_tokens: 4096, block_size: 16}\n";
+  const std::string yaml =
+      csv_trace_run("sessions.csv",
+                    "arrival_s,prompt_tokens,output_tokens,session_id,think_s\n"
+                    "0,8,3,a,\n0,5,4,a,0\n0,8,9,b,\n");
   const CheckedRun with = run(yaml, true);
   REQUIRE(with.requests.size() == 3);
   const Request &a1 = with.requests[0], &a2 = with.requests[1], &b = with.requests[2];
@@ -256,14 +262,10 @@ TEST_CASE("decode streak: admissions that finish or are cancelled at their first
   // A runs a streak; B (one output token) finishes at its prefill, C is cancelled by its client
   // after its first token, both in the streak step that admits them (from 503 ms, 5 + 16 ms);
   // D is admitted with them and joins.
-  const std::string path = write_temp("cancel.csv",
-                                      "arrival_s,prompt_tokens,output_tokens,cancel_after_tokens\n"
-                                      "0,8,200,\n0.5,8,1,\n0.5,4,50,1\n0.5,4,20,\n");
-  const std::string yaml = "workload: {trace: {path: " + path +
-                           "}}\n"
-                           "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 1}\n"
-                           "scheduler: {kind: continuous, max_num_seqs: 4}\n"
-                           "kv: {policy: paged, capacity_tokens: 4096, block_size: 16}\n";
+  const std::string yaml =
+      csv_trace_run("cancel.csv",
+                    "arrival_s,prompt_tokens,output_tokens,cancel_after_tokens\n"
+                    "0,8,200,\n0.5,8,1,\n0.5,4,50,1\n0.5,4,20,\n");
   const CheckedRun with = run(yaml, true);
   REQUIRE(with.requests.size() == 4);
   const Request &b = with.requests[1], &c = with.requests[2], &d = with.requests[3];
