@@ -636,6 +636,12 @@ void Simulation::check_invariants(uint32_t rep_index, const char* when) {
   if (kv.used_tokens() > kv.capacity_tokens())
     fail(nullptr,
          fmt::format("KV use {} exceeds capacity {}", kv.used_tokens(), kv.capacity_tokens()));
+  // Streaks are written back before other events only while this count says one is captured.
+  int32_t captured = 0;
+  for (const Replica& rep : m_reps) captured += rep.streak.active ? 1 : 0;
+  if (captured != m_active_streaks)
+    fail(nullptr,
+         fmt::format("{} decode streaks captured but {} counted", captured, m_active_streaks));
   m_seen.assign(reqs.size(), 0);
   int64_t held = 0;
   // A decode streak's members, the first of the batch, hold what the streak has grown them to.

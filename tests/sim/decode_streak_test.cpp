@@ -5,6 +5,7 @@
 #include <csignal>
 #include <memory>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -143,6 +144,32 @@ TEST_CASE("decode streak: a lone request's streak covers every decode", "[sim][s
     REQUIRE(with.requests.size() == 1);
     CHECK(with.requests[0].finish == Time::from_ms(13.0 + 5.0 * (n - 1)));
     same_results(with, without);
+  }
+}
+
+TEST_CASE("decode streak: at its limits, a one-token budget and blocks of 4,096 tokens",
+          "[sim][streak]") {
+  // The streak takes a batch no larger than the scheduler's token budget (here 1: the lone
+  // request's decode) and blocks of at most 4,096 tokens; past that every step is planned.
+  const auto lone = [](const std::string& sched, const std::string& kv) {
+    return trace_scenario("0,1,6\n", "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}", sched,
+                          kv);
+  };
+  const std::string budget_one = "{kind: continuous, max_num_seqs: 4, max_num_batched_tokens: 1}";
+  const std::string small_blocks = "{policy: paged, capacity_tokens: 4096, block_size: 16}";
+  for (const auto& [sched, kv, streak_steps] :
+       {std::tuple{budget_one, small_blocks, 5},
+        std::tuple{std::string("{kind: continuous, max_num_seqs: 4}"),
+                   std::string("{policy: paged, capacity_tokens: 8192, block_size: 4096}"), 5},
+        std::tuple{std::string("{kind: continuous, max_num_seqs: 4}"),
+                   std::string("{policy: paged, capacity_tokens: 8194, block_size: 4097}"), 0}}) {
+    INFO(sched << " " << kv);
+    const CheckedRun with = run(lone(sched, kv), true);
+    CHECK(with.stats.steps == 6);
+    CHECK(with.stats.streak_steps == streak_steps);
+    REQUIRE(with.requests.size() == 1);
+    CHECK(with.requests[0].finish == Time::from_ms(6.0 + 5.0 * 5));
+    same_results(with, run(lone(sched, kv), false));
   }
 }
 
