@@ -75,12 +75,12 @@ TEST_CASE("engine version lines: TensorRT-LLM has profiled host time from 1.0",
                                Catch::Contains("TensorRT-LLM 0.21 runs the C++ executor"));
 }
 
-TEST_CASE("engine version lines: TensorRT-LLM's default graphs stop at a batch of 128",
+TEST_CASE("engine version lines: TensorRT-LLM's default graphs are 1, 2, 4, ..., 128, unpadded",
           "[models][host_time]") {
-  // 128 requests of prompt 4 and 2 tokens, all prefilled in the first step; the second step
-  // decodes 128 seats: 2 + 128 = 130 ms of GPU time. TensorRT-LLM captures 1, 2, 4, ..., 128
-  // without padding, so 128 seats run as a graph (130 ms) where 127 would run eager, behind
-  // 10 layers x 20 ms = 200 ms of launches. No host time.
+  // n requests of prompt 4 and 2 tokens, all prefilled in the first step; the second step
+  // decodes n seats: 2 + n ms of GPU time. TensorRT-LLM captures 1, 2, 4, ..., 128 without
+  // padding, so those batches run as a graph (2 + n ms) where any other (3, 5, 127) runs
+  // eager, behind 10 layers x 20 ms = 200 ms of launches. No host time.
   const auto decode_ms = [&](int requests) {
     std::string trace;
     for (int i = 0; i < requests; ++i) trace += "0,4,2\n";
@@ -92,8 +92,14 @@ TEST_CASE("engine version lines: TensorRT-LLM's default graphs stop at a batch o
     REQUIRE(r.size() == static_cast<size_t>(requests));
     return ms_of(r[0].finish - r[0].first_token);
   };
-  CHECK(decode_ms(128) == Approx(130.0));
-  CHECK(decode_ms(127) == Approx(200.0));
+  for (const int n : {1, 2, 4, 8, 16, 32, 64, 128}) {
+    INFO(n << " seats");
+    CHECK(decode_ms(n) == Approx(2.0 + n));
+  }
+  for (const int n : {3, 5, 127}) {
+    INFO(n << " seats");
+    CHECK(decode_ms(n) == Approx(200.0));
+  }
 }
 
 }  // namespace t_models_engine_version_lines_test

@@ -224,11 +224,12 @@ TEST_CASE("layer_profile: a tpN folder without moe.csv takes tp1's, the experts 
 
 TEST_CASE("layer_profile: a tpN folder counts up to tensor_parallel's 1,024", "[models]") {
   // tp1024 beside a tp1 with moe.csv takes its MoE table, split 1,024 ways; tp1025 (and tp12a)
-  // is no TP folder, so nothing is looked for in ../tp1 and the MoE block is missing.
+  // is no TP folder, so nothing is looked for in ../tp1 and the MoE block is missing; tp01 is a
+  // folder of tensor_parallel 1, which borrows no other folder's table.
   const auto root = temp_dir();
   std::filesystem::create_directories(root / "tp1");
   std::filesystem::copy_file(k_moe + "/tp1/moe.csv", root / "tp1" / "moe.csv");
-  for (const char* name : {"tp1024", "tp1025", "tp12a"}) {
+  for (const char* name : {"tp1024", "tp1025", "tp12a", "tp01"}) {
     std::filesystem::create_directories(root / name);
     for (const char* f : {"attention.csv", "per_sequence.csv", "dense.csv"})
       std::filesystem::copy_file(k_moe + "/tp2/" + f, root / name / f);
@@ -236,7 +237,7 @@ TEST_CASE("layer_profile: a tpN folder counts up to tensor_parallel's 1,024", "[
   const LayerProfile p((root / "tp1024").string(), 2);
   REQUIRE(p.is_moe());
   CHECK(p.default_routing().expert_parallel == 1024);
-  for (const char* name : {"tp1025", "tp12a"})
+  for (const char* name : {"tp1025", "tp12a", "tp01"})
     CHECK_THROWS_WITH(LayerProfile((root / name).string(), 2), Catch::Contains("\"gate_up_proj\""));
 }
 
