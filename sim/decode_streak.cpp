@@ -147,6 +147,10 @@ bool Simulation::join_streak(Replica& rep) {
       ++prefill_sequences;
     }
   }
+  if (n != s.stretch_asked) {  // the batch changed: the model's terms at the new one
+    s.stretch_asked = n;
+    if (!rep.step_time->decode_stretch(static_cast<int32_t>(n), s.stretch)) s.stretch.batch = 0;
+  }
   s.in_flight = true;
   ++m_stats.streak_steps;
   // Each member reads its context at the capture, the steps since, and the token it computes.

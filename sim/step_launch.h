@@ -31,8 +31,11 @@ template <bool k_streak>
                                                       int32_t decode_tokens, bool post_end) {
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
-  // A step always takes time, so simulated time always advances between steps.
-  const std::optional<StepCost> cost = rep.step_time->cost(shape);
+  // A step always takes time, so simulated time always advances between steps. A streak step
+  // of decodes alone is costed inline where its stretch covers it (models/decode_stretch.h).
+  std::optional<StepCost> cost;
+  if (!(k_streak && prefill_sequences == 0 && rep.streak.stretch.cost(shape, cost.emplace())))
+    cost = rep.step_time->cost(shape);
   const double model_ms = cost ? cost->step_ms : rep.step_time->step_ms(shape);
   double step_ms = model_ms;
   if constexpr (!k_streak) {
