@@ -232,6 +232,9 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
     materialize(rep);
     return false;
   }
+  s.end_sink = m_end_observers.size() == 1
+                   ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
+                   : StepEndSink{};
   return next_streak_step(rep_index, n, !state.waiting().empty());
 }
 

@@ -30,6 +30,7 @@
 
 #include "core/time.h"
 #include "models/decode_stretch.h"
+#include "sim/step_observer.h"
 
 namespace servesim {
 
@@ -59,6 +60,9 @@ struct DecodeStreak {
   // batch 0 where the model has none): the batch holds for stretches of the streak's steps.
   DecodeStretch stretch;
   int64_t stretch_asked = 0;
+  // The one ends_only observer's array for this replica's step ends, asked for as each run of
+  // streak steps starts (start_streak_step); none with several such observers.
+  StepEndSink end_sink;
 };
 
 }  // namespace servesim

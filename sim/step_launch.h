@@ -76,8 +76,11 @@ template <bool k_streak>
   rep.step_end = *end;
   if (post_end) post(Event::step_end(*end, rep_index));
   if (!m_step_observers.empty()) {
-    const int64_t capacity = state.kv().capacity_tokens();
-    for (StepObserver* o : m_end_observers) o->on_step_end(rep_index, *end, capacity);
+    // A streak step's end goes straight into its observer's array where it has room.
+    if (!(k_streak && rep.streak.end_sink.add(end->count_ns()))) {
+      const int64_t capacity = state.kv().capacity_tokens();
+      for (StepObserver* o : m_end_observers) o->on_step_end(rep_index, *end, capacity);
+    }
     if (!m_record_observers.empty())
       notify_record(rep_index, duration, shape, prefill_sequences, decode_tokens,
                     shape.prefill_tokens - verify_tokens, cost);

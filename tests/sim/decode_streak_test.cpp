@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/metrics.h"
 #include "schedulers/scheduler.h"
 #include "sim/simulation.h"
 #include "tests/support.h"
@@ -375,6 +376,52 @@ TEST_CASE("decode streak: a step ending at the time limit, at an arrival or at a
   CHECK(ties > 10);
   CHECK(with.stats.streak_steps > 50);
   same_results(with, run(grid, false));
+}
+
+TEST_CASE("decode streak: step ends straight into the recorder's array, past its bound too",
+          "[sim][streak]") {
+  // The streak appends its steps' ends to the summary recorder's array itself
+  // (StepObserver::end_sink) until the array reaches its bound (2 x (KV capacity + 4,096)
+  // ends), where the recorder drops the oldest as on_step_end does. 240 requests of up to 400
+  // output tokens, few at once, on 512 tokens of KV: more than 2 x 9,216 steps, most in
+  // streaks. The ITL, which the kept ends give, must be that of planning every step; and with
+  // a second observer of step ends (no array then) too.
+  const std::string yaml =
+      "workload: {synthetic: {requests: 240, arrival: {kind: poisson, rate_per_s: 2},\n"
+      "  prompt_tokens: {kind: uniform, min: 1, max: 90},\n"
+      "  output_tokens: {kind: uniform, min: 100, max: 400}}}\n"
+      "step_time: {kind: roofline, model: llama-2-7b, hardware: a100-80gb, weight_dtype: fp16}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+      "kv: {policy: paged, capacity_tokens: 512, block_size: 16}\nseed: 5\n";
+  const auto itl = [&](bool streaks, bool second_observer) {
+    Scenario sc = build_scenario(doc_of(yaml));
+    if (!streaks)
+      for (ReplicaParts& p : sc.components.replicas)
+        p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
+    Simulation sim(std::move(sc.components));
+    MetricsRecorder metrics;
+    sim.add_step_observer(metrics);
+    sim.add_recorder(metrics);
+    StepEndsSeen seen;
+    if (second_observer) sim.add_step_observer(seen);
+    sim.run();
+    const RunStats& stats = sim.stats();
+    CHECK(stats.steps > 2 * 2 * (512 + 4096));
+    CHECK((stats.streak_steps > stats.steps / 2) == streaks);
+    return metrics.summary(stats).itl_s;
+  };
+  const GapDistribution want = itl(false, false);
+  for (const bool second : {false, true}) {
+    INFO("second observer " << second);
+    const GapDistribution got = itl(true, second);
+    CHECK(got.count == want.count);
+    CHECK(got.mean == want.mean);
+    CHECK(got.std == want.std);
+    CHECK(got.p50 == want.p50);
+    CHECK(got.p90 == want.p90);
+    CHECK(got.p99 == want.p99);
+    CHECK(got.max == want.max);
+  }
 }
 
 }  // namespace t_sim_decode_streak_test
