@@ -114,7 +114,7 @@ bool Simulation::join_streak(Replica& rep) {
 
 // The body of a streak's next step, shared by its first (start_streak_step) and the loop.
 [[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t n,
-                                                                bool waiting) {
+                                                                bool waiting, bool first) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
@@ -160,8 +160,31 @@ bool Simulation::join_streak(Replica& rep) {
   shape.decode_context_max = s.context_max + step;
   shape.decode_context_min = s.context_min + step;
   if (m_check) check_streak(rep_index, shape);
+  // The KV held grows only by this step's blocks and admissions (launch leaves the peak to
+  // its caller in a streak): read where it may have, and at a run of streak steps' first.
+  if (first || blocks > 0 || prefill_sequences > 0) {
+    ReplicaStats& rs = m_stats.replicas[rep_index];
+    rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
+  }
   launch<true>(rep_index, shape, 0, prefill_sequences, static_cast<int32_t>(n), false);
   return true;
+}
+
+// end_streak_step, inline in the streak's loop.
+[[gnu::always_inline]] inline bool Simulation::count_streak_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  ++s.steps;
+  s.in_flight = false;
+  s.last_end = m_now;
+  const bool changed = s.steps == s.left_min || !rep.state.plan().empty();
+  if (changed)
+    settle_streak_step(rep_index);
+  else
+    rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
+  rep.busy = false;
+  if (m_check) check_invariants(rep_index, "after the step");
+  return changed;
 }
 
 bool Simulation::streak_step(uint32_t rep_index) {
@@ -193,7 +216,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
     m_now = end;
     m_stats.end = end;
     state.set_now(end);
-    if (end_streak_step(rep_index)) {
+    if (count_streak_step(rep_index)) {
       // Requests left or joined the batch; departures may have posted events (a session's
       // next turn, ready now). As dispatch's schedule() after a step end: planning waits for
       // anything else due at this instant, else the next step starts here, the queue, the
@@ -210,7 +233,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
     }
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
-    if (!next_streak_step(rep_index, n, waiting)) return false;
+    if (!next_streak_step(rep_index, n, waiting, false)) return false;
   }
   post(Event::step_end(rep.step_end, rep_index));
   return true;
@@ -235,24 +258,10 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
   s.end_sink = m_end_observers.size() == 1
                    ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
                    : StepEndSink{};
-  return next_streak_step(rep_index, n, !state.waiting().empty());
+  return next_streak_step(rep_index, n, !state.waiting().empty(), true);
 }
 
-bool Simulation::end_streak_step(uint32_t rep_index) {
-  Replica& rep = m_reps[rep_index];
-  DecodeStreak& s = rep.streak;
-  ++s.steps;
-  s.in_flight = false;
-  s.last_end = m_now;
-  const bool changed = s.steps == s.left_min || !rep.state.plan().empty();
-  if (changed)
-    settle_streak_step(rep_index);
-  else
-    rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
-  rep.busy = false;
-  if (m_check) check_invariants(rep_index, "after the step");
-  return changed;
-}
+bool Simulation::end_streak_step(uint32_t rep_index) { return count_streak_step(rep_index); }
 
 void Simulation::settle_streak_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];

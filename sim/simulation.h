@@ -306,12 +306,14 @@ class Simulation {
   /// way.
   [[nodiscard]] bool start_streak_step(uint32_t rep);
   /// The checks, shape and start of a captured streak's next step on `rep` (of `n` members;
-  /// `waiting`: its queue holds a request); false (the streak written back) when the step must
-  /// go the ordinary way.
-  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting);
+  /// `waiting`: its queue holds a request; `first`: the first of a run of them, whose KV held
+  /// is read for the peak whatever it took); false (the streak written back) when the step
+  /// must go the ordinary way.
+  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting, bool first);
   /// Counts a streak step that ended now; true when members produced their last token in it
   /// or requests were admitted in it (settle_streak_step).
   bool end_streak_step(uint32_t rep);
+  [[nodiscard]] bool count_streak_step(uint32_t rep);  // its body, inline in streak_step's loop
   /// The members of `rep`'s streak whose last token the step just ended produced are written
   /// back and finished, the step's admissions credited; the scheduler releases the finished
   /// and they depart. The other members stay captured.

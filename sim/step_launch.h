@@ -68,7 +68,8 @@ template <bool k_streak>
   ++rs.steps;
   rs.busy_ns += duration.count_ns();
   rs.seat_steps += shape.sequences;
-  rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
+  if constexpr (!k_streak)  // a streak step's caller reads it where it may have grown
+    rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
   // Activity for the power model (metrics/energy.h): the busier of memory and arithmetic.
   add_step_cost(rs, cost, static_cast<double>(duration.count_ns()) * 1e-9);
   if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
