@@ -24,7 +24,7 @@ inline std::optional<Time> step_time_of(double ms) {
   return Time::ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
 }
 
-template <bool k_streak>
+template <bool k_streak, bool k_plain>
 [[gnu::always_inline]] inline void Simulation::launch(uint32_t rep_index, const StepShape& shape,
                                                       int64_t verify_tokens,
                                                       int32_t prefill_sequences,
@@ -72,21 +72,21 @@ template <bool k_streak>
     rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
   // Activity for the power model (metrics/energy.h): the busier of memory and arithmetic.
   add_step_cost(rs, cost, static_cast<double>(duration.count_ns()) * 1e-9);
-  if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
+  if (!k_plain && rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
   rep.busy = true;
   rep.step_end = *end;
   if (post_end) post(Event::step_end(*end, rep_index));
-  if (!m_step_observers.empty()) {
+  if (k_plain || !m_step_observers.empty()) {  // k_plain: an end observer
     // A streak step's end goes straight into its observer's array where it has room.
     if (!(k_streak && rep.streak.end_sink.add(end->count_ns()))) {
       const int64_t capacity = state.kv().capacity_tokens();
       for (StepObserver* o : m_end_observers) o->on_step_end(rep_index, *end, capacity);
     }
-    if (!m_record_observers.empty())
+    if (!k_plain && !m_record_observers.empty())
       notify_record(rep_index, duration, shape, prefill_sequences, decode_tokens,
                     shape.prefill_tokens - verify_tokens, cost);
   }
-  if (m_check) check_invariants(rep_index, "after planning");
+  if (!k_plain && m_check) check_invariants(rep_index, "after planning");
 }
 
 /// A started step's books on its replica (declared in sim/simulation.h).
