@@ -710,6 +710,9 @@ class MetricsRecorder final : public ShardedRecorder {
     if (!m_step_ends.add_if_room(replica, end.count_ns(), kv_capacity_tokens))
       add_step_end(replica, end.count_ns(), kv_capacity_tokens);
   }
+  StepEndSink end_sink(uint32_t replica, int64_t kv_capacity_tokens) override {
+    return m_step_ends.sink(replica, kv_capacity_tokens);
+  }
   /// Further percentiles of the ITL distributions (GapDistribution::percentiles).
   void set_percentiles(std::vector<double> p) { m_percentiles = std::move(p); }
   /// Whether the parallel engine may split this recorder by shard (ShardedRecorder): a

@@ -33,7 +33,7 @@ struct Line {
     p += s.size();
   }
   void comma() { *p++ = ','; }
-  void put_int(int64_t v) {
+  [[gnu::always_inline]] void put_int(int64_t v) {
     if (v >= 0)
       p = decimal_chars::put_u64(p, static_cast<uint64_t>(v));
     else
@@ -41,7 +41,7 @@ struct Line {
   }
   /// Exact decimal seconds from integer nanoseconds: "12.000340001". A row often repeats a time
   /// (finish_s and release_s, ttft_s and server_ttft_s): the last one's text is copied.
-  void put_secs(Time t) {
+  [[gnu::always_inline]] void put_secs(Time t) {
     const int64_t ns = t.count_ns();
     if (ns == last_ns && last_size != 0) {
       char copy[k_secs_max];

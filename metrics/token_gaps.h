@@ -30,6 +30,7 @@
 #include "core/grow_array.h"
 #include "core/quantiles.h"
 #include "core/request.h"
+#include "sim/step_observer.h"
 
 namespace servesim {
 
@@ -60,13 +61,17 @@ class StepEnds {
   /// add() when it drops nothing and the replica has ends already (the common case, inline);
   /// false, adding nothing, otherwise.
   bool add_if_room(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens) {
-    if (replica >= m_ends.size()) return false;
-    GrowArray<int64_t>& e = m_ends[replica];
-    if (m_bounded &&
-        e.size() >= 2 * (static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack))
-      return false;
-    e.push_back(end_ns);
-    return true;
+    return sink(replica, kv_capacity_tokens).add(end_ns);
+  }
+  /// Where add_if_room appends replica `replica`'s ends and how many it holds before add()
+  /// drops some (none before the replica's first end): valid until an add() for a replica not
+  /// seen yet.
+  [[nodiscard]] StepEndSink sink(uint32_t replica, int64_t kv_capacity_tokens) {
+    if (replica >= m_ends.size()) return {};
+    return {&m_ends[replica],
+            m_bounded
+                ? 2 * (static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack)
+                : SIZE_MAX};
   }
   /// How many of replica `replica`'s oldest ends add() with this capacity would drop now.
   [[nodiscard]] size_t due_to_drop(uint32_t replica, int64_t kv_capacity_tokens) const {

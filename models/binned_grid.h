@@ -41,20 +41,42 @@ class BinnedGrid {
     const double b = r1[0] + by.frac * (r1[1] - r1[0]);
     return a + bx.frac * (b - a);
   }
-  /// at(x, y) for an integer x (a batch), to the bit: x's sub-bin comes from a table, and
-  /// where x is a point (every x up to 16) the row above is not read (the interpolation along x
-  /// adds 0 times a finite difference there).
+  /// The table at one integer x (a batch) for any y in [1, y_end()): x's sub-bin and row
+  /// looked up once, for a caller that reads many lengths at the same batch (the operator
+  /// model's decode stretch, models/decode_stretch.h). at(y) is at_batch(x, y) to the bit.
+  struct BatchRow {
+    const double* row = nullptr;  // the table's row at or below x
+    size_t ny = 0;                // its length (the next row follows it)
+    double frac = 0;              // x's fraction of the way to the next row
+    bool one_row = false;         // x is a point and the table finite: the next row is not read
+    /// REQUIRES: 1 <= y < y_end().
+    [[nodiscard, gnu::always_inline]] double at(double y) const {
+      const Bin by = bin<k_y_bits>(y);
+      const double* r0 = row + by.index;
+      const double a = r0[0] + by.frac * (r0[1] - r0[0]);
+      // Where x is a point (every x up to 16) the row above is not read: the interpolation
+      // along x would add 0 times a finite difference.
+      if (one_row) return a;
+      const double* r1 = r0 + ny;
+      const double b = r1[0] + by.frac * (r1[1] - r1[0]);
+      return a + frac * (b - a);
+    }
+  };
+  /// The batches batch_row covers: 0 <= x < batches().
+  [[nodiscard]] size_t batches() const { return m_x_bins.size(); }
+  /// The lengths BatchRow::at covers lie below this.
+  [[nodiscard]] double y_end() const { return m_y_end; }
+  /// REQUIRES: 0 <= x < batches().
+  [[nodiscard, gnu::always_inline]] BatchRow batch_row(size_t x) const {
+    const Bin bx = m_x_bins[x];
+    return {&m_z[bx.index * m_ny], m_ny, bx.frac, bx.frac == 0 && m_finite};
+  }
+  /// at(x, y) for an integer x (a batch), to the bit: x's sub-bin comes from a table (and where
+  /// x is a point the row above is not read, BatchRow).
   [[nodiscard, gnu::always_inline]] double at_batch(int64_t x, double y) const {
     if (!(static_cast<uint64_t>(x) < m_x_bins.size() && y < m_y_end))
       return at(static_cast<double>(x), y);
-    y = y < 1 ? 1 : y;
-    const Bin bx = m_x_bins[static_cast<size_t>(x)], by = bin<k_y_bits>(y);
-    const double* r0 = &m_z[bx.index * m_ny + by.index];
-    const double a = r0[0] + by.frac * (r0[1] - r0[0]);
-    if (bx.frac == 0 && m_finite) return a;
-    const double* r1 = r0 + m_ny;
-    const double b = r1[0] + by.frac * (r1[1] - r1[0]);
-    return a + bx.frac * (b - a);
+    return batch_row(static_cast<size_t>(x)).at(y < 1 ? 1 : y);
   }
   /// at(1, y), which skips the interpolation along x.
   [[nodiscard]] double at_one(double y) const {

@@ -28,6 +28,7 @@
 #include "core/units.h"
 #include "models/binned_grid.h"
 #include "models/catalog.h"
+#include "models/decode_stretch.h"
 #include "models/expert_parallel.h"
 #include "models/factories.h"
 #include "models/log_interp.h"
@@ -264,6 +265,30 @@ class OperatorModel final : public StepTimeModel {
     c.bandwidth_bound = c.ideal_ms_bandwidth >= c.ideal_ms_compute;
     c.step_ms = m_ranks == 1 ? rank_ms(s) : step_ms(s);
     return c;
+  }
+
+  // rank_ms's and StepWork's terms at a decode-only batch; not for data-parallel ranks or MLA
+  // (whose flops have a prefill term of their own).
+  bool decode_stretch(int32_t batch, DecodeStretch& out) const override {
+    if (m_ranks != 1 || batch < 1 || batch >= k_dense_sequences ||
+        static_cast<size_t>(batch) >= m_generation.batches() ||
+        m_work.flops_per_prefill_pair != m_work.flops_per_pair)
+      return false;
+    const auto n = static_cast<size_t>(batch);
+    out.batch = batch;
+    out.batch_count = static_cast<double>(batch);
+    out.base_ms = m_overhead_ms + m_tokens_ms[n] + m_sequences_ms[n];  // rank_ms's order
+    out.weight_bytes = m_work.weight_bytes;
+    out.kv_bytes_per_token = m_work.kv_bytes_per_token;
+    out.token_flops = m_work.flops_per_token * out.batch_count;
+    out.flops_per_pair = m_work.flops_per_pair;
+    out.peak_bytes_per_s = m_peak_bytes;
+    out.peak_flops_per_s = m_peak_flops;
+    out.generation = m_generation.batch_row(n);
+    out.length_end = m_generation.y_end();
+    out.one_ms = m_generation_one_ms.data();
+    out.one_lengths = m_generation_one_ms.size();
+    return true;
   }
 
  private:

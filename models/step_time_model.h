@@ -52,6 +52,8 @@ struct PipelineInfo {
   bool micro_batches = false;  ///< the engine schedules them (pipeline_schedule: micro_batches)
 };
 
+struct DecodeStretch;  // models/decode_stretch.h
+
 class StepTimeModel {
  public:
   virtual ~StepTimeModel() = default;
@@ -63,6 +65,10 @@ class StepTimeModel {
   [[nodiscard]] virtual std::optional<StepCost> cost(const StepShape&) const {
     return std::nullopt;
   }
+  /// Looks up what the decode-only steps of `batch` sequences share (models/decode_stretch.h),
+  /// so that the engine can cost them without calling cost() where the stretch covers them;
+  /// false (`out` untouched) for a model that has none. Pure; must not allocate.
+  virtual bool decode_stretch(int32_t /*batch*/, DecodeStretch& /*out*/) const { return false; }
   /// Pipelined models (models/pipeline.h, docs/parallelism.md): the stages and who schedules
   /// the micro-batches; stages 0 for any other model. Wrappers pass it through.
   [[nodiscard]] virtual PipelineInfo pipeline() const { return {}; }

@@ -113,8 +113,9 @@ bool Simulation::join_streak(Replica& rep) {
 }
 
 // The body of a streak's next step, shared by its first (start_streak_step) and the loop.
+template <bool k_plain>
 [[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t n,
-                                                                bool waiting) {
+                                                                bool waiting, bool first) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
@@ -147,6 +148,10 @@ bool Simulation::join_streak(Replica& rep) {
       ++prefill_sequences;
     }
   }
+  if (n != s.stretch_asked) {  // the batch changed: the model's terms at the new one
+    s.stretch_asked = n;
+    if (!rep.step_time->decode_stretch(static_cast<int32_t>(n), s.stretch)) s.stretch.batch = 0;
+  }
   s.in_flight = true;
   ++m_stats.streak_steps;
   // Each member reads its context at the capture, the steps since, and the token it computes.
@@ -155,13 +160,47 @@ bool Simulation::join_streak(Replica& rep) {
   shape.decode_context_tokens = s.context_sum + n * step;
   shape.decode_context_max = s.context_max + step;
   shape.decode_context_min = s.context_min + step;
-  if (m_check) check_streak(rep_index, shape);
-  launch<true>(rep_index, shape, 0, prefill_sequences, static_cast<int32_t>(n), false);
+  if (!k_plain && m_check) check_streak(rep_index, shape);
+  // The KV held grows only by this step's blocks and admissions (launch leaves the peak to
+  // its caller in a streak): read where it may have, and at a run of streak steps' first.
+  if (first || blocks > 0 || prefill_sequences > 0) {
+    ReplicaStats& rs = m_stats.replicas[rep_index];
+    rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
+  }
+  launch<true, k_plain>(rep_index, shape, 0, prefill_sequences, static_cast<int32_t>(n), false);
   return true;
+}
+
+// end_streak_step, inline in the streak's loop.
+template <bool k_plain>
+[[gnu::always_inline]] inline bool Simulation::count_streak_step(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  ++s.steps;
+  s.in_flight = false;
+  s.last_end = m_now;
+  const bool changed = s.steps == s.left_min || !rep.state.plan().empty();
+  if (changed)
+    settle_streak_step(rep_index);
+  else
+    rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
+  rep.busy = false;
+  if (!k_plain && m_check) check_invariants(rep_index, "after the step");
+  return changed;
 }
 
 bool Simulation::streak_step(uint32_t rep_index) {
   if (!start_streak_step(rep_index)) return false;
+  // None of these changes during a run: --check, pipeline stages, the step observers, and
+  // whether steps that change the batch end in the loop (m_streak_changes_inline).
+  const bool plain = !m_check && m_stats.replicas[rep_index].pipeline_stages == 0 &&
+                     m_record_observers.empty() && !m_end_observers.empty() &&
+                     m_streak_changes_inline;
+  return plain ? streak_loop<true>(rep_index) : streak_loop<false>(rep_index);
+}
+
+template <bool k_plain>
+bool Simulation::streak_loop(uint32_t rep_index) {
   // Steps that end before anything else happens end here, one after another, as the event
   // loop would end them (dispatch: the clock, finish_step, schedule -> try_start_step ->
   // start_streak_step): no event, no queue. A step that would not (another event first or at
@@ -184,12 +223,13 @@ bool Simulation::streak_step(uint32_t rep_index) {
     // requests were admitted, ends by its event (m_streak_changes_inline).
     if (!(end < next_event) || end > m_limits.max_sim_time ||
         (m_limits.interrupt && *m_limits.interrupt) || rep.schedule_posted ||
-        (!m_streak_changes_inline && (s.steps + 1 == s.left_min || !state.plan().empty())))
+        (!k_plain && !m_streak_changes_inline &&
+         (s.steps + 1 == s.left_min || !state.plan().empty())))
       break;
     m_now = end;
     m_stats.end = end;
     state.set_now(end);
-    if (end_streak_step(rep_index)) {
+    if (count_streak_step<k_plain>(rep_index)) {
       // Requests left or joined the batch; departures may have posted events (a session's
       // next turn, ready now). As dispatch's schedule() after a step end: planning waits for
       // anything else due at this instant, else the next step starts here, the queue, the
@@ -206,7 +246,7 @@ bool Simulation::streak_step(uint32_t rep_index) {
     }
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
-    if (!next_streak_step(rep_index, n, waiting)) return false;
+    if (!next_streak_step<k_plain>(rep_index, n, waiting, false)) return false;
   }
   post(Event::step_end(rep.step_end, rep_index));
   return true;
@@ -228,24 +268,13 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
     materialize(rep);
     return false;
   }
-  return next_streak_step(rep_index, n, !state.waiting().empty());
+  s.end_sink = m_end_observers.size() == 1
+                   ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
+                   : StepEndSink{};
+  return next_streak_step(rep_index, n, !state.waiting().empty(), true);
 }
 
-bool Simulation::end_streak_step(uint32_t rep_index) {
-  Replica& rep = m_reps[rep_index];
-  DecodeStreak& s = rep.streak;
-  ++s.steps;
-  s.in_flight = false;
-  s.last_end = m_now;
-  const bool changed = s.steps == s.left_min || !rep.state.plan().empty();
-  if (changed)
-    settle_streak_step(rep_index);
-  else
-    rep.state.set_finished_this_step(0);  // the scheduler's after_step has nothing to do
-  rep.busy = false;
-  if (m_check) check_invariants(rep_index, "after the step");
-  return changed;
-}
+bool Simulation::end_streak_step(uint32_t rep_index) { return count_streak_step(rep_index); }
 
 void Simulation::settle_streak_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];

@@ -29,6 +29,8 @@
 #include <vector>
 
 #include "core/time.h"
+#include "models/decode_stretch.h"
+#include "sim/step_observer.h"
 
 namespace servesim {
 
@@ -54,6 +56,13 @@ struct DecodeStreak {
   // The members by the step at whose end each leaves (its tokens left as kept), a min-heap of
   // (step, slot): who leaves is found without walking the members.
   std::vector<std::pair<int64_t, uint32_t>> leaves;
+  // The step-time model's decode-only cost at the batch last asked about (stretch_asked; its
+  // batch 0 where the model has none): the batch holds for stretches of the streak's steps.
+  DecodeStretch stretch;
+  int64_t stretch_asked = 0;
+  // The one ends_only observer's array for this replica's step ends, asked for as each run of
+  // streak steps starts (start_streak_step); none with several such observers.
+  StepEndSink end_sink;
 };
 
 }  // namespace servesim

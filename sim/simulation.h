@@ -271,8 +271,9 @@ class Simulation {
   void launch_step(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
                    int32_t prefill_sequences, int32_t decode_tokens, bool post_end = true);
   /// launch_step's body (sim/step_launch.h), inline; k_streak: a decode streak's step
-  /// (sim/decode_streak.cpp), which has no verify, adapters or offload tiers.
-  template <bool k_streak>
+  /// (sim/decode_streak.cpp), which has no verify, adapters or offload tiers; k_plain: one
+  /// without --check, pipeline stages or step-record observers (streak_loop's).
+  template <bool k_streak, bool k_plain = false>
   void launch(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
               int32_t prefill_sequences, int32_t decode_tokens, bool post_end);
   void finish_step(uint32_t rep);
@@ -301,17 +302,25 @@ class Simulation {
   /// figures and leave heap with it.
   static void add_streak_member(DecodeStreak& s, Request& r, uint32_t slot);
   [[nodiscard]] bool streak_step(uint32_t rep);
+  /// streak_step's loop; k_plain: without --check, pipeline stages or step-record observers,
+  /// whose branches it then leaves out of every step.
+  template <bool k_plain>
+  [[nodiscard]] bool streak_loop(uint32_t rep);
   /// Starts the next step of replica `rep`'s streak (capturing one first) without posting its
   /// end; false (the streak written back where it had one) when the step must go the ordinary
   /// way.
   [[nodiscard]] bool start_streak_step(uint32_t rep);
   /// The checks, shape and start of a captured streak's next step on `rep` (of `n` members;
-  /// `waiting`: its queue holds a request); false (the streak written back) when the step must
-  /// go the ordinary way.
-  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting);
+  /// `waiting`: its queue holds a request; `first`: the first of a run of them, whose KV held
+  /// is read for the peak whatever it took); false (the streak written back) when the step
+  /// must go the ordinary way.
+  template <bool k_plain = false>
+  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting, bool first);
   /// Counts a streak step that ended now; true when members produced their last token in it
   /// or requests were admitted in it (settle_streak_step).
   bool end_streak_step(uint32_t rep);
+  template <bool k_plain = false>
+  [[nodiscard]] bool count_streak_step(uint32_t rep);  // its body, inline in streak_step's loop
   /// The members of `rep`'s streak whose last token the step just ended produced are written
   /// back and finished, the step's admissions credited; the scheduler releases the finished
   /// and they depart. The other members stay captured.

@@ -24,15 +24,18 @@ inline std::optional<Time> step_time_of(double ms) {
   return Time::ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
 }
 
-template <bool k_streak>
+template <bool k_streak, bool k_plain>
 [[gnu::always_inline]] inline void Simulation::launch(uint32_t rep_index, const StepShape& shape,
                                                       int64_t verify_tokens,
                                                       int32_t prefill_sequences,
                                                       int32_t decode_tokens, bool post_end) {
   Replica& rep = m_reps[rep_index];
   BatchState& state = rep.state;
-  // A step always takes time, so simulated time always advances between steps.
-  const std::optional<StepCost> cost = rep.step_time->cost(shape);
+  // A step always takes time, so simulated time always advances between steps. A streak step
+  // of decodes alone is costed inline where its stretch covers it (models/decode_stretch.h).
+  std::optional<StepCost> cost;
+  if (!(k_streak && prefill_sequences == 0 && rep.streak.stretch.cost(shape, cost.emplace())))
+    cost = rep.step_time->cost(shape);
   const double model_ms = cost ? cost->step_ms : rep.step_time->step_ms(shape);
   double step_ms = model_ms;
   if constexpr (!k_streak) {
@@ -65,21 +68,25 @@ template <bool k_streak>
   ++rs.steps;
   rs.busy_ns += duration.count_ns();
   rs.seat_steps += shape.sequences;
-  rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
+  if constexpr (!k_streak)  // a streak step's caller reads it where it may have grown
+    rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
   // Activity for the power model (metrics/energy.h): the busier of memory and arithmetic.
   add_step_cost(rs, cost, static_cast<double>(duration.count_ns()) * 1e-9);
-  if (rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
+  if (!k_plain && rs.pipeline_stages > 0) note_pipeline_step(rep_index, shape, duration);
   rep.busy = true;
   rep.step_end = *end;
   if (post_end) post(Event::step_end(*end, rep_index));
-  if (!m_step_observers.empty()) {
-    const int64_t capacity = state.kv().capacity_tokens();
-    for (StepObserver* o : m_end_observers) o->on_step_end(rep_index, *end, capacity);
-    if (!m_record_observers.empty())
+  if (k_plain || !m_step_observers.empty()) {  // k_plain: an end observer
+    // A streak step's end goes straight into its observer's array where it has room.
+    if (!(k_streak && rep.streak.end_sink.add(end->count_ns()))) {
+      const int64_t capacity = state.kv().capacity_tokens();
+      for (StepObserver* o : m_end_observers) o->on_step_end(rep_index, *end, capacity);
+    }
+    if (!k_plain && !m_record_observers.empty())
       notify_record(rep_index, duration, shape, prefill_sequences, decode_tokens,
                     shape.prefill_tokens - verify_tokens, cost);
   }
-  if (m_check) check_invariants(rep_index, "after planning");
+  if (!k_plain && m_check) check_invariants(rep_index, "after planning");
 }
 
 /// A started step's books on its replica (declared in sim/simulation.h).

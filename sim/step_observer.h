@@ -2,9 +2,11 @@
 // Who watches the engine step by step: per-step output (steps.csv), timelines, progress. The
 // engine calls every observer once per step, when the step is planned and its duration known.
 // Observers must not keep the record: it is reused for the next step.
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "core/grow_array.h"
 #include "core/time.h"
 #include "sim/pool.h"
 
@@ -41,6 +43,20 @@ struct TransferRecord {
   Time admitted;   ///< the decode replica took it (later than delivered under back-pressure)
 };
 
+/// Where an ends_only observer keeps one replica's step ends (StepObserver::end_sink): while
+/// the array holds fewer than `limit`, the engine appends an end (in ns) to it itself, in place
+/// of calling on_step_end, which it calls at the limit.
+struct StepEndSink {
+  GrowArray<int64_t>* ends = nullptr;  ///< none: on_step_end for every end
+  size_t limit = 0;
+  /// Appends `end_ns` and returns true, or returns false (doing nothing): call on_step_end.
+  [[gnu::always_inline]] bool add(int64_t end_ns) const {
+    if (ends == nullptr || ends->size() >= limit) return false;
+    ends->push_back(end_ns);
+    return true;
+  }
+};
+
 class StepObserver {
  public:
   virtual ~StepObserver() = default;
@@ -52,6 +68,13 @@ class StepObserver {
   [[nodiscard]] virtual bool ends_only() const { return false; }
   /// An ends_only observer's step: replica `replica`'s step ending at `end`.
   virtual void on_step_end(uint32_t /*replica*/, Time /*end*/, int64_t /*kv_capacity_tokens*/) {}
+  /// An ends_only observer's array for replica `replica`'s ends, whose appends stand for
+  /// on_step_end calls with this `kv_capacity_tokens` while it has room; none by default. The
+  /// engine asks again before each run of steps it appends (a decode streak's): the array must
+  /// stay where it is until the observer's next on_step_end for another replica.
+  [[nodiscard]] virtual StepEndSink end_sink(uint32_t /*replica*/, int64_t /*kv_capacity_tokens*/) {
+    return {};
+  }
   /// Once, before the first event: the engine's replica count and its cluster.pools (empty
   /// without pools; replica i of pool p is p.first_replica + i).
   virtual void on_start(uint32_t /*replicas*/, const std::vector<PoolSpec>& /*pools*/) {}

@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "metrics/metrics.h"
 #include "schedulers/scheduler.h"
 #include "sim/simulation.h"
 #include "tests/support.h"
@@ -402,6 +403,115 @@ TEST_CASE("decode streak: a step ending at the time limit, at an arrival or at a
   CHECK(ties > 10);
   CHECK(with.stats.streak_steps > 50);
   same_results(with, run(grid, false));
+}
+
+TEST_CASE("decode streak: step ends straight into the recorder's array, past its bound too",
+          "[sim][streak]") {
+  // The streak appends its steps' ends to the summary recorder's array itself
+  // (StepObserver::end_sink) until the array reaches its bound (2 x (KV capacity + 4,096)
+  // ends), where the recorder drops the oldest as on_step_end does. 240 requests of up to 400
+  // output tokens, few at once, on 512 tokens of KV: more than 2 x 9,216 steps, most in
+  // streaks. The ITL, which the kept ends give, must be that of planning every step; and with
+  // a second observer of step ends (no array then) too.
+  const std::string yaml =
+      "workload: {synthetic: {requests: 240, arrival: {kind: poisson, rate_per_s: 2},\n"
+      "  prompt_tokens: {kind: uniform, min: 1, max: 90},\n"
+      "  output_tokens: {kind: uniform, min: 100, max: 400}}}\n"
+      "step_time: {kind: roofline, model: llama-2-7b, hardware: a100-80gb, weight_dtype: fp16}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 4}\n"
+      "kv: {policy: paged, capacity_tokens: 512, block_size: 16}\nseed: 5\n";
+  const auto itl = [&](bool streaks, bool second_observer) {
+    Scenario sc = build_scenario(doc_of(yaml));
+    if (!streaks)
+      for (ReplicaParts& p : sc.components.replicas)
+        p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
+    Simulation sim(std::move(sc.components));
+    MetricsRecorder metrics;
+    sim.add_step_observer(metrics);
+    sim.add_recorder(metrics);
+    StepEndsSeen seen;
+    if (second_observer) sim.add_step_observer(seen);
+    sim.run();
+    const RunStats& stats = sim.stats();
+    CHECK(stats.steps > 2 * 2 * (512 + 4096));
+    CHECK((stats.streak_steps > stats.steps / 2) == streaks);
+    return metrics.summary(stats).itl_s;
+  };
+  const GapDistribution want = itl(false, false);
+  for (const bool second : {false, true}) {
+    INFO("second observer " << second);
+    const GapDistribution got = itl(true, second);
+    CHECK(got.count == want.count);
+    CHECK(got.mean == want.mean);
+    CHECK(got.std == want.std);
+    CHECK(got.p50 == want.p50);
+    CHECK(got.p90 == want.p90);
+    CHECK(got.p99 == want.p99);
+    CHECK(got.max == want.max);
+  }
+}
+
+TEST_CASE("decode streak: the loop without checks or step records gives the same results",
+          "[sim][streak]") {
+  // Without --check, pipeline stages or an observer of step records, and with an observer of
+  // step ends, the streak's loop leaves those branches out of each step (streak_loop<true>).
+  // Its results must be those of planning every step, and of the loop that keeps them (a
+  // second observer, of step records, switches to it): the requests, the run's books (the
+  // costed steps and their sums too) and the ITL from the kept step ends.
+  class Records final : public StepObserver {
+   public:
+    void on_step(const StepRecord&) override { ++steps; }
+    int64_t steps = 0;
+  };
+  const std::string yaml = scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}");
+  const auto go = [&](bool streaks, bool records, GapDistribution& itl) {
+    Scenario sc = build_scenario(doc_of(yaml));
+    if (!streaks)
+      for (ReplicaParts& p : sc.components.replicas)
+        p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
+    Simulation sim(std::move(sc.components));
+    MetricsRecorder metrics;
+    sim.add_step_observer(metrics);
+    sim.add_recorder(metrics);
+    Records seen;
+    if (records) sim.add_step_observer(seen);
+    CollectingRecorder rec;
+    sim.add_recorder(rec);
+    sim.run();
+    itl = metrics.summary(sim.stats()).itl_s;
+    CHECK(seen.steps == (records ? sim.stats().steps : 0));
+    return CheckedRun{rec.by_id(), sim.stats()};
+  };
+  GapDistribution want_itl, plain_itl, kept_itl;
+  const CheckedRun want = go(false, false, want_itl);
+  const CheckedRun plain = go(true, false, plain_itl);
+  const CheckedRun kept = go(true, true, kept_itl);
+  CHECK(plain.stats.streak_steps > plain.stats.steps / 4);
+  CHECK(kept.stats.streak_steps == plain.stats.streak_steps);
+  for (const CheckedRun* got : {&plain, &kept}) {
+    same_results(*got, want);
+    REQUIRE(got->stats.replicas.size() == want.stats.replicas.size());
+    for (size_t i = 0; i < want.stats.replicas.size(); ++i) {
+      const ReplicaStats& a = got->stats.replicas[i];
+      const ReplicaStats& b = want.stats.replicas[i];
+      CHECK(a.steps == b.steps);
+      CHECK(a.seat_steps == b.seat_steps);
+      CHECK(a.costed_steps == b.costed_steps);
+      CHECK(a.costed_steps == a.steps);  // the roofline costs every step
+      CHECK(a.active_s == b.active_s);
+      CHECK(a.bytes_moved == b.bytes_moved);
+      CHECK(a.flops == b.flops);
+      CHECK(a.peak_kv_used_tokens == b.peak_kv_used_tokens);
+    }
+  }
+  for (const GapDistribution* got : {&plain_itl, &kept_itl}) {
+    CHECK(got->count == want_itl.count);
+    CHECK(got->count > 0);
+    CHECK(got->mean == want_itl.mean);
+    CHECK(got->std == want_itl.std);
+    CHECK(got->p99 == want_itl.p99);
+    CHECK(got->max == want_itl.max);
+  }
 }
 
 }  // namespace t_sim_decode_streak_test
