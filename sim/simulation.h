@@ -272,7 +272,7 @@ class Simulation {
                    int32_t prefill_sequences, int32_t decode_tokens, bool post_end = true);
   /// launch_step's body (sim/step_launch.h), inline; k_streak: a decode streak's step
   /// (sim/decode_streak.cpp), which has no verify, adapters or offload tiers; k_plain: one
-  /// without --check, pipeline stages or step-record observers (streak_loop's).
+  /// of streak_loop<true> (no --check, pipeline stages or step-record observers).
   template <bool k_streak, bool k_plain = false>
   void launch(uint32_t rep, const StepShape& shape, int64_t verify_tokens,
               int32_t prefill_sequences, int32_t decode_tokens, bool post_end);
@@ -302,8 +302,9 @@ class Simulation {
   /// figures and leave heap with it.
   static void add_streak_member(DecodeStreak& s, Request& r, uint32_t slot);
   [[nodiscard]] bool streak_step(uint32_t rep);
-  /// streak_step's loop; k_plain: without --check, pipeline stages or step-record observers,
-  /// whose branches it then leaves out of every step.
+  /// streak_step's loop; k_plain: a run without --check, pipeline stages or step-record
+  /// observers, with a step-end observer and the batch's changes ended in the loop (streak_step
+  /// tests the five), whose branches it then leaves out of every step.
   template <bool k_plain>
   [[nodiscard]] bool streak_loop(uint32_t rep);
   /// Starts the next step of replica `rep`'s streak (capturing one first) without posting its
