@@ -51,13 +51,18 @@ class StepEndsSeen final : public StepObserver {
   [[nodiscard]] bool ends_only() const override { return true; }
 };
 
-CheckedRun run(const std::string& yaml, bool streaks, RunLimits limits = {},
-               StepEndsSeen* seen = nullptr) {
+/// The scenario of `yaml`; with `streaks` false its schedulers lose their promise (NoStreaks).
+Components components_of(const std::string& yaml, bool streaks) {
   Scenario sc = build_scenario(doc_of(yaml));
   if (!streaks)
     for (ReplicaParts& p : sc.components.replicas)
       p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
-  Simulation sim(std::move(sc.components), /*check=*/true, limits);
+  return std::move(sc.components);
+}
+
+CheckedRun run(const std::string& yaml, bool streaks, RunLimits limits = {},
+               StepEndsSeen* seen = nullptr) {
+  Simulation sim(components_of(yaml, streaks), /*check=*/true, limits);
   if (seen) sim.add_step_observer(*seen);
   CollectingRecorder rec;
   sim.add_recorder(rec);
@@ -98,6 +103,17 @@ void same_results(const CheckedRun& a, const CheckedRun& b) {
   CHECK(a.stats.peak_kv_used_tokens == b.stats.peak_kv_used_tokens);
   CHECK(a.stats.end == b.stats.end);
   CHECK(a.stats.stopped_by == b.stats.stopped_by);
+}
+
+/// The same ITL figures, to the bit.
+void same_itl(const GapDistribution& got, const GapDistribution& want) {
+  CHECK(got.count == want.count);
+  CHECK(got.mean == want.mean);
+  CHECK(got.std == want.std);
+  CHECK(got.p50 == want.p50);
+  CHECK(got.p90 == want.p90);
+  CHECK(got.p99 == want.p99);
+  CHECK(got.max == want.max);
 }
 
 /// A run of the CSV trace `csv` (written as `name`) on a 5 ms step plus 1 ms a prefill token,
@@ -421,11 +437,7 @@ TEST_CASE("decode streak: step ends straight into the recorder's array, past its
       "scheduler: {kind: continuous, max_num_seqs: 4}\n"
       "kv: {policy: paged, capacity_tokens: 512, block_size: 16}\nseed: 5\n";
   const auto itl = [&](bool streaks, bool second_observer) {
-    Scenario sc = build_scenario(doc_of(yaml));
-    if (!streaks)
-      for (ReplicaParts& p : sc.components.replicas)
-        p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
-    Simulation sim(std::move(sc.components));
+    Simulation sim(components_of(yaml, streaks));
     MetricsRecorder metrics;
     sim.add_step_observer(metrics);
     sim.add_recorder(metrics);
@@ -440,14 +452,7 @@ TEST_CASE("decode streak: step ends straight into the recorder's array, past its
   const GapDistribution want = itl(false, false);
   for (const bool second : {false, true}) {
     INFO("second observer " << second);
-    const GapDistribution got = itl(true, second);
-    CHECK(got.count == want.count);
-    CHECK(got.mean == want.mean);
-    CHECK(got.std == want.std);
-    CHECK(got.p50 == want.p50);
-    CHECK(got.p90 == want.p90);
-    CHECK(got.p99 == want.p99);
-    CHECK(got.max == want.max);
+    same_itl(itl(true, second), want);
   }
 }
 
@@ -465,11 +470,7 @@ TEST_CASE("decode streak: the loop without checks or step records gives the same
   };
   const std::string yaml = scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}");
   const auto go = [&](bool streaks, bool records, GapDistribution& itl) {
-    Scenario sc = build_scenario(doc_of(yaml));
-    if (!streaks)
-      for (ReplicaParts& p : sc.components.replicas)
-        p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
-    Simulation sim(std::move(sc.components));
+    Simulation sim(components_of(yaml, streaks));
     MetricsRecorder metrics;
     sim.add_step_observer(metrics);
     sim.add_recorder(metrics);
@@ -504,14 +505,8 @@ TEST_CASE("decode streak: the loop without checks or step records gives the same
       CHECK(a.peak_kv_used_tokens == b.peak_kv_used_tokens);
     }
   }
-  for (const GapDistribution* got : {&plain_itl, &kept_itl}) {
-    CHECK(got->count == want_itl.count);
-    CHECK(got->count > 0);
-    CHECK(got->mean == want_itl.mean);
-    CHECK(got->std == want_itl.std);
-    CHECK(got->p99 == want_itl.p99);
-    CHECK(got->max == want_itl.max);
-  }
+  CHECK(want_itl.count > 0);
+  for (const GapDistribution* got : {&plain_itl, &kept_itl}) same_itl(*got, want_itl);
 }
 
 }  // namespace t_sim_decode_streak_test
