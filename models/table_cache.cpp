@@ -1,6 +1,9 @@
 #include "models/table_cache.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <array>
@@ -8,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <string_view>
 #include <system_error>
 
 namespace servesim {
@@ -33,16 +37,42 @@ struct Header {
   uint64_t values_hash = 0;  ///< content_hash of the values' bytes
 };
 
-std::optional<std::string> read_all(const fs::path& p) {
-  std::error_code ec;
-  const uintmax_t size = fs::file_size(p, ec);
-  if (ec || size > (uintmax_t{1} << 32)) return std::nullopt;
-  std::ifstream in(p, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::string s(static_cast<size_t>(size), '\0');
-  if (!in.read(s.data(), static_cast<std::streamsize>(size))) return std::nullopt;
-  return s;
-}
+/// A file's bytes, mapped read-only (MAP_POPULATE: the page cache's pages are mapped in one
+/// call rather than faulted in one at a time, and nothing is copied or zero-filled first), or
+/// nothing when it cannot be opened or mapped. Sizes above 4 GiB count as unreadable.
+class FileBytes {
+ public:
+  explicit FileBytes(const fs::path& p) {
+    const int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size >= 0 &&
+        static_cast<uintmax_t>(st.st_size) <= (uintmax_t{1} << 32)) {
+      m_size = static_cast<size_t>(st.st_size);
+      if (m_size == 0) {
+        m_data = "";  // mmap refuses a length of 0
+      } else if (void* m = ::mmap(nullptr, m_size, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+                 m != MAP_FAILED) {
+        m_map = m;
+        m_data = static_cast<const char*>(m);
+      }
+    }
+    ::close(fd);
+  }
+  FileBytes(const FileBytes&) = delete;
+  FileBytes& operator=(const FileBytes&) = delete;
+  ~FileBytes() {
+    if (m_map) ::munmap(m_map, m_size);
+  }
+  [[nodiscard]] explicit operator bool() const { return m_data != nullptr; }
+  [[nodiscard]] const char* data() const { return m_data; }
+  [[nodiscard]] size_t size() const { return m_size; }
+
+ private:
+  void* m_map = nullptr;
+  const char* m_data = nullptr;
+  size_t m_size = 0;
+};
 
 uint64_t hash_bytes(const char* p, size_t n) {
   uint64_t h = 0x243F6A8885A308D3 ^ n;
@@ -82,10 +112,10 @@ std::optional<fs::path> table_cache_dir() {
 TableCache::TableCache(std::optional<fs::path> dir, const fs::path& source, std::string what)
     : m_what(std::move(what)) {
   if (!dir) return;
-  const std::optional<std::string> bytes = read_all(source);
+  const FileBytes bytes(source);
   if (!bytes) return;
-  m_hash = content_hash(*bytes);
-  m_size = bytes->size();
+  m_hash = hash_bytes(bytes.data(), bytes.size());
+  m_size = bytes.size();
   // The name says which table it came from for a person listing the directory; the key is
   // checked from the header. It ends in the format version, so that builds of two versions
   // sharing a directory keep an entry each rather than replace each other's every run.
@@ -97,22 +127,22 @@ TableCache::TableCache(std::optional<fs::path> dir, const fs::path& source, std:
 
 std::optional<std::vector<double>> TableCache::load() const {
   if (!m_file) return std::nullopt;
-  const std::optional<std::string> bytes = read_all(*m_file);
-  if (!bytes || bytes->size() < sizeof(Header)) return std::nullopt;
+  const FileBytes bytes(*m_file);
+  if (!bytes || bytes.size() < sizeof(Header)) return std::nullopt;
   Header h;
-  std::memcpy(&h, bytes->data(), sizeof h);
+  std::memcpy(&h, bytes.data(), sizeof h);
   if (h.magic != k_magic || h.byte_order != k_byte_order || h.source_hash != m_hash ||
       h.source_size != m_size || h.what_size != m_what.size())
     return std::nullopt;
   const size_t at = sizeof h + m_what.size();
-  if (bytes->compare(sizeof h, m_what.size(), m_what) != 0 || h.count > bytes->size() / 8 ||
-      bytes->size() != at + h.count * sizeof(double))
+  if (bytes.size() < at || std::string_view(bytes.data() + sizeof h, m_what.size()) != m_what ||
+      h.count > bytes.size() / 8 || bytes.size() != at + h.count * sizeof(double))
     return std::nullopt;
-  if (hash_bytes(bytes->data() + at, h.count * sizeof(double)) != h.values_hash)
+  if (hash_bytes(bytes.data() + at, h.count * sizeof(double)) != h.values_hash)
     return std::nullopt;
   std::vector<double> values(h.count);
   if (h.count > 0)  // an empty vector's data() may be null, which memcpy must not be given
-    std::memcpy(values.data(), bytes->data() + at, h.count * sizeof(double));
+    std::memcpy(values.data(), bytes.data() + at, h.count * sizeof(double));
   return values;
 }
 

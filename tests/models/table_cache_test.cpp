@@ -1,6 +1,7 @@
 // The table cache (models/table_cache.h): parsed numbers kept by the source's content.
 #include "models/table_cache.h"
 
+#include <fmt/format.h>
 #include <spdlog/sinks/ostream_sink.h>
 #include <spdlog/spdlog.h>
 
@@ -131,6 +132,33 @@ TEST_CASE("table cache: what is stored comes back bit for bit for the same conte
   CHECK_FALSE(TableCache(std::nullopt, src, "gemm bfloat16").load());  // no directory
   write(src, "x\n2\n");  // edited: the entry no longer answers
   CHECK_FALSE(TableCache(dir / "cache", src, "gemm bfloat16").load());
+}
+
+TEST_CASE("table cache: an entry is keyed by the source's bytes, empty or pages long",
+          "[models]") {
+  // The source is read through a read-only mapping: its key (the hash in the entry's name) must
+  // be content_hash of exactly its bytes for an empty file, a short one and ones ending just
+  // before, on and after a page boundary; and its entry must come back from a mapping of its
+  // own (values after a header and `what` that leave them unaligned).
+  const fs::path dir = temp_dir();
+  for (const size_t size : {size_t{0}, size_t{5}, size_t{4095}, size_t{4096}, size_t{8193}}) {
+    std::string text(size, 'a');
+    for (size_t i = 0; i < size; ++i) text[i] = static_cast<char>('a' + (i * 7) % 26);
+    const fs::path src = dir / ("s" + std::to_string(size) + ".csv");
+    write(src, text);
+    const TableCache c(dir / "cache", src, "gemm x");
+    INFO("size " << size);
+    REQUIRE(c.file());
+    CHECK(c.file()->filename().string().find(fmt::format("{:016x}", content_hash(text))) !=
+          std::string::npos);
+    const std::vector<double> values{static_cast<double>(size), 0.5, -3e300};
+    c.store(values);
+    const auto back = TableCache(dir / "cache", src, "gemm x").load();
+    REQUIRE(back);
+    CHECK(same_bits(*back, values));
+  }
+  // A source that is a directory, not a file: no key, so no entry.
+  CHECK_FALSE(TableCache(dir / "cache", dir, "gemm x").file());
 }
 
 TEST_CASE("table cache: an entry cut short or altered is ignored and written again", "[models]") {
