@@ -14,8 +14,17 @@
 // along x and 0.046% |p (p - 1)| along y: < 0.1% for 0 <= p <= 1 along x and p <= 2 along y,
 // < 0.5% for slopes up to 2 on both (tests/models/binned_grid_test.cpp sweeps it). Sizes at or
 // beyond the table's last octave go to the LogGrid itself.
+//
+// The table's rows (one a point along x) are computed on their first use, each exactly as a
+// fill of the whole table computes it: a run reads few of them (the operator model's context
+// grid a handful of its 97 rows; its generation grid those up to the largest batch), and each
+// costs 321 exp calls. Lookups from several threads at once are safe: a row is filled under a
+// lock and published by an atomic flag, which a lookup reads (one load) before the row.
+#include <atomic>
 #include <bit>
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -28,6 +37,7 @@ class BinnedGrid {
   static constexpr int k_x_bits = 3, k_y_bits = 4;  // log2 of the sub-bins per octave
 
   /// Tabulates `grid` for x < 2^x_octaves and y < 2^y_octaves (sizes below 1 count as 1).
+  /// REQUIRES: x_octaves >= 1.
   BinnedGrid(LogGrid grid, int x_octaves, int y_octaves);
 
   [[nodiscard]] double at(double x, double y) const {
@@ -35,6 +45,7 @@ class BinnedGrid {
     y = y < 1 ? 1 : y;
     if (!(x < m_x_end && y < m_y_end)) return beyond(x, y);
     const Bin bx = bin<k_x_bits>(x), by = bin<k_y_bits>(y);
+    (void)rows_at(bx.index);
     const double* r0 = &m_z[bx.index * m_ny + by.index];
     const double* r1 = r0 + m_ny;
     const double a = r0[0] + by.frac * (r0[1] - r0[0]);
@@ -48,7 +59,7 @@ class BinnedGrid {
     const double* row = nullptr;  // the table's row at or below x
     size_t ny = 0;                // its length (the next row follows it)
     double frac = 0;              // x's fraction of the way to the next row
-    bool one_row = false;         // x is a point and the table finite: the next row is not read
+    bool one_row = false;  // x is a point and both rows finite: the next row is not read
     /// REQUIRES: 1 <= y < y_end().
     [[nodiscard, gnu::always_inline]] double at(double y) const {
       const Bin by = bin<k_y_bits>(y);
@@ -69,7 +80,8 @@ class BinnedGrid {
   /// REQUIRES: 0 <= x < batches().
   [[nodiscard, gnu::always_inline]] BatchRow batch_row(size_t x) const {
     const Bin bx = m_x_bins[x];
-    return {&m_z[bx.index * m_ny], m_ny, bx.frac, bx.frac == 0 && m_finite};
+    const bool finite = rows_at(bx.index);
+    return {&m_z[bx.index * m_ny], m_ny, bx.frac, bx.frac == 0 && finite};
   }
   /// at(x, y) for an integer x (a batch), to the bit: x's sub-bin comes from a table (and where
   /// x is a point the row above is not read, BatchRow).
@@ -83,13 +95,16 @@ class BinnedGrid {
     y = y < 1 ? 1 : y;
     if (!(y < m_y_end)) return beyond(1, y);
     const Bin by = bin<k_y_bits>(y);
+    (void)rows_at(0);
     const double* r0 = &m_z[by.index];
     return r0[0] + by.frac * (r0[1] - r0[0]);
   }
   /// The grid itself (for sizes beyond the table, and for tests).
   [[nodiscard]] const LogGrid& grid() const { return m_grid; }
-  /// Bytes the table takes.
-  [[nodiscard]] size_t table_bytes() const { return m_z.size() * sizeof(double); }
+  /// Bytes the table takes once every row is filled.
+  [[nodiscard]] size_t table_bytes() const { return m_nx * m_ny * sizeof(double); }
+  /// How many of the table's rows have been filled (for tests).
+  [[nodiscard]] size_t rows_filled() const;
 
   /// The size of point i of an axis of 2^bits sub-bins an octave: 2^(i / s) (1 + (i % s) / s).
   template <int bits>
@@ -106,6 +121,18 @@ class BinnedGrid {
   };
   /// The grid itself, out of line so that at() stays small.
   [[nodiscard]] double beyond(double x, double y) const;
+  /// A row's state: not filled yet, filled with finite values only, or filled with some other.
+  enum : uint8_t { k_empty = 0, k_finite = 1, k_other = 2 };
+  /// Rows i and i + 1 filled (REQUIRES: i + 1 < the row count); whether both are finite.
+  [[nodiscard, gnu::always_inline]] bool rows_at(size_t i) const {
+    const uint8_t a = m_lazy->state[i].load(std::memory_order_acquire);
+    const uint8_t b = m_lazy->state[i + 1].load(std::memory_order_acquire);
+    if (a == k_empty || b == k_empty) [[unlikely]]
+      return fill_rows(i);
+    return a == k_finite && b == k_finite;
+  }
+  /// rows_at's filling, out of line.
+  [[gnu::noinline]] bool fill_rows(size_t i) const;
   /// REQUIRES: 1 <= v < 2^63.
   template <int sub_bits>
   [[nodiscard]] static Bin bin(double v) {
@@ -118,12 +145,22 @@ class BinnedGrid {
             static_cast<double>(rest) * (1.0 / static_cast<double>(uint64_t{1} << k_rest))};
   }
 
+  /// What filling a row reads, and the rows' states (apart, so that the grid can move).
+  struct Lazy {
+    std::mutex fill;                          // held while a row is filled
+    std::unique_ptr<std::atomic<uint8_t>[]> state;  // [i]: row i's state
+    std::vector<LogBracket> by;               // [j]: the grid's bracket of point(j) along y
+    std::vector<double> ln_rows;              // [r * m_ny + j]: the grid's row r at by[j]
+  };
+
   LogGrid m_grid;
   double m_x_end, m_y_end;
-  size_t m_ny;
-  std::vector<double> m_z;    // m_z[i * m_ny + j] = the grid at (point(i), point(j))
+  size_t m_nx, m_ny;
+  // m_z[i * m_ny + j] = the grid at (point(i), point(j)), row i once filled (left
+  // uninitialised until then, so that the pages of rows never read are never touched).
+  std::unique_ptr<double[]> m_z;
   std::vector<Bin> m_x_bins;  // [x]: bin<k_x_bits>(max(1, x)) for every integer x < m_x_end
-  bool m_finite = true;       // every m_z is finite (at_batch's shortcut needs it)
+  std::unique_ptr<Lazy> m_lazy;
 };
 
 }  // namespace servesim

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <vector>
 
 namespace t_models_binned_grid_test {
@@ -92,8 +93,9 @@ TEST_CASE("binned grid: at_batch is at() to the bit for every integer batch", "[
   // that at() gives NaN there (0 x (inf - inf) along x) even where the batch is a point.
   const std::vector<double> xs{1, 8, 64}, lengths{1, 16};
   const LogGrid huge(xs, lengths, {1e305, 1e306, 1e305, 1e306, 1e305, 1e306}, 1.0);
-  const std::vector<BinnedGrid> grids{BinnedGrid(power_grid(1, 2), 12, 20),
-                                      BinnedGrid(huge, 12, 20)};
+  std::vector<BinnedGrid> grids;  // (a BinnedGrid moves but does not copy)
+  grids.emplace_back(power_grid(1, 2), 12, 20);
+  grids.emplace_back(huge, 12, 20);
   for (size_t g = 0; g < grids.size(); ++g) {
     const BinnedGrid& b = grids[g];
     size_t nan = 0;
@@ -128,6 +130,55 @@ TEST_CASE("binned grid: the operator model's dense curves are at() to the bit", 
       CHECK(same(got[i], curves[c].at(std::max(1.0, static_cast<double>(i)))));
     }
   }
+}
+
+TEST_CASE("binned grid: rows are filled on first use, each as the whole table would be",
+          "[models]") {
+  // Every point of the table is the grid's own value there (at(bx, by) takes the same two steps
+  // as the fill), to the bit; only the rows a lookup reads are filled: x in [4, 5) reads the
+  // points 4 and 4.5 (rows 16 and 17 of the 8-a-octave axis), at_one rows 0 and 1.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const BinnedGrid b(power_grid(0.5, 1.5), 12, 20);
+  CHECK(b.rows_filled() == 0);
+  (void)b.at(4.2, 300);
+  CHECK(b.rows_filled() == 2);
+  (void)b.at_batch(4, 17);
+  CHECK(b.rows_filled() == 2);
+  (void)b.at_one(5000);
+  CHECK(b.rows_filled() == 4);
+  for (size_t i = 0; i < (size_t{12} << BinnedGrid::k_x_bits); ++i)  // the last row too
+    for (size_t j = 0; j < (size_t{20} << BinnedGrid::k_y_bits); ++j) {
+      const double x = BinnedGrid::point<BinnedGrid::k_x_bits>(i);
+      const double y = BinnedGrid::point<BinnedGrid::k_y_bits>(j);
+      INFO("x " << x << " y " << y);
+      CHECK(same(b.at(x, y), b.grid().at(x, y)));
+    }
+  CHECK(b.rows_filled() == (size_t{12} << BinnedGrid::k_x_bits) + 1);
+}
+
+TEST_CASE("binned grid: threads filling rows at once read what one thread reads", "[models]") {
+  // Four threads sweep every batch at several lengths, each starting at another batch, on a
+  // table none of whose rows is filled yet; each must see the bits of a table read alone.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const std::vector<double> ys{1, 2.5, 33, 300.7, 4096, 70000.5};
+  const BinnedGrid alone(power_grid(1, 2), 12, 20);
+  std::vector<double> want;
+  for (int64_t x = 0; x < 4096; ++x)
+    for (double y : ys) want.push_back(alone.at_batch(x, y));
+  const BinnedGrid shared(power_grid(1, 2), 12, 20);
+  std::vector<size_t> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (int64_t k = 0; k < 4096; ++k) {
+        const int64_t x = (k + static_cast<int64_t>(t) * 1024) % 4096;
+        for (size_t i = 0; i < ys.size(); ++i)
+          if (!same(shared.at_batch(x, ys[i]), want[static_cast<size_t>(x) * ys.size() + i]))
+            ++wrong[t];
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (size_t t = 0; t < 4; ++t) CHECK(wrong[t] == 0);
 }
 
 }  // namespace t_models_binned_grid_test
