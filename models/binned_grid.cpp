@@ -16,7 +16,9 @@ BinnedGrid::BinnedGrid(LogGrid grid, int x_octaves, int y_octaves)
   // The grid's rows' values along y, taken once for each of the grid's rows rather than twice
   // for every point; the table's rows are filled from them on their first use (fill_rows).
   Lazy& z = *m_lazy;
-  z.state = std::make_unique<std::atomic<uint8_t>[]>(m_nx);  // all k_empty
+  z.row.assign(m_nx, k_empty);
+  z.pair = std::make_unique<std::atomic<uint8_t>[]>(m_nx);  // all k_empty
+  m_pair = z.pair.get();
   z.by.resize(m_ny);
   for (size_t j = 0; j < m_ny; ++j) z.by[j] = m_grid.bracket_y(point<k_y_bits>(j));
   z.ln_rows.reserve(m_grid.rows() * m_ny);
@@ -27,34 +29,32 @@ BinnedGrid::BinnedGrid(LogGrid grid, int x_octaves, int y_octaves)
     m_x_bins[x] = bin<k_x_bits>(std::max(1.0, static_cast<double>(x)));
 }
 
-bool BinnedGrid::fill_rows(size_t i) const {
+uint8_t BinnedGrid::fill_rows(size_t i) const {
   Lazy& z = *m_lazy;
   const std::lock_guard<std::mutex> lock(z.fill);
-  bool finite = true;
   for (size_t row = i; row <= i + 1; ++row) {
-    uint8_t s = z.state[row].load(std::memory_order_relaxed);  // written under the lock only
-    if (s == k_empty) {
-      const LogBracket bx = m_grid.bracket_x(point<k_x_bits>(row));
-      const double* lo = &z.ln_rows[bx.lo * m_ny];
-      const double* hi = &z.ln_rows[bx.hi * m_ny];
-      double* out = &m_z[row * m_ny];
-      bool all = true;
-      for (size_t j = 0; j < m_ny; ++j) {
-        out[j] = m_grid.at_rows(bx, lo[j], hi[j]);
-        all = all && std::isfinite(out[j]);
-      }
-      s = all ? k_finite : k_other;
-      z.state[row].store(s, std::memory_order_release);
+    if (z.row[row] != k_empty) continue;
+    const LogBracket bx = m_grid.bracket_x(point<k_x_bits>(row));
+    const double* lo = &z.ln_rows[bx.lo * m_ny];
+    const double* hi = &z.ln_rows[bx.hi * m_ny];
+    double* out = &m_z[row * m_ny];
+    bool all = true;
+    for (size_t j = 0; j < m_ny; ++j) {
+      out[j] = m_grid.at_rows(bx, lo[j], hi[j]);
+      all = all && std::isfinite(out[j]);
     }
-    finite = finite && s == k_finite;
+    z.row[row] = all ? k_finite : k_other;
   }
-  return finite;
+  const uint8_t s = z.row[i] == k_finite && z.row[i + 1] == k_finite ? k_finite : k_other;
+  // Published after the rows' values: a lookup that reads it (acquire) reads them filled.
+  z.pair[i].store(s, std::memory_order_release);
+  return s;
 }
 
 size_t BinnedGrid::rows_filled() const {
+  const std::lock_guard<std::mutex> lock(m_lazy->fill);
   size_t n = 0;
-  for (size_t i = 0; i < m_nx; ++i)
-    n += m_lazy->state[i].load(std::memory_order_acquire) != k_empty ? 1 : 0;
+  for (const uint8_t r : m_lazy->row) n += r != k_empty ? 1 : 0;
   return n;
 }
 

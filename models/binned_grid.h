@@ -77,10 +77,23 @@ class BinnedGrid {
   [[nodiscard]] size_t batches() const { return m_x_bins.size(); }
   /// The lengths BatchRow::at covers lie below this.
   [[nodiscard]] double y_end() const { return m_y_end; }
+  /// Whether batch_row(x) would find its rows filled (a caller that keeps its fast path free of
+  /// calls asks first, and fills them with fill_batch_row otherwise). REQUIRES: x < batches().
+  [[nodiscard, gnu::always_inline]] bool batch_row_filled(size_t x) const {
+    return m_pair[m_x_bins[x].index].load(std::memory_order_acquire) != k_empty;
+  }
+  /// Fills the rows batch_row(x) reads. REQUIRES: x < batches().
+  void fill_batch_row(size_t x) const { (void)fill_rows(m_x_bins[x].index); }
   /// REQUIRES: 0 <= x < batches().
   [[nodiscard, gnu::always_inline]] BatchRow batch_row(size_t x) const {
     const Bin bx = m_x_bins[x];
     const bool finite = rows_at(bx.index);
+    return {&m_z[bx.index * m_ny], m_ny, bx.frac, bx.frac == 0 && finite};
+  }
+  /// batch_row(x) without the filling. REQUIRES: batch_row_filled(x).
+  [[nodiscard, gnu::always_inline]] BatchRow filled_batch_row(size_t x) const {
+    const Bin bx = m_x_bins[x];
+    const bool finite = m_pair[bx.index].load(std::memory_order_acquire) == k_finite;
     return {&m_z[bx.index * m_ny], m_ny, bx.frac, bx.frac == 0 && finite};
   }
   /// at(x, y) for an integer x (a batch), to the bit: x's sub-bin comes from a table (and where
@@ -121,18 +134,19 @@ class BinnedGrid {
   };
   /// The grid itself, out of line so that at() stays small.
   [[nodiscard]] double beyond(double x, double y) const;
-  /// A row's state: not filled yet, filled with finite values only, or filled with some other.
+  /// The state of a pair of rows (i, i + 1), which a lookup between them reads: not both filled
+  /// yet, both filled with finite values only, or both filled and not all finite.
   enum : uint8_t { k_empty = 0, k_finite = 1, k_other = 2 };
   /// Rows i and i + 1 filled (REQUIRES: i + 1 < the row count); whether both are finite.
   [[nodiscard, gnu::always_inline]] bool rows_at(size_t i) const {
-    const uint8_t a = m_lazy->state[i].load(std::memory_order_acquire);
-    const uint8_t b = m_lazy->state[i + 1].load(std::memory_order_acquire);
-    if (a == k_empty || b == k_empty) [[unlikely]]
-      return fill_rows(i);
-    return a == k_finite && b == k_finite;
+    uint8_t s = m_pair[i].load(std::memory_order_acquire);
+    if (s == k_empty) [[unlikely]]
+      s = fill_rows(i);
+    return s == k_finite;
   }
-  /// rows_at's filling, out of line.
-  [[gnu::noinline]] bool fill_rows(size_t i) const;
+  /// rows_at's filling, out of line: fills rows i and i + 1 where not yet filled and returns
+  /// the pair's state.
+  [[gnu::noinline]] uint8_t fill_rows(size_t i) const;
   /// REQUIRES: 1 <= v < 2^63.
   template <int sub_bits>
   [[nodiscard]] static Bin bin(double v) {
@@ -147,10 +161,11 @@ class BinnedGrid {
 
   /// What filling a row reads, and the rows' states (apart, so that the grid can move).
   struct Lazy {
-    std::mutex fill;                          // held while a row is filled
-    std::unique_ptr<std::atomic<uint8_t>[]> state;  // [i]: row i's state
-    std::vector<LogBracket> by;               // [j]: the grid's bracket of point(j) along y
-    std::vector<double> ln_rows;              // [r * m_ny + j]: the grid's row r at by[j]
+    std::mutex fill;                   // held while rows are filled
+    std::vector<uint8_t> row;          // [i]: row i's own state (read and written under `fill`)
+    std::unique_ptr<std::atomic<uint8_t>[]> pair;  // [i]: rows i and i + 1 (m_pair)
+    std::vector<LogBracket> by;        // [j]: the grid's bracket of point(j) along y
+    std::vector<double> ln_rows;       // [r * m_ny + j]: the grid's row r at by[j]
   };
 
   LogGrid m_grid;
@@ -161,6 +176,7 @@ class BinnedGrid {
   std::unique_ptr<double[]> m_z;
   std::vector<Bin> m_x_bins;  // [x]: bin<k_x_bits>(max(1, x)) for every integer x < m_x_end
   std::unique_ptr<Lazy> m_lazy;
+  std::atomic<uint8_t>* m_pair = nullptr;  // m_lazy->pair, one load nearer for the lookups
 };
 
 }  // namespace servesim

@@ -275,6 +275,10 @@ class OperatorModel final : public StepTimeModel {
         m_work.flops_per_prefill_pair != m_work.flops_per_pair)
       return false;
     const auto n = static_cast<size_t>(batch);
+    // The table's rows at the batch are filled on their first use: a call that finds them not
+    // filled yet fills them and starts again (a tail call, so that the usual path calls nothing).
+    if (!m_generation.batch_row_filled(n)) [[unlikely]]
+      return fill_then_decode_stretch(batch, out);
     out.batch = batch;
     out.batch_count = static_cast<double>(batch);
     out.base_ms = m_overhead_ms + m_tokens_ms[n] + m_sequences_ms[n];  // rank_ms's order
@@ -284,11 +288,15 @@ class OperatorModel final : public StepTimeModel {
     out.flops_per_pair = m_work.flops_per_pair;
     out.peak_bytes_per_s = m_peak_bytes;
     out.peak_flops_per_s = m_peak_flops;
-    out.generation = m_generation.batch_row(n);
+    out.generation = m_generation.filled_batch_row(n);
     out.length_end = m_generation.y_end();
     out.one_ms = m_generation_one_ms.data();
     out.one_lengths = m_generation_one_ms.size();
     return true;
+  }
+  [[gnu::noinline]] bool fill_then_decode_stretch(int32_t batch, DecodeStretch& out) const {
+    m_generation.fill_batch_row(static_cast<size_t>(batch));
+    return decode_stretch(batch, out);
   }
 
  private:

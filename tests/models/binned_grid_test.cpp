@@ -181,4 +181,28 @@ TEST_CASE("binned grid: threads filling rows at once read what one thread reads"
   for (size_t t = 0; t < 4; ++t) CHECK(wrong[t] == 0);
 }
 
+TEST_CASE("binned grid: a batch's rows asked for, filled, then read without filling",
+          "[models]") {
+  // The operator model's decode stretch asks batch_row_filled, fills with fill_batch_row where
+  // needed, then reads filled_batch_row: the same bits as at_batch, on points (one row read)
+  // and between them (each x in a bin of its own), for a finite grid and one whose
+  // extrapolation overflows.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const std::vector<double> xs{1, 8, 64}, lengths{1, 16};
+  const LogGrid huge(xs, lengths, {1e305, 1e306, 1e305, 1e306, 1e305, 1e306}, 1.0);
+  std::vector<BinnedGrid> grids;
+  grids.emplace_back(power_grid(1, 2), 12, 20);
+  grids.emplace_back(huge, 12, 20);
+  for (const BinnedGrid& b : grids)
+    for (const size_t x : {size_t{1}, size_t{7}, size_t{16}, size_t{19}, size_t{300}}) {
+      INFO("x " << x);
+      CHECK_FALSE(b.batch_row_filled(x));
+      b.fill_batch_row(x);
+      CHECK(b.batch_row_filled(x));
+      const BinnedGrid::BatchRow row = b.filled_batch_row(x);
+      for (const double y : {1.0, 2.5, 33.0, 300.7, 65537.3})
+        CHECK(same(row.at(y), b.at_batch(static_cast<int64_t>(x), y)));
+    }
+}
+
 }  // namespace t_models_binned_grid_test
