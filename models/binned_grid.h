@@ -59,7 +59,7 @@ class BinnedGrid {
     const double* row = nullptr;  // the table's row at or below x
     size_t ny = 0;                // its length (the next row follows it)
     double frac = 0;              // x's fraction of the way to the next row
-    bool one_row = false;  // x is a point and both rows finite: the next row is not read
+    bool one_row = false;         // x is a point and both rows finite: the next row is not read
     /// REQUIRES: 1 <= y < y_end().
     [[nodiscard, gnu::always_inline]] double at(double y) const {
       const Bin by = bin<k_y_bits>(y);
@@ -161,11 +161,11 @@ class BinnedGrid {
 
   /// What filling a row reads, and the rows' states (apart, so that the grid can move).
   struct Lazy {
-    std::mutex fill;                   // held while rows are filled
-    std::vector<uint8_t> row;          // [i]: row i's own state (read and written under `fill`)
+    std::mutex fill;           // held while rows are filled
+    std::vector<uint8_t> row;  // [i]: row i's own state (read and written under `fill`)
     std::unique_ptr<std::atomic<uint8_t>[]> pair;  // [i]: rows i and i + 1 (m_pair)
-    std::vector<LogBracket> by;        // [j]: the grid's bracket of point(j) along y
-    std::vector<double> ln_rows;       // [r * m_ny + j]: the grid's row r at by[j]
+    std::vector<LogBracket> by;                    // [j]: the grid's bracket of point(j) along y
+    std::vector<double> ln_rows;                   // [r * m_ny + j]: the grid's row r at by[j]
   };
 
   LogGrid m_grid;

@@ -138,8 +138,7 @@ std::optional<std::vector<double>> TableCache::load() const {
   if (bytes.size() < at || std::string_view(bytes.data() + sizeof h, m_what.size()) != m_what ||
       h.count > bytes.size() / 8 || bytes.size() != at + h.count * sizeof(double))
     return std::nullopt;
-  if (hash_bytes(bytes.data() + at, h.count * sizeof(double)) != h.values_hash)
-    return std::nullopt;
+  if (hash_bytes(bytes.data() + at, h.count * sizeof(double)) != h.values_hash) return std::nullopt;
   std::vector<double> values(h.count);
   if (h.count > 0)  // an empty vector's data() may be null, which memcpy must not be given
     std::memcpy(values.data(), bytes.data() + at, h.count * sizeof(double));

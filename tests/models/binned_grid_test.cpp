@@ -181,8 +181,7 @@ TEST_CASE("binned grid: threads filling rows at once read what one thread reads"
   for (size_t t = 0; t < 4; ++t) CHECK(wrong[t] == 0);
 }
 
-TEST_CASE("binned grid: a batch's rows asked for, filled, then read without filling",
-          "[models]") {
+TEST_CASE("binned grid: a batch's rows asked for, filled, then read without filling", "[models]") {
   // The operator model's decode stretch asks batch_row_filled, fills with fill_batch_row where
   // needed, then reads filled_batch_row: the same bits as at_batch, on points (one row read)
   // and between them (each x in a bin of its own), for a finite grid and one whose

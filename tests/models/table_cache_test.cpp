@@ -134,8 +134,7 @@ TEST_CASE("table cache: what is stored comes back bit for bit for the same conte
   CHECK_FALSE(TableCache(dir / "cache", src, "gemm bfloat16").load());
 }
 
-TEST_CASE("table cache: an entry is keyed by the source's bytes, empty or pages long",
-          "[models]") {
+TEST_CASE("table cache: an entry is keyed by the source's bytes, empty or pages long", "[models]") {
   // The source is read through a read-only mapping: its key (the hash in the entry's name) must
   // be content_hash of exactly its bytes for an empty file, a short one and ones ending just
   // before, on and after a page boundary; and its entry must come back from a mapping of its
