@@ -224,6 +224,15 @@ void CsvColumns::read_header() {
                                    printable(trim(m_line), 100)));
 }
 
+std::string_view CsvColumns::buffered() const {
+  std::streambuf* const buf = m_in->rdbuf();
+  if (buf == nullptr) return {};
+  const char* const begin = GetArea::begin(*buf);
+  return {begin, static_cast<size_t>(GetArea::end(*buf) - begin)};
+}
+
+void CsvColumns::skip_buffered(size_t bytes) { GetArea::skip(*m_in->rdbuf(), bytes); }
+
 bool CsvColumns::next_row() { return next_row_starting({}); }
 
 bool CsvColumns::next_row_starting(std::string_view prefix) {

@@ -55,6 +55,20 @@ class CsvColumns {
   /// (their number of fields is not checked), for a reader that selects rows by their leading
   /// columns (see position()).
   [[nodiscard]] bool next_row_starting(std::string_view prefix);
+  /// The input the stream holds in memory past the rows read so far (its buffer's unread
+  /// bytes), for a reader that takes its usual rows in place and leaves the rest to next_row():
+  /// possibly empty (the buffer is refilled only by next_row()), possibly ending inside a line.
+  /// Valid until the next call on this reader.
+  [[nodiscard]] std::string_view buffered() const;
+  /// Takes the first `bytes` of buffered() (a whole row and its '\n', which the caller has
+  /// checked next_row() would read as one row, no blank line before it) as the current row: its
+  /// line is counted and line() names it; field() is left as it was.
+  void take_buffered(size_t bytes) {
+    skip_buffered(bytes);
+    m_row_line = ++m_line_no;
+  }
+  /// The number of fields the header has.
+  [[nodiscard]] size_t header_fields() const { return m_header_fields; }
   /// Where requested column `k` is in the header (0 = first), npos if absent.
   [[nodiscard]] size_t position(size_t k) const { return m_index[k]; }
   /// The line the current row starts on (a quoted field may carry it over further lines).
@@ -74,6 +88,7 @@ class CsvColumns {
 
  private:
   [[noreturn]] void bad(size_t k, const std::string& allowed) const;
+  void skip_buffered(size_t bytes);
   void read_header();
   /// Reads the next line (without its '\n') into m_line; false at the end of the input.
   bool read_line();

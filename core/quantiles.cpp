@@ -200,7 +200,10 @@ void QuantileSketch::gather() {
 
 void QuantileSketch::to_histogram() {
   m_histogram_mode = true;
-  m_buckets.assign(k_buckets, 0);
+  if (m_buckets.capacity() == 0)
+    m_buckets.resize(k_buckets);  // zeros from untouched pages: only the buckets counted fault
+  else
+    m_buckets.assign(k_buckets, 0);
   if (!m_chunks.empty()) m_chunks.back().n = m_tail_n;
   int64_t* buckets = m_buckets.data();
   for (const Chunk& c : m_chunks) {
@@ -254,8 +257,10 @@ double QuantileSketch::bucket_mid(size_t b) const {
 double QuantileSketch::order_statistic(int64_t k) const {
   if (k <= 0) return m_min;
   if (k >= m_count - 1) return m_max;
+  // Every value lies in [m_min, m_max], so the buckets outside theirs are 0: not read (nor
+  // their pages touched).
   int64_t seen = 0;
-  for (size_t b = 0; b < m_buckets.size(); ++b) {
+  for (size_t b = bucket_of(m_min), last = bucket_of(m_max); b <= last; ++b) {
     seen += m_buckets[b];
     if (seen > k) return bucket_mid(b);
   }

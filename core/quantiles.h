@@ -19,15 +19,44 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
+#include <new>
 #include <span>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace servesim {
 
 class ByteReader;  // core/byte_io.h
+
+/// An allocator of zeroed memory (calloc: a large block is fresh pages from the kernel, none
+/// touched until written) whose value-initialization writes nothing, so that a vector resized
+/// from no capacity holds zeros without a page being touched. REQUIRES: a vector of it is only
+/// resized up when it has never held a non-zero value in its capacity (assign() otherwise).
+template <typename T>
+struct ZeroedAllocator {
+  static_assert(std::is_trivial_v<T>);
+  using value_type = T;
+  ZeroedAllocator() = default;
+  template <typename U>
+  explicit ZeroedAllocator(const ZeroedAllocator<U>& /*other*/) {}
+  T* allocate(size_t n) {
+    void* const p = std::calloc(n, sizeof(T));
+    if (p == nullptr) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t /*n*/) { std::free(p); }
+  template <typename U>
+  void construct(U* /*p*/) noexcept {}  // value-initialized: calloc's zeros
+  template <typename U, typename... Args>
+  void construct(U* p, Args&&... args) {
+    ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  friend bool operator==(const ZeroedAllocator&, const ZeroedAllocator&) { return true; }
+};
 
 class QuantileSketch {
  public:
@@ -191,7 +220,7 @@ class QuantileSketch {
   size_t m_tail_n = 0, m_tail_cap = 0;
   bool m_sorted = true;
   bool m_histogram_mode = false;
-  std::vector<int64_t> m_buckets;
+  std::vector<int64_t, ZeroedAllocator<int64_t>> m_buckets;
   /// add_repeated's values while exact: (value, count), and their counts' total.
   using Run = Repeat;
   std::vector<Run> m_runs;

@@ -27,6 +27,9 @@ struct Line {
   int64_t last_ns = 0;   // the last put_secs's time,
   size_t last_at = 0;    // where its text starts in data
   size_t last_size = 0;  // and its length (0: none yet)
+  int64_t kept_ns = 0;   // a time keep() set aside, likewise (kept_size 0: none)
+  size_t kept_at = 0;
+  size_t kept_size = 0;
 
   void put(std::string_view s) {
     std::memcpy(p, s.data(), s.size());
@@ -44,10 +47,11 @@ struct Line {
   [[gnu::always_inline]] void put_secs(Time t) {
     const int64_t ns = t.count_ns();
     if (ns == last_ns && last_size != 0) {
-      char copy[k_secs_max];
-      std::memcpy(copy, data + last_at, k_secs_max);  // whole: two fixed-size moves
-      std::memcpy(p, copy, k_secs_max);
-      p += last_size;
+      copy_secs(last_at, last_size);
+      return;
+    }
+    if (ns == kept_ns && kept_size != 0) {
+      copy_secs(kept_at, kept_size);
       return;
     }
     char* const start = p;
@@ -55,6 +59,19 @@ struct Line {
     last_ns = ns;
     last_at = static_cast<size_t>(start - data);
     last_size = static_cast<size_t>(p - start);
+  }
+  /// Sets the last put_secs's text aside, for a later time equal to it (server_ttft_s is
+  /// ttft_s without the `api` section, three fields on).
+  void keep() {
+    kept_ns = last_ns;
+    kept_at = last_at;
+    kept_size = last_size;
+  }
+  [[gnu::always_inline]] void copy_secs(size_t at, size_t size) {
+    char copy[k_secs_max];
+    std::memcpy(copy, data + at, k_secs_max);  // whole: two fixed-size moves
+    std::memcpy(p, copy, k_secs_max);
+    p += size;
   }
   /// A double with nine decimals, correctly rounded (as printf's %.9f).
   void put_fixed9(double v) { p = decimal_chars::put_fixed9(p, data + sizeof data, v); }
@@ -178,6 +195,7 @@ void format_row(Buffer& out, const Request& r, const Names& names) {
   l.put_secs(r.release);
   l.comma();
   l.put_secs(r.first_token - r.spec.arrival);
+  l.keep();
   l.comma();
   if (r.spec.output_tokens > 1)
     l.put_fixed9((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));

@@ -113,7 +113,7 @@ class StreamingTrace final : public WorkloadSource {
         throw InputError(fmt::format(
             "{}:{}: {} = {} is more than 9e9 s after the first request "
             "(line {}); simulated time is int64 nanoseconds",
-            m_name, m_row.line, m_rows->arrival_label(), shown(m_row.arrival_text), m_origin_line));
+            m_name, m_row.line, m_rows->arrival_label(), shown(m_prev_text), m_origin_line));
       out = to_request(m_row, m_next_id++, arrival_ns);
       return true;
     }
@@ -129,7 +129,9 @@ class StreamingTrace final : public WorkloadSource {
                       shown(m_prev_text), m_prev_line, m_sort_hint));
     m_prev_ns = m_row.arrival_ns;
     m_prev_line = m_row.line;
-    m_prev_text = m_row.arrival_text;
+    // Swapped, not copied: every reader writes the next row's text afresh (the row's own text
+    // is m_prev_text from here on).
+    m_prev_text.swap(m_row.arrival_text);
   }
 
   [[nodiscard]] std::string shown(const std::string& text) const {

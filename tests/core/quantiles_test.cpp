@@ -242,6 +242,32 @@ TEST_CASE("quantiles: runs' order statistics by hand", "[core][quantiles]") {
   CHECK(q.sum() == 24);
 }
 
+TEST_CASE("quantiles: a histogram's order statistics by hand, before and after a reuse",
+          "[core][quantiles]") {
+  // Limit 4, {1 x3, 3 x2}: histogram mode. The bucket of 1.0 is [1, 1 + 2^-10), midpoint
+  // 1 + 2^-11; that of 3.0 is [3, 3 + 2^-9), midpoint past the max, so clamped to 3. p50 at
+  // position 2 is the 3rd value (bucket of 1), p75 at 3 the 4th (bucket of 3), p25 at 1 the 2nd.
+  const auto check = [](QuantileSketch& q) {
+    CHECK_FALSE(q.exact());
+    CHECK(q.percentile(50) == 1.00048828125);
+    CHECK(q.percentile(25) == 1.00048828125);
+    CHECK(q.percentile(75) == 3.0);
+    CHECK(q.percentile(0) == 1.0);
+    CHECK(q.percentile(100) == 3.0);
+  };
+  QuantileSketch q(4);
+  for (const double v : {3.0, 1.0, 1.0, 3.0, 1.0}) q.add(v);
+  check(q);
+  // The buckets of a copy are written; a sketch assigned an empty one starts again from none.
+  QuantileSketch copy(q);
+  check(copy);
+  QuantileSketch moved(std::move(copy));
+  check(moved);
+  moved = QuantileSketch(4);
+  for (const double v : {1.0, 3.0, 1.0, 1.0, 3.0}) moved.add(v);
+  check(moved);
+}
+
 TEST_CASE("quantiles: percentiles read from ranks put in place are the sorted array's",
           "[core][quantiles]") {
   // percentile() selects the two ranks it reads (core/order_stats.h) instead of sorting; the

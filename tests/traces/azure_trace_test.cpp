@@ -1,10 +1,14 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <random>
+#include <sstream>
+#include <streambuf>
 
 #include "tests/test_paths.h"
 #include "tests/traces/trace_test_support.h"
+#include "traces/factories.h"
 #include "traces/trace_rows.h"
 
 namespace t_traces_azure_trace_test {
@@ -162,6 +166,105 @@ TEST_CASE("azure: rows with 0 tokens are skipped and counted only when asked", "
   CHECK(ids(rows) == std::vector<uint64_t>{0, 1});
   CHECK(source->counters() ==
         std::vector<std::pair<std::string, int64_t>>{{"trace_rows_skipped_zero_tokens", 2}});
+}
+
+/// Shows its reader `window` bytes of `text` at a time: with a window of 1 no row ever lies
+/// whole in the buffer, so the reader takes the general path for every row.
+class WindowBuf : public std::streambuf {
+ public:
+  WindowBuf(std::string text, size_t window) : m_text(std::move(text)), m_window(window) {}
+
+ protected:
+  int_type underflow() override {
+    if (gptr() != nullptr && gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    const size_t at = gptr() == nullptr ? 0 : static_cast<size_t>(gptr() - m_text.data());
+    if (at >= m_text.size()) return traits_type::eof();
+    char* const b = m_text.data() + at;
+    setg(b, b, b + std::min(m_window, m_text.size() - at));
+    return traits_type::to_int_type(*b);
+  }
+
+ private:
+  std::string m_text;
+  size_t m_window;
+};
+
+/// Every row make_azure_rows reads from `text` shown `window` bytes at a time, one line of text
+/// each, and the message that stops it (if one does).
+std::vector<std::string> azure_rows_seen(const std::string& text, size_t window) {
+  WindowBuf buf(text, window);
+  std::istream in(&buf);
+  TraceOptions options;
+  options.skip_zero_tokens = true;
+  std::vector<std::string> out;
+  try {
+    auto rows = make_azure_rows(in, "t.csv", options);
+    for (TraceRow row; rows->next(row);)
+      out.push_back(fmt::format("{} {} {} {} {} {}", row.line, row.arrival_ns, row.prompt_tokens,
+                                row.output_tokens, row.arrival_text,
+                                row.skip == nullptr ? "-" : row.skip));
+  } catch (const InputError& e) {
+    out.push_back(e.what());
+  }
+  return out;
+}
+
+TEST_CASE("azure: rows read in the stream's buffer are the rows the general path reads",
+          "[traces]") {
+  // Rows of every shape: the files' own (7 fraction digits, CRLF), other fraction lengths, 'T',
+  // days past the 28th, offsets, leading zeros, counts at and past the limit, zeros (skipped),
+  // spaces, quotes, blank lines, LF ends; a window of 1 reads them all the general way.
+  std::mt19937_64 rng(44);
+  std::string text = "TIMESTAMP,ContextTokens,GeneratedTokens\r\n";
+  int64_t second = 0;
+  std::string first;  // the first row's line and arrival, worked out apart from the reader
+  for (int i = 0; i < 3'000; ++i) {
+    second += static_cast<int64_t>(rng() % 5'000);
+    const int64_t day = 19'000 + second / 86'400;
+    using namespace std::chrono;
+    const year_month_day date{sys_days{days{day}}};
+    const int digits = rng() % 3 == 0 ? static_cast<int>(rng() % 12) : 7;
+    std::string fraction;
+    for (int d = 0; d < digits; ++d) fraction += static_cast<char>('0' + rng() % 10);
+    std::string stamp =
+        fmt::format("{:04}-{:02}-{:02}{}{:02}:{:02}:{:02}{}{}", static_cast<int>(date.year()),
+                    static_cast<unsigned>(date.month()), static_cast<unsigned>(date.day()),
+                    rng() % 8 == 0 ? 'T' : ' ', second % 86'400 / 3600, second / 60 % 60,
+                    second % 60, digits > 0 ? "." : "", fraction);
+    if (rng() % 16 == 0) stamp += "Z";
+    if (i == 0) {  // its nanoseconds: nine fraction digits, rounded half up by the tenth
+      int64_t ns = 0;
+      for (int d = 0; d < 9; ++d) ns = ns * 10 + (d < digits ? fraction[d] - '0' : 0);
+      if (digits > 9 && fraction[9] >= '5') ++ns;
+      first = fmt::format("2 {} ", (day * 86'400 + second) * 1'000'000'000 + ns);
+    }
+    // Counts that are not plain: 0, leading zeros, the limit, 11 digits, a space, quotes.
+    static const char* const k_odd[] = {"0", "0042", "1000000000", "00000000007", " 9", "\"12\""};
+    const auto count = [&] {
+      const size_t pick = rng() % 12;
+      return pick < 6 ? std::string(k_odd[pick]) : std::to_string(1 + rng() % 5'000);
+    };
+    text += fmt::format("{},{},{}{}", stamp, count(), count(), rng() % 4 == 0 ? "\n" : "\r\n");
+    if (rng() % 64 == 0) text += rng() % 2 == 0 ? "\r\n" : "  \n";
+  }
+  const std::vector<std::string> general = azure_rows_seen(text, 1);
+  REQUIRE(general.size() == 3'000);
+  CHECK(general[0].rfind(first, 0) == 0);
+  for (const size_t window : {size_t{2}, size_t{27}, size_t{40}, size_t{4096}, text.size()}) {
+    INFO(window);
+    CHECK(azure_rows_seen(text, window) == general);
+  }
+  // A bad row stops both with the same message, whether in the buffer or past it.
+  for (const std::string bad : {"2023-11-16 18:15:47,x,44", "2023-11-16 18:15:47,5,1000000001",
+                                "2023-11-16 24:00:00.0000000,5,5", "2023-11-16 18:15:47.5,5,5,"}) {
+    INFO(bad);
+    const std::string t = text + bad + "\r\n";
+    const std::vector<std::string> seen = azure_rows_seen(t, 1);
+    REQUIRE(seen.size() == 3'001);
+    CHECK(seen.back().rfind("t.csv:", 0) == 0);
+    CHECK(azure_rows_seen(t, t.size()) == seen);
+    CHECK(azure_rows_seen(t, 64) == seen);
+  }
 }
 
 }  // namespace t_traces_azure_trace_test
