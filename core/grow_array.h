@@ -12,10 +12,14 @@
 // instead of 4 KiB, so a run's 5 MB of step ends and gap counts take a handful of faults
 // instead of about 1,300; elsewhere the advice is ignored and the pages come as before. Such a
 // block grows by moving its pages (mremap), never by copying, and its pages come zeroed, so
-// resize() writes zeros only where values were kept before (m_written).
+// resize() writes zeros only where values were kept before (m_written). A huge page is taken
+// whole at its first touch, so a block wastes up to 2 MiB past its last value: the process
+// advises at most k_huge_budget bytes at once (a fleet's thousand replicas each keeping step
+// ends would otherwise waste up to 2 MiB apiece), and blocks mapped past it are not advised.
 #include <sys/mman.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -26,6 +30,9 @@
 
 namespace servesim {
 
+/// Bytes of GrowArray blocks advised as huge pages now, over the process (GrowArray::map).
+inline std::atomic<size_t> g_grow_array_huge_bytes{0};
+
 template <class T>
 class GrowArray {
   static_assert(std::is_trivially_copyable_v<T>);
@@ -34,9 +41,14 @@ class GrowArray {
   GrowArray() = default;
   GrowArray(const GrowArray& o) { *this = o; }
   GrowArray(GrowArray&& o) noexcept
-      : m_v(o.m_v), m_n(o.m_n), m_cap(o.m_cap), m_mapped(o.m_mapped), m_written(o.m_written) {
+      : m_v(o.m_v),
+        m_n(o.m_n),
+        m_cap(o.m_cap),
+        m_mapped(o.m_mapped),
+        m_written(o.m_written),
+        m_advised(o.m_advised) {
     o.m_v = nullptr;
-    o.m_n = o.m_cap = o.m_mapped = o.m_written = 0;
+    o.m_n = o.m_cap = o.m_mapped = o.m_written = o.m_advised = 0;
   }
   GrowArray& operator=(const GrowArray& o) {
     if (this == &o) return *this;
@@ -55,8 +67,9 @@ class GrowArray {
     m_cap = o.m_cap;
     m_mapped = o.m_mapped;
     m_written = o.m_written;
+    m_advised = o.m_advised;
     o.m_v = nullptr;
-    o.m_n = o.m_cap = o.m_mapped = o.m_written = 0;
+    o.m_n = o.m_cap = o.m_mapped = o.m_written = o.m_advised = 0;
     return *this;
   }
   ~GrowArray() { release(); }
@@ -118,6 +131,10 @@ class GrowArray {
 
   /// A block this large or larger is mapped in huge pages (see the top of this file).
   static constexpr size_t k_huge_bytes = size_t{1} << 20;
+  /// The most bytes of blocks advised as huge pages at once, over the process.
+  static constexpr size_t k_huge_budget = size_t{64} << 20;
+  /// Bytes of this block advised as huge pages.
+  [[nodiscard]] size_t huge_bytes() const { return m_advised; }
 
  private:
   static constexpr size_t k_huge = size_t{2} << 20;  // the huge page: 2 MiB on x86-64
@@ -134,7 +151,9 @@ class GrowArray {
   void map(size_t n) {
     const size_t bytes = (n * sizeof(T) + k_huge - 1) / k_huge * k_huge;
     if (m_mapped > 0 && ::mremap(m_v, m_mapped, bytes, 0) != MAP_FAILED) {
-      (void)::madvise(reinterpret_cast<char*>(m_v) + m_mapped, bytes - m_mapped, MADV_HUGEPAGE);
+      if (m_advised == m_mapped &&
+          advise(reinterpret_cast<char*>(m_v) + m_mapped, bytes - m_mapped))
+        m_advised = bytes;
       m_mapped = bytes;
       m_cap = bytes / sizeof(T);
       return;
@@ -149,7 +168,7 @@ class GrowArray {
     if (start + k_huge > aligned)
       (void)::munmap(reinterpret_cast<void*>(aligned + bytes), start + k_huge - aligned);
     void* p = reinterpret_cast<void*>(aligned);
-    (void)::madvise(p, bytes, MADV_HUGEPAGE);
+    const size_t advised = advise(p, bytes) ? bytes : 0;
     if (m_mapped > 0) {
       // The old pages move over the new block's start (MREMAP_FIXED unmaps what was there).
       if (::mremap(m_v, m_mapped, m_mapped, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
@@ -162,11 +181,24 @@ class GrowArray {
       std::free(m_v);
       m_written = m_n;
     }
+    g_grow_array_huge_bytes.fetch_sub(m_advised, std::memory_order_relaxed);
+    m_advised = advised;
     m_v = static_cast<T*>(p);
     m_mapped = bytes;
     m_cap = bytes / sizeof(T);
   }
+  /// Advises [p, p + bytes) as huge pages where the process's budget has room for them.
+  static bool advise(void* p, size_t bytes) {
+    size_t now = g_grow_array_huge_bytes.load(std::memory_order_relaxed);
+    do {
+      if (bytes > k_huge_budget - std::min(now, k_huge_budget)) return false;
+    } while (!g_grow_array_huge_bytes.compare_exchange_weak(now, now + bytes,
+                                                            std::memory_order_relaxed));
+    (void)::madvise(p, bytes, MADV_HUGEPAGE);
+    return true;
+  }
   void release() {
+    g_grow_array_huge_bytes.fetch_sub(m_advised, std::memory_order_relaxed);
     if (m_mapped > 0)
       (void)::munmap(m_v, m_mapped);
     else
@@ -177,6 +209,7 @@ class GrowArray {
   size_t m_n = 0, m_cap = 0;
   size_t m_mapped = 0;   // bytes mapped by map(); 0: m_v is malloc's (or null)
   size_t m_written = 0;  // a mapped block: values at or past this were never stored
+  size_t m_advised = 0;  // bytes of it advised as huge pages (counted in the process's budget)
 };
 
 }  // namespace servesim

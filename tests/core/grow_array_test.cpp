@@ -4,6 +4,7 @@
 // block skips writing zeros.
 #include "core/grow_array.h"
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cstddef>
 #include <cstdint>
@@ -143,6 +144,36 @@ TEST_CASE("grow array: a mapped block's new values are zero wherever values were
   f.resize(20);
   for (size_t i = 10; i < 20; ++i) CHECK(f[i] == 0);
   CHECK(f[0] == 399990);
+}
+
+TEST_CASE("grow array: the huge-page advice stays within the process's budget", "[core]") {
+  // 40 blocks of 4 MiB (160 MiB) would each be advised whole: the first ones are, up to the
+  // budget, the rest are mapped without the advice; every value stays; the budget comes back.
+  const size_t before = g_grow_array_huge_bytes.load();
+  constexpr size_t k_values = (size_t{4} << 20) / sizeof(int64_t);
+  {
+    std::vector<GrowArray<int64_t>> blocks(40);
+    size_t advised = 0, plain = 0;
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      blocks[b].resize(k_values, static_cast<int64_t>(b));
+      advised += blocks[b].huge_bytes();
+      plain += blocks[b].huge_bytes() == 0;
+      CHECK(g_grow_array_huge_bytes.load() <= std::max(before, GrowArray<int64_t>::k_huge_budget));
+    }
+    CHECK(advised > 0);
+    CHECK(plain > 0);
+    CHECK(advised == g_grow_array_huge_bytes.load() - before);
+    for (size_t b = 0; b < blocks.size(); ++b) {
+      CHECK(blocks[b][0] == static_cast<int64_t>(b));
+      CHECK(blocks[b][k_values - 1] == static_cast<int64_t>(b));
+    }
+    // Moved and grown, blocks keep their advice's count right.
+    GrowArray<int64_t> moved = std::move(blocks[0]);
+    moved.resize(3 * k_values, 1);
+    CHECK(moved[k_values - 1] == 0);
+    CHECK(moved[3 * k_values - 1] == 1);
+  }
+  CHECK(g_grow_array_huge_bytes.load() == before);
 }
 
 }  // namespace t_core_grow_array_test
