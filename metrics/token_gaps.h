@@ -122,8 +122,23 @@ inline GapRun request_gap_run(const StepEnds& ends, const Request& r) {
   if (r.state != RequestState::Released || n <= 1) return {};
   const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
   const GrowArray<int64_t>& e = ends.of(r.replica);
-  const auto lo = std::upper_bound(e.begin(), e.end(), t0);
-  const auto hi = std::upper_bound(lo, e.end(), t1);
+  // The first end past t1, then the first past t0 (upper bounds). A request is recorded as it
+  // leaves, so its last token is mostly the replica's last end: searched back from the end,
+  // doubling the stride. Its first is then mostly the end n steps before (one step a token):
+  // taken where the ends say so, else searched.
+  const int64_t* const b = e.begin();
+  const int64_t* hi = e.end();
+  for (ptrdiff_t stride = 1; hi != b && *(hi - 1) > t1; stride *= 2) {
+    const int64_t* const from = hi - std::min<ptrdiff_t>(stride, hi - b);
+    if (!(*from > t1)) {
+      hi = std::upper_bound(from, hi, t1);
+      break;
+    }
+    hi = from;
+  }
+  const int64_t* const lo = hi - b >= n && *(hi - n) == t0 && *(hi - n + 1) > t0
+                                ? hi - n + 1
+                                : std::upper_bound(b, hi, t0);
   const int64_t steps = hi - lo;  // step ends in (t0, t1] that are kept
   if (steps >= n - 1 && hi != lo && *(hi - 1) == t1) {
     const auto first = hi - (n - 1);

@@ -1,8 +1,11 @@
 // core/grow_array.h: a realloc-grown array keeps its values, in order, through growth past
-// malloc's mmap threshold, erasing from the front, copies and moves.
+// malloc's mmap threshold and past its own huge-page threshold (a block it maps), erasing from
+// the front, copies and moves; resize's new values are the given ones, also where a mapped
+// block skips writing zeros.
 #include "core/grow_array.h"
 
 #include <catch2/catch.hpp>
+#include <cstddef>
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -78,6 +81,68 @@ TEST_CASE("grow array: copies are independent, moves leave the source empty", "[
   b.push_back(7);  // a moved-from array is usable
   CHECK(b.size() == 1);
   CHECK(b[0] == 7);
+}
+
+TEST_CASE("grow array: a mapped block's new values are zero wherever values were kept before",
+          "[core]") {
+  // int32: 1 MiB is 262,144 values. Every resize(n, 0) must read back zeros past the old size,
+  // whether those places held values before (erased, shrunk, copied over) or are fresh pages.
+  constexpr size_t k_big = GrowArray<int32_t>::k_huge_bytes / sizeof(int32_t);
+  GrowArray<int32_t> d;
+  d.resize(k_big + 10, 0);
+  REQUIRE(d.size() == k_big + 10);
+  CHECK(reinterpret_cast<uintptr_t>(d.data()) % (size_t{2} << 20) == 0);  // mapped, aligned
+  size_t nonzero = 0;
+  for (int32_t v : d) nonzero += v != 0;
+  CHECK(nonzero == 0);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = static_cast<int32_t>(i % 1000) + 1;
+  d.erase_front(5);  // the last 5 places keep stale values past the size
+  d.resize(d.size() + 5, 0);
+  for (size_t i = d.size() - 5; i < d.size(); ++i) CHECK(d[i] == 0);
+  CHECK(d[0] == 6);
+  d.resize(100);  // shrunk: the values past 100 are stale
+  d.resize(k_big + 10);
+  nonzero = 0;
+  for (size_t i = 100; i < d.size(); ++i) nonzero += d[i] != 0;
+  CHECK(nonzero == 0);
+  for (size_t i = 0; i < d.size(); ++i) d[i] = 7;
+  // Grown past its block (moved to a larger one): kept values stay, new ones are zero.
+  d.resize(5 * k_big, 0);
+  CHECK(d[k_big + 9] == 7);
+  CHECK(d[k_big + 10] == 0);
+  CHECK(d[5 * k_big - 1] == 0);
+  d.resize(5 * k_big + 3, -2);  // a value other than zero is written everywhere new
+  CHECK(d[5 * k_big + 2] == -2);
+  // Copied over by a shorter array: the places past its size held 7s.
+  GrowArray<int32_t> small;
+  small.resize(3, 4);
+  d = small;
+  REQUIRE(d.size() == 3);
+  d.resize(k_big, 0);
+  nonzero = 0;
+  for (size_t i = 3; i < d.size(); ++i) nonzero += d[i] != 0;
+  CHECK(nonzero == 0);
+  CHECK(d[2] == 4);
+  // Pushed one by one past the threshold (from malloc's block into a mapped one) and moved.
+  GrowArray<int64_t> e;
+  for (int64_t i = 0; i < 400000; ++i) e.push_back(i);
+  GrowArray<int64_t> f = std::move(e);
+  CHECK(f.size() == 400000);
+  CHECK(f[399999] == 399999);
+  // Copied over right after pushes (which do not note how far values were kept).
+  GrowArray<int64_t> g;
+  for (int64_t i = 0; i < 400000; ++i) g.push_back(i + 1);
+  GrowArray<int64_t> three;
+  three.resize(3, 5);
+  g = three;
+  g.resize(400000, 0);
+  nonzero = 0;
+  for (size_t i = 3; i < g.size(); ++i) nonzero += g[i] != 0;
+  CHECK(nonzero == 0);
+  f.erase_front(399990);
+  f.resize(20);
+  for (size_t i = 10; i < 20; ++i) CHECK(f[i] == 0);
+  CHECK(f[0] == 399990);
 }
 
 }  // namespace t_core_grow_array_test

@@ -3,6 +3,7 @@
 // and the bounded step ends it is derived from (metrics/token_gaps.h, docs/metrics.md#itl).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -199,6 +200,64 @@ TEST_CASE("itl: bounded step ends keep what a request's gaps need", "[metrics][i
   for (size_t k = 1; k <= 5 * keep; ++k) all.add(0, static_cast<int64_t>(k) * 10, 1);
   CHECK(all.of(0).size() == 5 * keep);
   CHECK_FALSE(all.trimmed(0));
+}
+
+TEST_CASE("itl: a request's steps are found as the two upper bounds would find them",
+          "[metrics][itl]") {
+  // request_gap_run searches back from the last end and takes the end n steps before its last
+  // token when that is its first: against the plain upper bounds over the whole array, on
+  // random non-decreasing ends (some equal, to test the shortcut's check), first and last
+  // tokens at ends, between them, before the first and past the last, trimmed or not.
+  Rng rng(20261207);
+  for (int round = 0; round < 40; ++round) {
+    StepEnds ends(round % 2 == 0);
+    int64_t t = 5;
+    const int64_t count = rng.uniform_int(1, 400);
+    for (int64_t k = 0; k < count; ++k) {
+      t += rng.uniform_int(0, 3) == 0 ? 0 : rng.uniform_int(1, 20);
+      ends.add(0, t, 1 + (round % 4 == 0 ? 0 : 100000));
+    }
+    const GrowArray<int64_t>& e = ends.of(0);
+    for (int q = 0; q < 200; ++q) {
+      Request r;
+      r.state = RequestState::Released;
+      r.replica = 0;
+      r.spec.output_tokens = static_cast<int32_t>(rng.uniform_int(2, 60));
+      auto pick = [&] {
+        const int64_t k = rng.uniform_int(-2, static_cast<int64_t>(e.size()) + 1);
+        if (k < 0) return e[0] - 1 + k;
+        if (k >= static_cast<int64_t>(e.size())) return e.back() + k;
+        return e[static_cast<size_t>(k)] - (rng.uniform_int(0, 2) == 0 ? 1 : 0);
+      };
+      int64_t t0 = pick(), t1 = pick();
+      if (rng.uniform_int(0, 1) == 0 && e.size() >= static_cast<size_t>(r.spec.output_tokens)) {
+        // One end a token: the shortcut's case.
+        const auto last = static_cast<size_t>(
+            rng.uniform_int(r.spec.output_tokens - 1, static_cast<int64_t>(e.size()) - 1));
+        t1 = e[last];
+        t0 = e[last - static_cast<size_t>(r.spec.output_tokens - 1)];
+      }
+      if (t0 > t1) std::swap(t0, t1);
+      r.first_token = Time::ns(t0);
+      r.last_token = Time::ns(t1);
+      // The plain searches (the code before the shortcut).
+      const int32_t n = r.spec.output_tokens;
+      const auto lo = std::upper_bound(e.begin(), e.end(), t0);
+      const auto hi = std::upper_bound(lo, e.end(), t1);
+      GapsFrom want = GapsFrom::mean;
+      const int64_t* want_at = nullptr;
+      if (hi - lo >= n - 1 && hi != lo && *(hi - 1) == t1) {
+        const bool more = hi - lo > n - 1 || (lo == e.begin() && ends.trimmed(0));
+        want = more ? GapsFrom::stall_placed : GapsFrom::steps;
+        want_at = hi - (n - 1);
+      }
+      const GapRun got = request_gap_run(ends, r);
+      INFO("round " << round << " query " << q << ": t0 " << t0 << ", t1 " << t1 << ", n " << n);
+      REQUIRE(got.from == want);
+      CHECK(got.at == want_at);
+      CHECK(got.count == n - 1);
+    }
+  }
 }
 
 TEST_CASE("itl: capacity and size count a missed ITL check as a miss", "[metrics][itl][slo]") {
