@@ -262,7 +262,9 @@ void QuantileSketch::add_repeated_each(size_t n, Next&& next_in) {
   m_count = count;
   if (!m_histogram_mode && static_cast<size_t>(m_count) > m_limit) to_histogram();
   if (m_histogram_mode) {
+    // The count in a register: a bucket's store could otherwise alias m_count.
     int64_t* buckets = m_buckets.data();
+    int64_t added = 0;
     for (; i < n; ++i) {
       const Repeat r = next();
       if (r.n <= 0) continue;
@@ -270,8 +272,9 @@ void QuantileSketch::add_repeated_each(size_t n, Next&& next_in) {
       hi = hi < r.v ? r.v : hi;
       sum += r.v * static_cast<double>(r.n);
       buckets[bucket_of(r.v)] += r.n;
-      m_count += r.n;
+      added += r.n;
     }
+    m_count += added;
   }
   m_sum = sum;
   if (lo <= hi) {

@@ -56,9 +56,8 @@ void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {
   if (end == 0) return;
   // Index 0 is never a counted gap's step (its previous end is not kept: count_gaps), but what
   // it holds is open there.
-  each_gap_tally(rep, [&](GapSketch& g) { g.add_step_gaps(e.data(), d.data(), end); });
-  int64_t open = 0;  // requests whose gaps span the last step flushed
-  for (size_t i = 0; i < end; ++i) open += d[i];
+  int64_t open = 0;  // requests whose gaps span the last step flushed: the counts' sum
+  each_gap_tally(rep, [&](GapSketch& g) { open = g.add_step_gaps(e.data(), d.data(), end); });
   std::fill(d.begin(), d.begin() + end, 0);
   // What is still open carries on from the next step.
   if (open != 0 && end < d.size()) d[end] += static_cast<int32_t>(open);

@@ -365,4 +365,47 @@ TEST_CASE("itl: the mean and std come from exact sums, whatever the order of the
   CHECK(f.sum_ns == 2 * (static_cast<GapSketch::Wide>(6'000'000'000'000'000) + 10));
 }
 
+TEST_CASE("itl: step gaps with counts give add_ns's sums, past 64 bits too, and the open count",
+          "[metrics][itl]") {
+  // Steps of 20 ms (ns * count well inside 64 bits) and of 2^40 ns with 2^30 sequences open
+  // (ns * count = 2^70: the 128-bit products), against add_ns with each step's count; the
+  // sums compared exactly. Open: 3, then 2^30 + 3 from the second step to the fifth, then 3.
+  const int64_t big = int64_t{1} << 40;
+  const std::vector<int64_t> ends = {0,
+                                     20'000'000,
+                                     40'000'000,
+                                     40'000'000 + big,
+                                     60'000'000 + big,
+                                     60'000'000 + 2 * big,
+                                     80'000'000 + 2 * big};
+  const std::vector<int32_t> counts = {3, 0, 1 << 30, 0, 0, 0, -(1 << 30)};
+  for (size_t limit : {size_t{16}, size_t{1} << 21}) {
+    GapSketch fast(limit), slow(limit);
+    CHECK(fast.add_step_gaps(ends.data(), counts.data(), ends.size()) == 3);
+    int64_t open = counts[0];
+    for (size_t i = 1; i < ends.size(); ++i) {
+      open += counts[i];
+      if (open > 0) slow.add_ns(ends[i] - ends[i - 1], open);
+    }
+    const GapSketch::Moments f = fast.moments(), s = slow.moments();
+    CHECK(f.n == s.n);
+    CHECK(f.n == 3 + 4 * ((int64_t{1} << 30) + 3) + 3);
+    CHECK(f.sum_ns == s.sum_ns);
+    CHECK(f.squares == s.squares);
+    // By hand: the two long steps' squares alone are 2 * 2^80 * (2^30 + 3).
+    const auto w = static_cast<GapSketch::Wide>(big);
+    const GapSketch::Wide small = 20'000'000;
+    CHECK(f.squares == 2 * w * w * ((int64_t{1} << 30) + 3) +
+                           small * small * (3 + 2 * ((int64_t{1} << 30) + 3) + 3));
+    CHECK(fast.q.max() == slow.q.max());
+    CHECK(fast.q.percentile(50) == slow.q.percentile(50));
+  }
+  // One step: no gap, and its count is what stays open.
+  GapSketch one(16);
+  const int64_t e0 = 5;
+  const int32_t c0 = 4;
+  CHECK(one.add_step_gaps(&e0, &c0, 1) == 4);
+  CHECK(one.q.count() == 0);
+}
+
 }  // namespace t_metrics_itl_test
