@@ -3,6 +3,7 @@
 
 #include <mpi.h>
 
+#include <cstdlib>
 #include <stdexcept>
 
 namespace servesim {
@@ -19,6 +20,8 @@ MpiWorld::MpiWorld() {
   int already = 0;
   mpi_ok(MPI_Initialized(&already), "MPI_Initialized");
   if (!already) {
+    // All ranks on one node: shared memory, without the 0.2 s of UCX's start (read by MPI_Init).
+    if (const char* pml = one_node_pml()) setenv("OMPI_MCA_pml", pml, 0);
     mpi_ok(MPI_Init(nullptr, nullptr), "MPI_Init");
     m_initialized_here = true;
   }

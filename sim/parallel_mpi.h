@@ -32,6 +32,12 @@ class MpiWorld {
   /// The ranks an MPI launcher started, from its environment (OMPI_COMM_WORLD_SIZE, PMI_SIZE,
   /// MV2_COMM_WORLD_SIZE, or srun's SLURM_STEP_NUM_TASKS): 1 when none did.
   [[nodiscard]] static int launched_ranks();
+  /// Open MPI's point-to-point layer for a launch whose ranks all share one node (Open MPI's
+  /// OMPI_COMM_WORLD_LOCAL_SIZE equal to OMPI_COMM_WORLD_SIZE): "ob1" (shared memory), which
+  /// starts in about 0.02 s where the default UCX layer's probing of the network takes 0.2 s
+  /// (docs/performance.md, branch par46). Null, leaving Open MPI's choice, for a launch over
+  /// several nodes, another launcher's, or when OMPI_MCA_pml already says which.
+  [[nodiscard]] static const char* one_node_pml();
 
  private:
   int m_rank = 0, m_size = 1;

@@ -21,6 +21,14 @@ int MpiWorld::launched_ranks() {
   return 1;
 }
 
+const char* MpiWorld::one_node_pml() {
+  const char* size = std::getenv("OMPI_COMM_WORLD_SIZE");
+  const char* local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  if (size == nullptr || local == nullptr || std::getenv("OMPI_MCA_pml") != nullptr) return nullptr;
+  const int n = std::atoi(size);
+  return n > 1 && std::atoi(local) == n ? "ob1" : nullptr;
+}
+
 std::vector<int> mpi_offsets(const std::vector<int>& lens, size_t& total) {
   std::vector<int> at(lens.size());
   total = 0;

@@ -61,6 +61,28 @@ TEST_CASE("parallel mpi: the launcher's environment gives the ranks", "[sim]") {
   }
 }
 
+TEST_CASE("parallel mpi: Open MPI's ranks on one node get the shared-memory pml", "[sim]") {
+  EnvVar a("OMPI_COMM_WORLD_SIZE", "2"), b("OMPI_COMM_WORLD_LOCAL_SIZE", "2"),
+      c("OMPI_MCA_pml", nullptr);
+  CHECK(std::string(MpiWorld::one_node_pml() ? MpiWorld::one_node_pml() : "") == "ob1");
+  {
+    EnvVar n("OMPI_COMM_WORLD_LOCAL_SIZE", "1");  // two nodes of one rank: Open MPI's choice
+    CHECK(MpiWorld::one_node_pml() == nullptr);
+  }
+  {
+    EnvVar n("OMPI_MCA_pml", "ucx");  // the user's choice stands
+    CHECK(MpiWorld::one_node_pml() == nullptr);
+  }
+  {
+    EnvVar n("OMPI_COMM_WORLD_SIZE", "1"), m("OMPI_COMM_WORLD_LOCAL_SIZE", "1");  // one rank
+    CHECK(MpiWorld::one_node_pml() == nullptr);
+  }
+  {
+    EnvVar n("OMPI_COMM_WORLD_LOCAL_SIZE", nullptr);  // not said: Open MPI's choice
+    CHECK(MpiWorld::one_node_pml() == nullptr);
+  }
+}
+
 TEST_CASE("parallel mpi: a process started alone is rank 0 of 1", "[sim]") {
   EnvVar a("OMPI_COMM_WORLD_SIZE", nullptr), b("PMI_SIZE", nullptr),
       c("MV2_COMM_WORLD_SIZE", nullptr), d("SLURM_STEP_NUM_TASKS", nullptr);
