@@ -142,7 +142,13 @@ inline char* put_fixed9(char* p, char* end, double v) {
     q = static_cast<uint64_t>(product >> shift);
     const Uint128 remainder = product & below;
     if (remainder > half || (remainder == half && (q & 1) != 0)) ++q;
-  }  // else v * 10^9 < 2^83 / 2^128: rounds to 0
+  }                          // else v * 10^9 < 2^83 / 2^128: rounds to 0
+  if (q < 10'000'000'000) {  // below 10 (every TPOT): one whole digit
+    const auto whole = static_cast<uint32_t>(q / 1'000'000'000);
+    p[0] = static_cast<char>('0' + whole);
+    p[1] = '.';
+    return put_nine_digits(p + 2, static_cast<uint32_t>(q - uint64_t{whole} * 1'000'000'000));
+  }
   p = put_u64(p, q / 1'000'000'000);
   *p++ = '.';
   return put_nine_digits(p, static_cast<uint32_t>(q % 1'000'000'000));

@@ -38,6 +38,8 @@ class RequestsCsvWriter final : public RequestRecorder {
   void flush_buffer();
   /// Makes the ring hold at least `slots` rows, the held ones kept in order.
   void grow_ring(size_t slots);
+  /// Moves the held rows now in order (from m_head on) to the buffer.
+  void drain_held();
 
   std::ostream& m_out;
   fmt::memory_buffer m_buf;

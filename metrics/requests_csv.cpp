@@ -19,17 +19,28 @@ namespace {
 // strings) took a fifth of such a run's time.
 
 /// One row under construction; every field but a rejection's reason is bounded (< 400 bytes).
+/// Its text goes into its own array, or straight into the free room of the output buffer
+/// (Line(at)): a row in order is then not copied again.
 struct Line {
   /// put_ns_as_seconds's longest text ("-9223372036.854775808"), rounded up.
   static constexpr size_t k_secs_max = 32;
-  char data[512];
-  char* p = data;
+  /// The room a row's bounded text takes, k_secs_max to spare (copy_secs).
+  static constexpr size_t k_size = 512;
+  char own[k_size];
+  char* data = own;
+  char* p = own;
   int64_t last_ns = 0;   // the last put_secs's time,
   size_t last_at = 0;    // where its text starts in data
   size_t last_size = 0;  // and its length (0: none yet)
   int64_t kept_ns = 0;   // a time keep() set aside, likewise (kept_size 0: none)
   size_t kept_at = 0;
   size_t kept_size = 0;
+
+  Line() = default;
+  /// A row written at `at`. REQUIRES: k_size bytes there.
+  explicit Line(char* at) : data(at), p(at) {}
+  Line(const Line&) = delete;
+  Line& operator=(const Line&) = delete;
 
   void put(std::string_view s) {
     std::memcpy(p, s.data(), s.size());
@@ -40,7 +51,7 @@ struct Line {
     if (v >= 0)
       p = decimal_chars::put_u64(p, static_cast<uint64_t>(v));
     else
-      p = std::to_chars(p, data + sizeof data, v).ptr;
+      p = std::to_chars(p, data + k_size, v).ptr;
   }
   /// Exact decimal seconds from integer nanoseconds: "12.000340001". A row often repeats a time
   /// (finish_s and release_s, ttft_s and server_ttft_s): the last one's text is copied.
@@ -74,13 +85,16 @@ struct Line {
     p += size;
   }
   /// A double with nine decimals, correctly rounded (as printf's %.9f).
-  void put_fixed9(double v) { p = decimal_chars::put_fixed9(p, data + sizeof data, v); }
+  void put_fixed9(double v) { p = decimal_chars::put_fixed9(p, data + k_size, v); }
   template <typename Buffer>
   void append_to(Buffer& out) const {
-    if constexpr (std::is_same_v<Buffer, std::string>)
+    if constexpr (std::is_same_v<Buffer, std::string>) {
       out.append(data, static_cast<size_t>(p - data));  // not the general iterator-pair append
-    else
+    } else if (data == out.data() + out.size()) {       // written in place (Line(at)): kept
+      out.resize(out.size() + static_cast<size_t>(p - data));
+    } else {
       out.append(data, static_cast<const char*>(p));
+    }
   }
 };
 
@@ -134,9 +148,9 @@ void put_reason_and_end(Buffer& out, Line& l, const Request& r, const Names& nam
   tail.append_to(out);
 }
 
+/// The row's text at `l`, then at the end of `out` (`l` may be out's free room: Line(at)).
 template <typename Buffer>
-void format_row(Buffer& out, const Request& r, const Names& names) {
-  Line l;
+void format_row_at(Line& l, Buffer& out, const Request& r, const Names& names) {
   l.put_int(static_cast<int64_t>(r.spec.id));
   l.comma();
   l.put_secs(r.spec.arrival);
@@ -210,13 +224,30 @@ void format_row(Buffer& out, const Request& r, const Names& names) {
   l.append_to(out);
 }
 
+void format_row(std::string& out, const Request& r, const Names& names) {
+  Line l;
+  format_row_at(l, out, r, names);
+}
+
+/// The row at the end of `out`, written there in place.
+void format_row(fmt::memory_buffer& out, const Request& r, const Names& names) {
+  out.reserve(out.size() + Line::k_size);
+  Line l(out.data() + out.size());
+  format_row_at(l, out, r, names);
+}
+
 }  // namespace
 
 void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
-  if (r.spec.id == m_next_id && m_held == 0) {  // in order: straight to the buffer
+  if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
     format_row(m_buf, r, Names{m_class_names, m_tenant_names});
     ++m_next_id;
+    if (m_held > 0) {  // its slot is empty (it was m_next_id's): passed
+      m_head = (m_head + 1) & (m_ring.size() - 1);
+      --m_held;
+      drain_held();
+    }
     if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
     return;
   }
@@ -225,6 +256,10 @@ void RequestsCsvWriter::record(const Request& r) {
   const size_t mask = m_ring.size() - 1;
   format_row(m_ring[(m_head + index) & mask], r, Names{m_class_names, m_tenant_names});
   m_held = std::max(m_held, static_cast<size_t>(index) + 1);
+}
+
+void RequestsCsvWriter::drain_held() {
+  const size_t mask = m_ring.size() - 1;
   while (m_held > 0 && !m_ring[m_head].empty()) {  // the rows now in order, emptied
     std::string& row = m_ring[m_head];
     m_buf.append(row.data(), row.data() + row.size());
@@ -233,7 +268,6 @@ void RequestsCsvWriter::record(const Request& r) {
     --m_held;
     ++m_next_id;
   }
-  if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
 }
 
 void RequestsCsvWriter::grow_ring(size_t slots) {

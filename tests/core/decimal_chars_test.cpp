@@ -103,6 +103,11 @@ TEST_CASE("decimal_chars: fixed9 rounds as to_chars does, ties to even", "[core]
   CHECK(fixed9(std::ldexp(3.0, -10)) == "0.002929688");
   CHECK(fixed9(0.0) == "0.000000000");
   CHECK(fixed9(0.0067129590) == fixed9_slow(0.0067129590));
+  // Around 10 (one whole digit below, put_u64 from there: 9.9999999995 rounds up to it).
+  CHECK(fixed9(9.999999999) == "9.999999999");
+  CHECK(fixed9(9.9999999996) == "10.000000000");
+  CHECK(fixed9(10.0) == "10.000000000");
+  CHECK(fixed9(10.0000000004) == "10.000000000");
   // The fast path's edges (2^32) and the values it leaves to to_chars.
   for (const double v :
        {-0.0, -1.5, 4294967295.9999995, 4294967296.0, 1e300, 5e-324,
