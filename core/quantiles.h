@@ -140,10 +140,13 @@ class QuantileSketch {
   /// of one sketch given both streams, in any order, so percentiles, count, max and exact() are
   /// too; the sum is this one's plus `o`'s (set_sum to sum in another order).
   void merge(const QuantileSketch& o);
-  /// Sorts the kept values now, so that a thread that built the sketch pays for it and later
-  /// percentiles only read them.
+  /// Sorts the kept values and runs now, so that a thread that built the sketch pays for it
+  /// and later percentiles only read them.
   void prepare() {
-    if (m_count > 0 && !m_histogram_mode) sort_plain();
+    if (m_count > 0 && !m_histogram_mode) {
+      sort_plain();
+      sort_runs();
+    }
   }
   /// p in [0, 100]; 0 when empty. Puts the two kept values it reads at their ranks
   /// (core/order_stats.h: the stretch between ranks already in place, not a whole sort), hence
@@ -197,6 +200,8 @@ class QuantileSketch {
   void new_chunk();
   /// Gathers the plain values and sorts them (once: m_sorted).
   void sort_plain();
+  /// Sorts the runs by value (once: m_runs_sorted).
+  void sort_runs();
   /// The ranks placed by percentile() no longer hold (the plain values were replaced).
   void forget_ranks() {
     m_placed.clear();

@@ -400,6 +400,7 @@ void ParallelSimulation::start_recording() {
   for (auto& sh : m_shards) {
     sh->keep_requests = !m_recorders.empty();
     sh->keep_steps = !m_observers.empty();
+    if (sh->keep_steps) sh->sim->add_step_observer(sh->tap);
     if (!m_sharded) continue;
     sh->part = m_sharded->make_part(sh->base);
     sh->sim->add_recorder(*sh->part);

@@ -14,6 +14,12 @@ and 64 cores. Writes every figure to OUT/fleet.json.
   python3 bench/fleet/fleet.py --replicas 64,256,1000 --hours 24            # the whole day
   python3 bench/fleet/fleet.py --replicas 64 --hours 0.25 --threads 0,1,2   # a quick look
   python3 bench/fleet/fleet.py --replicas 64,256 --hours 0.1 --threads 0,1,2,r2  # and 2 ranks
+  python3 bench/fleet/fleet.py --replicas 256 --hours 0.5 --start-h 14 --threads 0,2,r2 --repeat 5
+
+With --repeat N each --threads entry runs N times, the entries taking turns (0, 2, r2, 0, 2, r2,
+...) so that a change in the machine's load falls on all of them alike; each entry's row is its
+median run by wall time (all N wall times are printed below it), and speed-ups are taken between
+medians.
 """
 import argparse
 import json
@@ -148,17 +154,32 @@ def main():
     ap.add_argument("--workload", choices=("base", "azure"), default="base",
                     help="base: synthetic chat traffic with a daily curve (fleet-base.yaml); "
                          "azure: the Azure 2023 conversation hour repeated (fleet-azure.yaml)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run each --threads entry N times, in turns; report each one's median")
     ap.add_argument("--out", default="out/fleet")
     args = ap.parse_args()
+    if args.repeat < 1:
+        sys.exit("fleet.py: --repeat must be 1 or more")
     results = []
     print(f"{'replicas':>8} {'threads':>7} {'wall_s':>8} {'steps':>12} {'steps/s':>10} "
           f"{'RSS_MB':>7} {'cpu_s':>7} {'speedup':>7} {'effic.':>6} {'windows':>7} {'serial%':>7} "
           f"{'idle_s':>7} {'idle_x':>6} identical")
     for n in [int(x) for x in args.replicas.split(",")]:
         runs = []
-        for entry in args.threads.split(","):
+        entries = args.threads.split(",")
+        tries = {entry: [] for entry in entries}
+        for _ in range(args.repeat):
+            for entry in entries:
+                ranks, t = parse_run(entry)
+                tries[entry].append(run_one(args, n, t, os.path.join(args.out, f"r{n}-t{entry}"),
+                                            ranks))
+        for entry in entries:
             ranks, t = parse_run(entry)
-            r = run_one(args, n, t, os.path.join(args.out, f"r{n}-t{entry}"), ranks)
+            ordered = sorted(tries[entry], key=lambda x: x["wall_s"])
+            r = ordered[(len(ordered) - 1) // 2]  # the median run (the lower of two middle ones)
+            r["walls_s"] = [x["wall_s"] for x in tries[entry]]
+            if any(x["summary_bytes"] != r["summary_bytes"] for x in tries[entry]):
+                sys.exit(f"fleet.py: two runs of --threads {entry} wrote different summaries")
             runs.append(r)
             base = runs[0]
             if r["idle_s"] is None:  # ranks: the 1-thread run's serial parts + the critical path
@@ -179,6 +200,9 @@ def main():
                   f"{eff:>6.2f} {r.get('windows', 0):>7} {serial:>7.1f} {r['idle_s']:>7.2f} "
                   f"{r['idle_speedup']:>6.2f} {r['identical']}",
                   flush=True)
+            if args.repeat > 1:
+                print(f"{'':>8} {'':>7} walls: {', '.join(f'{w:.2f}' for w in r['walls_s'])}",
+                      flush=True)
         model = fit(runs)
         if model:
             print(f"{n:>8} model: O {model['other_s']:.2f} + R {model['routing_s']:.2f} + "
@@ -196,6 +220,7 @@ def main():
     os.makedirs(args.out, exist_ok=True)
     with open(os.path.join(args.out, "fleet.json"), "w") as f:
         json.dump({"workload": args.workload, "hours": args.hours, "start_h": args.start_h,
+                   "repeat": args.repeat,
                    "rate_per_replica": args.rate_per_replica, "results": results}, f, indent=1)
     if not all(r["identical"] for x in results for r in x["runs"]):
         sys.exit("fleet.py: a parallel run's summary.json differs from the sequential run's")
