@@ -77,8 +77,7 @@ TEST_CASE("radix sort: positive doubles by their bits sort as the doubles do", "
   for (size_t i = 0; i < v.size(); ++i) CHECK(v[i] == want[i]);
 }
 
-TEST_CASE("radix sort: a sketch's percentiles over thousands of runs match plain adds",
-          "[core]") {
+TEST_CASE("radix sort: a sketch's percentiles over thousands of runs match plain adds", "[core]") {
   std::mt19937_64 rng(11);
   std::uniform_int_distribution<int> ns(1000, 90000);
   QuantileSketch runs, plain;
