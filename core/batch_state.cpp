@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cassert>
+#include <memory>
+#include <new>
 
 namespace servesim {
 
@@ -38,7 +40,10 @@ void BatchState::recycle(uint32_t slot) {
   blocks.clear();
   keys.clear();
   reason.clear();
-  r = Request{};
+  // A fresh request in place (its buffers are in the locals, so there is nothing to free):
+  // assigning a temporary built one and moved every member over.
+  std::destroy_at(&r);
+  ::new (static_cast<void*>(&r)) Request;
   r.spec.block_hashes = std::move(hashes);
   r.kv_blocks = std::move(blocks);
   r.kv_block_keys = std::move(keys);

@@ -184,6 +184,8 @@ class BatchState : public SchedulerView {
 
   /// The plan's leading decodes as the scheduler gave them (entries 0: none), forgotten here.
   [[nodiscard]] DecodeRun take_decode_run() { return std::exchange(m_decode_run, DecodeRun{}); }
+  /// The overhead accumulated so far for the next step (take_step_overhead's, not reset).
+  [[nodiscard]] Time step_overhead() const { return m_step_overhead; }
   /// The overhead accumulated for the step being started, reset to zero.
   [[nodiscard]] Time take_step_overhead() {
     const Time t = m_step_overhead;

@@ -36,7 +36,13 @@ struct DecodeStretch {
   /// (`c` unspecified) where the stretch does not cover `s`.
   [[nodiscard, gnu::always_inline]] bool cost(const StepShape& s, StepCost& c) const {
     if (s.decode_sequences != batch || batch == 0) return false;
-    const auto context = static_cast<double>(s.decode_context_tokens);
+    return cost_at(s.decode_context_tokens, s.decode_context_max, c);
+  }
+  /// cost() of the decode-only shape of `batch` sequences reading `context_tokens` in all, the
+  /// longest `context_max`. REQUIRES: batch > 0.
+  [[nodiscard, gnu::always_inline]] bool cost_at(int64_t context_tokens, int64_t context_max,
+                                                 StepCost& c) const {
+    const auto context = static_cast<double>(context_tokens);
     // StepWork::bytes and flops, less the prefill terms (+ 0.0 there).
     c.bytes = weight_bytes + (context + batch_count) * kv_bytes_per_token;
     c.flops = token_flops + flops_per_pair * context;
@@ -44,9 +50,10 @@ struct DecodeStretch {
     const double mean = std::max(1.0, context / batch_count);
     if (!(mean < length_end)) return false;
     double g = generation.at(mean);
-    if (static_cast<double>(s.decode_context_max) > mean) {
-      if (!(static_cast<uint64_t>(s.decode_context_max) < one_lengths)) return false;
-      g = std::max(g, one_ms[static_cast<size_t>(s.decode_context_max)]);
+    if (static_cast<double>(context_max) > mean) {
+      if (!(static_cast<uint64_t>(context_max) < one_lengths)) return false;
+      const double one = one_ms[static_cast<size_t>(context_max)];
+      g = g < one ? one : g;  // std::max(g, one), by value
     }
     c.peak_bytes_per_s = peak_bytes_per_s;
     c.peak_flops_per_s = peak_flops_per_s;

@@ -65,7 +65,8 @@ class Scheduler {
   [[nodiscard]] virtual int64_t repeat_decode_limit() const { return 0; }
   /// With repeat_decode_limit(): whether a step planned now, its running requests' decodes
   /// already given their KV, would admit or resume nothing from the queue. By default only when
-  /// nothing waits.
+  /// nothing waits. Its answer may change only with the queue, running() or the KV manager's
+  /// state: the engine asks once for a run of steps that change none of them.
   [[nodiscard]] virtual bool admits_nothing(SchedulerView& s) const { return s.waiting().empty(); }
   /// With repeat_decode_limit(), when admits_nothing() is false: plans into the empty plan what
   /// plan_step would plan after the running requests' decodes (`decodes` of them, every running

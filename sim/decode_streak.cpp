@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstring>
 #include <functional>
+#include <utility>
 
 #include "sim/simulation.h"
 #include "sim/step_launch.h"
@@ -217,6 +220,14 @@ bool Simulation::streak_loop(uint32_t rep_index) {
   auto n = static_cast<int64_t>(state.running().size()) - static_cast<int64_t>(state.plan().size());
   DecodeStreak& s = rep.streak;
   for (int k = 0; k < k_inline_steps; ++k) {
+    // Runs of steps in which only the clock moves go through quiet_streak_steps first (its
+    // cheapest checks here: a model without a stretch, an admission in flight).
+    if constexpr (k_plain) {
+      if (s.stretch.batch == n && state.plan().empty()) {
+        k += quiet_streak_steps(rep_index, n, waiting, next_event, k_inline_steps - k);
+        if (k == k_inline_steps) break;
+      }
+    }
     // This step ends first: strictly before every queued event, within the limits.
     const Time end = rep.step_end;
     // In the parallel engine's shards a step in which members produce their last token, or
@@ -250,6 +261,145 @@ bool Simulation::streak_loop(uint32_t rep_index) {
   }
   post(Event::step_end(rep.step_end, rep_index));
   return true;
+}
+
+// The plain loop's iterations in which nothing but the clock, the books and the KV's block
+// count move: the step ending is no member's last, nothing is admitted (the plan is empty and
+// the queue, if any, could take nothing: admits_nothing depends on the queue, the batch and the
+// KV, none of which these steps change; with a queue, a step that takes blocks is left to the
+// general body, which asks it again), the steps' blocks are free, their ends go into the
+// observer's array, and the stretch costs them. The steps' count and blocks are worked out
+// first and the blocks taken at once (those of steps not run given back at the end: the peak
+// KV held is then the last step's, as next_streak_step reads it); each iteration computes its
+// step and changes nothing until all of it is known to run, so one that cannot run leaves
+// everything as it was and the loop's general body runs it. The books are kept in locals and
+// written at the end, every floating-point sum taken a step at a time in launch's order.
+[[gnu::noinline]] int Simulation::quiet_streak_steps(uint32_t rep_index, int64_t n, bool waiting,
+                                                     Time next_event, int budget) {
+  constexpr int k_most = 1024;  // streak_loop's k_inline_steps: no call runs more
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  // The step in flight, which the first iteration ends (and starts the next).
+  const int64_t first = s.steps + 1;
+  if (rep.schedule_posted || !state.plan().empty() || s.stretch_asked != n ||
+      s.stretch.batch != n || n == 0 || s.end_sink.ends == nullptr ||
+      state.step_overhead() != Time::ns(0))
+    return 0;
+  // Steps ending before any member's last (left_min), and ends the array takes at its bound.
+  GrowArray<int64_t>& ends = *s.end_sink.ends;
+  const size_t kept = ends.size();
+  if (kept >= s.end_sink.limit) return 0;
+  int64_t count = std::min<int64_t>(
+      {budget, k_most, s.left_min - first, static_cast<int64_t>(s.end_sink.limit - kept)});
+  if (count <= 0) return 0;
+  // Step first + 1 + j takes boundaries[(first + 1 + j) % block] blocks. With a queue, the steps
+  // before the first that takes any (admits_nothing holds for them as now).
+  const int32_t* const boundaries = s.boundaries.data();
+  const int64_t block = s.block;
+  const int64_t at0 = (first + 1) % block;
+  if (waiting) {
+    int64_t clear = 0;
+    for (int64_t at = at0; clear < count && boundaries[at] == 0; ++clear)
+      if (++at == block) at = 0;
+    count = clear;
+    if (count == 0 || !rep.scheduler->admits_nothing(state)) return 0;
+  }
+  const DecodeStretch& stretch = s.stretch;
+  // The loop goes on while the step in flight ends strictly before the first queued event and
+  // within the time limit, and no interrupt came.
+  const int64_t stop_ns =
+      std::min(next_event.count_ns(), m_limits.max_sim_time == Time::max()
+                                          ? Time::max().count_ns()
+                                          : m_limits.max_sim_time.count_ns() + 1);
+  const volatile std::sig_atomic_t none = 0;
+  const volatile std::sig_atomic_t* const interrupt =
+      m_limits.interrupt != nullptr ? m_limits.interrupt : &none;
+  const int64_t limit_ns = Time::limit().count_ns();
+  ReplicaStats& rs = m_stats.replicas[rep_index];
+  KvManager& kv = state.kv();
+  int64_t new_ends[k_most];
+  int64_t i = 0, busy_ns = 0, bandwidth_bound = 0, blocks = 0;
+  double active_s = rs.active_s, bytes = rs.bytes_moved, flops = rs.flops;
+  // Run once, and again up to the first step that takes blocks where the KV has not all those
+  // of the steps run (the books are locals, the ends a local array: nothing to undo).
+  for (bool again = true; again;) {
+    again = false;
+    i = busy_ns = bandwidth_bound = blocks = 0;
+    active_s = rs.active_s;
+    bytes = rs.bytes_moved;
+    flops = rs.flops;
+    // The starting step's shape: each member reads its context at the capture plus the steps.
+    int64_t context = s.context_sum + n * (first + 1);
+    int64_t context_max = s.context_max + first + 1;
+    int64_t end_ns = rep.step_end.count_ns();  // of the step in flight
+    for (int64_t at = at0; i < count; ++i) {
+      if (!(end_ns < stop_ns) || *interrupt != 0) break;
+      StepCost c;
+      if (!stretch.cost_at(context, context_max, c)) break;
+      // launch's step time (no overhead in a quiet step) and end.
+      int64_t step_ns = 0;
+      if (!step_ns_of(c.step_ms, step_ns)) break;
+      step_ns = std::max<int64_t>(step_ns, 1);
+      if (step_ns > limit_ns - end_ns) break;
+      // launch's books (add_step_cost), a step at a time.
+      busy_ns += step_ns;
+      active_s += std::min(static_cast<double>(step_ns) * 1e-9,
+                           std::max(c.ideal_ms_bandwidth, c.ideal_ms_compute) * 1e-3);
+      bandwidth_bound += c.bandwidth_bound;
+      bytes += c.bytes;
+      flops += c.flops;
+      end_ns += step_ns;
+      new_ends[i] = end_ns;
+      context += n;
+      ++context_max;
+      blocks += boundaries[at];
+      if (++at == block) at = 0;
+    }
+    if (blocks > 0) {
+      if (!kv.take_blocks(blocks)) {
+        int64_t clear = 0;
+        for (int64_t at = at0; clear < i && boundaries[at] == 0; ++clear)
+          if (++at == block) at = 0;
+        count = clear;
+        again = count > 0;
+        i = 0;
+        continue;
+      }
+      // The KV held grew by these steps' blocks: the peak is the last step's, as read by
+      // next_streak_step where a step takes blocks.
+      rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, kv.used_tokens());
+    }
+  }
+  if (i == 0) return 0;
+  // Grown as push_back grows it (by doubling), not to the size asked each time.
+  const size_t held = kept + static_cast<size_t>(i);
+  if (held > ends.capacity())
+    ends.reserve(std::max(held, ends.capacity() < 16 ? size_t{16} : 2 * ends.capacity()));
+  ends.resize(held);
+  std::memcpy(ends.data() + kept, new_ends, static_cast<size_t>(i) * sizeof(int64_t));
+  // As the loop's general body leaves them after its last iteration.
+  const Time ended = i >= 2 ? Time::ns(new_ends[i - 2]) : rep.step_end;
+  m_now = ended;
+  m_stats.end = ended;
+  state.set_now(ended);
+  state.set_finished_this_step(0);
+  s.steps += i;
+  s.last_end = ended;
+  rep.step_end = Time::ns(new_ends[i - 1]);
+  m_stats.streak_steps += i;
+  m_stats.streak_quiet_steps += i;
+  rs.steps += i;
+  rs.busy_ns += busy_ns;
+  rs.seat_steps += n * i;
+  rs.costed_steps += i;
+  rs.bandwidth_bound_steps += bandwidth_bound;
+  rs.active_s = active_s;
+  rs.bytes_moved = bytes;
+  rs.flops = flops;
+  m_stats.peak_bytes_per_s = stretch.peak_bytes_per_s;
+  m_stats.peak_flops_per_s = stretch.peak_flops_per_s;
+  return static_cast<int>(i);
 }
 
 bool Simulation::start_streak_step(uint32_t rep_index) {

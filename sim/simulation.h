@@ -128,6 +128,9 @@ struct RunStats {
   /// Steps run as a decode streak (sim/decode_streak.h): the engine's own figure, written to no
   /// output (a streak changes no result).
   int64_t streak_steps = 0;
+  /// Of those, the steps run by the loop's quiet path (Simulation::quiet_streak_steps): the
+  /// engine's own figure too.
+  int64_t streak_quiet_steps = 0;
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
@@ -311,6 +314,10 @@ class Simulation {
   /// end; false (the streak written back where it had one) when the step must go the ordinary
   /// way.
   [[nodiscard]] bool start_streak_step(uint32_t rep);
+  /// Up to `budget` iterations of streak_loop<true> (each ends the step in flight and starts
+  /// the next) in which nothing but the clock and the books moves, run with the loop's state in
+  /// locals; returns how many ran. See sim/decode_streak.cpp.
+  int quiet_streak_steps(uint32_t rep, int64_t n, bool waiting, Time next_event, int budget);
   /// The checks, shape and start of a captured streak's next step on `rep` (of `n` members;
   /// `waiting`: its queue holds a request; `first`: the first of a run of them, whose KV held
   /// is read for the peak whatever it took); false (the streak written back) when the step

@@ -17,11 +17,18 @@ namespace servesim {
 /// Time::checked_ms with the rounding inline (std::llround was a libm call a step): for
 /// 0 <= x <= the limit the truncation is exact, and so is x minus it, so a half rounds up (away
 /// from zero) exactly as llround rounds it.
-inline std::optional<Time> step_time_of(double ms) {
+/// step_ns_of gives the nanoseconds in `out` and false for what step_time_of refuses.
+[[gnu::always_inline]] inline bool step_ns_of(double ms, int64_t& out) {
   const double ns = ms * 1e6;
-  if (!(ms >= 0.0 && ns <= static_cast<double>(Time::limit().count_ns()))) return std::nullopt;
+  if (!(ms >= 0.0 && ns <= static_cast<double>(Time::limit().count_ns()))) return false;
   const auto whole = static_cast<int64_t>(ns);
-  return Time::ns(whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0));
+  out = whole + (ns - static_cast<double>(whole) >= 0.5 ? 1 : 0);
+  return true;
+}
+inline std::optional<Time> step_time_of(double ms) {
+  int64_t ns = 0;
+  if (!step_ns_of(ms, ns)) return std::nullopt;
+  return Time::ns(ns);
 }
 
 template <bool k_streak, bool k_plain>

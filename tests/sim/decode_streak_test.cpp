@@ -11,8 +11,10 @@
 
 #include "metrics/metrics.h"
 #include "schedulers/scheduler.h"
+#include "sim/recorder.h"
 #include "sim/simulation.h"
 #include "tests/support.h"
+#include "tests/test_paths.h"
 
 namespace t_sim_decode_streak_test {
 
@@ -507,6 +509,105 @@ TEST_CASE("decode streak: the loop without checks or step records gives the same
   }
   CHECK(want_itl.count > 0);
   for (const GapDistribution* got : {&plain_itl, &kept_itl}) same_itl(*got, want_itl);
+}
+
+TEST_CASE("decode streak: quiet steps, costed by the operator model's stretch, change nothing",
+          "[sim][streak]") {
+  // Without --check, with one observer of step ends and a step-time model that has a decode
+  // stretch (the operator model, on the tiny tables), the streak's loop runs the steps in which
+  // nothing but the clock moves (no member's last token, no admission, no block boundary) with
+  // its books in locals (quiet_streak_steps). The requests, the run's and each replica's books
+  // (the floating-point sums to the bit) and the ITL must be those of planning every step; so
+  // with a simulated time limit inside a run of quiet steps and an interrupt raised at a
+  // departure, and on two replicas.
+  const std::string dir = std::string(SERVESIM_SOURCE_DIR) + "/tests/data/aic-tiny";
+  std::string csv = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 48; ++i)
+    csv += std::to_string(0.05 * i) + "," + std::to_string(1 + (i * 37) % 300) + "," +
+           std::to_string(1 + (i * 53) % 240) + "\n";
+  const std::string base =
+      "workload: {trace: {path: " + write_temp("quiet.csv", csv) +
+      "}}\n"
+      "step_time: {kind: operator, model: " +
+      dir + "/tiny-dense.yaml, hardware: h100-sxm,\n  operators: {source: tables, path: " + dir +
+      ", gpu: tiny_gpu, engine: vllm}}\n"
+      "scheduler: {kind: continuous, max_num_seqs: 8, max_num_batched_tokens: 512}\n"
+      "kv: {policy: paged, capacity_tokens: 100000, block_size: 16}\nseed: 3\n";
+  // Sets the flag when the `at`-th request departs.
+  class FlagAtDeparture final : public RequestRecorder {
+   public:
+    void record(const Request&) override {
+      if (++seen == at && flag) *flag = 1;
+    }
+    volatile std::sig_atomic_t* flag = nullptr;
+    int64_t at = -1, seen = 0;
+  };
+  struct Books {
+    CheckedRun run;
+    GapDistribution itl;
+  };
+  const auto go = [](const std::string& yaml, bool streaks, RunLimits limits, int64_t flag_at) {
+    volatile std::sig_atomic_t flag = 0;
+    if (flag_at >= 0) limits.interrupt = &flag;
+    Simulation sim(components_of(yaml, streaks), /*check=*/false, limits);
+    MetricsRecorder metrics;
+    sim.add_step_observer(metrics);
+    sim.add_recorder(metrics);
+    FlagAtDeparture departures;
+    departures.flag = &flag;
+    departures.at = flag_at;
+    sim.add_recorder(departures);
+    CollectingRecorder rec;
+    sim.add_recorder(rec);
+    sim.run();
+    return Books{{rec.by_id(), sim.stats()}, metrics.summary(sim.stats()).itl_s};
+  };
+  const auto same_books = [](const Books& got, const Books& want) {
+    same_results(got.run, want.run);
+    same_itl(got.itl, want.itl);
+    const RunStats &a = got.run.stats, &b = want.run.stats;
+    CHECK(a.peak_bytes_per_s == b.peak_bytes_per_s);
+    CHECK(a.peak_flops_per_s == b.peak_flops_per_s);
+    REQUIRE(a.replicas.size() == b.replicas.size());
+    for (size_t i = 0; i < a.replicas.size(); ++i) {
+      const ReplicaStats &x = a.replicas[i], &y = b.replicas[i];
+      CHECK(x.steps == y.steps);
+      CHECK(x.busy_ns == y.busy_ns);
+      CHECK(x.seat_steps == y.seat_steps);
+      CHECK(x.costed_steps == y.costed_steps);
+      CHECK(x.bandwidth_bound_steps == y.bandwidth_bound_steps);
+      CHECK(x.active_s == y.active_s);
+      CHECK(x.bytes_moved == y.bytes_moved);
+      CHECK(x.flops == y.flops);
+      CHECK(x.peak_kv_used_tokens == y.peak_kv_used_tokens);
+    }
+  };
+  const std::string two = base + "cluster: {replicas: 2, router: {kind: round_robin}}\n";
+  for (const std::string* yaml : {&base, &two}) {
+    const Books want = go(*yaml, false, {}, -1);
+    const Books got = go(*yaml, true, {}, -1);
+    CHECK(want.run.stats.streak_quiet_steps == 0);
+    CHECK(got.run.stats.streak_quiet_steps > got.run.stats.steps / 2);
+    CHECK(got.run.stats.streak_quiet_steps < got.run.stats.streak_steps);
+    CHECK(want.itl.count > 1000);
+    same_books(got, want);
+  }
+  const Books whole = go(base, true, {}, -1);
+  for (const double part : {0.1, 0.37, 0.8}) {
+    INFO("max_sim_time at " << part << " of the run");
+    RunLimits limits;
+    limits.max_sim_time =
+        Time::ns(static_cast<int64_t>(static_cast<double>(whole.run.stats.end.count_ns()) * part));
+    const Books got = go(base, true, limits, -1);
+    CHECK(got.run.stats.stopped_by == "simulated time limit");
+    same_books(got, go(base, false, limits, -1));
+  }
+  for (const int64_t at : {int64_t{5}, int64_t{30}}) {
+    INFO("interrupt at departure " << at);
+    const Books got = go(base, true, {}, at);
+    CHECK(got.run.stats.stopped_by == "interrupted");
+    same_books(got, go(base, false, {}, at));
+  }
 }
 
 }  // namespace t_sim_decode_streak_test
