@@ -12,34 +12,36 @@
 
 namespace servesim {
 
-/// What a finished request's row shows: a row that waits for a lower id is kept as these values
-/// (88 bytes) and written straight into the output buffer when its turn comes, formatted once
-/// and never copied.
-struct FinishedRow {
-  uint64_t id = 0;
-  int64_t arrival_ns = 0;
-  int64_t first_token_ns = 0;
-  int64_t finish_ns = 0;
-  int64_t release_ns = 0;
-  int64_t first_admitted_ns = 0;
-  int64_t server_ttft_ns = 0;  ///< the engine's TTFT (Request::engine_ttft)
-  double tpot_s = 0;           ///< with more than one output token
-  int32_t prompt_tokens = 0;
-  int32_t output_tokens = 0;
-  int32_t preemptions = 0;
-  int32_t priority = 0;
-  uint16_t class_id = 0;
-  uint16_t tenant_id = 0;
-};
-
 struct RequestsCsvHeldRow {
+  /// What a finished request's row shows: a row that waits for a lower id is kept as these
+  /// values (88 bytes) and written straight into the output buffer when its turn comes,
+  /// formatted once and never copied.
+  struct Finished {
+    uint64_t id = 0;
+    int64_t arrival_ns = 0;
+    int64_t first_token_ns = 0;
+    int64_t finish_ns = 0;
+    int64_t release_ns = 0;
+    int64_t first_admitted_ns = 0;
+    int64_t server_ttft_ns = 0;  ///< the engine's TTFT (Request::engine_ttft)
+    double tpot_s = 0;           ///< with more than one output token
+    int32_t prompt_tokens = 0;
+    int32_t output_tokens = 0;
+    int32_t preemptions = 0;
+    int32_t priority = 0;
+    uint16_t class_id = 0;
+    uint16_t tenant_id = 0;
+  };
   enum class Kind : uint8_t { Empty, Finished, Text };
+
   Kind kind = Kind::Empty;
-  FinishedRow finished;  ///< Kind::Finished
-  std::string text;      ///< Kind::Text: any other row (its reason is unbounded), as its text
+  Finished finished;  ///< Kind::Finished
+  std::string text;   ///< Kind::Text: any other row (its reason is unbounded), as its text
 };
 
 namespace {
+
+using FinishedRow = RequestsCsvHeldRow::Finished;
 
 // requests.csv rows are formatted by hand into the output buffer, the room for a whole row
 // reserved once: a row per request, millions of them in a long run, and fmt's general
