@@ -18,6 +18,9 @@
 
 namespace servesim {
 
+/// A row of requests.csv waiting for a lower id (metrics/requests_csv.cpp).
+struct RequestsCsvHeldRow;
+
 /// Streams requests.csv, one row per request in id order, as requests leave the engine. Rows of
 /// requests that left before a lower id are held until that id leaves (memory: the rows of
 /// requests that overtook a request still in flight). Times in seconds with nanosecond digits.
@@ -25,6 +28,9 @@ class RequestsCsvWriter final : public RequestRecorder {
  public:
   /// Writes the header. REQUIRES: `out` outlives this writer.
   explicit RequestsCsvWriter(std::ostream& out);
+  ~RequestsCsvWriter() override;
+  RequestsCsvWriter(const RequestsCsvWriter&) = delete;
+  RequestsCsvWriter& operator=(const RequestsCsvWriter&) = delete;
   /// The run's class names (Simulation::class_names), for the class column; without them the
   /// column is empty. REQUIRES: `names` outlives this writer.
   void set_class_names(const std::vector<std::string>* names) { m_class_names = names; }
@@ -44,9 +50,10 @@ class RequestsCsvWriter final : public RequestRecorder {
   std::ostream& m_out;
   fmt::memory_buffer m_buf;
   // The held rows: slot (m_head + i) & (m_ring.size() - 1) holds the row of id m_next_id + i
-  // ("" until it comes), for i < m_held; the size is a power of two, or 0. Slots keep their
-  // strings' capacity from row to row.
-  std::vector<std::string> m_ring;
+  // (empty until it comes), for i < m_held; the size is a power of two, or 0. A finished row is
+  // held as its values and written when its turn comes; any other as its text, in a string
+  // that keeps its capacity from row to row.
+  std::vector<RequestsCsvHeldRow> m_ring;
   size_t m_head = 0;
   size_t m_held = 0;  // 1 + the highest i held, 0 when none is
   uint64_t m_next_id = 0;

@@ -6,97 +6,282 @@
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
-#include <type_traits>
 
 #include "core/decimal_chars.h"
 #include "metrics/output.h"
 
 namespace servesim {
+
+struct RequestsCsvHeldRow {
+  /// What a finished request's row shows: a row that waits for a lower id is kept as these
+  /// values (88 bytes) and written straight into the output buffer when its turn comes,
+  /// formatted once and never copied.
+  struct Finished {
+    uint64_t id = 0;
+    int64_t arrival_ns = 0;
+    int64_t first_token_ns = 0;
+    int64_t finish_ns = 0;
+    int64_t release_ns = 0;
+    int64_t first_admitted_ns = 0;
+    int64_t server_ttft_ns = 0;  ///< the engine's TTFT (Request::engine_ttft)
+    double tpot_s = 0;           ///< with more than one output token
+    int32_t prompt_tokens = 0;
+    int32_t output_tokens = 0;
+    int32_t preemptions = 0;
+    int32_t priority = 0;
+    uint16_t class_id = 0;
+    uint16_t tenant_id = 0;
+  };
+  enum class Kind : uint8_t { Empty, Finished, Text };
+
+  Kind kind = Kind::Empty;
+  Finished finished;  ///< Kind::Finished
+  std::string text;   ///< Kind::Text: any other row (its reason is unbounded), as its text
+};
+
 namespace {
 
-// requests.csv rows are formatted by hand with std::to_chars into a fixed line buffer: a row
-// per request, millions of them in a long run, and fmt's general machinery (and growing
-// strings) took a fifth of such a run's time.
+using FinishedRow = RequestsCsvHeldRow::Finished;
 
-/// One row under construction; every field but a rejection's reason is bounded (< 400 bytes).
-/// Its text goes into its own array, or straight into the free room of the output buffer
-/// (Line(at)): a row in order is then not copied again.
-struct Line {
-  /// put_ns_as_seconds's longest text ("-9223372036.854775808"), rounded up.
-  static constexpr size_t k_secs_max = 32;
-  /// The room a row's bounded text takes, k_secs_max to spare (copy_secs).
-  static constexpr size_t k_size = 512;
-  char own[k_size];
-  char* data = own;
-  char* p = own;
-  int64_t last_ns = 0;   // the last put_secs's time,
-  size_t last_at = 0;    // where its text starts in data
-  size_t last_size = 0;  // and its length (0: none yet)
-  int64_t kept_ns = 0;   // a time keep() set aside, likewise (kept_size 0: none)
-  size_t kept_at = 0;
-  size_t kept_size = 0;
+// requests.csv rows are formatted by hand into the output buffer, the room for a whole row
+// reserved once: a row per request, millions of them in a long run, and fmt's general
+// machinery (and growing strings) took a fifth of such a run's time.
 
-  Line() = default;
-  /// A row written at `at`. REQUIRES: k_size bytes there.
-  explicit Line(char* at) : data(at), p(at) {}
-  Line(const Line&) = delete;
-  Line& operator=(const Line&) = delete;
+/// The room a row takes besides its names and its reason: at most 20 + 21 + 2 x 11 bytes for
+/// the id, arrival and counts, 7 x 21 for the times, 32 for the TPOT, 2 x 11 for the
+/// preemptions and the priority, under 80 of commas, status and an unfinished row's words
+/// (< 330 in all), and 32 bytes past the end that a number's writer may use as scratch.
+constexpr size_t k_row_room = 512;
 
-  void put(std::string_view s) {
-    std::memcpy(p, s.data(), s.size());
-    p += s.size();
-  }
-  void comma() { *p++ = ','; }
-  [[gnu::always_inline]] void put_int(int64_t v) {
-    if (v >= 0)
-      p = decimal_chars::put_u64(p, static_cast<uint64_t>(v));
-    else
-      p = std::to_chars(p, data + k_size, v).ptr;
-  }
-  /// Exact decimal seconds from integer nanoseconds: "12.000340001". A row often repeats a time
-  /// (finish_s and release_s, ttft_s and server_ttft_s): the last one's text is copied.
-  [[gnu::always_inline]] void put_secs(Time t) {
-    const int64_t ns = t.count_ns();
-    if (ns == last_ns && last_size != 0) {
-      copy_secs(last_at, last_size);
-      return;
-    }
-    if (ns == kept_ns && kept_size != 0) {
-      copy_secs(kept_at, kept_size);
-      return;
-    }
-    char* const start = p;
-    p = decimal_chars::put_ns_as_seconds(p, ns);
-    last_ns = ns;
-    last_at = static_cast<size_t>(start - data);
-    last_size = static_cast<size_t>(p - start);
-  }
-  /// Sets the last put_secs's text aside, for a later time equal to it (server_ttft_s is
-  /// ttft_s without the `api` section, three fields on).
-  void keep() {
-    kept_ns = last_ns;
-    kept_at = last_at;
-    kept_size = last_size;
-  }
-  [[gnu::always_inline]] void copy_secs(size_t at, size_t size) {
-    char copy[k_secs_max];
-    std::memcpy(copy, data + at, k_secs_max);  // whole: two fixed-size moves
-    std::memcpy(p, copy, k_secs_max);
-    p += size;
-  }
-  /// A double with nine decimals, correctly rounded (as printf's %.9f).
-  void put_fixed9(double v) { p = decimal_chars::put_fixed9(p, data + k_size, v); }
-  template <typename Buffer>
-  void append_to(Buffer& out) const {
-    if constexpr (std::is_same_v<Buffer, std::string>) {
-      out.append(data, static_cast<size_t>(p - data));  // not the general iterator-pair append
-    } else if (data == out.data() + out.size()) {       // written in place (Line(at)): kept
-      out.resize(out.size() + static_cast<size_t>(p - data));
-    } else {
-      out.append(data, static_cast<const char*>(p));
-    }
-  }
+/// The run's names of a class or tenant.
+struct Names {
+  const std::vector<std::string>* classes = nullptr;
+  const std::vector<std::string>* tenants = nullptr;
 };
+
+const std::string* name_of(const std::vector<std::string>* names, uint16_t id) {
+  return names && id < names->size() ? &(*names)[id] : nullptr;
+}
+
+size_t names_room(const Names& names, uint16_t class_id, uint16_t tenant_id) {
+  const std::string* c = name_of(names.classes, class_id);
+  const std::string* t = name_of(names.tenants, tenant_id);
+  return (c ? c->size() : 0) + (t ? t->size() : 0);
+}
+
+// Each writer below puts its text at `p` and returns its end.
+
+template <size_t N>
+char* put_text(char* p, const char (&text)[N]) {
+  std::memcpy(p, text, N - 1);
+  return p + N - 1;
+}
+
+char* put_text(char* p, std::string_view s) {
+  std::memcpy(p, s.data(), s.size());
+  return p + s.size();
+}
+
+char* put_name(char* p, const std::vector<std::string>* names, uint16_t id) {
+  const std::string* name = name_of(names, id);
+  return name ? put_text(p, *name) : p;
+}
+
+[[gnu::always_inline]] inline char* put_int(char* p, int64_t v) {
+  if (static_cast<uint64_t>(v) < 10) {  // a count of preemptions, a priority: no call
+    *p = static_cast<char>('0' + v);
+    return p + 1;
+  }
+  if (v >= 0) return decimal_chars::put_u64(p, static_cast<uint64_t>(v));
+  return std::to_chars(p, p + 20, v).ptr;
+}
+
+/// Exact decimal seconds from integer nanoseconds: "12.000340001".
+[[gnu::always_inline]] inline char* put_secs(char* p, int64_t ns) {
+  return decimal_chars::put_ns_as_seconds(p, ns);
+}
+
+char* put_secs(char* p, Time t) { return put_secs(p, t.count_ns()); }
+
+/// put_secs's text of the same time again, copied from `from` (its `size` bytes, at most 21):
+/// 32 bytes in two fixed-size moves, the rest scratch.
+[[gnu::always_inline]] inline char* copy_secs(char* p, const char* from, size_t size) {
+  char copy[32];
+  std::memcpy(copy, from, sizeof copy);
+  std::memcpy(p, copy, sizeof copy);
+  return p + size;
+}
+
+/// ",<class>,<priority>,": the class and priority columns, and the comma before server_ttft_s.
+char* put_class(char* p, const Names& names, uint16_t class_id, int32_t priority) {
+  *p++ = ',';
+  p = put_name(p, names.classes, class_id);
+  *p++ = ',';
+  p = put_int(p, priority);
+  *p++ = ',';
+  return p;
+}
+
+/// ",<tenant>\n": the row's end, after server_ttft_s.
+char* put_tenant(char* p, const Names& names, uint16_t tenant_id) {
+  *p++ = ',';
+  p = put_name(p, names.tenants, tenant_id);
+  *p++ = '\n';
+  return p;
+}
+
+FinishedRow finished_row(const Request& r) {
+  FinishedRow f;
+  f.id = r.spec.id;
+  f.arrival_ns = r.spec.arrival.count_ns();
+  f.first_token_ns = r.first_token.count_ns();
+  f.finish_ns = r.finish.count_ns();
+  f.release_ns = r.release.count_ns();
+  f.first_admitted_ns = r.first_admitted.count_ns();
+  f.server_ttft_ns = r.engine_ttft().count_ns();
+  if (r.spec.output_tokens > 1)
+    f.tpot_s = (r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1);
+  f.prompt_tokens = r.spec.prompt_tokens;
+  f.output_tokens = r.spec.output_tokens;
+  f.preemptions = r.preemptions;
+  f.priority = r.spec.priority;
+  f.class_id = r.spec.class_id;
+  f.tenant_id = r.spec.tenant_id;
+  return f;
+}
+
+/// A finished request's row. REQUIRES: k_row_room and its names' bytes at `p`.
+char* put_finished_row(char* p, const FinishedRow& f, const Names& names) {
+  p = put_int(p, static_cast<int64_t>(f.id));
+  *p++ = ',';
+  p = put_secs(p, f.arrival_ns);
+  *p++ = ',';
+  p = put_int(p, f.prompt_tokens);
+  *p++ = ',';
+  p = put_int(p, f.output_tokens);
+  *p++ = ',';
+  p = put_secs(p, f.first_token_ns);
+  *p++ = ',';
+  char* const finish = p;
+  p = put_secs(p, f.finish_ns);
+  const auto finish_size = static_cast<size_t>(p - finish);
+  *p++ = ',';
+  // release_s is finish_s without the `api` section's streaming: the same text again.
+  p = f.release_ns == f.finish_ns ? copy_secs(p, finish, finish_size) : put_secs(p, f.release_ns);
+  *p++ = ',';
+  const int64_t ttft_ns = f.first_token_ns - f.arrival_ns;
+  char* const ttft = p;
+  p = put_secs(p, ttft_ns);
+  const auto ttft_size = static_cast<size_t>(p - ttft);
+  *p++ = ',';
+  if (f.output_tokens > 1) p = decimal_chars::put_fixed9(p, p + 32, f.tpot_s);
+  *p++ = ',';
+  p = put_secs(p, f.release_ns - f.arrival_ns);
+  *p++ = ',';
+  p = put_secs(p, f.first_admitted_ns - f.arrival_ns);
+  *p++ = ',';
+  p = put_int(p, f.preemptions);
+  p = put_text(p, ",finished,");
+  p = put_class(p, names, f.class_id, f.priority);
+  // server_ttft_s is ttft_s without the `api` section: the same text again.
+  p = f.server_ttft_ns == ttft_ns ? copy_secs(p, ttft, ttft_size) : put_secs(p, f.server_ttft_ns);
+  return put_tenant(p, names, f.tenant_id);
+}
+
+/// `r`'s status, quoted reason and the row's last columns ('"' in the reason becomes '\'').
+char* put_reason_and_end(char* p, const Request& r, const Names& names) {
+  p = put_text(p, std::string_view(status_name(r)));
+  p = put_text(p, ",\"");
+  char* const reason = p;
+  p = put_text(p, r.reject_reason);
+  std::replace(reason, p, '"', '\'');
+  *p++ = '"';
+  p = put_class(p, names, r.spec.class_id, r.spec.priority);
+  return put_tenant(p, names, r.spec.tenant_id);
+}
+
+/// The row of a request that did not finish (rejected, abandoned, or left by a bounded run).
+/// REQUIRES: k_row_room, its names' and its reason's bytes at `p`.
+char* put_other_row(char* p, const Request& r, const Names& names) {
+  p = put_int(p, static_cast<int64_t>(r.spec.id));
+  *p++ = ',';
+  p = put_secs(p, r.spec.arrival);
+  *p++ = ',';
+  p = put_int(p, r.spec.prompt_tokens);
+  *p++ = ',';
+  p = put_int(p, r.spec.output_tokens);
+  *p++ = ',';
+  if (r.state == RequestState::Rejected) {
+    p = put_text(p, ",,");
+    p = put_secs(p, r.release);
+    p = put_text(p, ",,,");
+    p = put_secs(p, r.release - r.spec.arrival);
+    p = put_text(p, ",,");
+    p = put_int(p, r.preemptions);
+    *p++ = ',';
+    return put_reason_and_end(p, r, names);
+  }
+  if (r.state == RequestState::Abandoned) {  // timed out or cancelled: left at release_s
+    const bool token = r.first_token != Time::max();
+    if (token) p = put_secs(p, r.first_token);
+    p = put_text(p, ",,");
+    p = put_secs(p, r.release);
+    *p++ = ',';
+    if (token) p = put_secs(p, r.first_token - r.spec.arrival);
+    p = put_text(p, ",,");
+    p = put_secs(p, r.release - r.spec.arrival);
+    *p++ = ',';
+    if (r.first_admitted != Time::max()) p = put_secs(p, r.first_admitted - r.spec.arrival);
+    *p++ = ',';
+    p = put_int(p, r.preemptions);
+    *p++ = ',';
+    return put_reason_and_end(p, r, names);
+  }
+  // A bounded run stopped first.
+  if (r.first_token != Time::max()) p = put_secs(p, r.first_token);
+  p = put_text(p, ",,,,,,");
+  if (r.first_admitted != Time::max()) p = put_secs(p, r.first_admitted - r.spec.arrival);
+  *p++ = ',';
+  p = put_int(p, r.preemptions);
+  p = put_text(p, ",unfinished,\"");
+  p = put_int(p, r.generated_tokens);
+  p = put_text(p, " of ");
+  p = put_int(p, r.spec.output_tokens);
+  p = put_text(p, " tokens generated\"");
+  p = put_class(p, names, r.spec.class_id, r.spec.priority);
+  return put_tenant(p, names, r.spec.tenant_id);
+}
+
+size_t other_row_room(const Request& r, const Names& names) {
+  return k_row_room + r.reject_reason.size() + names_room(names, r.spec.class_id, r.spec.tenant_id);
+}
+
+/// `f`'s row at the end of `out`, written there in place.
+void write_finished_row(fmt::memory_buffer& out, const FinishedRow& f, const Names& names) {
+  const size_t size = out.size();
+  out.reserve(size + k_row_room + names_room(names, f.class_id, f.tenant_id));
+  char* const end = put_finished_row(out.data() + size, f, names);
+  out.resize(static_cast<size_t>(end - out.data()));
+}
+
+/// `r`'s row (not finished) at the end of `out`, written there in place.
+void write_other_row(fmt::memory_buffer& out, const Request& r, const Names& names) {
+  const size_t size = out.size();
+  out.reserve(size + other_row_room(r, names));
+  char* const end = put_other_row(out.data() + size, r, names);
+  out.resize(static_cast<size_t>(end - out.data()));
+}
+
+/// `row` at the end of `out`, then emptied.
+void write_held_row(fmt::memory_buffer& out, RequestsCsvHeldRow& row, const Names& names) {
+  if (row.kind == RequestsCsvHeldRow::Kind::Finished) {
+    write_finished_row(out, row.finished, names);
+  } else if (row.kind == RequestsCsvHeldRow::Kind::Text) {
+    out.append(row.text.data(), row.text.data() + row.text.size());
+    row.text.clear();
+  }
+  row.kind = RequestsCsvHeldRow::Kind::Empty;
+}
 
 }  // namespace
 
@@ -107,141 +292,16 @@ RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
                  "server_ttft_s,tenant\n");
 }
 
-namespace {
-
-/// The run's names of a class or tenant.
-struct Names {
-  const std::vector<std::string>* classes = nullptr;
-  const std::vector<std::string>* tenants = nullptr;
-};
-
-void put_name(Line& l, const std::vector<std::string>* names, uint16_t id) {
-  if (names && id < names->size()) l.put((*names)[id]);
-}
-
-/// ",<class>,<priority>,<server_ttft_s>,<tenant>\n": the row's last columns (the engine's TTFT
-/// only for a finished request).
-void put_class(Line& l, const Request& r, const Names& names) {
-  l.comma();
-  put_name(l, names.classes, r.spec.class_id);
-  l.comma();
-  l.put_int(r.spec.priority);
-  l.comma();
-  if (r.state == RequestState::Released) l.put_secs(r.engine_ttft());
-  l.comma();
-  put_name(l, names.tenants, r.spec.tenant_id);
-  l.put("\n");
-}
-
-/// The quoted reason and the row's last columns, after `l` (the reason is unbounded).
-template <typename Buffer>
-void put_reason_and_end(Buffer& out, Line& l, const Request& r, const Names& names) {
-  l.put(status_name(r));
-  l.put(",\"");
-  l.append_to(out);
-  std::string reason = r.reject_reason;
-  std::replace(reason.begin(), reason.end(), '"', '\'');
-  out.append(reason.data(), reason.data() + reason.size());
-  Line tail;
-  tail.put("\"");
-  put_class(tail, r, names);
-  tail.append_to(out);
-}
-
-/// The row's text at `l`, then at the end of `out` (`l` may be out's free room: Line(at)).
-template <typename Buffer>
-void format_row_at(Line& l, Buffer& out, const Request& r, const Names& names) {
-  l.put_int(static_cast<int64_t>(r.spec.id));
-  l.comma();
-  l.put_secs(r.spec.arrival);
-  l.comma();
-  l.put_int(r.spec.prompt_tokens);
-  l.comma();
-  l.put_int(r.spec.output_tokens);
-  l.comma();
-  if (r.state == RequestState::Rejected) {
-    l.put(",,");
-    l.put_secs(r.release);
-    l.put(",,,");
-    l.put_secs(r.release - r.spec.arrival);
-    l.put(",,");
-    l.put_int(r.preemptions);
-    l.comma();
-    put_reason_and_end(out, l, r, names);
-    return;
-  }
-  if (r.state == RequestState::Abandoned) {  // timed out or cancelled: left at release_s
-    const bool token = r.first_token != Time::max();
-    if (token) l.put_secs(r.first_token);
-    l.put(",,");
-    l.put_secs(r.release);
-    l.comma();
-    if (token) l.put_secs(r.first_token - r.spec.arrival);
-    l.put(",,");
-    l.put_secs(r.release - r.spec.arrival);
-    l.comma();
-    if (r.first_admitted != Time::max()) l.put_secs(r.first_admitted - r.spec.arrival);
-    l.comma();
-    l.put_int(r.preemptions);
-    l.comma();
-    put_reason_and_end(out, l, r, names);
-    return;
-  }
-  if (r.state != RequestState::Released) {  // a bounded run stopped first
-    if (r.first_token != Time::max()) l.put_secs(r.first_token);
-    l.put(",,,,,,");
-    if (r.first_admitted != Time::max()) l.put_secs(r.first_admitted - r.spec.arrival);
-    l.comma();
-    l.put_int(r.preemptions);
-    l.put(",unfinished,\"");
-    l.put_int(r.generated_tokens);
-    l.put(" of ");
-    l.put_int(r.spec.output_tokens);
-    l.put(" tokens generated\"");
-    put_class(l, r, names);
-    l.append_to(out);
-    return;
-  }
-  l.put_secs(r.first_token);
-  l.comma();
-  l.put_secs(r.finish);
-  l.comma();
-  l.put_secs(r.release);
-  l.comma();
-  l.put_secs(r.first_token - r.spec.arrival);
-  l.keep();
-  l.comma();
-  if (r.spec.output_tokens > 1)
-    l.put_fixed9((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
-  l.comma();
-  l.put_secs(r.release - r.spec.arrival);
-  l.comma();
-  l.put_secs(r.first_admitted - r.spec.arrival);
-  l.comma();
-  l.put_int(r.preemptions);
-  l.put(",finished,");
-  put_class(l, r, names);
-  l.append_to(out);
-}
-
-void format_row(std::string& out, const Request& r, const Names& names) {
-  Line l;
-  format_row_at(l, out, r, names);
-}
-
-/// The row at the end of `out`, written there in place.
-void format_row(fmt::memory_buffer& out, const Request& r, const Names& names) {
-  out.reserve(out.size() + Line::k_size);
-  Line l(out.data() + out.size());
-  format_row_at(l, out, r, names);
-}
-
-}  // namespace
+RequestsCsvWriter::~RequestsCsvWriter() = default;
 
 void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
+  const Names names{m_class_names, m_tenant_names};
   if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
-    format_row(m_buf, r, Names{m_class_names, m_tenant_names});
+    if (r.state == RequestState::Released)
+      write_finished_row(m_buf, finished_row(r), names);
+    else
+      write_other_row(m_buf, r, names);
     ++m_next_id;
     if (m_held > 0) {  // its slot is empty (it was m_next_id's): passed
       m_head = (m_head + 1) & (m_ring.size() - 1);
@@ -253,17 +313,24 @@ void RequestsCsvWriter::record(const Request& r) {
   }
   const uint64_t index = r.spec.id - m_next_id;
   if (index >= m_ring.size()) grow_ring(static_cast<size_t>(index) + 1);
-  const size_t mask = m_ring.size() - 1;
-  format_row(m_ring[(m_head + index) & mask], r, Names{m_class_names, m_tenant_names});
+  RequestsCsvHeldRow& row = m_ring[(m_head + index) & (m_ring.size() - 1)];
+  if (r.state == RequestState::Released) {
+    row.finished = finished_row(r);
+    row.kind = RequestsCsvHeldRow::Kind::Finished;
+  } else {
+    row.text.resize(other_row_room(r, names));
+    char* const end = put_other_row(row.text.data(), r, names);
+    row.text.resize(static_cast<size_t>(end - row.text.data()));
+    row.kind = RequestsCsvHeldRow::Kind::Text;
+  }
   m_held = std::max(m_held, static_cast<size_t>(index) + 1);
 }
 
 void RequestsCsvWriter::drain_held() {
   const size_t mask = m_ring.size() - 1;
-  while (m_held > 0 && !m_ring[m_head].empty()) {  // the rows now in order, emptied
-    std::string& row = m_ring[m_head];
-    m_buf.append(row.data(), row.data() + row.size());
-    row.clear();
+  const Names names{m_class_names, m_tenant_names};
+  while (m_held > 0 && m_ring[m_head].kind != RequestsCsvHeldRow::Kind::Empty) {
+    write_held_row(m_buf, m_ring[m_head], names);  // the rows now in order, emptied
     m_head = (m_head + 1) & mask;
     --m_held;
     ++m_next_id;
@@ -273,7 +340,7 @@ void RequestsCsvWriter::drain_held() {
 void RequestsCsvWriter::grow_ring(size_t slots) {
   size_t size = std::max<size_t>(16, m_ring.size());
   while (size < slots) size *= 2;
-  std::vector<std::string> ring(size);
+  std::vector<RequestsCsvHeldRow> ring(size);
   for (size_t i = 0; i < m_ring.size(); ++i)  // every slot, for its capacity; held ones first
     ring[i] = std::move(m_ring[(m_head + i) & (m_ring.size() - 1)]);
   m_ring = std::move(ring);
@@ -286,11 +353,9 @@ void RequestsCsvWriter::flush_buffer() {
 }
 
 void RequestsCsvWriter::finish() {
-  for (size_t i = 0; i < m_held; ++i) {
-    std::string& row = m_ring[(m_head + i) & (m_ring.size() - 1)];
-    m_buf.append(row.data(), row.data() + row.size());
-    row.clear();
-  }
+  const Names names{m_class_names, m_tenant_names};
+  for (size_t i = 0; i < m_held; ++i)
+    write_held_row(m_buf, m_ring[(m_head + i) & (m_ring.size() - 1)], names);
   m_head = 0;
   m_held = 0;
   flush_buffer();

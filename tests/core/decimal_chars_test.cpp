@@ -11,6 +11,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <vector>
 
 namespace t_core_decimal_chars_test {
 
@@ -72,6 +73,41 @@ TEST_CASE("decimal_chars: seconds from nanoseconds over a seeded sample", "[core
   CHECK(differ == 0);
 }
 
+TEST_CASE("decimal_chars: the SSE2 and the portable seconds writers agree digit for digit",
+          "[core]") {
+  // Below 10^4 s put_ns_as_seconds writes with put_small_ns_as_seconds_sse2 where SSE2 is
+  // (x86-64); the portable writer serves elsewhere. Both against the digits worked out by hand,
+  // at every digit count's edges and over a seeded sample.
+  const auto want = [](uint64_t a) {
+    return fmt::format("{}.{:09}", a / 1'000'000'000, a % 1'000'000'000);
+  };
+  std::vector<uint64_t> values;
+  for (uint64_t e = 1; e < 10'000'000'000'000; e *= 10)
+    for (const uint64_t v : {e - 1, e, e + 1, 2 * e - 1, 9 * e + (e - 1)}) values.push_back(v);
+  values.push_back(9'999'999'999'999);
+  values.push_back(1'234'567'890'123);
+  std::mt19937_64 rng(48);
+  for (int i = 0; i < 200'000; ++i) values.push_back(rng() % 10'000'000'000'000);
+  int differ = 0;
+  for (const uint64_t a : values) {
+    char buf[48];
+    if (std::string(buf, decimal_chars::put_small_ns_as_seconds_portable(buf, a)) != want(a))
+      ++differ;
+#if defined(__SSE2__)
+    std::memset(buf, 'x', sizeof buf);
+    if (std::string(buf, decimal_chars::put_small_ns_as_seconds_sse2(buf, a)) != want(a)) ++differ;
+#endif
+  }
+  CHECK(differ == 0);
+#if defined(__SSE2__)
+  // What it writes past the end is scratch, never before `p`.
+  char buf[48];
+  std::memset(buf, '#', sizeof buf);
+  const char* end = decimal_chars::put_small_ns_as_seconds_sse2(buf + 8, 5'000'000'001);
+  CHECK(std::string(static_cast<const char*>(buf), end) == "########5.000000001");
+#endif
+}
+
 TEST_CASE("decimal_chars: put_u64 is to_chars at each digit count", "[core]") {
   uint64_t v = 1;
   for (int digits = 1; digits <= 20; ++digits, v *= 10) {
@@ -108,6 +144,13 @@ TEST_CASE("decimal_chars: fixed9 rounds as to_chars does, ties to even", "[core]
   CHECK(fixed9(9.9999999996) == "10.000000000");
   CHECK(fixed9(10.0) == "10.000000000");
   CHECK(fixed9(10.0000000004) == "10.000000000");
+  // Up to 10^4 the digits are a time's (put_small_ns_as_seconds); 9999.9999999996 rounds to
+  // 10^4, past them.
+  CHECK(fixed9(12.5) == "12.500000000");
+  CHECK(fixed9(1234.000000001) == fixed9_slow(1234.000000001));
+  CHECK(fixed9(9999.999999999) == fixed9_slow(9999.999999999));
+  CHECK(fixed9(9999.9999999996) == "10000.000000000");
+  CHECK(fixed9(123456.5) == "123456.500000000");
   // The fast path's edges (2^32) and the values it leaves to to_chars.
   for (const double v :
        {-0.0, -1.5, 4294967295.9999995, 4294967296.0, 1e300, 5e-324,

@@ -193,4 +193,45 @@ TEST_CASE("requests csv rows: rows held far ahead and long come out in id order"
   CHECK(out.str() == want);
 }
 
+TEST_CASE("requests csv rows: a held finished row keeps its values from when it was recorded",
+          "[metrics]") {
+  // A finished request recorded before id 0 waits as its values, written when id 0 comes: the
+  // Request changed (or reused) in between does not show. Its release differs from its finish
+  // and its engine TTFT from its TTFT (the `api` section: 0.3 s in, 0.2 s out), it has names, a
+  // negative priority, times past 10^3 s and one token (no TPOT).
+  const std::vector<std::string> classes{"chat", "batch"};
+  const std::vector<std::string> tenants{"acme"};
+  Request r = base(1, 1'234'500'000'000, 17, 1);
+  r.state = RequestState::Released;
+  r.client_view = true;
+  r.spec.api_in = Time::ns(300'000'000);
+  r.spec.api_out = Time::ns(200'000'000);
+  r.first_admitted = Time::ns(1'234'800'000'000);
+  r.first_token = r.last_token = r.finish = Time::ns(1'235'600'000'123);
+  r.release = Time::ns(1'235'800'000'123);
+  r.spec.class_id = 1;
+  r.spec.priority = -12;
+  r.preemptions = 3;
+  const std::string row =
+      "1,1234.500000000,17,1,1235.600000123,1235.600000123,1235.800000123,1.100000123,,"
+      "1.300000123,0.300000000,3,finished,,batch,-12,0.600000123,acme\n";
+  Request first = base(0, 0, 1, 3);
+  first.state = RequestState::Released;
+  first.first_admitted = first.first_token = Time::ns(0);
+  first.last_token = first.finish = first.release = Time::ns(4);
+  const std::string first_row =
+      "0,0.000000000,1,3,0.000000000,0.000000004,0.000000004,0.000000000,0.000000002,"
+      "0.000000004,0.000000000,0,finished,,chat,0,0.000000000,acme\n";
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  w.set_class_names(&classes);
+  w.set_tenant_names(&tenants);
+  w.record(r);
+  r.release = Time::ns(1);  // reused: the held row keeps what it was given
+  r.spec.priority = 5;
+  w.record(first);
+  w.finish();
+  CHECK(out.str() == k_header + first_row + row);
+}
+
 }  // namespace t_metrics_requests_csv_rows_test
