@@ -111,6 +111,7 @@ QuantileSketch::QuantileSketch(QuantileSketch&& o) noexcept
   o.m_chunks.clear();
   o.m_runs.clear();
   o.m_count = 0;
+  o.m_last = 0;  // add(): 0 while no value is kept
   o.forget_ranks();
 }
 
@@ -134,6 +135,7 @@ QuantileSketch& QuantileSketch::operator=(QuantileSketch&& o) noexcept {
   o.m_runs.clear();
   m_run_values = std::exchange(o.m_run_values, 0);
   m_runs_sorted = o.m_runs_sorted;
+  o.m_last = 0;
   forget_ranks();
   o.forget_ranks();
   return *this;
@@ -164,6 +166,12 @@ void QuantileSketch::add_repeated(double v, int64_t count) {
   if (!m_runs.empty() && v < m_runs.back().v) m_runs_sorted = false;
   m_runs.push_back({v, count});
   m_run_values += count;
+  if (static_cast<size_t>(m_count) > m_limit) to_histogram();
+}
+
+void QuantileSketch::keep_in_new_chunk(double v) {
+  new_chunk();
+  m_tail[m_tail_n++] = v;
   if (static_cast<size_t>(m_count) > m_limit) to_histogram();
 }
 

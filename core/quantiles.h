@@ -86,9 +86,13 @@ class QuantileSketch {
       ++m_buckets[bucket_of(v)];
       return;
     }
-    if (m_count > 1 && v < m_last) m_sorted = false;
+    // m_last is 0 while no value is kept (values are >= 0): the first is never out of order.
+    if (v < m_last) m_sorted = false;
     m_last = v;
-    if (m_tail_n == m_tail_cap) new_chunk();
+    if (m_tail_n == m_tail_cap) [[unlikely]] {
+      keep_in_new_chunk(v);  // a call only here: this path needs no stack frame
+      return;
+    }
     m_tail[m_tail_n++] = v;
     if (static_cast<size_t>(m_count) > m_limit) to_histogram();
   }
@@ -126,6 +130,53 @@ class QuantileSketch {
   /// Returns the largest of these values (0 when n is 0).
   template <class Next, class Seen>
   double add_each(size_t n, Next&& next, Seen&& seen);
+
+  // Binary exponents covered (values in [2^(k_min_exp-1), 2^k_max_exp)); smaller values share
+  // bucket 0 and larger ones the last bucket, whose midpoints are clamped to [min, max] anyway.
+  // Seconds from about 1e-12 to 1e12 fall inside.
+  static constexpr int k_min_exp = -40;
+  static constexpr int k_max_exp = 40;
+  static constexpr size_t k_per_exp = size_t{1} << k_sub_bits;
+  static constexpr size_t k_buckets = static_cast<size_t>(k_max_exp - k_min_exp) * k_per_exp;
+
+  /// The bucket of v: frexp's exponent and the top k_sub_bits bits of the fraction, read from
+  /// the double's bits (frexp's f in [0.5, 1) is 0.5 + mantissa / 2^53, so (f - 0.5) * 2 *
+  /// k_per_exp, truncated, is the mantissa's top bits exactly). The biased exponent and those
+  /// bits are one shift of the bits, and the buckets start at biased exponent k_first_biased:
+  /// so the bucket is that shift less an offset, clamped (zero, subnormals and, the sign bit
+  /// making the shifted bits negative, -0.0 land in bucket 0; values of exponent above
+  /// k_max_exp in the last). One shift, one subtraction and two compares, without branches.
+  [[nodiscard]] static size_t bucket_of(double v) {
+    constexpr int k_first_biased = 1023 + k_min_exp;  // frexp exponent k_min_exp + 1
+    constexpr int64_t k_offset = int64_t{k_first_biased} << k_sub_bits;
+    const int64_t i = (std::bit_cast<int64_t>(v) >> (52 - k_sub_bits)) - k_offset;
+    const int64_t last = static_cast<int64_t>(k_buckets) - 1;
+    return static_cast<size_t>(i < 0 ? 0 : (i > last ? last : i));
+  }
+
+  /// The least value whose bucket is not clamped (2^k_min_exp): every smaller one is counted in
+  /// its bucket, bucket 0.
+  static constexpr double k_bucket_floor = std::bit_cast<double>(uint64_t{1023 + k_min_exp} << 52);
+  /// bucket_of(v) without its clamps, for a caller that raises a smaller v to k_bucket_floor
+  /// (one max instead of two compares). REQUIRES: k_bucket_floor <= v < 2^k_max_exp (about
+  /// 1.1e12: any whole number of nanoseconds below 2^63, in seconds).
+  [[nodiscard]] static size_t bucket_in_range(double v) {
+    constexpr int64_t k_offset = int64_t{1023 + k_min_exp} << k_sub_bits;  // as bucket_of's
+    return static_cast<size_t>((std::bit_cast<int64_t>(v) >> (52 - k_sub_bits)) - k_offset);
+  }
+
+  /// Past the exact limit (REQUIRES: !exact()): the histogram's counts by bucket (bucket_of),
+  /// for a caller that puts values straight into their buckets in a loop of its own and then
+  /// tells the sketch with added_to_histogram.
+  [[nodiscard]] int64_t* histogram() { return m_buckets.data(); }
+  /// `count` (> 0) values were put into histogram()'s buckets, the least of them `lo` and the
+  /// largest `hi`: count, min and max become those that adding them would give. The sum is left
+  /// as it was: for a caller that keeps its values' sum itself (GapSketch's exact sums).
+  void added_to_histogram(int64_t count, double lo, double hi) {
+    m_min = m_count == 0 || lo < m_min ? lo : m_min;
+    m_max = m_count == 0 || m_max < hi ? hi : m_max;
+    m_count += count;
+  }
 
   [[nodiscard]] int64_t count() const { return m_count; }
   [[nodiscard]] double mean() const { return m_count ? m_sum / static_cast<double>(m_count) : 0; }
@@ -174,30 +225,9 @@ class QuantileSketch {
   /// An empty chunk of room `cap`: chunks of 2 MiB and more in their own mapping, asking for
   /// transparent huge pages (one page fault per 2 MiB instead of 512 where the kernel allows).
   static Chunk make_chunk(size_t cap);
-  // Binary exponents covered (values in [2^(k_min_exp-1), 2^k_max_exp)); smaller values share
-  // bucket 0 and larger ones the last bucket, whose midpoints are clamped to [min, max] anyway.
-  // Seconds from about 1e-12 to 1e12 fall inside.
-  static constexpr int k_min_exp = -40;
-  static constexpr int k_max_exp = 40;
-  static constexpr size_t k_per_exp = size_t{1} << k_sub_bits;
-  static constexpr size_t k_buckets = static_cast<size_t>(k_max_exp - k_min_exp) * k_per_exp;
-
-  /// The bucket of v: frexp's exponent and the top k_sub_bits bits of the fraction, read from
-  /// the double's bits (frexp's f in [0.5, 1) is 0.5 + mantissa / 2^53, so (f - 0.5) * 2 *
-  /// k_per_exp, truncated, is the mantissa's top bits exactly). The biased exponent and those
-  /// bits are one shift of the bits, and the buckets start at biased exponent k_first_biased:
-  /// so the bucket is that shift less an offset, clamped (zero, subnormals and, the sign bit
-  /// making the shifted bits negative, -0.0 land in bucket 0; values of exponent above
-  /// k_max_exp in the last). One shift, one subtraction and two compares, without branches.
-  static size_t bucket_of(double v) {
-    constexpr int k_first_biased = 1023 + k_min_exp;  // frexp exponent k_min_exp + 1
-    constexpr int64_t k_offset = int64_t{k_first_biased} << k_sub_bits;
-    const int64_t i = (std::bit_cast<int64_t>(v) >> (52 - k_sub_bits)) - k_offset;
-    const int64_t last = static_cast<int64_t>(k_buckets) - 1;
-    return static_cast<size_t>(i < 0 ? 0 : (i > last ? last : i));
-  }
-
   void new_chunk();
+  /// The end of add(v) when the last chunk is full: a new one, v kept in it.
+  void keep_in_new_chunk(double v);
   /// Gathers the plain values and sorts them (once: m_sorted).
   void sort_plain();
   /// Sorts the runs by value (once: m_runs_sorted).

@@ -135,10 +135,10 @@ void MetricsRecorder::record(const Request& r) {
   // Its inter-token gaps (metrics/token_gaps.h). Without classes or tenants, the tallies a gap
   // goes into depend only on its replica: its step gaps are counted a step at a time
   // (count_gaps); otherwise each tally takes them one by one (RequestTally::add_exit).
-  const GapRun run = request_gap_run(m_step_ends, r);
-  const bool by_step =
-      !(m_class_names && !m_class_names->empty()) && !(m_tenant_names && !m_tenant_names->empty());
-  if (by_step) count_gaps(r, run);
+  const bool classes = m_class_names && !m_class_names->empty();
+  const bool tenants = m_tenant_names && !m_tenant_names->empty();
+  const bool by_step = !classes && !tenants;
+  const GapRun run = take_gaps(r, by_step);
   const GapRun* gaps = by_step ? nullptr : &run;
   m_current_gaps = gaps;
   // Its largest gap, for the ITL target (a mean gap is checked as TPOT is, below).
@@ -165,8 +165,8 @@ void MetricsRecorder::record(const Request& r) {
   }
   m_all.add_entry(r, ok.ttft);
   m_all.add_exit(r, gaps, ok);
-  if (m_class_names && !m_class_names->empty()) record_class(r, ok);
-  if (m_tenant_names && !m_tenant_names->empty()) record_tenant(r, ok);
+  if (classes) record_class(r, ok);
+  if (tenants) record_tenant(r, ok);
   if (m_replicas.empty()) return;
   // Its first token belongs to the replica it was routed to, the rest to the one it left from.
   const bool moved = r.prefill_replica != k_no_replica;

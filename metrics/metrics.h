@@ -761,6 +761,9 @@ class MetricsRecorder final : public ShardedRecorder {
   void replica_order_sums();
   /// Keeps a step end (StepEnds), first counting the gaps of the ends it is about to drop.
   void add_step_end(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens);
+  /// Finished request `r`'s gaps (request_gap_run), counted a step at a time when `count`
+  /// (count_gaps; metrics/gap_counts.cpp, where both are inline).
+  GapRun take_gaps(const Request& r, bool count);
   /// Counts finished request `r`'s gaps (`run`, from its replica's steps) a step at a time:
   /// its step gaps as a range of its replica's steps (m_gap_counts), any other gap at once,
   /// into the run's tally and its exit replica's and pool's (metrics/gap_counts.cpp).
@@ -792,8 +795,13 @@ class MetricsRecorder final : public ShardedRecorder {
   Time m_ttft_target, m_tpot_target, m_e2e_target, m_itl_target;  // in whole nanoseconds
   StepEnds m_step_ends{true};
   // Per replica, aligned with its StepEnds: requests whose gaps start at minus those whose gaps
-  // end at each step (a difference array: its prefix sum is a step gap's count; count_gaps).
-  std::vector<GrowArray<int32_t>> m_gap_counts;
+  // end at each step (a difference array: its prefix sum is a step gap's count; count_gaps),
+  // and how many gaps those counts hold that are not added yet (the prefix sums' sum).
+  struct GapCounts {
+    GrowArray<int32_t> diff;
+    int64_t pending = 0;
+  };
+  std::vector<GapCounts> m_gap_counts;
   const GapRun* m_current_gaps = nullptr;  // the gaps of the request being recorded
   std::vector<double> m_percentiles;
   // track_replicas: one tally per replica and per pool; each replica's accelerators and pool.

@@ -25,6 +25,9 @@
 #include <span>
 #include <string>
 #include <vector>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "core/byte_io.h"
 #include "core/grow_array.h"
@@ -84,13 +87,15 @@ class StepEnds {
   [[nodiscard]] size_t replicas() const { return m_ends.size(); }
   /// Replica `r`'s ends (empty when it ran no step).
   [[nodiscard]] const GrowArray<int64_t>& of(uint32_t r) const {
-    static const GrowArray<int64_t> none;
-    return r < m_ends.size() ? m_ends[r] : none;
+    return r < m_ends.size() ? m_ends[r] : s_none;
   }
   /// Whether replica `r` dropped its oldest ends (bounded only).
   [[nodiscard]] bool trimmed(uint32_t r) const { return r < m_trimmed.size() && m_trimmed[r]; }
 
  private:
+  // of() for a replica without ends: a class member, not a function's static, whose first-use
+  // guard would be tested on every call.
+  static inline const GrowArray<int64_t> s_none;
   bool m_bounded;
   std::vector<GrowArray<int64_t>> m_ends;  // grown by realloc (core/grow_array.h)
   std::vector<bool> m_trimmed;
@@ -116,8 +121,9 @@ struct GapRun {
   int64_t span_ns = 0;  ///< GapsFrom::mean: first token to last, the gaps' exact sum
 };
 
-/// How finished request `r`'s gaps are found (see the top of this file).
-inline GapRun request_gap_run(const StepEnds& ends, const Request& r) {
+/// How finished request `r`'s gaps are found (see the top of this file). Inline in its callers
+/// (the summary recorder calls it once a request): the GapRun stays in registers.
+[[gnu::always_inline]] inline GapRun request_gap_run(const StepEnds& ends, const Request& r) {
   const int32_t n = r.spec.output_tokens;
   if (r.state != RequestState::Released || n <= 1) return {};
   const int64_t t0 = r.first_token.count_ns(), t1 = r.last_token.count_ns();
@@ -180,7 +186,8 @@ GapsFrom request_gaps(const StepEnds& ends, const Request& r, F&& gap) {
 /// step's gap once for every sequence that decoded in it (add_ns with a count) and a cluster's
 /// parts fold in any order, with the same figures to the bit. A mean gap (GapsFrom::mean,
 /// not whole nanoseconds) adds its request's span exactly to the sum and its squares rounded
-/// to a whole ns^2.
+/// to a whole ns^2. q's own double sum (q.sum(), q.mean()) is not these figures and misses the
+/// step gaps counted past the exact limit (bucket_step_gaps): read mean() and std().
 struct GapSketch {
   explicit GapSketch(size_t exact_limit) : q(exact_limit) {}
 
@@ -214,24 +221,35 @@ struct GapSketch {
     return largest;
   }
   /// The gaps of steps [1, n) of `ends` (ns, increasing), step i's (ends[i] - ends[i - 1]) as
-  /// many times as the prefix sum of `counts` up to i: add_ns for each, in one loop.
+  /// many times as the prefix sum of `counts` up to i (never negative): add_ns for each, in one
+  /// loop, but for their sum, which the caller adds with add_step_sum_ns (a run of consecutive
+  /// steps' gaps sums to the run's span: once a run, not once a step). `total`: the sum of
+  /// those prefix sums over [1, n) (the gaps to add) when the caller knows it, else negative
+  /// (then counted here, if the sketch is still exact).
   /// Returns the sum of counts[0, n) (0 when n is 0).
-  int64_t add_step_gaps(const int64_t* ends, const int32_t* counts, size_t n) {
+  int64_t add_step_gaps(const int64_t* ends, const int32_t* counts, size_t n, int64_t total = -1) {
     if (n < 2) return n == 1 ? counts[0] : 0;
-    // How many gaps in all (a prefix sum of the counts): past the exact limit they go straight
-    // into the histogram (QuantileSketch::expect).
-    int64_t open = counts[0], total = 0;
-    for (size_t i = 1; i < n; ++i) {
-      open += counts[i];
-      total += open;
+    if (q.exact()) {
+      // How many gaps in all: past the exact limit they go straight into the histogram
+      // (QuantileSketch::expect).
+      if (total < 0) {
+        int64_t open = counts[0];
+        total = 0;
+        for (size_t i = 1; i < n; ++i) {
+          open += counts[i];
+          total += open;
+        }
+      }
+      q.expect(total);
     }
-    q.expect(total);
-    CountedGaps gaps{ends + 1, counts + 1, ends[0], counts[0], 0, 0};
+    if (!q.exact()) return bucket_step_gaps(ends, counts, n);
+    CountedGaps gaps{ends + 1, counts + 1, ends[0], counts[0], 0};
     q.add_repeated_each(n - 1, gaps);
-    m_sum_ns += gaps.sum;
     m_squares += gaps.squares;
     return gaps.open;
   }
+  /// The sum of step gaps that add_step_gaps counts (or will), in ns.
+  void add_step_sum_ns(Wide ns) { m_sum_ns += ns; }
   /// Calls f(k, v) for each gap of `g`, k = 0, 1, ...: request_gaps' gaps.
   template <class F>
   static void each_gap(const GapRun& g, F&& f) {
@@ -310,7 +328,49 @@ struct GapSketch {
     }
   };
 
-  /// Step gaps with their counts, in turn (add_step_gaps).
+  /// add_step_gaps past the exact limit: each step's gap into its bucket with its count, in a
+  /// loop of its own. The gaps are whole nanoseconds, at least 0 and below 2^63, so their
+  /// extremes are taken on the integers (ns * 1e-9 is monotone: the least ns gives the least
+  /// value, to the bit), the bucket needs no upper clamp (only a zero gap needs raising to the
+  /// least bucket's floor), and the squares' sum is unsigned (no sign to extend). q's own double
+  /// sum (q.sum(), q.mean()) does not take these gaps: mean() and std() are from the exact sums.
+  int64_t bucket_step_gaps(const int64_t* ends, const int32_t* counts, size_t n) {
+    __extension__ typedef unsigned __int128 UWide;
+    int64_t* const buckets = q.histogram();
+    int64_t open = counts[0], added = 0;
+    int64_t lo = INT64_MAX, hi = 0;
+    UWide squares = 0;
+    for (size_t i = 1; i < n; ++i) {
+      open += counts[i];
+      if (open == 0) continue;
+      const int64_t ns = ends[i] - ends[i - 1];  // read again: fewer moves than carrying it
+      lo = ns < lo ? ns : lo;
+      hi = hi < ns ? ns : hi;
+      int64_t w;
+      if (__builtin_mul_overflow(ns, open, &w)) [[unlikely]]
+        m_squares += static_cast<Wide>(ns) * ns * open;
+      else
+        squares += static_cast<UWide>(static_cast<uint64_t>(ns)) * static_cast<uint64_t>(w);
+      buckets[QuantileSketch::bucket_in_range(raised(static_cast<double>(ns) * 1e-9))] += open;
+      added += open;
+    }
+    if (added > 0)
+      q.added_to_histogram(added, static_cast<double>(lo) * 1e-9, static_cast<double>(hi) * 1e-9);
+    m_squares += static_cast<Wide>(squares);
+    return open;
+  }
+
+  /// `v` (add_ns's value of a gap), or k_bucket_floor where smaller (a zero gap): one maxsd
+  /// where GCC would otherwise branch to a bucket address of its own for the floor.
+  static double raised(double v) {
+#if defined(__SSE2__)
+    return _mm_cvtsd_f64(_mm_max_sd(_mm_set_sd(v), _mm_set_sd(QuantileSketch::k_bucket_floor)));
+#else
+    return v < QuantileSketch::k_bucket_floor ? QuantileSketch::k_bucket_floor : v;
+#endif
+  }
+
+  /// Step gaps with their counts, in turn (add_step_gaps), their squares summed.
   /// ns * open is mostly well inside 64 bits (a step of 20 ms with 100 sequences decoding is
   /// 2e9): then the square's product is one 64 x 64 -> 128-bit multiply of ns and that product
   /// instead of a 128 x 64-bit one, with the same bits (both exact below 2^127).
@@ -319,20 +379,17 @@ struct GapSketch {
     const int32_t* counts;
     int64_t prev;  // the end before *at
     int64_t open;
-    Wide sum, squares;
+    Wide squares;
     QuantileSketch::Repeat operator()() {
       open += *counts++;
       const int64_t e = *at++;
       const int64_t ns = e - prev;
       prev = e;
       int64_t w;
-      if (__builtin_mul_overflow(ns, open, &w)) [[unlikely]] {
-        sum += static_cast<Wide>(ns) * open;
+      if (__builtin_mul_overflow(ns, open, &w)) [[unlikely]]
         squares += static_cast<Wide>(ns) * ns * open;
-      } else {
-        sum += w;
+      else
         squares += static_cast<Wide>(ns) * w;
-      }
       return {static_cast<double>(ns) * 1e-9, open};
     }
   };

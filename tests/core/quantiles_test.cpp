@@ -222,6 +222,54 @@ TEST_CASE("quantiles: expecting values past the limit gives the histogram they w
   require_same(told, plain, 1e-12);
 }
 
+TEST_CASE("quantiles: values put straight into the histogram give add()'s figures",
+          "[core][quantiles]") {
+  // A caller's own loop over the buckets (histogram(), bucket_in_range, added_to_histogram,
+  // as GapSketch's counted gaps) against add(): count, max and percentiles to the bit, the
+  // least value included (p0), onto a sketch that had values of its own and onto an empty one.
+  std::vector<double> v = values(5000, 29);
+  v.push_back(0.0);  // raised to the floor's bucket, bucket 0
+  for (const bool before : {true, false}) {
+    QuantileSketch one(0), direct(0);
+    if (before) {
+      one.add(0.004);
+      direct.add(0.004);
+    } else {
+      direct.expect(1);  // past the limit with no value yet
+    }
+    REQUIRE_FALSE(direct.exact());
+    int64_t* const buckets = direct.histogram();
+    double lo = v[0], hi = v[0];
+    for (double x : v) {
+      one.add(x);
+      ++buckets[QuantileSketch::bucket_in_range(std::max(x, QuantileSketch::k_bucket_floor))];
+      lo = std::min(lo, x);
+      hi = std::max(hi, x);
+    }
+    direct.added_to_histogram(static_cast<int64_t>(v.size()), lo, hi);
+    REQUIRE(one.count() == direct.count());
+    CHECK(one.max() == direct.max());
+    for (double p : {0.0, 1.0, 25.0, 50.0, 90.0, 99.0, 99.9, 100.0})
+      CHECK(one.percentile(p) == direct.percentile(p));
+  }
+  // The bucket without clamps is the clamped one from the floor to 2^40 (the top bucket's
+  // edge), and the floor's bucket is every smaller value's: zero, the subnormals.
+  const double least = QuantileSketch::k_bucket_floor;
+  CHECK(least == std::ldexp(1.0, -40));
+  const double top = std::ldexp(1.0, 40);
+  for (double x :
+       {least, std::nextafter(least, 1.0), 1e-12, 1e-9, 0.02, 1.0, 3e9, std::nextafter(top, 0.0)})
+    CHECK(QuantileSketch::bucket_in_range(x) == QuantileSketch::bucket_of(x));
+  for (double x : v)
+    if (x >= least) CHECK(QuantileSketch::bucket_in_range(x) == QuantileSketch::bucket_of(x));
+  CHECK(QuantileSketch::bucket_in_range(least) == 0);
+  for (double x : {0.0, 5e-324, 1e-300, std::nextafter(least, 0.0)})
+    CHECK(QuantileSketch::bucket_of(x) == 0);
+  // The largest value below 2^40 is in the last bucket already: nothing below needs the clamp.
+  CHECK(QuantileSketch::bucket_in_range(std::nextafter(top, 0.0)) ==
+        QuantileSketch::bucket_of(1e300));
+}
+
 TEST_CASE("quantiles: runs' order statistics by hand", "[core][quantiles]") {
   // {1 x3, 2, 5 x2, 9}: sorted 1 1 1 2 5 5 9; p50 = the 4th = 2, p0 = 1, p100 = 9,
   // p75 at position 4.5: halfway between 5 and 5 = 5; p60 at 3.6: 2 + 0.6 * (5 - 2) = 3.8.

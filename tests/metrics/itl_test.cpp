@@ -370,6 +370,7 @@ TEST_CASE("itl: step gaps with counts give add_ns's sums, past 64 bits too, and 
   // Steps of 20 ms (ns * count well inside 64 bits) and of 2^40 ns with 2^30 sequences open
   // (ns * count = 2^70: the 128-bit products), against add_ns with each step's count; the
   // sums compared exactly. Open: 3, then 2^30 + 3 from the second step to the fifth, then 3.
+  // The gaps' sum is the caller's: each range's span (3 over steps 1-6, 2^30 over 2-5).
   const int64_t big = int64_t{1} << 40;
   const std::vector<int64_t> ends = {0,
                                      20'000'000,
@@ -382,6 +383,8 @@ TEST_CASE("itl: step gaps with counts give add_ns's sums, past 64 bits too, and 
   for (size_t limit : {size_t{16}, size_t{1} << 21}) {
     GapSketch fast(limit), slow(limit);
     CHECK(fast.add_step_gaps(ends.data(), counts.data(), ends.size()) == 3);
+    fast.add_step_sum_ns(3 * static_cast<GapSketch::Wide>(ends[6] - ends[0]) +
+                         static_cast<GapSketch::Wide>(ends[5] - ends[1]) * (int64_t{1} << 30));
     int64_t open = counts[0];
     for (size_t i = 1; i < ends.size(); ++i) {
       open += counts[i];
@@ -398,6 +401,7 @@ TEST_CASE("itl: step gaps with counts give add_ns's sums, past 64 bits too, and 
     CHECK(f.squares == 2 * w * w * ((int64_t{1} << 30) + 3) +
                            small * small * (3 + 2 * ((int64_t{1} << 30) + 3) + 3));
     CHECK(fast.q.max() == slow.q.max());
+    CHECK(fast.q.percentile(0) == slow.q.percentile(0));
     CHECK(fast.q.percentile(50) == slow.q.percentile(50));
   }
   // One step: no gap, and its count is what stays open.
