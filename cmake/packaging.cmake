@@ -6,6 +6,8 @@
 #
 # What is installed, relative to the prefix:
 #   bin/servesim                                   the command line
+#   lib/servesim/libservesim_mpi.so                MPI for runs and sweeps over ranks, loaded
+#                                                  only under an MPI launcher (built with MPI)
 #   lib/python3/dist-packages/servesim*.so         the Python module, when it was built: where
 #                                                  its python3 looks (Debian's: this for /usr,
 #                                                  lib/python3.X/dist-packages for /usr/local)
@@ -21,6 +23,15 @@
 include(GNUInstallDirs)
 
 install(TARGETS servesim RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+# The MPI plugin (sim/mpi_library.h), where the installed servesim looks for it: lib/servesim,
+# found from bin/ by the relative path compiled in. Named for the install test.
+if(TARGET servesim_mpi)
+  install(TARGETS servesim_mpi LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}/servesim)
+  file(WRITE ${CMAKE_BINARY_DIR}/servesim-mpi-plugin.txt
+       "${CMAKE_INSTALL_LIBDIR}/servesim/libservesim_mpi.so\n")
+else()
+  file(REMOVE ${CMAKE_BINARY_DIR}/servesim-mpi-plugin.txt)
+endif()
 
 # The bash completion script and the man page, generated from the command table by the binary
 # just built (docs/cli.md#completion-and-man-page), so they always match its commands and

@@ -1,11 +1,12 @@
-// MpiRanks with MPI (CMake SERVESIM_MPI): ranks gather serialized rows on rank 0.
-#include <mpi.h>
-
+// MpiRanks with MPI (CMake SERVESIM_MPI): ranks gather serialized rows on rank 0, through the
+// MPI plugin (sim/mpi_library.h), loaded only when a launcher started the process.
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <stdexcept>
 
+#include "sim/mpi_library.h"
+#include "sim/mpi_plugin.h"
 #include "sizing/sweep_pool.h"
 
 namespace servesim {
@@ -20,25 +21,20 @@ bool launched_by_mpi() {
 }
 
 void check(int rc, const char* what) {
-  if (rc != MPI_SUCCESS) throw std::runtime_error(std::string("MPI: ") + what + " failed");
+  if (rc != 0) throw std::runtime_error(std::string("MPI: ") + what + " failed");
 }
 
 }  // namespace
 
 MpiRanks::MpiRanks() {
   if (!launched_by_mpi()) return;
-  int already = 0;
-  check(MPI_Initialized(&already), "MPI_Initialized");
-  if (!already) {
-    check(MPI_Init(nullptr, nullptr), "MPI_Init");
-    m_initialized_here = true;
-  }
-  check(MPI_Comm_rank(MPI_COMM_WORLD, &m_rank), "MPI_Comm_rank");
-  check(MPI_Comm_size(MPI_COMM_WORLD, &m_size), "MPI_Comm_size");
+  int here = 0;
+  check(mpi_library().init(&here, &m_rank, &m_size), "MPI_Init");
+  m_initialized_here = here != 0;
 }
 
 MpiRanks::~MpiRanks() {
-  if (m_initialized_here) MPI_Finalize();
+  if (m_initialized_here) mpi_library().finalize();
 }
 
 std::vector<std::string> MpiRanks::gather(const std::vector<std::string>& mine) const {
@@ -52,7 +48,8 @@ std::vector<std::string> MpiRanks::gather(const std::vector<std::string>& mine) 
   }
   const int len = static_cast<int>(buf.size());
   std::vector<int> lens(static_cast<size_t>(m_size));
-  check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  const servesim_mpi_api& mpi = mpi_library();
+  check(mpi.gather_int(len, lens.data(), 0), "MPI_Gather");
   std::vector<int> offsets(lens.size());
   std::string all;
   if (m_rank == 0) {
@@ -63,8 +60,7 @@ std::vector<std::string> MpiRanks::gather(const std::vector<std::string>& mine) 
     }
     all.resize(static_cast<size_t>(total));
   }
-  check(MPI_Gatherv(buf.data(), len, MPI_CHAR, all.data(), lens.data(), offsets.data(), MPI_CHAR, 0,
-                    MPI_COMM_WORLD),
+  check(mpi.gatherv_bytes(buf.data(), len, all.data(), lens.data(), offsets.data(), 0),
         "MPI_Gatherv");
   std::vector<std::string> out;
   for (size_t p = 0; p < all.size();) {

@@ -95,18 +95,31 @@ if sys.prefix == "/usr": print(" ".join(d for d in sys.argv[1:] if d not in sys.
   fi
 fi
 
-# Every shared library of the binary (other than the loader) belongs to a package in Depends.
+# Every shared library an installed file links directly (readelf's NEEDED; theirs come with
+# their packages), other than the loader, belongs to a package in the .deb's Depends.
 deps_file="$build/servesim-deb-depends.txt"
-if command -v dpkg >/dev/null && command -v ldd >/dev/null && [[ -f "$deps_file" ]]; then
+check_depends() {  # FILE WHAT
+  command -v dpkg >/dev/null && command -v ldd >/dev/null && [[ -f "$deps_file" ]] || return 0
+  local deps soname lib pkg
   deps=" $(tr -d ',' <"$deps_file") "
-  # The libraries the binary links directly (readelf's NEEDED; theirs come with their packages).
   while read -r soname; do
-    lib=$(ldd "$bin" | awk -v s="$soname" '$1 == s {print $3}')
+    lib=$(ldd "$1" | awk -v s="$soname" '$1 == s {print $3}')
     [[ -n "$lib" ]] || continue
     pkg=$(dpkg -S "$(readlink -f "$lib")" 2>/dev/null || dpkg -S "$lib" 2>/dev/null)
     pkg=${pkg%%:*}
-    [[ -z "$pkg" || "$deps" == *" $pkg "* ]] || err "$soname is in $pkg, not in Depends"
-  done < <(readelf -d "$bin" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p')
+    [[ -z "$pkg" || "$deps" == *" $pkg "* ]] || err "$2's $soname is in $pkg, not in Depends"
+  done < <(readelf -d "$1" 2>/dev/null | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p')
+}
+check_depends "$bin" servesim
+# The MPI plugin (built with MPI) is installed where the installed servesim looks for it.
+plugin_file="$build/servesim-mpi-plugin.txt"
+if [[ -f "$plugin_file" ]]; then
+  plugin="$root$prefix/$(cat "$plugin_file")"
+  if [[ -f "$plugin" ]]; then
+    check_depends "$plugin" "the MPI plugin"
+  else
+    err "no MPI plugin at $plugin"
+  fi
 fi
 
 if ((fail == 0)); then echo "install: bin, share and doc installed under $root$prefix; runs"; fi

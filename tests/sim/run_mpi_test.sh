@@ -26,6 +26,17 @@ if [[ $with_mpi != ON ]]; then
   echo "no MPI compiled in: a launch of 2 ranks is refused; the mpirun part is skipped"
   exit 77
 fi
+# Built with MPI, a launch of several ranks loads the MPI plugin: one that is not where
+# SERVESIM_MPI_PLUGIN says is refused (exit 2) with the path, before anything is written.
+set +e
+OMPI_COMM_WORLD_SIZE=2 SERVESIM_MPI_PLUGIN="$work/none.so" "$bin" run "$config" "${sets[@]}" \
+  --out "$work/refused" -q 2>"$work/err"
+rc=$?
+set -e
+[[ $rc -eq 2 ]] || { echo "expected exit 2 without the MPI plugin, got $rc" >&2; exit 1; }
+grep -q "$work/none.so: no such file" "$work/err" || { cat "$work/err" >&2; exit 1; }
+[[ ! -e $work/refused ]] || { echo "a refused run wrote $work/refused" >&2; exit 1; }
+rm "$work/err"
 if [[ $mpiexec == none || ! -x $mpiexec ]]; then
   echo "MPI compiled in but no mpirun found: skipped"
   exit 77
