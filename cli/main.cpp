@@ -1,3 +1,4 @@
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -41,6 +42,12 @@ void install_handlers() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The heap grows 4 MiB past each request instead of glibc's 128 KiB (and is no longer handed
+  // back to the kernel at every free at its top): a run touches memory it frees and takes again
+  // (growing vectors, the per-run buffers), and each page the kernel must give anew is a fault,
+  // about 3 us on the benchmark machine. The Azure benchmark's faults 1,186 -> 1,045, Vidur's
+  // 1,492 -> 1,328 (docs/performance.md, branch mpi49). Memory is only used as it is touched.
+  mallopt(M_TOP_PAD, 4 << 20);
   // Diagnostics go to stderr; results go to files and the summary to stdout.
   spdlog::set_default_logger(spdlog::stderr_color_mt("servesim"));
   spdlog::set_level(spdlog::level::warn);
