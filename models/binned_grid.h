@@ -112,6 +112,10 @@ class BinnedGrid {
     const double* r0 = &m_z[by.index];
     return r0[0] + by.frac * (r0[1] - r0[0]);
   }
+  /// at_one(y) for y = 0, 1, ..., n - 1, to the bit (REQUIRES: n <= y_end()): each sub-bin's
+  /// integers are walked with the fractions bin() gives them (k / w for the k-th of a sub-bin
+  /// of w integers, exact in both), instead of binning each length.
+  [[nodiscard]] std::vector<double> at_one_counts(size_t n) const;
   /// The grid itself (for sizes beyond the table, and for tests).
   [[nodiscard]] const LogGrid& grid() const { return m_grid; }
   /// Bytes the table takes once every row is filled.
@@ -165,7 +169,8 @@ class BinnedGrid {
     std::vector<uint8_t> row;  // [i]: row i's own state (read and written under `fill`)
     std::unique_ptr<std::atomic<uint8_t>[]> pair;  // [i]: rows i and i + 1 (m_pair)
     std::vector<LogBracket> by;                    // [j]: the grid's bracket of point(j) along y
-    std::vector<double> ln_rows;                   // [r * m_ny + j]: the grid's row r at by[j]
+    std::vector<double> ln_rows;       // [r * m_ny + j]: the grid's row r at by[j], once done
+    std::vector<uint8_t> ln_row_done;  // [r]: ln_rows' row r computed (under `fill`)
   };
 
   LogGrid m_grid;

@@ -82,8 +82,10 @@ class LogCurve {
       m_ln_y.push_back(std::log(ys[i]));
     }
   }
-  [[nodiscard]] double at(double x) const {
-    const LogBracket b = log_bracket(m_ln_x, std::log(std::max(x, 1e-300)));
+  [[nodiscard]] double at(double x) const { return at_ln(std::log(std::max(x, 1e-300))); }
+  /// at(x) from ln_x = log(max(x, 1e-300)), for a caller that reads several curves at one x.
+  [[nodiscard]] double at_ln(double ln_x) const {
+    const LogBracket b = log_bracket(m_ln_x, ln_x);
     return std::exp(log_blend(b, m_ln_x, m_ln_y[b.lo], m_ln_y[b.hi], m_min_slope));
   }
   /// at(max(1, i)) for i = 0, 1, ..., n - 1, to the bit: the bracket inside the axis is found

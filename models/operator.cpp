@@ -12,17 +12,22 @@
 // Everything but the attention terms depends on T or on sequences alone, so it is precomputed
 // at construction as curves over T and over sequences; attention as grids over (batch, length).
 // The curves are sampled at the source's own measured sizes (breakpoints) and powers of two and
-// interpolated log-log (models/log_interp.h). For speed a step reads them from tables filled at
-// construction: the T and sequences curves at every integer up to k_dense_tokens and
-// k_dense_sequences, the attention grids on 8 (batch) by 16 (length) sub-bins per octave
-// (models/binned_grid.h, within 0.5% of the grids), and the generation table at one sequence
-// (the longest context's bound) at every integer length below k_dense_lengths; larger steps go
+// interpolated log-log (models/log_interp.h). For speed a step reads them from tables: the T
+// and sequences curves at every integer below k_dense_tokens and k_dense_sequences (an entry
+// computed on its first read, models/operator_dense_curve.h), the attention grids on 8 (batch)
+// by 16 (length) sub-bins per octave (models/binned_grid.h, within 0.5% of the grids; a row
+// filled on its first read), and the generation table at one sequence (the longest context's
+// bound) at every integer length below k_dense_lengths, filled at construction; larger steps go
 // to the curves and grids themselves.
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
-#include <set>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <new>
 
 #include "core/registry.h"
 #include "core/units.h"
@@ -33,6 +38,7 @@
 #include "models/factories.h"
 #include "models/log_interp.h"
 #include "models/mla.h"
+#include "models/operator_dense_curve.h"
 #include "models/operator_source.h"
 #include "models/operator_tables.h"
 #include "models/shape_roofline.h"
@@ -107,12 +113,14 @@ struct Layout {
 /// Sizes to sample an axis at: the source's breakpoints and the powers of two up to `max`.
 std::vector<double> samples(const OperatorSource& src, std::initializer_list<OperatorAxis> axes,
                             double max, double scale = 1.0) {
-  std::set<double> s;
-  for (double x = 1; x <= max; x *= 2) s.insert(x);
+  std::vector<double> s;
+  for (double x = 1; x <= max; x *= 2) s.push_back(x);
   for (OperatorAxis a : axes)
     for (double b : src.breakpoints(a))
-      if (b / scale >= 1) s.insert(b / scale);
-  return {s.begin(), s.end()};
+      if (b / scale >= 1) s.push_back(b / scale);
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
 }
 
 constexpr double k_activation_bytes = 2;  // bf16 activations
@@ -183,17 +191,18 @@ class OperatorModel final : public StepTimeModel {
                 double overhead_ms, StepWork work, double peak_bytes, double peak_flops)
       : m_tokens(std::move(tokens)),
         m_sequences(std::move(sequences)),
-        m_tokens_ms(m_tokens.at_counts(static_cast<size_t>(k_dense_tokens))),
-        m_sequences_ms(m_sequences.at_counts(static_cast<size_t>(k_dense_sequences))),
+        m_tokens_ms(m_tokens, static_cast<size_t>(k_dense_tokens)),
+        m_sequences_ms(m_sequences, static_cast<size_t>(k_dense_sequences)),
         m_generation(std::move(generation), k_batch_octaves, k_length_octaves),
         m_context(std::move(context), k_batch_octaves, k_length_octaves),
-        m_generation_one_ms(k_dense_lengths),
+        m_generation_one_ms(m_generation.at_one_counts(k_dense_lengths)),
         m_overhead_ms(overhead_ms),
         m_work(work),
         m_peak_bytes(peak_bytes),
         m_peak_flops(peak_flops) {
-    for (size_t i = 0; i < k_dense_lengths; ++i)
-      m_generation_one_ms[i] = m_generation.at_one(static_cast<double>(i));
+    if (m_work.flops_per_prefill_pair == m_work.flops_per_pair)
+      m_stretch_batches = static_cast<uint32_t>(
+          std::min<size_t>(static_cast<size_t>(k_dense_sequences), m_generation.batches()) - 1);
   }
 
   /// Data-parallel attention: a step is its busiest rank plus the experts at all its tokens.
@@ -230,9 +239,9 @@ class OperatorModel final : public StepTimeModel {
     const auto prefill = static_cast<double>(s.prefill_tokens);
     const auto decodes = static_cast<double>(s.decode_sequences);
     double ms = m_overhead_ms +
-                (tokens < k_dense_tokens ? m_tokens_ms[static_cast<size_t>(tokens)]
+                (tokens < k_dense_tokens ? m_tokens_ms.at(static_cast<size_t>(tokens))
                                          : m_tokens.at(static_cast<double>(tokens))) +
-                (seqs < k_dense_sequences ? m_sequences_ms[static_cast<size_t>(seqs)]
+                (seqs < k_dense_sequences ? m_sequences_ms.at(static_cast<size_t>(seqs))
                                           : m_sequences.at(static_cast<double>(seqs)));
     if (decodes > 0) {
       const double mean = std::max(1.0, static_cast<double>(s.decode_context_tokens) / decodes);
@@ -270,18 +279,39 @@ class OperatorModel final : public StepTimeModel {
   // rank_ms's and StepWork's terms at a decode-only batch; not for data-parallel ranks or MLA
   // (whose flops have a prefill term of their own).
   bool decode_stretch(int32_t batch, DecodeStretch& out) const override {
-    if (m_ranks != 1 || batch < 1 || batch >= k_dense_sequences ||
-        static_cast<size_t>(batch) >= m_generation.batches() ||
-        m_work.flops_per_prefill_pair != m_work.flops_per_pair)
-      return false;
+    if (m_ranks != 1 || !(static_cast<uint32_t>(batch) - 1 < m_stretch_batches)) return false;
+    // Each batch's answer is made on its first call (its table rows and curve entries filled
+    // then) and copied after: a call that finds it not made yet makes it (a tail call, so that
+    // the usual path calls nothing).
     const auto n = static_cast<size_t>(batch);
-    // The table's rows at the batch are filled on their first use: a call that finds them not
-    // filled yet fills them and starts again (a tail call, so that the usual path calls nothing).
-    if (!m_generation.batch_row_filled(n)) [[unlikely]]
-      return fill_then_decode_stretch(batch, out);
+    if (m_stretches.ready[n].load(std::memory_order_acquire) == 0) [[unlikely]]
+      return make_then_decode_stretch(batch, out);
+    out = *m_stretches.at(n);
+    return true;
+  }
+  [[gnu::noinline]] bool make_then_decode_stretch(int32_t batch, DecodeStretch& out) const {
+    const auto n = static_cast<size_t>(batch);
+    {
+      const std::lock_guard<std::mutex> lock(m_stretches.fill);
+      if (m_stretches.ready[n].load(std::memory_order_relaxed) == 0) {
+        m_generation.fill_batch_row(n);
+        DecodeStretch made;
+        put_stretch(batch, made);
+        std::construct_at(m_stretches.slot(n), made);
+        // Published after the answer: a call that reads it (acquire) reads the answer made.
+        m_stretches.ready[n].store(1, std::memory_order_release);
+      }
+    }
+    out = *m_stretches.at(n);
+    return true;
+  }
+  /// decode_stretch's answer at the batch (REQUIRES: its table rows filled).
+  void put_stretch(int32_t batch, DecodeStretch& out) const {
+    const auto n = static_cast<size_t>(batch);
+    const double tokens_ms = m_tokens_ms.at(n), sequences_ms = m_sequences_ms.at(n);
     out.batch = batch;
     out.batch_count = static_cast<double>(batch);
-    out.base_ms = m_overhead_ms + m_tokens_ms[n] + m_sequences_ms[n];  // rank_ms's order
+    out.base_ms = m_overhead_ms + tokens_ms + sequences_ms;  // rank_ms's order
     out.weight_bytes = m_work.weight_bytes;
     out.kv_bytes_per_token = m_work.kv_bytes_per_token;
     out.token_flops = m_work.flops_per_token * out.batch_count;
@@ -292,18 +322,15 @@ class OperatorModel final : public StepTimeModel {
     out.length_end = m_generation.y_end();
     out.one_ms = m_generation_one_ms.data();
     out.one_lengths = m_generation_one_ms.size();
-    return true;
-  }
-  [[gnu::noinline]] bool fill_then_decode_stretch(int32_t batch, DecodeStretch& out) const {
-    m_generation.fill_batch_row(static_cast<size_t>(batch));
-    return decode_stretch(batch, out);
   }
 
  private:
   // Table sizes: 16384 + 4096 doubles for the curves (160 KiB), two grids of
   // (12 x 8 + 1) x (20 x 16 + 1) doubles (2 x 243 KiB): batches and chunks below 4096, lengths
   // below 2^20 tokens, with their batches' bins (2 x 64 KiB), and the generation grid at one
-  // sequence for lengths below 16384 (128 KiB); 902 KiB in all.
+  // sequence for lengths below 16384 (128 KiB); 902 KiB in all, plus 4096 decode stretches
+  // (512 KiB). All but the one-sequence table are filled where a step first reads them (the
+  // pages of the rest never touched).
   static constexpr int64_t k_dense_tokens = int64_t{1} << 14, k_dense_sequences = int64_t{1} << 12;
   static constexpr int k_batch_octaves = 12, k_length_octaves = 20;
   /// A decode step's longest context reads m_generation_one_ms below this (the trace's longest
@@ -312,7 +339,7 @@ class OperatorModel final : public StepTimeModel {
 
   LogCurve m_tokens;     // layers x (GEMMs, MoE, all-reduce, elementwise) + once-per-step at T
   LogCurve m_sequences;  // LM head at m = sequences
-  std::vector<double> m_tokens_ms, m_sequences_ms;  // m_tokens, m_sequences at 0, 1, 2, ...
+  DenseCurve m_tokens_ms, m_sequences_ms;  // m_tokens, m_sequences at 0, 1, 2, ...
   BinnedGrid m_generation;  // layers x decode attention over (batch, KV per sequence)
   BinnedGrid m_context;     // layers x prefill attention over (chunks, equivalent length)
   std::vector<double> m_generation_one_ms;  // m_generation.at_one at 0, 1, 2, ...
@@ -323,6 +350,29 @@ class OperatorModel final : public StepTimeModel {
   std::optional<LogCurve> m_moe;   // layers x the busiest GPU's MoE block, over the step's tokens
   std::optional<LogCurve> m_comm;  // two-batch overlap: the all-to-alls over a rank's tokens
   double m_moe_layers = 1;
+  /// decode_stretch's batches are 1 .. m_stretch_batches: below both tables' batches, none
+  /// where a prefill pair's flops differ from a decode's (MLA).
+  uint32_t m_stretch_batches = 0;
+  /// decode_stretch's answers, [n] made on batch n's first call and published by ready[n]. The
+  /// slots are calloc'd and an answer constructed in its slot when made, so that the pages of
+  /// batches never asked for are never touched.
+  struct Stretches {
+    explicit Stretches(size_t n)
+        : ready(std::make_unique<std::atomic<uint8_t>[]>(n)),  // all 0
+          slots(static_cast<DecodeStretch*>(std::calloc(n, sizeof(DecodeStretch)))) {
+      if (!slots) throw std::bad_alloc();
+    }
+    [[nodiscard]] DecodeStretch* slot(size_t n) const { return slots.get() + n; }
+    /// REQUIRES: ready[n] read as 1 (acquire).
+    [[nodiscard]] const DecodeStretch* at(size_t n) const { return std::launder(slot(n)); }
+    struct Free {
+      void operator()(DecodeStretch* p) const { std::free(p); }
+    };
+    std::mutex fill;  // held while an answer is made
+    std::unique_ptr<std::atomic<uint8_t>[]> ready;
+    std::unique_ptr<DecodeStretch[], Free> slots;
+  };
+  mutable Stretches m_stretches{static_cast<size_t>(k_dense_sequences)};
 };
 
 std::unique_ptr<StepTimeModel> build(const OperatorSource& src, const Layout& l, double overhead_ms,

@@ -70,6 +70,42 @@ class OperatorTables final : public OperatorSource {
   }
 
   double gemm_ms(double m, double n, double k, const std::string& dtype) const override {
+    // A model asks for a few (n, k) shapes at many m: each shape's brackets and lines are kept
+    // from its first query, which goes the whole way (and so throws as it would every time).
+    for (const GemmShape& s : m_gemm_shapes)
+      if (s.n == n && s.k == k && s.dtype == dtype) return shape_ms(s, m);
+    const double ms = gemm_ms_anew(m, n, k, dtype);
+    const GemmTable& g = gemm(dtype);
+    GemmShape s{n, k, dtype, &g, log_bracket(g.ln_n, std::log(n)), log_bracket(g.ln_k, std::log(k)),
+                {}};
+    const std::array<size_t, 2> is{s.bn.lo, s.bn.hi}, js{s.bk.lo, s.bk.hi};
+    for (size_t a = 0; a < 2; ++a)
+      for (size_t b = 0; b < 2; ++b) s.lines[2 * a + b] = &nearest(g, is[a], js[b], dtype);
+    m_gemm_shapes.push_back(std::move(s));
+    return ms;
+  }
+
+ private:
+  /// One (n, k, dtype) of gemm_ms: its brackets along n and k and the four lines it reads.
+  struct GemmShape {
+    double n, k;
+    std::string dtype;
+    const GemmTable* table;  // in m_gemm (std::map: stays put)
+    LogBracket bn, bk;
+    std::array<const LogCurve*, 4> lines;  // at (bn.lo, bk.lo), (bn.lo, bk.hi), (bn.hi, ...)
+  };
+
+  /// gemm_ms_anew's operations on the kept shape (log(m) taken once for the four lines).
+  static double shape_ms(const GemmShape& s, double m) {
+    const double ln_m = std::log(std::max(m, 1e-300));
+    const auto line = [&](size_t i) { return std::log(s.lines[i]->at_ln(ln_m)); };
+    const std::vector<double>& ln_k = s.table->ln_k;
+    const double lo = log_blend(s.bk, ln_k, line(0), line(1), 1.0);
+    const double hi = log_blend(s.bk, ln_k, line(2), line(3), 1.0);
+    return std::exp(log_blend(s.bn, s.table->ln_n, lo, hi, 1.0));
+  }
+
+  double gemm_ms_anew(double m, double n, double k, const std::string& dtype) const {
     const GemmTable& g = gemm(dtype);
     const LogBracket bn = log_bracket(g.ln_n, std::log(n));
     const LogBracket bk = log_bracket(g.ln_k, std::log(k));
@@ -80,13 +116,14 @@ class OperatorTables final : public OperatorSource {
     return std::exp(log_blend(bn, g.ln_n, row(bn.lo), row(bn.hi), 1.0));
   }
 
+ public:
   double context_attention_ms(double batch, double isl, const AttentionHeads& h,
                               const std::string& attn, const std::string& kv) const override {
-    return attention_at(attention(false, h, attn + "_kv_" + kv), batch, isl);
+    return attention_at(attention(false, h, attn, kv), m_batch_lines[0], batch, isl);
   }
   double generation_attention_ms(double batch, double kv_tokens, const AttentionHeads& h,
                                  const std::string& attn, const std::string& kv) const override {
-    return attention_at(attention(true, h, attn + "_kv_" + kv), batch, kv_tokens);
+    return attention_at(attention(true, h, attn, kv), m_batch_lines[1], batch, kv_tokens);
   }
 
   double moe_ms(double tokens, const MoeShape& s, const std::string& dtype,
@@ -175,16 +212,16 @@ class OperatorTables final : public OperatorSource {
                                  key_num(std::exp(g.ln_k[j]))));
   }
 
-  const AttentionTable& attention(bool generation, const AttentionHeads& h,
-                                  const std::string& variant) const {
+  const AttentionTable& attention(bool generation, const AttentionHeads& h, const std::string& attn,
+                                  const std::string& kv) const {
     // A model's grid asks for one layout thousands of times in a row: the last table found for
-    // each kind answers without spelling the key.
+    // each kind answers without spelling the key or the column's name.
     Last& last = m_last[generation ? 1 : 0];
     if (last.table != nullptr && last.heads.heads == h.heads && last.heads.kv_heads == h.kv_heads &&
-        last.heads.head_dim == h.head_dim && last.variant == variant)
+        last.heads.head_dim == h.head_dim && last.attn == attn && last.kv == kv)
       return *last.table;
-    const AttentionTable& t = find_attention(generation, h, variant);
-    last = {&t, h, variant};
+    const AttentionTable& t = find_attention(generation, h, attn + "_kv_" + kv);
+    last = {&t, h, attn, kv};
     return t;
   }
 
@@ -217,11 +254,33 @@ class OperatorTables final : public OperatorSource {
     return cache.emplace(key, std::move(t)).first->second;
   }
 
-  static double attention_at(const AttentionTable& t, double batch, double length) {
-    batch *= t.batch_scale;
+  /// One table's lines (lengths) at one batch, log(by_batch[i].at(batch)) each, taken on first
+  /// use: a model's grid asks for every length at one batch before the next batch.
+  struct BatchLines {
+    const AttentionTable* table = nullptr;
+    double batch = 0;           // as given (before batch_scale)
+    std::vector<double> ln_ms;  // [i]: line i at the batch, where done[i]
+    std::vector<uint8_t> done;
+  };
+
+  static double attention_at(const AttentionTable& t, BatchLines& memo, double batch,
+                             double length) {
+    if (memo.table != &t || !(memo.batch == batch)) {
+      memo.table = &t;
+      memo.batch = batch;
+      memo.ln_ms.resize(t.by_batch.size());
+      memo.done.assign(t.by_batch.size(), 0);
+    }
+    const double scaled = batch * t.batch_scale;
+    const auto line = [&](size_t i) {
+      if (memo.done[i] == 0) {
+        memo.ln_ms[i] = std::log(t.by_batch[i].at(scaled));
+        memo.done[i] = 1;
+      }
+      return memo.ln_ms[i];
+    };
     const LogBracket b = log_bracket(t.ln_length, std::log(length));
-    return std::exp(log_blend(b, t.ln_length, std::log(t.by_batch[b.lo].at(batch)),
-                              std::log(t.by_batch[b.hi].at(batch)), 1.0));
+    return std::exp(log_blend(b, t.ln_length, line(b.lo), line(b.hi), 1.0));
   }
 
   LogCurve read_moe(const MoeShape& s, const std::string& dtype,
@@ -240,13 +299,15 @@ class OperatorTables final : public OperatorSource {
   double m_launch_ms;
   // Read on first use; the source is queried only while a step model is built.
   mutable std::map<std::string, GemmTable> m_gemm;
+  mutable std::vector<GemmShape> m_gemm_shapes;  // gemm_ms's shapes so far
   mutable std::map<std::string, AttentionTable> m_context, m_generation;
   struct Last {
     const AttentionTable* table = nullptr;  // in m_context or m_generation (std::map: stays put)
     AttentionHeads heads;
-    std::string variant;
+    std::string attn, kv;  // the dtypes of the column latency_ms_<attn>_kv_<kv>
   };
   mutable std::array<Last, 2> m_last;  // attention()'s last answer: context, generation
+  mutable std::array<BatchLines, 2> m_batch_lines;  // attention_at's: context, generation
   mutable std::map<std::string, LogCurve> m_moe;
   mutable std::map<std::string, LogCurve> m_allreduce;
   mutable Breakpoints m_breakpoints;

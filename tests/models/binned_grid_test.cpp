@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "models/operator_dense_curve.h"
+
 namespace t_models_binned_grid_test {
 
 using namespace servesim;
@@ -25,6 +27,17 @@ LogGrid power_grid(double px, double py) {
       z.push_back(std::pow(x, px) * std::pow(std::min(y, 4096.0), py) *
                   std::pow(std::max(1.0, y / 4096), std::min(2.0, 2 * py) - py) * 1e-3);
   return LogGrid(xs, ys, z, 1.0);
+}
+
+/// Tables of power_grid(1, 2) and of a grid whose extrapolation along y overflows (its values at
+/// x = 1: `low` at y = 1, 1e306 at y = 16), with y below 2^y_octaves.
+std::vector<BinnedGrid> finite_and_overflowing(int y_octaves, double low) {
+  const std::vector<double> xs{1, 8, 64}, lengths{1, 16};
+  const LogGrid huge(xs, lengths, {low, 1e306, 1e305, 1e306, 1e305, 1e306}, 1.0);
+  std::vector<BinnedGrid> grids;
+  grids.emplace_back(power_grid(1, 2), 12, y_octaves);
+  grids.emplace_back(huge, 12, y_octaves);
+  return grids;
 }
 
 /// The largest relative error of the table against the grid over a sweep.
@@ -187,12 +200,7 @@ TEST_CASE("binned grid: a batch's rows asked for, filled, then read without fill
   // and between them (each x in a bin of its own), for a finite grid and one whose
   // extrapolation overflows.
   const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
-  const std::vector<double> xs{1, 8, 64}, lengths{1, 16};
-  const LogGrid huge(xs, lengths, {1e305, 1e306, 1e305, 1e306, 1e305, 1e306}, 1.0);
-  std::vector<BinnedGrid> grids;
-  grids.emplace_back(power_grid(1, 2), 12, 20);
-  grids.emplace_back(huge, 12, 20);
-  for (const BinnedGrid& b : grids)
+  for (const BinnedGrid& b : finite_and_overflowing(20, 1e305))
     for (const size_t x : {size_t{1}, size_t{7}, size_t{16}, size_t{19}, size_t{300}}) {
       INFO("x " << x);
       CHECK_FALSE(b.batch_row_filled(x));
@@ -202,6 +210,70 @@ TEST_CASE("binned grid: a batch's rows asked for, filled, then read without fill
       for (const double y : {1.0, 2.5, 33.0, 300.7, 65537.3})
         CHECK(same(row.at(y), b.at_batch(static_cast<int64_t>(x), y)));
     }
+}
+
+TEST_CASE("binned grid: at_one_counts is at_one at every length to the bit", "[models]") {
+  // The walk over each sub-bin's integers must give at_one's bits at every length, on the
+  // small lengths (sub-bins narrower than 1), across octaves, up to the table's end; for a
+  // finite grid and one whose values overflow (inf - inf: NaN where at_one has it too).
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  std::vector<BinnedGrid> grids = finite_and_overflowing(15, 1e300);
+  grids.emplace_back(power_grid(0.5, 0.5), 12, 15);
+  for (size_t g = 0; g < grids.size(); ++g) {
+    const BinnedGrid& b = grids[g];
+    for (const size_t n :
+         {size_t{0}, size_t{1}, size_t{7}, size_t{16}, size_t{17}, size_t{1000}, size_t{1} << 15}) {
+      const std::vector<double> got = b.at_one_counts(n);
+      REQUIRE(got.size() == n);
+      size_t wrong = 0, nan = 0;
+      for (size_t y = 0; y < n; ++y) {
+        const double want = b.at_one(static_cast<double>(y));
+        wrong += same(got[y], want) ? 0 : 1;
+        nan += std::isnan(want) ? 1 : 0;
+      }
+      INFO("grid " << g << " n " << n);
+      CHECK(wrong == 0);
+      if (g == 1 && n == (size_t{1} << 15)) CHECK(nan > 0);  // the NaN case is reached
+    }
+  }
+}
+
+TEST_CASE("binned grid: a dense curve's entries are the curve's, each filled on its read",
+          "[models]") {
+  // DenseCurve (models/operator_dense_curve.h): every count below n reads LogCurve::at(max(1,
+  // i)) to the bit, read twice (filled, then kept) and in any order; an entry is 0 until read.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const LogCurve curve({1, 2, 4, 8, 16, 32, 64, 128, 256, 257, 300},
+                       {1, 1, 1, 1, 1.1, 1.3, 2, 4, 8, 9, 9.5}, 1.0);
+  const DenseCurve d(curve, 5000);
+  CHECK(d.size() == 5000);
+  CHECK(d.peek(4321) == 0);
+  CHECK(same(d.at(4321), curve.at(4321)));
+  CHECK(same(d.peek(4321), curve.at(4321)));
+  CHECK(d.peek(4320) == 0);
+  size_t wrong = 0;
+  for (size_t pass = 0; pass < 2; ++pass)
+    for (size_t i = 5000; i-- > 0;)
+      wrong += same(d.at(i), curve.at(std::max(1.0, static_cast<double>(i)))) ? 0 : 1;
+  CHECK(wrong == 0);
+}
+
+TEST_CASE("binned grid: threads reading a dense curve at once read what one thread reads",
+          "[models]") {
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const LogCurve curve({2, 3, 5, 7, 11, 13, 2048}, {1, 1.2, 1.1, 2, 4, 4.5, 300}, 1.0);
+  const DenseCurve shared(curve, 8192);
+  std::vector<size_t> wrong(4, 0);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < 4; ++t)
+    threads.emplace_back([&, t] {
+      for (size_t k = 0; k < 8192; ++k) {
+        const size_t i = (k + t * 2048) % 8192;
+        if (!same(shared.at(i), curve.at(std::max(1.0, static_cast<double>(i))))) ++wrong[t];
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  for (size_t t = 0; t < 4; ++t) CHECK(wrong[t] == 0);
 }
 
 }  // namespace t_models_binned_grid_test

@@ -2,7 +2,9 @@
 // operator_tables.cpp), on copies of tests/data/aic-tiny edited by the test:
 //   gemm        0.01 x (n k / 65536) x g(m), g = 1 up to m = 16 (tests/models/operator_test.cpp)
 //   generation  0.000025 x heads x batch x kv for head dimension 64
+#include <array>
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -102,6 +104,41 @@ TEST_CASE("operator lookups: the all-reduce reads the bf16 CUDA-graph rows only"
   const auto src = open_operator_tables({dir.string(), "tiny_gpu", "vllm", false});
   CHECK(src->allreduce_ms(256, 2) == near(0.01));
   CHECK(src->allreduce_ms(4096, 2) == near(0.01));
+}
+
+TEST_CASE("operator lookups: a GEMM shape asked again answers as a fresh source does",
+          "[models][operator]") {
+  // gemm_ms keeps each (n, k, dtype)'s brackets and lines from its first query: later queries,
+  // interleaved with other shapes and dtypes, must give a fresh source's bits, at shapes on the
+  // measured points, between them, below and beyond them, with a line missing; a dtype with no
+  // measured cell throws every time.
+  const auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  const fs::path dir = tables_with("gemm.csv", [](const std::string& line, std::ostream& out) {
+    for (const std::string m : {"1,", "16,", "256,"})  // the (256, 256) line unmeasured
+      if (line.rfind(m + "256,256,", 0) == 0) {
+        out << m << "256,256,,,\n";
+        return;
+      }
+    out << line << "\n";
+  });
+  const OperatorTablesOptions o{dir.string(), "tiny_gpu", "vllm", false};
+  const auto shared = open_operator_tables(o);
+  const std::vector<std::array<double, 2>> shapes{{128, 128}, {256, 512},   {200, 300},
+                                                  {64, 100},  {4096, 8192}, {256, 256}};
+  size_t wrong = 0, asked = 0;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const double m : {1.0, 3.0, 16.0, 100.0, 256.0, 5000.0})
+      for (const auto& [n, k] : shapes)
+        for (const std::string dtype : {"bfloat16", "fp8"}) {
+          const double got = shared->gemm_ms(m, n, k, dtype);
+          const double want = open_operator_tables(o)->gemm_ms(m, n, k, dtype);
+          wrong += same(got, want) ? 0 : 1;
+          ++asked;
+        }
+  CHECK(asked == 144);
+  CHECK(wrong == 0);
+  CHECK_THROWS_AS(shared->gemm_ms(16, 128, 128, "fp8_block"), InputError);
+  CHECK_THROWS_AS(shared->gemm_ms(16, 128, 128, "fp8_block"), InputError);
 }
 
 }  // namespace t_models_operator_lookups_test
