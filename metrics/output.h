@@ -39,6 +39,9 @@ class RequestsCsvWriter final : public RequestRecorder {
   void record(const Request& r) override;
   /// Writes the rows still held (a bounded run leaves gaps in the ids) and flushes.
   void finish();
+  /// The output buffer's capacity in bytes: reserved once, it stays so while rows have no
+  /// long reasons or names (tests).
+  [[nodiscard]] size_t buffer_capacity() const { return m_buf.capacity(); }
 
  private:
   void flush_buffer();
