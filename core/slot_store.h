@@ -25,8 +25,6 @@ namespace servesim {
 
 template <class T, unsigned k_shift>
 class SlotStore {
-  static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);
-
  public:
   static constexpr size_t k_block = size_t{1} << k_shift;  ///< slots per block
   static constexpr size_t k_mask = k_block - 1;
@@ -61,6 +59,7 @@ class SlotStore {
   /// Constructs a default T at index size() and returns it; the elements before it stay where
   /// they are. Throws std::bad_alloc (the store unchanged) when a new block cannot be had.
   T& emplace_back() {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__);  // T may be incomplete above
     const size_t b = m_size >> k_shift;
     if (b == m_based.size()) {
       m_based.reserve(b + 1);  // before the allocation, so that a throw leaks nothing
@@ -116,9 +115,7 @@ class SlotStore {
 
  private:
   /// The first slot of block `b`.
-  T* block(size_t b) const {
-    return reinterpret_cast<T*>(m_based[b] + b * k_block * sizeof(T));
-  }
+  T* block(size_t b) const { return reinterpret_cast<T*>(m_based[b] + b * k_block * sizeof(T)); }
   void release() {
     for (size_t i = 0; i < m_size; ++i) (*this)[i].~T();
     for (size_t b = 0; b < m_based.size(); ++b) ::operator delete(block(b));

@@ -343,13 +343,16 @@ void RequestsCsvWriter::drain_held() {
 }
 
 void RequestsCsvWriter::grow_ring(size_t slots) {
-  size_t size = std::max<size_t>(16, m_ring.size());
+  const size_t old = m_ring.size();
+  size_t size = std::max<size_t>(16, old);
   while (size < slots) size *= 2;
-  std::vector<RequestsCsvHeldRow> ring(size);
-  for (size_t i = 0; i < m_ring.size(); ++i)  // every slot, for its capacity; held ones first
-    ring[i] = std::move(m_ring[(m_head + i) & (m_ring.size() - 1)]);
-  m_ring = std::move(ring);
-  m_head = 0;
+  // The old rows stay where they are, the new slots added after them (the store never moves
+  // a row, so growth touches only the new slots' memory). Row i of the queue is at (m_head +
+  // i) mod the size: those at m_head and after keep their place; those that had wrapped
+  // around to [0, m_head) belong at [old, old + m_head) now, and swap with the empty rows
+  // there (each slot keeps a string's capacity).
+  while (m_ring.size() < size) m_ring.emplace_back();
+  for (size_t p = 0; p < m_head; ++p) std::swap(m_ring[p], m_ring[old + p]);
 }
 
 void RequestsCsvWriter::flush_buffer() {

@@ -48,7 +48,8 @@ TEST_CASE("slot store: elements stay where they are as blocks are added", "[core
       at.push_back(&c);
       // The first element, and the last of the previous block, never move.
       CHECK(&s[0] == at[0]);
-      if (i >= 8) CHECK(&s[static_cast<size_t>(i / 8 * 8 - 1)] == at[static_cast<size_t>(i / 8 * 8 - 1)]);
+      if (i >= 8)
+        CHECK(&s[static_cast<size_t>(i / 8 * 8 - 1)] == at[static_cast<size_t>(i / 8 * 8 - 1)]);
     }
     REQUIRE(s.size() == 1000);
     CHECK(s.blocks() == 125);
