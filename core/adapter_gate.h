@@ -45,8 +45,8 @@ class AdapterGate {
   /// Whether the request in `slot` may join the step whose entries so far are `plan`: it uses
   /// the base model, or its adapter is already in the step, or the step holds fewer than the
   /// limit. A refusal is counted once per request and step (skips()).
-  template <class Plan>
-  [[nodiscard]] bool fits(uint32_t slot, const std::vector<Request>& reqs, const Plan& plan,
+  template <class Requests, class Plan>
+  [[nodiscard]] bool fits(uint32_t slot, const Requests& reqs, const Plan& plan,
                           const std::vector<uint32_t>& running) {
     const uint32_t a = reqs[slot].spec.adapter;
     if (m_limit <= 0 || a == 0) return true;

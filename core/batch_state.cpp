@@ -107,13 +107,30 @@ void BatchState::abandon(uint32_t slot, EndCause cause, std::string reason) {
   r.release = m_now;
 }
 
+bool SchedulerView::adapter_fits_limited(uint32_t slot) {
+  return m_adapters.fits(slot, m_requests, m_plan, m_running);
+}
+
+uint32_t SchedulerView::take_waiting(size_t index) {
+  assert(index < m_waiting.size());
+  // Mostly the front (first come first served): pop_front, without the general erase's
+  // iterator arithmetic and its choice of which end to shift (about 180 instructions).
+  if (index == 0) {
+    const uint32_t slot = m_waiting.front();
+    m_waiting.pop_front();
+    return slot;
+  }
+  const auto at = m_waiting.begin() + static_cast<std::ptrdiff_t>(index);
+  const uint32_t slot = *at;
+  m_waiting.erase(at);
+  return slot;
+}
+
 void SchedulerView::admit_front(int64_t cached_tokens) { admit_at(0, cached_tokens); }
 
 void SchedulerView::admit_at(size_t index, int64_t cached_tokens) {
-  assert(index < m_waiting.size());
-  const uint32_t slot = m_waiting[index];
+  const uint32_t slot = take_waiting(index);
   assert(!m_swapped[slot]);
-  m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(index));
   Request& r = m_requests[slot];
   r.state = RequestState::Running;
   r.admission_seq = ++m_admissions;
@@ -157,10 +174,8 @@ void SchedulerView::preempt_swap(uint32_t slot) {
 }
 
 void SchedulerView::swap_in_at(size_t index) {
-  assert(index < m_waiting.size());
-  const uint32_t slot = m_waiting[index];
+  const uint32_t slot = take_waiting(index);
   assert(m_swapped[slot]);
-  m_waiting.erase(m_waiting.begin() + static_cast<std::ptrdiff_t>(index));
   m_swapped[slot] = 0;
   Request& r = m_requests[slot];
   r.state = RequestState::Running;

@@ -15,9 +15,14 @@
 #include "core/adapter_gate.h"
 #include "core/kv/kv_manager.h"
 #include "core/request.h"
+#include "core/slot_store.h"
 #include "core/time.h"
 
 namespace servesim {
+
+/// A replica's request slots, by slot index; a slot's Request stays where it is while the
+/// store grows (core/slot_store.h): 256 slots (94 KB) to a block.
+using RequestSlots = SlotStore<Request, 8>;
 
 enum class EntryKind : uint8_t {
   Prefill,  ///< computes `prefill_tokens` of the request's prefill
@@ -105,7 +110,8 @@ class SchedulerView {
   /// under lora.max_loras (its adapter is already in the step, or the step holds fewer distinct
   /// adapters). Always true without a `lora` section or for a base-model request.
   [[nodiscard]] bool adapter_fits(uint32_t slot) {
-    return m_adapters.fits(slot, m_requests, m_plan, m_running);
+    // Without a limit (most runs) the answer is yes, given inline without a call.
+    return m_adapters.limit() <= 0 || adapter_fits_limited(slot);
   }
   /// For the step being planned, adapter_fits counts the running requests' adapters too,
   /// whether or not they are in the plan (SGLang's rule for its prefill-only batches).
@@ -152,8 +158,12 @@ class SchedulerView {
   /// Puts `slot` in the waiting queue: at the front (`front`) or the back, or in priority order
   /// at its place by (Request::order_key, arrival, id).
   void put_waiting(uint32_t slot, bool front);
+  /// adapter_fits under a lora.max_loras limit.
+  [[nodiscard]] bool adapter_fits_limited(uint32_t slot);
+  /// Removes waiting()[index] from the queue, the others keeping their order, and returns it.
+  uint32_t take_waiting(size_t index);
 
-  std::vector<Request> m_requests;
+  RequestSlots m_requests;
   std::vector<uint32_t> m_free;
   std::vector<uint8_t> m_swapped;  // by slot: 1 while queued after preempt_swap
   std::vector<uint32_t> m_departed;
@@ -241,9 +251,10 @@ class BatchState : public SchedulerView {
     m_wake = Time::max();
     return t;
   }
-  /// Every slot; free ones hold a request in state Pending.
-  [[nodiscard]] const std::vector<Request>& slots() const { return m_requests; }
-  [[nodiscard]] std::vector<Request>& mutable_slots() { return m_requests; }
+  /// Every slot; free ones hold a request in state Pending. A slot's address is stable for the
+  /// state's life: adding requests moves none.
+  [[nodiscard]] const RequestSlots& slots() const { return m_requests; }
+  [[nodiscard]] RequestSlots& mutable_slots() { return m_requests; }
   /// The running batch, for an engine that hides some of it while the scheduler plans (the
   /// batches in flight of sim/pipeline_engine.h) and puts them back in order after.
   [[nodiscard]] std::vector<uint32_t>& mutable_running() { return m_running; }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/request.h"
+#include "core/slot_store.h"
 #include "metrics/metrics.h"
 #include "metrics/result_files.h"
 #include "sim/recorder.h"
@@ -39,6 +40,9 @@ class RequestsCsvWriter final : public RequestRecorder {
   void record(const Request& r) override;
   /// Writes the rows still held (a bounded run leaves gaps in the ids) and flushes.
   void finish();
+  /// The output buffer's capacity in bytes: reserved once, it stays so while rows have no
+  /// long reasons or names (tests).
+  [[nodiscard]] size_t buffer_capacity() const { return m_buf.capacity(); }
 
  private:
   void flush_buffer();
@@ -52,8 +56,8 @@ class RequestsCsvWriter final : public RequestRecorder {
   // The held rows: slot (m_head + i) & (m_ring.size() - 1) holds the row of id m_next_id + i
   // (empty until it comes), for i < m_held; the size is a power of two, or 0. A finished row is
   // held as its values and written when its turn comes; any other as its text, in a string
-  // that keeps its capacity from row to row.
-  std::vector<RequestsCsvHeldRow> m_ring;
+  // that keeps its capacity from row to row. Grown in place (grow_ring): 64 rows to a block.
+  SlotStore<RequestsCsvHeldRow, 6> m_ring;
   size_t m_head = 0;
   size_t m_held = 0;  // 1 + the highest i held, 0 when none is
   uint64_t m_next_id = 0;

@@ -52,6 +52,9 @@ using FinishedRow = RequestsCsvHeldRow::Finished;
 /// preemptions and the priority, under 80 of commas, status and an unfinished row's words
 /// (< 330 in all), and 32 bytes past the end that a number's writer may use as scratch.
 constexpr size_t k_row_room = 512;
+/// The output buffer is written out once it holds more than this. Reserved once with a row's
+/// room past it, so that it never grows (a growth copies it into freshly touched pages).
+constexpr size_t k_flush_bytes = size_t{1} << 16;
 
 /// The run's names of a class or tenant.
 struct Names {
@@ -286,6 +289,7 @@ void write_held_row(fmt::memory_buffer& out, RequestsCsvHeldRow& row, const Name
 }  // namespace
 
 RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
+  m_buf.reserve(k_flush_bytes + 2 * k_row_room);
   fmt::format_to(std::back_inserter(m_buf),
                  "id,arrival_s,prompt_tokens,output_tokens,first_token_s,finish_s,release_s,"
                  "ttft_s,tpot_s,e2e_s,queue_s,preemptions,status,reason,class,priority,"
@@ -308,7 +312,7 @@ void RequestsCsvWriter::record(const Request& r) {
       --m_held;
       drain_held();
     }
-    if (m_buf.size() > (size_t{1} << 16)) flush_buffer();
+    if (m_buf.size() > k_flush_bytes) flush_buffer();
     return;
   }
   const uint64_t index = r.spec.id - m_next_id;
@@ -330,7 +334,8 @@ void RequestsCsvWriter::drain_held() {
   const size_t mask = m_ring.size() - 1;
   const Names names{m_class_names, m_tenant_names};
   while (m_held > 0 && m_ring[m_head].kind != RequestsCsvHeldRow::Kind::Empty) {
-    write_held_row(m_buf, m_ring[m_head], names);  // the rows now in order, emptied
+    if (m_buf.size() > k_flush_bytes) flush_buffer();  // thousands may be freed at once
+    write_held_row(m_buf, m_ring[m_head], names);      // the rows now in order, emptied
     m_head = (m_head + 1) & mask;
     --m_held;
     ++m_next_id;
@@ -338,13 +343,16 @@ void RequestsCsvWriter::drain_held() {
 }
 
 void RequestsCsvWriter::grow_ring(size_t slots) {
-  size_t size = std::max<size_t>(16, m_ring.size());
+  const size_t old = m_ring.size();
+  size_t size = std::max<size_t>(16, old);
   while (size < slots) size *= 2;
-  std::vector<RequestsCsvHeldRow> ring(size);
-  for (size_t i = 0; i < m_ring.size(); ++i)  // every slot, for its capacity; held ones first
-    ring[i] = std::move(m_ring[(m_head + i) & (m_ring.size() - 1)]);
-  m_ring = std::move(ring);
-  m_head = 0;
+  // The old rows stay where they are, the new slots added after them (the store never moves
+  // a row, so growth touches only the new slots' memory). Row i of the queue is at (m_head +
+  // i) mod the size: those at m_head and after keep their place; those that had wrapped
+  // around to [0, m_head) belong at [old, old + m_head) now, and swap with the empty rows
+  // there (each slot keeps a string's capacity).
+  while (m_ring.size() < size) m_ring.emplace_back();
+  for (size_t p = 0; p < m_head; ++p) std::swap(m_ring[p], m_ring[old + p]);
 }
 
 void RequestsCsvWriter::flush_buffer() {

@@ -78,7 +78,7 @@ void Simulation::add_streak_member(DecodeStreak& s, Request& r, uint32_t slot) {
 
 bool Simulation::capture_streak(Replica& rep) {
   DecodeStreak& s = rep.streak;
-  std::vector<Request>& reqs = rep.state.mutable_slots();
+  RequestSlots& reqs = rep.state.mutable_slots();
   std::fill(s.boundaries.begin(), s.boundaries.end(), 0);
   s.steps = 0;
   s.members = 0;
@@ -102,7 +102,7 @@ bool Simulation::capture_streak(Replica& rep) {
 
 bool Simulation::join_streak(Replica& rep) {
   DecodeStreak& s = rep.streak;
-  std::vector<Request>& reqs = rep.state.mutable_slots();
+  RequestSlots& reqs = rep.state.mutable_slots();
   const std::vector<uint32_t>& running = rep.state.running();
   const auto members = static_cast<size_t>(s.members);
   // Counts kept less the steps must stay far from int32's limits: a streak that long is
@@ -430,7 +430,7 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
-  std::vector<Request>& reqs = state.mutable_slots();
+  RequestSlots& reqs = state.mutable_slots();
   const std::vector<uint32_t>& running = state.running();
   const Time now = m_now;
   int32_t finished = 0;
@@ -504,7 +504,7 @@ void Simulation::materialize(Replica& rep) {
   // member is as at the capture, holding whole blocks that cover its context (so member_held is
   // what it holds), and there is nothing to write.
   if (s.steps > 0 || s.in_flight) {
-    std::vector<Request>& reqs = rep.state.mutable_slots();
+    RequestSlots& reqs = rep.state.mutable_slots();
     std::vector<StepEntry>& plan = rep.state.plan();
     const std::vector<uint32_t>& running = rep.state.running();
     for (size_t i = 0; i < static_cast<size_t>(s.members); ++i) {

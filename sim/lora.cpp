@@ -204,7 +204,7 @@ uint8_t LoraEngine::residency(uint32_t rep, uint32_t adapter) const {
 }
 
 double LoraEngine::step_ms(uint32_t rep, const std::vector<StepEntry>& plan,
-                           const std::vector<Request>& reqs, const StepCost* cost) {
+                           const RequestSlots& reqs, const StepCost* cost) {
   m_step_adapters.clear();
   int64_t tokens = 0;
   for (const StepEntry& e : plan) {

@@ -83,7 +83,7 @@ class LoraEngine {
   /// slots (then resident), and the LoRA GEMMs of its adapter tokens on `cost`'s roofs (the
   /// section's peaks when given). Allocation-free once warm.
   [[nodiscard]] double step_ms(uint32_t rep, const std::vector<StepEntry>& plan,
-                               const std::vector<Request>& reqs, const StepCost* cost);
+                               const RequestSlots& reqs, const StepCost* cost);
   void add_skips(int64_t n) { m_stats.skipped_for_slots += n; }
   [[nodiscard]] const LoraStats& stats() const { return m_stats; }
   [[nodiscard]] const LoraSpec& spec() const { return *m_spec; }

@@ -114,7 +114,7 @@ void Simulation::pipeline_start(uint32_t rep_index) {
     return;
   }
   StepShape shape;
-  const std::vector<Request>& reqs = state.slots();
+  const RequestSlots& reqs = state.slots();
   int64_t longest = 0, shortest = INT64_MAX;
   int32_t prefill_sequences = 0, decode_tokens = 0;
   for (const StepEntry& e : plan) {

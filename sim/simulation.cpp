@@ -467,7 +467,7 @@ void Simulation::try_start_step(uint32_t rep_index) {
   }
   if (m_spec && spec_k == 0) m_spec->note_off_step();
   StepShape shape;
-  const std::vector<Request>& reqs = state.slots();
+  const RequestSlots& reqs = state.slots();
   // The hot loop of a run: the decodes' sums in locals, which stay in registers.
   auto decodes = static_cast<int32_t>(run.entries);
   int64_t decode_read = run.read, longest = run.longest, shortest = run.shortest;
@@ -559,7 +559,7 @@ void Simulation::finish_step(uint32_t rep_index) {
   }
   int32_t finished = 0;
   if (!m_step_end_timeouts.empty()) timeouts_at_step_end(rep_index);
-  std::vector<Request>& reqs = state.mutable_slots();
+  RequestSlots& reqs = state.mutable_slots();
   for (const StepEntry& e : state.plan()) {
     Request& r = reqs[e.slot];
     if (e.kind == EntryKind::Decode) {

@@ -193,6 +193,36 @@ TEST_CASE("requests csv rows: rows held far ahead and long come out in id order"
   CHECK(out.str() == want);
 }
 
+TEST_CASE("requests csv rows: thousands of held rows freed at once keep the buffer's size",
+          "[metrics]") {
+  // Ids 1..4000 leave before id 0 (a saturated replica's queue overtaken by another's): all
+  // held, then written at once when id 0 comes, about 300 KB. The buffer is written out as it
+  // passes 64 KiB on the way, so it never grows past what it reserved, and the file is the
+  // rows in id order.
+  std::vector<Request> rs;
+  for (uint64_t id = 0; id <= 4000; ++id) {
+    Request r = base(id, static_cast<int64_t>(id) * 1'000'003, 100, 20);
+    r.state = RequestState::Released;
+    r.first_admitted = r.spec.arrival;
+    r.first_token = r.spec.arrival + Time::ns(123'456'789);
+    r.last_token = r.finish = r.release = r.first_token + Time::ns(987'654'321);
+    rs.push_back(r);
+  }
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  const size_t reserved = w.buffer_capacity();
+  CHECK(reserved > 65536);
+  for (uint64_t id = 4000; id >= 1; --id) w.record(rs[id]);
+  CHECK(out.str().empty());
+  w.record(rs[0]);
+  CHECK(w.buffer_capacity() == reserved);
+  CHECK(out.str().size() > 200'000);  // written while draining, not only at the end
+  w.finish();
+  std::string want = k_header;
+  for (const Request& r : rs) want += requests_csv({r}).substr(k_header.size());
+  CHECK(out.str() == want);
+}
+
 TEST_CASE("requests csv rows: a held finished row keeps its values from when it was recorded",
           "[metrics]") {
   // A finished request recorded before id 0 waits as its values, written when id 0 comes: the
