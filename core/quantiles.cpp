@@ -1,6 +1,7 @@
 #include "core/quantiles.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <utility>
@@ -276,12 +277,46 @@ double QuantileSketch::order_statistic(int64_t k) const {
   return m_max;
 }
 
-double QuantileSketch::percentile(double p) {
-  if (m_count == 0) return 0.0;
+QuantileSketch::Ranks QuantileSketch::ranks_of(double p) const {
   const double pos = p / 100.0 * static_cast<double>(m_count - 1);
   const auto lo = static_cast<int64_t>(std::floor(pos));
-  const int64_t hi = std::min(lo + 1, m_count - 1);
-  const double frac = pos - static_cast<double>(lo);
+  return {lo, std::min(lo + 1, m_count - 1), pos - static_cast<double>(lo)};
+}
+
+void QuantileSketch::percentiles(std::span<const double> p, std::span<double> out) {
+  constexpr size_t k_most = 64;
+  if (m_count > 0 && !m_histogram_mode && m_runs.empty() && !m_sorted && p.size() <= k_most &&
+      m_count < (int64_t{1} << 32)) {
+    // The chunks as they are: the two passes read them in place (no gather() copy).
+    if (!m_chunks.empty()) m_chunks.back().n = m_tail_n;
+    std::vector<std::span<const double>> parts;
+    parts.reserve(m_chunks.size());
+    for (const Chunk& c : m_chunks) parts.emplace_back(c.v.get(), c.n);
+    std::array<size_t, 2 * k_most> ks{};
+    std::array<double, 2 * k_most> at{};
+    std::array<double, k_most> frac{};
+    for (size_t i = 0; i < p.size(); ++i) {
+      const Ranks r = ranks_of(p[i]);
+      ks[2 * i] = static_cast<size_t>(r.lo);
+      ks[2 * i + 1] = static_cast<size_t>(r.hi);
+      frac[i] = r.frac;
+    }
+    const size_t n = 2 * p.size();
+    if (select_ranks_by_bits(parts, m_min, m_max, std::span<const size_t>(ks.data(), n),
+                             std::span<double>(at.data(), n))) {
+      for (size_t i = 0; i < p.size(); ++i) {
+        const double a = at[2 * i], b = at[2 * i + 1];
+        out[i] = a + frac[i] * (b - a);
+      }
+      return;
+    }
+  }
+  for (size_t i = 0; i < p.size(); ++i) out[i] = percentile(p[i]);
+}
+
+double QuantileSketch::percentile(double p) {
+  if (m_count == 0) return 0.0;
+  const auto [lo, hi, frac] = ranks_of(p);
   double a = 0, b = 0;
   if (m_histogram_mode) {
     a = order_statistic(lo);

@@ -203,6 +203,11 @@ class QuantileSketch {
   /// (core/order_stats.h: the stretch between ranks already in place, not a whole sort), hence
   /// not const; the values read are those a sorted array would give.
   [[nodiscard]] double percentile(double p);
+  /// percentile(p[i]) into out[i] for each i: the same values, the kept values' ranks found
+  /// together in two passes that leave them in place (select_ranks_by_bits in
+  /// core/order_stats.h) where percentile() would select each rank apart.
+  /// REQUIRES: p.size() == out.size() <= 64.
+  void percentiles(std::span<const double> p, std::span<double> out);
 
   /// Appends this sketch's state as bytes (core/byte_io.h; core/quantiles_io.cpp) for another
   /// process, which load()s it into an empty sketch of the same limit: the same state, kept
@@ -242,6 +247,12 @@ class QuantileSketch {
   void to_histogram();
   /// The values kept one by one (not in runs).
   [[nodiscard]] int64_t plain_count() const { return m_count - m_run_values; }
+  /// The two ranks percentile(p) reads (0-based) and the weight of the upper one.
+  struct Ranks {
+    int64_t lo = 0, hi = 0;
+    double frac = 0;
+  };
+  [[nodiscard]] Ranks ranks_of(double p) const;
   /// The k-th smallest of the kept values and runs, 0-based (exact mode, runs present).
   [[nodiscard]] double exact_order_statistic(int64_t k);
   [[nodiscard]] double bucket_mid(size_t b) const;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
@@ -28,9 +29,13 @@ Distribution finish(QuantileSketch& q) {
   d.exact = q.exact();
   if (d.count == 0) return d;
   d.mean = q.mean();
-  d.p50 = q.percentile(50);
-  d.p90 = q.percentile(90);
-  d.p99 = q.percentile(99);
+  // The three together: the kept values' six ranks in two passes (QuantileSketch::percentiles).
+  constexpr std::array<double, 3> ps{50, 90, 99};
+  std::array<double, 3> at{};
+  q.percentiles(ps, at);
+  d.p50 = at[0];
+  d.p90 = at[1];
+  d.p99 = at[2];
   d.max = q.max();
   return d;
 }

@@ -129,6 +129,47 @@ TEST_CASE("quantiles: kept values in chunks sort across chunk boundaries and sur
   CHECK(q.count() == 600001);
 }
 
+TEST_CASE("quantiles: percentiles asked together are percentile's one by one, to the bit",
+          "[core][quantiles]") {
+  const std::vector<double> ps{50, 90, 99, 0, 100, 25, 99.9, 83.3};
+  // Kept values in order, out of order (the ranks found by their bits), with ties and a zero;
+  // values a negative, -0.0 or in runs (selected by comparison); past the limit (histogram).
+  std::vector<std::vector<double>> sets{values(20000, 3), {5, 1, 4, 1, 3}, {0, 0, 1, 0, 2},
+                                        {3, -1, 2, 5},    {1, -0.0, 0, 2}, {7}};
+  std::vector<double> ordered = values(1000, 4);
+  std::sort(ordered.begin(), ordered.end());
+  sets.push_back(ordered);
+  for (size_t limit : {size_t{1} << 20, size_t{100}}) {
+    for (const std::vector<double>& v : sets) {
+      QuantileSketch one(limit), together(limit);
+      for (double x : v) {
+        one.add(x);
+        together.add(x);
+      }
+      std::vector<double> got(ps.size());
+      together.percentiles(ps, got);
+      for (size_t i = 0; i < ps.size(); ++i) {
+        INFO("p" << ps[i] << " of " << v.size() << " values, limit " << limit);
+        CHECK(std::bit_cast<uint64_t>(got[i]) == std::bit_cast<uint64_t>(one.percentile(ps[i])));
+      }
+    }
+  }
+  // Runs beside the kept values.
+  QuantileSketch one, together;
+  for (QuantileSketch* q : {&one, &together}) {
+    q->add(3.0);
+    q->add(1.0);
+    q->add_repeated(2.0, 5);
+  }
+  std::vector<double> got(ps.size());
+  together.percentiles(ps, got);
+  for (size_t i = 0; i < ps.size(); ++i) CHECK(got[i] == one.percentile(ps[i]));
+  // Empty: zeros.
+  QuantileSketch empty;
+  empty.percentiles(ps, got);
+  CHECK(got == std::vector<double>(ps.size(), 0.0));
+}
+
 TEST_CASE("quantiles: a merge of parts gives one sketch's figures, exact or not",
           "[core][quantiles]") {
   // Parts exact and not, merged into a sketch that stays exact or has to give up: the count,
