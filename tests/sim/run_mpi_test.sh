@@ -14,29 +14,29 @@ trap 'rm -rf "$work"' EXIT
 sets=(--set cluster.replicas=6 --set workload.synthetic.requests=300
       --set workload.synthetic.arrival.mean_rate_per_s=40 --set workload.synthetic.start_s=50000)
 "$bin" run "$config" "${sets[@]}" --out "$work/seq" -q
-if [[ $with_mpi != ON ]]; then
+# A launch of 2 ranks that must be refused: exit 2, the message holds WHAT, nothing written.
+# Usage: refused WHAT [VAR=VALUE...]
+refused() {
+  local what=$1 rc
+  shift
   set +e
-  OMPI_COMM_WORLD_SIZE=2 "$bin" run "$config" "${sets[@]}" --out "$work/refused" -q \
+  env OMPI_COMM_WORLD_SIZE=2 "$@" "$bin" run "$config" "${sets[@]}" --out "$work/refused" -q \
     2>"$work/err"
   rc=$?
   set -e
-  [[ $rc -eq 2 ]] || { echo "expected exit 2 without MPI, got $rc" >&2; exit 1; }
-  grep -q "built without MPI" "$work/err" || { cat "$work/err" >&2; exit 1; }
+  [[ $rc -eq 2 ]] || { echo "expected exit 2 ($what), got $rc" >&2; exit 1; }
+  grep -qF "$what" "$work/err" || { cat "$work/err" >&2; exit 1; }
   [[ ! -e $work/refused ]] || { echo "a refused run wrote $work/refused" >&2; exit 1; }
+  rm "$work/err"
+}
+if [[ $with_mpi != ON ]]; then
+  refused "built without MPI"
   echo "no MPI compiled in: a launch of 2 ranks is refused; the mpirun part is skipped"
   exit 77
 fi
 # Built with MPI, a launch of several ranks loads the MPI plugin: one that is not where
-# SERVESIM_MPI_PLUGIN says is refused (exit 2) with the path, before anything is written.
-set +e
-OMPI_COMM_WORLD_SIZE=2 SERVESIM_MPI_PLUGIN="$work/none.so" "$bin" run "$config" "${sets[@]}" \
-  --out "$work/refused" -q 2>"$work/err"
-rc=$?
-set -e
-[[ $rc -eq 2 ]] || { echo "expected exit 2 without the MPI plugin, got $rc" >&2; exit 1; }
-grep -q "$work/none.so: no such file" "$work/err" || { cat "$work/err" >&2; exit 1; }
-[[ ! -e $work/refused ]] || { echo "a refused run wrote $work/refused" >&2; exit 1; }
-rm "$work/err"
+# SERVESIM_MPI_PLUGIN says is refused with the path, before anything is written.
+refused "$work/none.so: no such file" SERVESIM_MPI_PLUGIN="$work/none.so"
 if [[ $mpiexec == none || ! -x $mpiexec ]]; then
   echo "MPI compiled in but no mpirun found: skipped"
   exit 77
