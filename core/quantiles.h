@@ -28,14 +28,16 @@
 #include <utility>
 #include <vector>
 
+#include "core/zeroed_pages.h"
+
 namespace servesim {
 
 class ByteReader;  // core/byte_io.h
 
-/// An allocator of zeroed memory (calloc: a large block is fresh pages from the kernel, none
-/// touched until written) whose value-initialization writes nothing, so that a vector resized
-/// from no capacity holds zeros without a page being touched. REQUIRES: a vector of it is only
-/// resized up when it has never held a non-zero value in its capacity (assign() otherwise).
+/// An allocator of zeroed memory (core/zeroed_pages.h: a large block is fresh pages from the
+/// kernel, none touched until written) whose value-initialization writes nothing, so that a vector
+/// resized from no capacity holds zeros without a page being touched. REQUIRES: a vector of it is
+/// only resized up when it has never held a non-zero value in its capacity (assign() otherwise).
 template <typename T>
 struct ZeroedAllocator {
   static_assert(std::is_trivial_v<T>);
@@ -44,11 +46,10 @@ struct ZeroedAllocator {
   template <typename U>
   explicit ZeroedAllocator(const ZeroedAllocator<U>& /*other*/) {}
   T* allocate(size_t n) {
-    void* const p = std::calloc(n, sizeof(T));
-    if (p == nullptr) throw std::bad_alloc();
-    return static_cast<T*>(p);
+    if (n > static_cast<size_t>(-1) / sizeof(T)) throw std::bad_alloc();
+    return static_cast<T*>(allocate_zeroed(n * sizeof(T)));
   }
-  void deallocate(T* p, size_t /*n*/) { std::free(p); }
+  void deallocate(T* p, size_t n) { release_zeroed(p, n * sizeof(T)); }
   template <typename U>
   void construct(U* /*p*/) noexcept {}  // value-initialized: calloc's zeros
   template <typename U, typename... Args>

@@ -31,6 +31,7 @@
 
 #include "core/registry.h"
 #include "core/units.h"
+#include "core/zeroed_pages.h"
 #include "models/binned_grid.h"
 #include "models/catalog.h"
 #include "models/decode_stretch.h"
@@ -354,19 +355,18 @@ class OperatorModel final : public StepTimeModel {
   /// where a prefill pair's flops differ from a decode's (MLA).
   uint32_t m_stretch_batches = 0;
   /// decode_stretch's answers, [n] made on batch n's first call and published by ready[n]. The
-  /// slots are calloc'd and an answer constructed in its slot when made, so that the pages of
-  /// batches never asked for are never touched.
+  /// slots are zeroed pages (core/zeroed_pages.h) and an answer constructed in its slot when made,
+  /// so that the pages of batches never asked for are never touched.
   struct Stretches {
     explicit Stretches(size_t n)
         : ready(std::make_unique<std::atomic<uint8_t>[]>(n)),  // all 0
-          slots(static_cast<DecodeStretch*>(std::calloc(n, sizeof(DecodeStretch)))) {
-      if (!slots) throw std::bad_alloc();
-    }
+          slots(static_cast<DecodeStretch*>(allocate_zeroed(n * sizeof(DecodeStretch))), Free{n}) {}
     [[nodiscard]] DecodeStretch* slot(size_t n) const { return slots.get() + n; }
     /// REQUIRES: ready[n] read as 1 (acquire).
     [[nodiscard]] const DecodeStretch* at(size_t n) const { return std::launder(slot(n)); }
     struct Free {
-      void operator()(DecodeStretch* p) const { std::free(p); }
+      size_t n = 0;
+      void operator()(DecodeStretch* p) const { release_zeroed(p, n * sizeof(DecodeStretch)); }
     };
     std::mutex fill;  // held while an answer is made
     std::unique_ptr<std::atomic<uint8_t>[]> ready;

@@ -17,6 +17,7 @@
 #include <memory>
 #include <new>
 
+#include "core/zeroed_pages.h"
 #include "models/log_interp.h"
 
 namespace servesim {
@@ -25,9 +26,9 @@ class DenseCurve {
  public:
   /// Counts 0 .. n - 1 of `curve`, which must outlive this (REQUIRES: n >= 1).
   DenseCurve(const LogCurve& curve, size_t n)
-      : m_curve(&curve), m_size(n), m_values(static_cast<double*>(std::calloc(n, sizeof(double)))) {
-    if (!m_values) throw std::bad_alloc();
-  }
+      : m_curve(&curve),
+        m_size(n),
+        m_values(static_cast<double*>(allocate_zeroed(n * sizeof(double))), Free{n}) {}
 
   [[nodiscard]] size_t size() const { return m_size; }
 
@@ -51,11 +52,12 @@ class DenseCurve {
 
  private:
   struct Free {
-    void operator()(double* p) const { std::free(p); }
+    size_t n = 0;
+    void operator()(double* p) const { release_zeroed(p, n * sizeof(double)); }
   };
   const LogCurve* m_curve;
   size_t m_size;
-  std::unique_ptr<double[], Free> m_values;  // calloc'd: pages never read are never touched
+  std::unique_ptr<double[], Free> m_values;  // allocate_zeroed: pages never read stay untouched
 };
 
 }  // namespace servesim
