@@ -2,7 +2,6 @@
 #include "sim/mpi_library.h"
 
 #include <dlfcn.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
