@@ -14,6 +14,7 @@
 #include "cli/run_extras.h"
 #include "cli/sim_options.h"
 #include "core/registry.h"
+#include "core/side_thread.h"
 #include "metrics/exports.h"
 #include "metrics/memory_budget.h"
 #include "metrics/output.h"
@@ -93,6 +94,9 @@ std::optional<RunRequest> parse_run(const std::vector<std::string>& args, std::o
   q.options.check = (*vm)["check"].as<bool>();
   q.options.no_requests_csv = (*vm)["no-requests-csv"].as<bool>();
   q.options.threads = static_cast<int>((*vm)["threads"].as<int64_t>());
+  // A second CPU reads the trace and writes requests.csv beside the engine (one run's wall
+  // time; the same results).
+  q.options.io_thread = q.options.threads == 0 && usable_cpus() >= 2;
   q.steps = (*vm)["steps"].as<bool>() || (*vm)["report"].as<bool>();
   q.extras.timeline = (*vm)["timeline"].as<bool>();
   q.extras.timeline_requests = static_cast<uint64_t>((*vm)["timeline-requests"].as<int64_t>());

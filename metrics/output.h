@@ -38,8 +38,15 @@ class RequestsCsvWriter final : public RequestRecorder {
   /// The run's tenant names (Simulation::tenant_names), for the tenant column, likewise.
   void set_tenant_names(const std::vector<std::string>* names) { m_tenant_names = names; }
   void record(const Request& r) override;
-  /// Writes the rows still held (a bounded run leaves gaps in the ids) and flushes.
+  /// Writes the rows still held (a bounded run leaves gaps in the ids) and flushes; with
+  /// write_on_thread, waits for that thread, and throws what it threw (a WriteError).
   void finish();
+  /// From now on the rows are formatted and written on a second thread (core/side_thread.h):
+  /// record() hands each row's values over, in order and in batches, and the file's bytes are
+  /// the same. A write that fails there is thrown by a later record() or by finish(). Returns
+  /// false, and the rows are written here as before, when no thread could be started.
+  /// REQUIRES: nothing recorded yet.
+  bool write_on_thread();
   /// The output buffer's capacity in bytes: reserved once, it stays so while rows have no
   /// long reasons or names (tests).
   [[nodiscard]] size_t buffer_capacity() const { return m_buf.capacity(); }
@@ -50,6 +57,9 @@ class RequestsCsvWriter final : public RequestRecorder {
   void grow_ring(size_t slots);
   /// Moves the held rows now in order (from m_head on) to the buffer.
   void drain_held();
+  /// The rows' formatter on the second thread (write_on_thread); null without it.
+  struct Background;
+  std::unique_ptr<Background> m_bg;
 
   std::ostream& m_out;
   fmt::memory_buffer m_buf;

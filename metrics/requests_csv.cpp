@@ -2,12 +2,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <exception>
+#include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "core/decimal_chars.h"
+#include "core/side_thread.h"
 #include "metrics/output.h"
 
 namespace servesim {
@@ -286,7 +292,187 @@ void write_held_row(fmt::memory_buffer& out, RequestsCsvHeldRow& row, const Name
   row.kind = RequestsCsvHeldRow::Kind::Empty;
 }
 
+/// `text` at the end of `out`, written out first when `out` holds enough.
+void append_text(fmt::memory_buffer& out, std::ostream& to, std::string_view text) {
+  if (out.size() > k_flush_bytes) {
+    to.write(out.data(), static_cast<std::streamsize>(out.size()));
+    out.clear();
+  }
+  out.append(text.data(), text.data() + text.size());
+}
+
 }  // namespace
+
+/// write_on_thread's two sides. The engine's thread fills a batch with the rows in order (a
+/// finished row as its values, any other as its text) and hands it over; the writer's thread
+/// formats and writes the batches in the order sent. k_batches batches go round: the engine
+/// fills the next once the writer has written what was in it, so memory stays bounded and, past
+/// the first rounds, nothing is allocated.
+struct RequestsCsvWriter::Background {
+  static constexpr size_t k_batch_rows = 1024;
+  static constexpr size_t k_batches = 4;
+  struct Batch {
+    std::vector<FinishedRow> rows;  ///< the finished rows, in order
+    /// The other rows: (how many of `rows` come before it, its text), in order.
+    std::vector<std::pair<size_t, std::string>> texts;
+    /// The class and tenant names first known since the batch before (a streamed trace learns
+    /// them as it reads: the engine's lists grow, so the writer keeps its own).
+    std::vector<std::string> classes, tenants;
+  };
+
+  explicit Background(std::ostream& to) : out(to) {
+    for (Batch& b : batches) b.rows.reserve(k_batch_rows);
+    buf.reserve(k_flush_bytes + 2 * k_row_room);
+  }
+
+  // ---- The engine's thread.
+  Batch& filling() { return batches[sent % k_batches]; }  // `sent` changes on this thread only
+
+  /// `f` with the names it shows fixed now: an id past the names known now shows none, as
+  /// it would written now, however many names the writer knows by the time it writes it.
+  static FinishedRow named_now(FinishedRow f, const Names& names) {
+    constexpr uint16_t k_none = 0xFFFF;  // past any list (k_max_classes, k_max_tenants)
+    if (!name_of(names.classes, f.class_id)) f.class_id = k_none;
+    if (!name_of(names.tenants, f.tenant_id)) f.tenant_id = k_none;
+    return f;
+  }
+
+  void put(const Request& r, const Names& names) {
+    Batch& b = filling();
+    if (r.state == RequestState::Released) {
+      b.rows.push_back(named_now(finished_row(r), names));
+    } else {
+      std::string text(other_row_room(r, names), '\0');
+      text.resize(static_cast<size_t>(put_other_row(text.data(), r, names) - text.data()));
+      b.texts.emplace_back(b.rows.size(), std::move(text));
+    }
+    if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
+  }
+
+  /// A held row, now in order; left empty.
+  void put(RequestsCsvHeldRow& row, const Names& names) {
+    Batch& b = filling();
+    if (row.kind == RequestsCsvHeldRow::Kind::Finished) {
+      b.rows.push_back(named_now(row.finished, names));
+    } else if (row.kind == RequestsCsvHeldRow::Kind::Text) {
+      b.texts.emplace_back(b.rows.size(), row.text);  // a copy: the slot keeps its capacity
+      row.text.clear();
+    }
+    row.kind = RequestsCsvHeldRow::Kind::Empty;
+    if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
+  }
+
+  /// Hands the batch being filled over, then waits for the next to be free (written).
+  void send(const Names& names) {
+    Batch& b = filling();
+    if (names.classes && names.classes->size() > classes_sent) {
+      b.classes.assign(names.classes->begin() + static_cast<ptrdiff_t>(classes_sent),
+                       names.classes->end());
+      classes_sent = names.classes->size();
+    }
+    if (names.tenants && names.tenants->size() > tenants_sent) {
+      b.tenants.assign(names.tenants->begin() + static_cast<ptrdiff_t>(tenants_sent),
+                       names.tenants->end());
+      tenants_sent = names.tenants->size();
+    }
+    {
+      std::unique_lock lock(mu);
+      if (error) std::rethrow_exception(error);
+      ++sent;
+      to_writer.notify_one();
+      to_engine.wait(lock, [&] { return sent - written < k_batches || error; });
+      if (error) std::rethrow_exception(error);
+    }
+    Batch& next = filling();
+    next.rows.clear();
+    next.texts.clear();
+    next.classes.clear();
+    next.tenants.clear();
+  }
+
+  /// After the last send: waits for the writer to write everything and end; throws its error.
+  void close() {
+    {
+      std::lock_guard lock(mu);
+      closing = true;
+    }
+    to_writer.notify_one();
+    thread->join();
+    thread.reset();
+    if (error) std::rethrow_exception(error);
+  }
+
+  /// A writer not closed (the run threw): it stops without writing more, and ends.
+  ~Background() {
+    if (!thread) return;
+    {
+      std::lock_guard lock(mu);
+      closing = abandoned = true;
+    }
+    to_writer.notify_one();
+    thread->join();
+  }
+
+  // ---- The writer's thread.
+  void write_loop() {
+    try {
+      for (uint64_t next = 0;; ++next) {
+        {
+          std::unique_lock lock(mu);
+          to_writer.wait(lock, [&] { return sent > next || closing; });
+          if (abandoned) return;
+          if (sent == next) break;
+        }
+        write(batches[next % k_batches]);
+        {
+          std::lock_guard lock(mu);
+          written = next + 1;
+        }
+        to_engine.notify_one();
+      }
+      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.clear();
+      out.flush();
+    } catch (...) {
+      std::lock_guard lock(mu);
+      error = std::current_exception();
+    }
+    to_engine.notify_one();
+  }
+
+  void write(const Batch& b) {
+    classes.insert(classes.end(), b.classes.begin(), b.classes.end());
+    tenants.insert(tenants.end(), b.tenants.begin(), b.tenants.end());
+    const Names names{&classes, &tenants};
+    size_t t = 0;
+    for (size_t i = 0; i < b.rows.size(); ++i) {
+      for (; t < b.texts.size() && b.texts[t].first == i; ++t)
+        append_text(buf, out, b.texts[t].second);
+      if (buf.size() > k_flush_bytes) {
+        out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+        buf.clear();
+      }
+      write_finished_row(buf, b.rows[i], names);
+    }
+    for (; t < b.texts.size(); ++t) append_text(buf, out, b.texts[t].second);
+  }
+
+  // ---- Shared, under `mu`.
+  std::mutex mu;
+  std::condition_variable to_writer, to_engine;
+  uint64_t sent = 0;     ///< batches handed over (changed by the engine's thread)
+  uint64_t written = 0;  ///< batches written (changed by the writer's thread)
+  bool closing = false;  ///< no batch follows those sent
+  bool abandoned = false;
+  std::exception_ptr error;  ///< what the writer threw; it wrote nothing after it
+  std::array<Batch, k_batches> batches;
+
+  size_t classes_sent = 0, tenants_sent = 0;  ///< the engine's: names handed over so far
+  std::ostream& out;                          ///< the writer's, as are the rest
+  fmt::memory_buffer buf;
+  std::vector<std::string> classes, tenants;
+  std::optional<std::thread> thread;
+};
 
 RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
   m_buf.reserve(k_flush_bytes + 2 * k_row_room);
@@ -302,7 +488,9 @@ void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   const Names names{m_class_names, m_tenant_names};
   if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
-    if (r.state == RequestState::Released)
+    if (m_bg)
+      m_bg->put(r, names);
+    else if (r.state == RequestState::Released)
       write_finished_row(m_buf, finished_row(r), names);
     else
       write_other_row(m_buf, r, names);
@@ -312,7 +500,7 @@ void RequestsCsvWriter::record(const Request& r) {
       --m_held;
       drain_held();
     }
-    if (m_buf.size() > k_flush_bytes) flush_buffer();
+    if (!m_bg && m_buf.size() > k_flush_bytes) flush_buffer();
     return;
   }
   const uint64_t index = r.spec.id - m_next_id;
@@ -334,8 +522,12 @@ void RequestsCsvWriter::drain_held() {
   const size_t mask = m_ring.size() - 1;
   const Names names{m_class_names, m_tenant_names};
   while (m_held > 0 && m_ring[m_head].kind != RequestsCsvHeldRow::Kind::Empty) {
-    if (m_buf.size() > k_flush_bytes) flush_buffer();  // thousands may be freed at once
-    write_held_row(m_buf, m_ring[m_head], names);      // the rows now in order, emptied
+    if (m_bg) {
+      m_bg->put(m_ring[m_head], names);
+    } else {
+      if (m_buf.size() > k_flush_bytes) flush_buffer();  // thousands may be freed at once
+      write_held_row(m_buf, m_ring[m_head], names);      // the rows now in order, emptied
+    }
     m_head = (m_head + 1) & mask;
     --m_held;
     ++m_next_id;
@@ -362,12 +554,34 @@ void RequestsCsvWriter::flush_buffer() {
 
 void RequestsCsvWriter::finish() {
   const Names names{m_class_names, m_tenant_names};
-  for (size_t i = 0; i < m_held; ++i)
-    write_held_row(m_buf, m_ring[(m_head + i) & (m_ring.size() - 1)], names);
+  for (size_t i = 0; i < m_held; ++i) {
+    RequestsCsvHeldRow& row = m_ring[(m_head + i) & (m_ring.size() - 1)];
+    if (m_bg)
+      m_bg->put(row, names);
+    else
+      write_held_row(m_buf, row, names);
+  }
   m_head = 0;
   m_held = 0;
+  if (m_bg) {
+    m_bg->send(names);
+    m_bg->close();
+    m_bg.reset();
+  }
   flush_buffer();
   m_out.flush();
+}
+
+bool RequestsCsvWriter::write_on_thread() {
+  if (m_bg) return true;
+  // The header, already in the buffer, goes first.
+  flush_buffer();
+  auto bg = std::make_unique<Background>(m_out);
+  Background* const b = bg.get();
+  bg->thread = start_side_thread([b] { b->write_loop(); });
+  if (!bg->thread) return false;
+  m_bg = std::move(bg);
+  return true;
 }
 
 std::string requests_csv(const std::vector<Request>& requests,

@@ -117,6 +117,11 @@ void ResultFiles::place(const File& f) {
   const fs::path target = fs::path(m_dir) / f.name;
   check_output_target(target.string(), "--out");
   std::error_code ec;
+  // The older file goes first: renamed over, ext4 (its auto_da_alloc default) writes the new
+  // file's data out before the rename returns, milliseconds for a large requests.csv, where
+  // after a removal the rename is immediate and the data goes out later. The folder has had
+  // no marker since commit() began, so nothing claims the set is complete in between.
+  if (fs::is_regular_file(fs::symlink_status(target, ec))) fs::remove(target, ec);
   fs::rename(f.temp_path, target, ec);
   if (ec)
     throw InputError(

@@ -12,6 +12,7 @@
 #include "metrics/output.h"
 #include "metrics/steps_csv.h"
 #include "sim/parallel_engine.h"
+#include "traces/read_ahead.h"
 
 namespace servesim {
 
@@ -52,6 +53,7 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
     csv.emplace(options.requests_csv ? *options.requests_csv : text);
     csv->set_class_names(&sim.class_names());
     csv->set_tenant_names(&sim.tenant_names());
+    if (options.io_thread) (void)csv->write_on_thread();
     sim.add_recorder(*csv);
   }
   std::optional<StepsCsvWriter> steps;
@@ -157,6 +159,7 @@ RunOutput run_scenario(Scenario sc, const RunOptions& options) {
     return out;
   }
   const std::optional<double> base = attainment_without_failures(sc, options);
+  if (options.io_thread) sc.components.source = read_ahead(std::move(sc.components.source));
   Simulation sim(std::move(sc.components), options.check, options.limits);
   return run_with(sim, sc, options, admission, base);
 }

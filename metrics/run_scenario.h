@@ -22,6 +22,11 @@ struct RunOptions {
   std::ostream* requests_csv = nullptr;
   /// Skip requests.csv entirely (sweeps and benchmarks that need only the summary).
   bool no_requests_csv = false;
+  /// A second thread for the sequential engine's input and output: the workload read ahead
+  /// (traces/read_ahead.h) and requests.csv formatted and written there
+  /// (RequestsCsvWriter::write_on_thread). servesim run sets it where the process may use two
+  /// CPUs or more. The same results either way.
+  bool io_thread = false;
   /// Where steps.csv streams to (servesim run --steps); null: not written.
   std::ostream* steps_csv = nullptr;
   /// More step observers (timelines, progress); each must outlive the run.

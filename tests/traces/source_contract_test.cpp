@@ -5,7 +5,9 @@
 //   - a non-reactive source gives arrivals in non-decreasing order, prompt and output >= 1 token;
 //   - size_hint(), when non-zero, is the number of requests;
 //   - the same config and seed give the same requests; a reactive source's first requests too;
-//   - every request's class is one of class_names() (class 0 when the list is empty).
+//   - every request's class is one of class_names() (class 0 when the list is empty);
+//   - read ahead on a second thread (traces/read_ahead.h), a non-reactive source gives the same
+//     requests, names and counters at every request as it does itself.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,6 +15,7 @@
 #include <map>
 
 #include "tests/traces/trace_test_support.h"
+#include "traces/read_ahead.h"
 #include "traces/trace_rows.h"
 
 namespace t_traces_source_contract_test {
@@ -133,6 +136,45 @@ TEST_CASE("workload sources: ids in order, arrivals never go back, lengths >= 1,
       if (i > 0) CHECK(ra[i - 1].arrival <= ra[i].arrival);
     }
     if (!a->reactive() && a->size_hint() != 0) CHECK(a->size_hint() == ra.size());
+  }
+}
+
+TEST_CASE("workload sources: read ahead, each gives the same requests, names and counters",
+          "[traces]") {
+  auto cases = k_cases();
+  for (const auto& [format, file] : k_format_files())
+    cases["trace as " + format] = fmt::format(
+        "trace: {{path: {}{}, format: {}{}}}\n", file.front() == '/' ? std::string() : k_test_data,
+        file, format, format == "burstgpt" ? ", zero_tokens: skip" : "");
+  // Names learnt as the trace is read, and a transform's counters.
+  const std::string named = write_temp("contract-named.csv",
+                                       "arrival_s,prompt_tokens,output_tokens,class,tenant\n"
+                                       "0,10,5,a,x\n1,30,2,b,x\n2,4,4,a,y\n3,50,1,c,z\n");
+  cases["trace with classes, transformed"] =
+      "trace: {path: " + named + "}\ntransform: {max_context_tokens: 20}\n";
+  const auto state = [](const WorkloadSource& s) {
+    std::string out;
+    for (const auto& c : s.class_names()) out += c + ",";
+    out += "|";
+    for (const auto& t : s.tenant_names()) out += t + ",";
+    for (const auto& [name, n] : s.counters()) out += "|" + name + "=" + std::to_string(n);
+    return out;
+  };
+  for (const auto& [name, yaml] : cases) {
+    INFO(name);
+    auto direct = workload_of(yaml, 7);
+    if (direct->reactive()) continue;  // left as it is (read_ahead_test.cpp)
+    auto ahead = read_ahead(workload_of(yaml, 7));
+    CHECK(ahead->size_hint() == direct->size_hint());
+    CHECK(state(*ahead) == state(*direct));
+    RequestSpec a, b;
+    for (;;) {
+      const bool got = direct->next(a);
+      REQUIRE(ahead->next(b) == got);
+      CHECK(state(*ahead) == state(*direct));
+      if (!got) break;
+      REQUIRE(spec_text(b) == spec_text(a));
+    }
   }
 }
 

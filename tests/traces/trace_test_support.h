@@ -1,6 +1,8 @@
 #pragma once
 // Helpers for the trace-reader and transform tests: a workload from a YAML snippet, all of its
 // requests, and the message of the InputError it throws.
+#include <fmt/format.h>
+
 #include <catch2/catch.hpp>
 #include <functional>
 #include <memory>
@@ -45,6 +47,20 @@ inline std::vector<RequestSpec> drain(WorkloadSource& source) {
   std::vector<RequestSpec> out;
   for (RequestSpec r; source.next(r);) out.push_back(r);
   return out;
+}
+
+/// Every field of `r`, as text: two requests are the same when these are.
+inline std::string spec_text(const RequestSpec& r) {
+  std::string hashes;
+  for (const uint64_t h : r.block_hashes) hashes += std::to_string(h) + " ";
+  return fmt::format(
+      "id {} arrival {} prompt {} output {} hashes [{}] hash_block {} stream {} session {} "
+      "max_output {} api_in {} api_out {} class {} priority {} tenant {} adapter {} given {} "
+      "ttft_slo {} cancel_tokens {} timeout {} cancel_after {} retries {}",
+      r.id, r.arrival.count_ns(), r.prompt_tokens, r.output_tokens, hashes, r.hash_block_tokens,
+      r.content_stream, r.session, r.max_output_tokens, r.api_in.count_ns(), r.api_out.count_ns(),
+      r.class_id, r.priority, r.tenant_id, r.adapter, r.adapter_given, r.ttft_slo.count_ns(),
+      r.cancel_after_tokens, r.timeout.count_ns(), r.cancel_after.count_ns(), r.retries);
 }
 
 inline std::vector<int64_t> arrivals_ns(const std::vector<RequestSpec>& rows) {
