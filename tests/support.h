@@ -1,10 +1,12 @@
 #pragma once
 // Helpers shared by the tests: scenarios from YAML text, traces in temporary files.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -12,6 +14,7 @@
 #include "cli/cli.h"
 #include "core/config.h"
 #include "core/errors.h"
+#include "core/file_sink.h"
 #include "metrics/run_scenario.h"
 #include "sim/simulation.h"
 
@@ -48,6 +51,14 @@ inline std::filesystem::path temp_dir() {
   std::filesystem::remove_all(p);
   std::filesystem::create_directories(p);
   return p;
+}
+
+/// A sink over /dev/full, whose every write fails with ENOSPC (a full disk), named `label` in
+/// its messages; null where the machine has no /dev/full (the caller skips, saying so).
+inline std::unique_ptr<FileSink> full_disk_sink(const std::string& label) {
+  const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return nullptr;
+  return std::make_unique<FileSink>(fd, label);
 }
 
 /// Writes `text` to a new temporary file and returns its path.

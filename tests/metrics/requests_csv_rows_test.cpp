@@ -4,9 +4,6 @@
 // client-view request; rows recorded out of order; the 64 KiB buffer written once past it; the
 // rows formatted and written on a second thread (write_on_thread): the same bytes, a failed
 // write thrown back to the engine's thread.
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <sstream>
@@ -16,6 +13,7 @@
 #include "core/file_sink.h"
 #include "core/request.h"
 #include "metrics/output.h"
+#include "tests/support.h"
 
 namespace t_metrics_requests_csv_rows_test {
 
@@ -346,13 +344,12 @@ TEST_CASE("requests csv rows: written on a second thread, the same bytes", "[met
 
 TEST_CASE("requests csv rows: a write that fails on the second thread is thrown by the engine's",
           "[metrics]") {
-  const int fd = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
-  if (fd < 0) {
+  const std::unique_ptr<FileSink> sink = test::full_disk_sink("--out o/requests.csv");
+  if (!sink) {
     WARN("no /dev/full here: skipped");
     return;
   }
-  FileSink sink(fd, "--out o/requests.csv");
-  const auto out = make_output_stream(sink);
+  const auto out = make_output_stream(*sink);
   const std::vector<Request> rs = many(20000);
   RequestsCsvWriter w(*out);
   REQUIRE(w.write_on_thread());

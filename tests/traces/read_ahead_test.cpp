@@ -4,6 +4,8 @@
 // only once the requests before it are taken, an early stop that does not wait for the rest, a
 // reactive source left alone. The contract test (source_contract_test.cpp) runs it over every
 // registered source and trace format.
+#include "traces/read_ahead.h"
+
 #include <catch2/catch.hpp>
 #include <memory>
 #include <stdexcept>
@@ -12,7 +14,6 @@
 
 #include "core/errors.h"
 #include "tests/traces/trace_test_support.h"
-#include "traces/read_ahead.h"
 
 namespace t_traces_read_ahead_test {
 
@@ -63,16 +64,6 @@ class Scripted final : public WorkloadSource {
   std::vector<std::string> m_classes, m_tenants;
 };
 
-/// What the engine can see of a source after a next(): its names and counters.
-std::string state_of(const WorkloadSource& s) {
-  std::string out;
-  for (const auto& c : s.class_names()) out += c + ",";
-  out += "|";
-  for (const auto& t : s.tenant_names()) out += t + ",";
-  for (const auto& [name, n] : s.counters()) out += "|" + name + "=" + std::to_string(n);
-  return out;
-}
-
 }  // namespace
 
 TEST_CASE("read ahead: the same requests, names and counters at every request, batch after batch",
@@ -82,14 +73,15 @@ TEST_CASE("read ahead: the same requests, names and counters at every request, b
     Scripted direct(count, -1);
     auto ahead = read_ahead(std::make_unique<Scripted>(count, -1));
     CHECK(ahead->size_hint() == static_cast<size_t>(count));
-    CHECK(state_of(*ahead) == state_of(direct));
+    CHECK(source_state(*ahead) == source_state(direct));
     RequestSpec a, b;
     int64_t n = 0;
     for (;; ++n) {
       const bool got_a = direct.next(a);
       const bool got_b = ahead->next(b);
       REQUIRE(got_a == got_b);
-      CHECK(state_of(*ahead) == state_of(direct));  // at the end too ("skipped" moves there)
+      CHECK(source_state(*ahead) ==
+            source_state(direct));  // at the end too ("skipped" moves there)
       if (!got_a) break;
       REQUIRE(spec_text(b) == spec_text(a));
     }

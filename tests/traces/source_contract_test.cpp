@@ -152,26 +152,18 @@ TEST_CASE("workload sources: read ahead, each gives the same requests, names and
                                        "0,10,5,a,x\n1,30,2,b,x\n2,4,4,a,y\n3,50,1,c,z\n");
   cases["trace with classes, transformed"] =
       "trace: {path: " + named + "}\ntransform: {max_context_tokens: 20}\n";
-  const auto state = [](const WorkloadSource& s) {
-    std::string out;
-    for (const auto& c : s.class_names()) out += c + ",";
-    out += "|";
-    for (const auto& t : s.tenant_names()) out += t + ",";
-    for (const auto& [name, n] : s.counters()) out += "|" + name + "=" + std::to_string(n);
-    return out;
-  };
   for (const auto& [name, yaml] : cases) {
     INFO(name);
     auto direct = workload_of(yaml, 7);
     if (direct->reactive()) continue;  // left as it is (read_ahead_test.cpp)
     auto ahead = read_ahead(workload_of(yaml, 7));
     CHECK(ahead->size_hint() == direct->size_hint());
-    CHECK(state(*ahead) == state(*direct));
+    CHECK(source_state(*ahead) == source_state(*direct));
     RequestSpec a, b;
     for (;;) {
       const bool got = direct->next(a);
       REQUIRE(ahead->next(b) == got);
-      CHECK(state(*ahead) == state(*direct));
+      CHECK(source_state(*ahead) == source_state(*direct));
       if (!got) break;
       REQUIRE(spec_text(b) == spec_text(a));
     }

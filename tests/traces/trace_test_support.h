@@ -63,6 +63,17 @@ inline std::string spec_text(const RequestSpec& r) {
       r.cancel_after_tokens, r.timeout.count_ns(), r.cancel_after.count_ns(), r.retries);
 }
 
+/// What the engine can see of a source besides its requests: its class and tenant names and
+/// its counters, as text.
+inline std::string source_state(const WorkloadSource& s) {
+  std::string out;
+  for (const auto& c : s.class_names()) out += c + ",";
+  out += "|";
+  for (const auto& t : s.tenant_names()) out += t + ",";
+  for (const auto& [name, n] : s.counters()) out += "|" + name + "=" + std::to_string(n);
+  return out;
+}
+
 inline std::vector<int64_t> arrivals_ns(const std::vector<RequestSpec>& rows) {
   std::vector<int64_t> out;
   for (const auto& r : rows) out.push_back(r.arrival.count_ns());
