@@ -38,8 +38,12 @@ class RequestsCsvWriter final : public RequestRecorder {
   /// The run's tenant names (Simulation::tenant_names), for the tenant column, likewise.
   void set_tenant_names(const std::vector<std::string>* names) { m_tenant_names = names; }
   void record(const Request& r) override;
-  /// Writes the rows still held (a bounded run leaves gaps in the ids) and flushes; with
-  /// write_on_thread, waits for that thread, and throws what it threw (a WriteError).
+  /// No row comes after this: the rows still held (a bounded run leaves gaps in the ids) go
+  /// to be written, with write_on_thread on that thread, which goes on writing while the
+  /// caller does other work (the summary); finish() then waits for it.
+  void end_rows();
+  /// end_rows(), then writes everything and flushes; with write_on_thread, waits for that
+  /// thread, and throws what it threw (a WriteError).
   void finish();
   /// From now on the rows are formatted and written on a second thread (core/side_thread.h):
   /// record() hands each row's values over, in order and in batches, and the file's bytes are
@@ -71,6 +75,7 @@ class RequestsCsvWriter final : public RequestRecorder {
   size_t m_head = 0;
   size_t m_held = 0;  // 1 + the highest i held, 0 when none is
   uint64_t m_next_id = 0;
+  bool m_rows_ended = false;
   const std::vector<std::string>* m_class_names = nullptr;
   const std::vector<std::string>* m_tenant_names = nullptr;
 };

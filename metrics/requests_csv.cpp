@@ -362,8 +362,9 @@ struct RequestsCsvWriter::Background {
     if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
   }
 
-  /// Hands the batch being filled over, then waits for the next to be free (written).
-  void send(const Names& names) {
+  /// Hands the batch being filled over, then waits for the next to be free (written), unless
+  /// it is the `last`.
+  void send(const Names& names, bool last = false) {
     Batch& b = filling();
     if (names.classes && names.classes->size() > classes_sent) {
       b.classes.assign(names.classes->begin() + static_cast<ptrdiff_t>(classes_sent),
@@ -380,6 +381,7 @@ struct RequestsCsvWriter::Background {
       if (error) std::rethrow_exception(error);
       ++sent;
       to_writer.notify_one();
+      if (last) return;
       to_engine.wait(lock, [&] { return sent - written < k_batches || error; });
       if (error) std::rethrow_exception(error);
     }
@@ -486,6 +488,7 @@ RequestsCsvWriter::~RequestsCsvWriter() = default;
 
 void RequestsCsvWriter::record(const Request& r) {
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
+  if (m_rows_ended) throw std::logic_error("request recorded after end_rows");
   const Names names{m_class_names, m_tenant_names};
   if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
     if (m_bg)
@@ -552,7 +555,9 @@ void RequestsCsvWriter::flush_buffer() {
   m_buf.clear();
 }
 
-void RequestsCsvWriter::finish() {
+void RequestsCsvWriter::end_rows() {
+  if (m_rows_ended) return;
+  m_rows_ended = true;
   const Names names{m_class_names, m_tenant_names};
   for (size_t i = 0; i < m_held; ++i) {
     RequestsCsvHeldRow& row = m_ring[(m_head + i) & (m_ring.size() - 1)];
@@ -563,8 +568,12 @@ void RequestsCsvWriter::finish() {
   }
   m_head = 0;
   m_held = 0;
+  if (m_bg) m_bg->send(names, true);
+}
+
+void RequestsCsvWriter::finish() {
+  end_rows();
   if (m_bg) {
-    m_bg->send(names);
     m_bg->close();
     m_bg.reset();
   }

@@ -71,10 +71,13 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
       return out;
     }
   }
-  if (csv) csv->finish();
+  // requests.csv's last rows are written (on its thread, with io_thread) while the summary is
+  // worked out.
+  if (csv) csv->end_rows();
   if (steps) steps->finish();
   RunOutput out;
   out.summary = metrics.summary(sim.stats());
+  if (csv) csv->finish();
   if (sim.stats().autoscale) out.autoscale_csv = autoscale_csv(*sim.stats().autoscale);
   if (FailureSummary* f = out.summary.failures ? &*out.summary.failures : nullptr;
       f && f->slo_attainment && without_failures) {

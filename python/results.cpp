@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/errors.h"
+#include "core/side_thread.h"
 #include "metrics/exports.h"
 #include "metrics/memory_budget.h"
 #include "metrics/output.h"
@@ -136,6 +137,8 @@ RunResult run(const py::handle& config, const py::handle& overrides, const py::h
   options.check = args.check;
   options.threads = args.threads;
   options.no_requests_csv = !args.request_table;
+  // As `servesim run`: a second CPU reads the trace and writes the request table (same results).
+  options.io_thread = args.threads == 0 && usable_cpus() >= 2;
   options.limits = run_limits(args.sim.limits);
   const TokenOutputs& t = args.sim.tokens;
   options.percentiles = t.percentiles;  // summary.json's ITL too, as on the command line
