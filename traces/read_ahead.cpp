@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/heap_warmer.h"
 #include "core/side_thread.h"
 
 namespace servesim {
@@ -139,6 +140,8 @@ class ReadAhead final : public WorkloadSource {
         m_filled = k + 1;
       }
       m_to_engine.notify_one();
+      // Between batches, the heap's new pages are faulted in for the engine's thread.
+      m_warmer.warm();
       if (!more) return;
     }
   }
@@ -209,6 +212,7 @@ class ReadAhead final : public WorkloadSource {
   std::atomic<bool> m_stop{false};  ///< m_stopping, read between requests without the lock
   std::array<Batch, k_batches> m_batches;
   std::optional<std::thread> m_thread;
+  HeapWarmer m_warmer;  ///< the reader's
 };
 
 }  // namespace
