@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
+#include "core/side_thread.h"
 #include "core/yaml_chars.h"
 
 namespace servesim {
@@ -34,6 +37,11 @@ std::optional<std::string> key_text(const YAML::Node& key) {
 }
 
 constexpr size_t k_max_config_bytes = size_t{16} << 20;
+
+/// From this many bytes of text on, a document's second parse (load_one_document's count) runs
+/// on a side thread beside the first when the process may use two CPUs; below it (a --set
+/// value), starting a thread costs more than the parse.
+constexpr size_t k_count_aside_bytes = 256;
 
 std::string line_col(const YAML::Mark& m) { return fmt::format("{}:{}", m.line + 1, m.column + 1); }
 
@@ -73,12 +81,37 @@ class DocumentCounter : public YAML::EventHandler {
 /// token that cannot start a value (a `,` at block level) yaml-cpp reports an empty document
 /// without consuming it, again and again, and LoadAll never returns. A second document that
 /// starts where the first did is that case, and is refused as the stray token it is.
+///
+/// The count is a second whole parse, as costly as the first; from k_count_aside_bytes of text
+/// on (a config or a catalogue file; not a --set value) it runs on a side thread beside YAML::Load
+/// when a second CPU is there, and is joined before anything is decided, so that the errors are
+/// those of the two passes in turn: Load's first, then the count's, then a second document.
 YAML::Node load_one_document(const std::string& text, const std::string& where) {
-  YAML::Node first = YAML::Load(text);
-  std::istringstream in(text);
-  YAML::Parser parser(in);
   DocumentCounter counter;
-  for (int i = 0; i < 2 && parser.HandleNextDocument(counter);) ++i;
+  std::exception_ptr count_error;
+  const auto count = [&text, &counter, &count_error] {
+    try {
+      std::istringstream in(text);
+      YAML::Parser parser(in);
+      for (int i = 0; i < 2 && parser.HandleNextDocument(counter);) ++i;
+    } catch (...) {
+      count_error = std::current_exception();
+    }
+  };
+  std::optional<std::thread> aside;
+  if (text.size() >= k_count_aside_bytes && usable_cpus() >= 2) aside = start_side_thread(count);
+  YAML::Node first;
+  try {
+    first = YAML::Load(text);
+  } catch (...) {
+    if (aside) aside->join();  // the count reads `text` and `counter`: wait for it
+    throw;
+  }
+  if (aside)
+    aside->join();
+  else
+    count();
+  if (count_error) std::rethrow_exception(count_error);
   if (counter.starts.size() > 1) {
     const YAML::Mark& a = counter.starts[0];
     const YAML::Mark& b = counter.starts[1];

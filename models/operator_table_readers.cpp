@@ -164,7 +164,7 @@ std::vector<double> gemm_entry(const fs::path& file, const std::string& dtype) {
 }
 
 /// A count of an entry at v[at] that leaves room for `each` x count values after it, or nullopt.
-std::optional<size_t> entry_count(const std::vector<double>& v, size_t at, size_t each) {
+std::optional<size_t> entry_count(std::span<const double> v, size_t at, size_t each) {
   if (at >= v.size()) return std::nullopt;
   const double c = v[at];
   if (!(c >= 0) || c != std::floor(c) ||
@@ -173,9 +173,11 @@ std::optional<size_t> entry_count(const std::vector<double>& v, size_t at, size_
   return static_cast<size_t>(c);
 }
 
-/// The table from gemm_entry's numbers, or nullopt when they do not add up.
-std::optional<GemmTable> gemm_of(const fs::path& file, std::vector<double> v,
-                                 std::vector<size_t>& flagged, std::vector<double>& every_m) {
+/// The table from gemm_entry's numbers `v`, which `owner` keeps, or nullopt when they do not add
+/// up.
+std::optional<GemmTable> gemm_of(const fs::path& file, std::span<const double> v,
+                                 std::shared_ptr<const void> owner, std::vector<size_t>& flagged,
+                                 std::vector<double>& every_m) {
   GemmTable g;
   g.file = file;
   size_t at = 0;
@@ -201,7 +203,8 @@ std::optional<GemmTable> gemm_of(const fs::path& file, std::vector<double> v,
   for (double n : heads[1]) g.ln_n.push_back(std::log(n));
   for (double k : heads[2]) g.ln_k.push_back(std::log(k));
   for (double line : heads[3]) flagged.push_back(static_cast<size_t>(line));
-  g.points = std::move(v);
+  g.points = v;
+  g.points_owner = std::move(owner);
   g.curves.resize(lines);
   return g;
 }
@@ -225,14 +228,16 @@ GemmTable read_gemm_table(const fs::path& file, const std::string& dtype, Breakp
   std::vector<size_t> flagged;
   std::vector<double> every_m;
   std::optional<GemmTable> g;
-  if (std::optional<std::vector<double>> v = cache.load())
-    g = gemm_of(file, std::move(*v), flagged, every_m);
+  // An entry is read in place (577 KB for AIConfigurator's H100 bfloat16 table): neither copied
+  // nor faulted into fresh pages.
+  if (std::optional<TableCache::Mapped> m = cache.map())
+    g = gemm_of(file, m->values, std::move(m->mapping), flagged, every_m);
   if (!g) {
-    std::vector<double> v = gemm_entry(file, dtype);
-    cache.store(v);
+    auto v = std::make_shared<const std::vector<double>>(gemm_entry(file, dtype));
+    cache.store(*v);
     flagged.clear();
     every_m.clear();
-    g = gemm_of(file, std::move(v), flagged, every_m);
+    g = gemm_of(file, *v, v, flagged, every_m);
     if (!g) throw InputError(fmt::format("{}: unreadable gemm table", file.string()));
   }
   for (double m : every_m) note(bp, OperatorAxis::GemmTokens, m);
@@ -247,7 +252,7 @@ using AttentionPoints = std::map<double, std::map<double, double>>;  // length -
 
 /// An attention entry of the table cache (attention_rows) read back: nullopt when its counts do
 /// not add up (the entry is then parsed anew).
-std::optional<AttentionPoints> attention_points_of(const std::vector<double>& v) {
+std::optional<AttentionPoints> attention_points_of(std::span<const double> v) {
   size_t at = 0;
   for (int axis = 0; axis < 2; ++axis) {
     const std::optional<size_t> c = entry_count(v, at, 1);
@@ -332,12 +337,13 @@ AttentionPoints attention_rows(const fs::path& file, bool generation, const Atte
                   key_num(h.heads), key_num(h.kv_heads), variant));
   const auto batch_axis = generation ? OperatorAxis::GenerationBatch : OperatorAxis::ContextBatch;
   const auto len_axis = generation ? OperatorAxis::GenerationKv : OperatorAxis::ContextLength;
-  if (const std::optional<std::vector<double>> v = cache.load()) {
-    if (std::optional<AttentionPoints> got = attention_points_of(*v)) {
-      const auto batches = static_cast<size_t>((*v)[0]);
-      const auto lengths = static_cast<size_t>((*v)[1 + batches]);
-      for (size_t i = 0; i < batches; ++i) note(bp, batch_axis, (*v)[1 + i]);
-      for (size_t i = 0; i < lengths; ++i) note(bp, len_axis, (*v)[2 + batches + i]);
+  if (const std::optional<TableCache::Mapped> m = cache.map()) {
+    const std::span<const double> v = m->values;  // read in place, then let go
+    if (std::optional<AttentionPoints> got = attention_points_of(v)) {
+      const auto batches = static_cast<size_t>(v[0]);
+      const auto lengths = static_cast<size_t>(v[1 + batches]);
+      for (size_t i = 0; i < batches; ++i) note(bp, batch_axis, v[1 + i]);
+      for (size_t i = 0; i < lengths; ++i) note(bp, len_axis, v[2 + batches + i]);
       return std::move(*got);
     }
   }

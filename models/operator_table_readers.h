@@ -7,8 +7,10 @@
 #include <array>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -32,8 +34,10 @@ struct GemmTable {
   [[nodiscard]] size_t line_count() const { return starts.size(); }
 
   // The lines' points as the table cache keeps them (read_gemm_table): at starts[i] the count,
-  // then the m's, then the latencies.
-  std::vector<double> points;
+  // then the m's, then the latencies. They lie in what `points_owner` keeps (the cache entry's
+  // mapping, read in place, or the vector parsed from the file), shared by the table's copies.
+  std::span<const double> points;
+  std::shared_ptr<const void> points_owner;
   std::vector<size_t> starts;
   mutable std::vector<std::optional<LogCurve>> curves;
 };

@@ -11,7 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
-#include <iterator>
+#include <memory>
 #include <string_view>
 #include <system_error>
 
@@ -23,11 +23,13 @@ namespace {
 // The format version, also the readers' version: bump it whenever a reader's checks change, since
 // an entry holds what the build that wrote it accepted (02: tables checked for negative and
 // non-finite latencies, issue 35; 03: gemm entries hold lines rather than rows, attention
-// tables cached too).
-constexpr std::array<char, 8> k_magic{'s', 's', 't', 'b', 'l', 'c', '0', '3'};
+// tables cached too; 04: `what` padded with zero bytes to a multiple of 8, so that the values
+// lie aligned in a mapping of the file and are read in place).
+constexpr std::array<char, 8> k_magic{'s', 's', 't', 'b', 'l', 'c', '0', '4'};
 constexpr uint64_t k_byte_order = 0x0102030405060708;
 
-/// What precedes the values; `what` follows it, then `count` doubles.
+/// What precedes the values; `what` follows it, zero bytes up to values_offset(), then `count`
+/// doubles.
 struct Header {
   std::array<char, 8> magic = k_magic;
   uint64_t byte_order = k_byte_order;
@@ -37,6 +39,15 @@ struct Header {
   uint64_t count = 0;
   uint64_t values_hash = 0;  ///< content_hash of the values' bytes
 };
+
+static_assert(sizeof(Header) % alignof(double) == 0);
+
+/// Where an entry's values start: after the header and `what`, rounded up to a double's
+/// alignment (a mapping starts on a page).
+size_t values_offset(size_t what_size) {
+  const size_t end = sizeof(Header) + what_size;
+  return (end + alignof(double) - 1) / alignof(double) * alignof(double);
+}
 
 /// A file's bytes, mapped read-only (MAP_POPULATE: the page cache's pages are mapped in one
 /// call rather than faulted in one at a time, and nothing is copied or zero-filled first), or
@@ -102,31 +113,6 @@ uint64_t hash_bytes(const char* p, size_t n) {
   return h * 0xBF58476D1CE4E5B9;
 }
 
-/// Doubles stored one after the other at any alignment (an entry's values follow its `what`),
-/// each read through memcpy: the iterator load() builds its vector from, so that the vector is
-/// written once rather than zero-filled and then copied over.
-struct UnalignedDoubles {
-  using iterator_category = std::random_access_iterator_tag;
-  using value_type = double;
-  using difference_type = std::ptrdiff_t;
-  using pointer = const double*;
-  using reference = double;
-  const char* p;
-  double operator*() const {
-    double d = 0;
-    std::memcpy(&d, p, sizeof d);
-    return d;
-  }
-  UnalignedDoubles& operator++() {
-    p += sizeof(double);
-    return *this;
-  }
-  difference_type operator-(const UnalignedDoubles& o) const {
-    return (p - o.p) / static_cast<difference_type>(sizeof(double));
-  }
-  bool operator==(const UnalignedDoubles& o) const { return p == o.p; }
-};
-
 }  // namespace
 
 uint64_t content_hash(const std::string& bytes) { return hash_bytes(bytes.data(), bytes.size()); }
@@ -160,23 +146,31 @@ TableCache::TableCache(std::optional<fs::path> dir, const fs::path& source, std:
   m_file = *dir / fmt::format("{}-{:016x}.v{}{}.bin", name, m_hash, k_magic[6], k_magic[7]);
 }
 
-std::optional<std::vector<double>> TableCache::load() const {
+std::optional<TableCache::Mapped> TableCache::map() const {
   if (!m_file) return std::nullopt;
-  const FileBytes bytes(*m_file);
-  if (!bytes || bytes.size() < sizeof(Header)) return std::nullopt;
+  auto bytes = std::make_shared<const FileBytes>(*m_file);
+  if (!*bytes || bytes->size() < sizeof(Header)) return std::nullopt;
   Header h;
-  std::memcpy(&h, bytes.data(), sizeof h);
+  std::memcpy(&h, bytes->data(), sizeof h);
   if (h.magic != k_magic || h.byte_order != k_byte_order || h.source_hash != m_hash ||
       h.source_size != m_size || h.what_size != m_what.size())
     return std::nullopt;
-  const size_t at = sizeof h + m_what.size();
-  if (bytes.size() < at || std::string_view(bytes.data() + sizeof h, m_what.size()) != m_what ||
-      h.count > bytes.size() / 8 || bytes.size() != at + h.count * sizeof(double))
+  const size_t at = values_offset(m_what.size());
+  if (bytes->size() < at || std::string_view(bytes->data() + sizeof h, m_what.size()) != m_what ||
+      h.count > bytes->size() / 8 || bytes->size() != at + h.count * sizeof(double))
     return std::nullopt;
-  const char* first = bytes.data() + at;
+  const char* first = bytes->data() + at;
   const size_t n = h.count * sizeof(double);
   if (hash_bytes(first, n) != h.values_hash) return std::nullopt;
-  return std::vector<double>(UnalignedDoubles{first}, UnalignedDoubles{first + n});
+  // `first` is 8-byte aligned: the mapping starts on a page and `at` is a multiple of 8.
+  const std::span<const double> values(reinterpret_cast<const double*>(first), h.count);
+  return Mapped{std::move(bytes), values};
+}
+
+std::optional<std::vector<double>> TableCache::load() const {
+  std::optional<Mapped> m = map();
+  if (!m) return std::nullopt;
+  return std::vector<double>(m->values.begin(), m->values.end());
 }
 
 void TableCache::store(const std::vector<double>& values) const {
@@ -199,6 +193,9 @@ void TableCache::store(const std::vector<double>& values) const {
     if (!out) return;
     out.write(reinterpret_cast<const char*>(&h), sizeof h);
     out.write(m_what.data(), static_cast<std::streamsize>(m_what.size()));
+    const std::array<char, alignof(double)> zeros{};
+    out.write(zeros.data(), static_cast<std::streamsize>(values_offset(m_what.size()) - sizeof h -
+                                                         m_what.size()));
     out.write(reinterpret_cast<const char*>(values.data()),
               static_cast<std::streamsize>(values.size() * sizeof(double)));
     out.close();

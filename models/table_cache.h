@@ -12,7 +12,9 @@
 // written again; one that cannot be written is skipped: a cache never fails a run.
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,7 +33,18 @@ class TableCache {
   /// nothing). Reads `source`'s bytes to hash them; an unreadable source disables the entry.
   TableCache(std::optional<std::filesystem::path> dir, const std::filesystem::path& source,
              std::string what);
-  /// The values stored for this content and selection, or nullopt.
+  /// An entry's values read in place: `values` lies in a read-only mapping of the entry's file
+  /// that lives as long as a copy of `mapping` does. The cache's files are only ever replaced
+  /// by a rename (store()), never rewritten in place, so the mapped bytes do not change under a
+  /// reader (a file cut short in place by another program would fault one that reads past its
+  /// new end).
+  struct Mapped {
+    std::shared_ptr<const void> mapping;
+    std::span<const double> values;
+  };
+  /// The values stored for this content and selection, in place, or nullopt.
+  [[nodiscard]] std::optional<Mapped> map() const;
+  /// The same values copied out, or nullopt.
   [[nodiscard]] std::optional<std::vector<double>> load() const;
   /// Stores `values` for this content (a temporary file renamed over the entry, so readers
   /// never see half of one). Errors are ignored.

@@ -99,6 +99,46 @@ TEST_CASE("input promise: a token that cannot start a value is refused, not pars
   CHECK_THAT(error_of(k_good + ",\n"), Catch::Contains("test.yaml"));
 }
 
+TEST_CASE("input promise: a long document is counted beside its parse, with the same messages",
+          "[core][config][hostile]") {
+  // From 256 bytes on, the pass that counts documents runs on a side thread beside YAML::Load
+  // (when two CPUs may be used) and is joined before either's result is read. A trailing comment
+  // (two lines) makes each text long without moving a mark before it: every message must be the
+  // short text's, and where both passes fail, Load's (the first pass) as before.
+  const std::string pad = "\n# " + std::string(1000, 'x') + "\n";
+  const std::vector<std::string> texts{
+      k_good + "---\nseed: 3\n",   // a second document
+      ", max_b\n",                 // a token that cannot start a value
+      "# comment\n,\n",            // the same, on line 2
+      k_good + ",\n",              // yaml-cpp's own error
+      "---\n" + k_good + "...\n",  // one document, marked
+      k_good,
+  };
+  for (const std::string& text : texts) {
+    INFO(text);
+    CHECK(error_of(text + pad) == error_of(text));
+  }
+  CHECK(error_of(k_good + "---\nseed: 3\n" + pad) ==
+        "test.yaml:14:1: a second YAML document (after ---); a config is one document");
+  CHECK(error_of(", max_b\n" + pad) ==
+        "test.yaml:1:1: \",\" cannot start a YAML value here (quote the text if it is meant as "
+        "a string)");
+  CHECK(error_of(k_good + pad) == "no error");
+  // Messages at the end of the input: the pad moves it two lines down (as on main).
+  CHECK(error_of(k_good + "---\n") ==
+        "test.yaml:14:1: a second YAML document (after ---); a config is one document");
+  CHECK(error_of(k_good + "---\n" + pad) ==
+        "test.yaml:16:1: a second YAML document (after ---); a config is one document");
+  // Both passes fail (an unclosed list): Load's message.
+  CHECK(error_of(k_good + "x: [1, 2\n" + pad) ==
+        "test.yaml:16:1: not valid YAML: end of sequence flow not found");
+  // The first document parses, the second does not: the count's message.
+  CHECK(error_of(k_good + "---\n[1, 2\n") ==
+        "test.yaml:15:1: not valid YAML: end of sequence flow not found");
+  CHECK(error_of(k_good + "---\n[1, 2\n" + pad) ==
+        "test.yaml:17:1: not valid YAML: end of sequence flow not found");
+}
+
 TEST_CASE("input promise: aliases are walked once, so a YAML bomb is not expanded",
           "[core][config][hostile]") {
   // Ten levels of ten aliases: 10^10 leaves if expanded.

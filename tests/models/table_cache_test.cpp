@@ -138,7 +138,7 @@ TEST_CASE("table cache: an entry is keyed by the source's bytes, empty or pages 
   // The source is read through a read-only mapping: its key (the hash in the entry's name) must
   // be content_hash of exactly its bytes for an empty file, a short one and ones ending just
   // before, on and after a page boundary; and its entry must come back from a mapping of its
-  // own (values after a header and `what` that leave them unaligned).
+  // own (values after a header, `what` and the zero bytes that align them).
   const fs::path dir = temp_dir();
   for (const size_t size : {size_t{0}, size_t{5}, size_t{4095}, size_t{4096}, size_t{8193}}) {
     std::string text(size, 'a');
@@ -197,6 +197,41 @@ TEST_CASE("table cache: the content hash mixes every word in order, at any lengt
   }
 }
 
+TEST_CASE("table cache: an entry's values are read in place, aligned, whatever the selection",
+          "[models]") {
+  // Format 04 pads `what` with zero bytes to a multiple of 8, so that map() hands out the values
+  // where they lie in the file's mapping: aligned for every length of `what`, the same bits, and
+  // still readable after the entry's file is replaced (store() renames a new file over it) or
+  // removed, for as long as the mapping is kept.
+  const fs::path dir = temp_dir();
+  const fs::path src = dir / "a.csv";
+  write(src, "x\n1\n");
+  const std::vector<double> values{0.1, -0.0, 1e-310, 3.0000000000000004, -7e300};
+  for (size_t length = 0; length <= 17; ++length) {
+    INFO("what of " << length << " bytes");
+    const std::string what(length, 'w');
+    const TableCache c(dir / "cache", src, what);
+    c.store(values);
+    REQUIRE(c.file());
+    const size_t header = 56;  // magic, byte order and five 64-bit fields
+    CHECK(fs::file_size(*c.file()) ==
+          (header + length + 7) / 8 * 8 + values.size() * sizeof(double));
+    std::optional<TableCache::Mapped> m = c.map();
+    REQUIRE(m);
+    REQUIRE(m->mapping);
+    CHECK(reinterpret_cast<uintptr_t>(m->values.data()) % alignof(double) == 0);
+    const std::vector<double> read(m->values.begin(), m->values.end());
+    CHECK(same_bits(read, values));
+    CHECK(same_bits(*c.load(), values));
+    c.store({1.0, 2.0});  // a new file renamed over the entry
+    CHECK(same_bits(*c.load(), {1.0, 2.0}));
+    fs::remove(*c.file());
+    CHECK_FALSE(c.map());
+    const std::vector<double> kept(m->values.begin(), m->values.end());
+    CHECK(same_bits(kept, values));
+  }
+}
+
 TEST_CASE("table cache: an entry cut short or altered is ignored and written again", "[models]") {
   const fs::path dir = temp_dir();
   const fs::path src = dir / "a.csv";
@@ -239,8 +274,8 @@ TEST_CASE("table cache: an entry of another format version or byte order is igno
     in.seekg(7);
     in.get(version);
   }
-  CHECK(version == '3');
-  poke(7, '2');  // an entry written by format version 02
+  CHECK(version == '4');
+  poke(7, '3');  // an entry written by format version 03 (values not aligned)
   CHECK_FALSE(c.load());
   c.store({1.0, 2.0});
   REQUIRE(c.load());
@@ -264,6 +299,10 @@ TEST_CASE("table cache: a gemm table read from its entry equals the one parsed f
   REQUIRE(fs::exists(dir / "cache"));
   CHECK(std::distance(fs::directory_iterator(dir / "cache"), fs::directory_iterator()) == 1);
   const GemmTable cached = read_gemm_table(dir / "gemm.csv", "bfloat16", cached_bp);
+  // The cached table reads its points in place from the entry's mapping, which it keeps: they
+  // outlive the entry's file.
+  REQUIRE(cached.points_owner);
+  fs::remove_all(dir / "cache");
   if (was)
     setenv("SERVESIM_TABLE_CACHE", before.c_str(), 1);
   else
