@@ -71,29 +71,49 @@ void Simulation::add_streak_member(DecodeStreak& s, Request& r, uint32_t slot) {
   s.context_min = std::min<int64_t>(s.context_min, r.context_tokens);
   const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
   s.left_min = std::min(s.left_min, leaves_at);
-  s.leaves.emplace_back(leaves_at, slot);
+  s.leaves.push_back(leave_key(leaves_at, slot));
   std::push_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
   ++s.members;
 }
 
 bool Simulation::capture_streak(Replica& rep) {
   DecodeStreak& s = rep.streak;
-  RequestSlots& reqs = rep.state.mutable_slots();
+  const RequestSlots& reqs = rep.state.slots();
+  const std::vector<uint32_t>& running = rep.state.running();
   std::fill(s.boundaries.begin(), s.boundaries.end(), 0);
   s.steps = 0;
-  s.members = 0;
-  s.context_sum = 0;
-  s.context_max = INT64_MIN;  // counts kept less the steps may be negative
-  s.context_min = INT64_MAX;
-  s.left_min = INT64_MAX;
   s.leaves.clear();
-  // One walk: at no steps run a member's counts are kept as they are, so a request that cannot
-  // join leaves nothing to undo but the figures, which the next capture sets again.
-  for (uint32_t slot : rep.state.running()) {
-    Request& r = reqs[slot];
-    if (!can_join(r, s.block)) return false;
-    add_streak_member(s, r, slot);
+  // One walk, add_streak_member's at no steps run (a member's counts are kept as they are) with
+  // the figures in locals and the leave heap made once at the end (its keys are distinct, so
+  // the members leave in the same order however the heap was built). A request that cannot
+  // join leaves nothing to undo: the figures are set again at the next capture.
+  s.leaves.resize(running.size());
+  uint64_t* const leaves = s.leaves.data();
+  int32_t* const boundaries = s.boundaries.data();
+  const int64_t block = s.block;
+  int64_t sum = 0, longest = INT64_MIN, shortest = INT64_MAX, left_min = INT64_MAX;
+  for (size_t i = 0; i < running.size(); ++i) {
+    const uint32_t slot = running[i];
+    const Request& r = reqs[slot];
+    if (!can_join(r, block)) {
+      s.leaves.clear();
+      return false;
+    }
+    const int64_t context = r.context_tokens;
+    ++boundaries[(r.kv_held_tokens - context + 1) % block];
+    sum += context;
+    longest = std::max(longest, context);
+    shortest = std::min(shortest, context);
+    const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
+    left_min = std::min(left_min, leaves_at);
+    leaves[i] = leave_key(leaves_at, slot);
   }
+  std::make_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
+  s.members = static_cast<int64_t>(running.size());
+  s.context_sum = sum;
+  s.context_max = longest;
+  s.context_min = shortest;
+  s.left_min = left_min;
   s.active = true;
   s.in_flight = false;
   ++m_active_streaks;
@@ -440,9 +460,9 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
     // streak's figures; the longest and shortest are found again (a walk of the members, the
     // first of running()) only when one of them left.
     bool extreme_left = false;
-    while (!s.leaves.empty() && s.leaves.front().first == s.steps) {
+    while (!s.leaves.empty() && leave_step(s.leaves.front()) == s.steps) {
       std::pop_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
-      Request& r = reqs[s.leaves.back().second];
+      Request& r = reqs[leave_slot(s.leaves.back())];
       s.leaves.pop_back();
       s.context_sum -= r.context_tokens;
       extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
@@ -469,7 +489,7 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
       s.context_min = shortest;
     }
     s.members -= finished;
-    s.left_min = s.leaves.empty() ? INT64_MAX : s.leaves.front().first;
+    s.left_min = s.leaves.empty() ? INT64_MAX : leave_step(s.leaves.front());
   }
   // The requests admitted in this step: their prefills credited as finish_step credits them.
   for (const StepEntry& e : state.plan()) {

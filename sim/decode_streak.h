@@ -34,6 +34,15 @@
 
 namespace servesim {
 
+/// A member's entry in DecodeStreak::leaves: its leave step (at least 1 and below 2^32: counts
+/// are int32, and a request joins only before step 2^28) above its slot, so that the keys order
+/// as the pairs (step, slot) do, in one compare.
+[[nodiscard]] constexpr uint64_t leave_key(int64_t step, uint32_t slot) {
+  return static_cast<uint64_t>(step) << 32 | slot;
+}
+[[nodiscard]] constexpr int64_t leave_step(uint64_t key) { return static_cast<int64_t>(key >> 32); }
+[[nodiscard]] constexpr uint32_t leave_slot(uint64_t key) { return static_cast<uint32_t>(key); }
+
 struct DecodeStreak {
   bool enabled = false;    // this replica's scheduler, KV policy and the run allow streaks
   bool active = false;     // running()'s first `members` are captured: their counts lag
@@ -54,8 +63,8 @@ struct DecodeStreak {
   // needs one at step held - context + 1 of the capture, then every `block` steps).
   std::vector<int32_t> boundaries;
   // The members by the step at whose end each leaves (its tokens left as kept), a min-heap of
-  // (step, slot): who leaves is found without walking the members.
-  std::vector<std::pair<int64_t, uint32_t>> leaves;
+  // leave_key(step, slot): who leaves is found without walking the members.
+  std::vector<uint64_t> leaves;
   // The step-time model's decode-only cost at the batch last asked about (stretch_asked; its
   // batch 0 where the model has none): the batch holds for stretches of the streak's steps.
   DecodeStretch stretch;

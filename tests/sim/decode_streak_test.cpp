@@ -249,6 +249,34 @@ TEST_CASE("decode streak: a finish that lets a waiting request in, and two finis
   same_results(with, run(yaml, false));
 }
 
+TEST_CASE("decode streak: a batch captured at once leaves in order, ties together",
+          "[sim][streak]") {
+  // Twelve 8-token prompts at 0 with 7, 3, 9, 3, 12, 5, 9, 2, 7, 12, 4 and 3 output tokens: one
+  // prefill step of 5 + 96 ms gives each its first token at 101 ms; the next step captures all
+  // twelve in one walk (the leave heap made once), and a request of k tokens leaves at the end
+  // of the streak's step k - 1, 101 + 5 (k - 1) ms, those of equal k at the same step. Every
+  // step but the first is a streak's; --check compares the streak's sums with the requests'.
+  const int outputs[] = {7, 3, 9, 3, 12, 5, 9, 2, 7, 12, 4, 3};
+  std::string rows;
+  for (const int k : outputs) rows += "0,8," + std::to_string(k) + "\n";
+  const std::string yaml =
+      trace_scenario(rows, "{kind: linear, base_ms: 5, per_prefill_token_ms: 1}",
+                     "{kind: continuous, max_num_seqs: 16}",
+                     "{policy: paged, capacity_tokens: 4096, block_size: 16}");
+  const CheckedRun with = run(yaml, true);
+  REQUIRE(with.requests.size() == 12);
+  CHECK(with.stats.steps == 12);
+  CHECK(with.stats.streak_steps == 11);
+  for (size_t i = 0; i < 12; ++i) {
+    const Request& r = with.requests[i];
+    INFO("request " << i);
+    CHECK(r.first_token == Time::from_ms(101));
+    CHECK(r.finish == Time::from_ms(101.0 + 5.0 * (outputs[i] - 1)));
+    CHECK(r.generated_tokens == outputs[i]);
+  }
+  same_results(with, run(yaml, false));
+}
+
 TEST_CASE("decode streak: a member's departure makes a session's next turn ready at once",
           "[sim][streak]") {
   // a1 and b (8-token prompts) are prefilled together (5 + 16 ms); a1's third token, in the
