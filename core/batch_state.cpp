@@ -194,18 +194,18 @@ void SchedulerView::swap_in_at(size_t index) {
   m_running.push_back(slot);
 }
 
-void SchedulerView::release(uint32_t slot) {
-  leave(slot);
-  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
-}
-
-void SchedulerView::leave(uint32_t slot) {
+[[gnu::always_inline]] inline void SchedulerView::leave(uint32_t slot) {
   Request& r = m_requests[slot];
   assert(r.state == RequestState::Finished);
   if (!m_hold_kv_on_release) m_kv->release(r);
   r.state = RequestState::Released;
   r.release = m_now;
   m_departed.push_back(slot);
+}
+
+void SchedulerView::release(uint32_t slot) {
+  leave(slot);
+  m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
 }
 
 void SchedulerView::release_done(int32_t count) {

@@ -107,12 +107,11 @@ class ContinuousScheduler final : public Scheduler {
     // Decodes only while the batch fits: a step cannot take more decodes than its budget.
     const size_t fast_end =
         static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(running.size()), m_budget));
-    // The entries are written through a pointer into room made once (the plan keeps its
-    // capacity from step to step, so this allocates only while the batch grows): a push_back
-    // per sequence was a call each.
+    // Room made once (the plan keeps its capacity from step to step, so this allocates only
+    // while the batch grows); the entries are appended into it (a resize to the most there
+    // could be, then written through a pointer, value-initialized every entry first).
     const size_t planned = plan.size();
-    plan.resize(planned + fast_end);
-    StepEntry* out = plan.data() + planned;
+    plan.reserve(planned + fast_end);
     // The decodes' sums for the step's shape, taken here (the engine then skips these entries).
     int64_t read = 0, longest = 0, shortest = INT64_MAX;
     for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
@@ -124,12 +123,11 @@ class ContinuousScheduler final : public Scheduler {
       }
       const int64_t next = int64_t{r.context_tokens} + 1;
       if (!kv.grow(r, next)) break;  // needs a preemption: the slow loop
-      *out++ = {slot, EntryKind::Decode, 0};
+      plan.push_back({slot, EntryKind::Decode, 0});
       read += next;
       longest = std::max(longest, next);
       shortest = std::min(shortest, next);
     }
-    plan.resize(static_cast<size_t>(out - plan.data()));
     if (planned == 0)  // a later preemption, dropping an entry, makes the view forget it
       s.set_decode_run({static_cast<uint32_t>(plan.size()), read, longest, shortest});
     // After a decode that needed a preemption (the KV full: Vidur's saturated replica), the
