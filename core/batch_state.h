@@ -146,6 +146,10 @@ class SchedulerView {
   /// Releases a finished request: its reply leaves now and its KV is freed. The slot stays
   /// valid until the engine recycles it after the step (see BatchState::departed).
   void release(uint32_t slot);
+  /// Releases the first `count` running requests that are done (SchedulerView::release each),
+  /// in running() order, keeping the others' order: one walk of the batch up to the last of
+  /// them. Fewer when fewer are done.
+  void release_done(int32_t count);
   /// Asks to be scheduled again at `t` if nothing else happens first.
   void wake_at(Time t);
 
@@ -160,6 +164,8 @@ class SchedulerView {
   void put_waiting(uint32_t slot, bool front);
   /// adapter_fits under a lora.max_loras limit.
   [[nodiscard]] bool adapter_fits_limited(uint32_t slot);
+  /// release() but for taking the request out of running().
+  void leave(uint32_t slot);
   /// Removes waiting()[index] from the queue, the others keeping their order, and returns it.
   uint32_t take_waiting(size_t index);
 

@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 
 #include "core/units.h"
 #include "schedulers/iteration_level.h"
@@ -106,12 +107,11 @@ class ContinuousScheduler final : public Scheduler {
     // Decodes only while the batch fits: a step cannot take more decodes than its budget.
     const size_t fast_end =
         static_cast<size_t>(std::min<int64_t>(static_cast<int64_t>(running.size()), m_budget));
-    // The entries are written through a pointer into room made once (the plan keeps its
-    // capacity from step to step, so this allocates only while the batch grows): a push_back
-    // per sequence was a call each.
+    // Room made once (the plan keeps its capacity from step to step, so this allocates only
+    // while the batch grows); the entries are appended into it (a resize to the most there
+    // could be, then written through a pointer, value-initialized every entry first).
     const size_t planned = plan.size();
-    plan.resize(planned + fast_end);
-    StepEntry* out = plan.data() + planned;
+    plan.reserve(planned + fast_end);
     // The decodes' sums for the step's shape, taken here (the engine then skips these entries).
     int64_t read = 0, longest = 0, shortest = INT64_MAX;
     for (; i < fast_end; ++i) {  // no preemption can happen inside this loop
@@ -123,26 +123,35 @@ class ContinuousScheduler final : public Scheduler {
       }
       const int64_t next = int64_t{r.context_tokens} + 1;
       if (!kv.grow(r, next)) break;  // needs a preemption: the slow loop
-      *out++ = {slot, EntryKind::Decode, 0};
+      plan.push_back({slot, EntryKind::Decode, 0});
       read += next;
       longest = std::max(longest, next);
       shortest = std::min(shortest, next);
     }
-    plan.resize(static_cast<size_t>(out - plan.data()));
     if (planned == 0)  // a later preemption, dropping an entry, makes the view forget it
       s.set_decode_run({static_cast<uint32_t>(plan.size()), read, longest, shortest});
-    m_budget -= static_cast<int64_t>(plan.size());
-    for (; i < running.size() && m_budget > 0; ++i) {
+    // After a decode that needed a preemption (the KV full: Vidur's saturated replica), the
+    // rest one at a time; make_room only where the request's KV must grow (grow() succeeds
+    // at once otherwise), the budget in a local around it.
+    int64_t budget = m_budget - static_cast<int64_t>(plan.size());
+    for (; i < running.size() && budget > 0; ++i) {
       const uint32_t slot = running[i];
       Request& r = s.req(slot);
       if (r.prefilling()) {
         saw_prefill = true;
         continue;
       }
-      if (!make_room(s, slot, r.context_tokens + 1, i)) break;
+      const int64_t next = int64_t{r.context_tokens} + 1;
+      if (next > r.kv_held_tokens) {
+        m_budget = budget;
+        const bool fits = make_room(s, slot, next, i);
+        budget = m_budget;
+        if (!fits) break;
+      }
       plan.push_back({slot, EntryKind::Decode, 0});
-      m_budget -= 1;
+      budget -= 1;
     }
+    m_budget = budget;
     const bool scanned_all = i == running.size();
     // Pass 2: unfinished prefills (none when pass 1 saw every request decoding).
     for (i = 0; (saw_prefill || !scanned_all) && i < running.size() && m_budget > 0; ++i) {
@@ -194,13 +203,19 @@ class ContinuousScheduler final : public Scheduler {
   // Pass 3: waiting requests join, in the queue's order, while the budget, max_num_seqs and
   // the KV allow (a step that preempted admits nothing).
   void admit_waiting(SchedulerView& s, bool fair) {
-    while (!m_preempted && !s.waiting().empty() &&
+    const std::deque<uint32_t>& waiting = s.waiting();
+    while (!m_preempted && !waiting.empty() &&
            static_cast<int64_t>(s.running().size()) < m_max_seqs && m_budget > 0) {
+      // Mostly the front (first come first served): a deque's front() is one load, its
+      // operator[] and size() a dozen instructions each.
       size_t at = fair ? m_fair.pick(s) : 0;
+      uint32_t slot = fair ? waiting[at] : waiting.front();
       // lora.max_loras: pass over a request whose adapter would be one too many (vLLM V1).
-      if (!s.adapter_fits(s.waiting()[at])) at = s.next_adapter_fit(0);
-      if (at == s.waiting().size()) break;
-      const uint32_t slot = s.waiting()[at];
+      if (!s.adapter_fits(slot)) {
+        at = s.next_adapter_fit(0);
+        if (at == waiting.size()) break;
+        slot = waiting[at];
+      }
       Request& r = s.req(slot);
       if (s.swapped(slot)) {
         if (!swap_in(s, at)) break;
