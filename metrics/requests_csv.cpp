@@ -13,7 +13,6 @@
 #include <stdexcept>
 
 #include "core/decimal_chars.h"
-#include "core/heap_warmer.h"
 #include "core/side_thread.h"
 #include "metrics/output.h"
 
@@ -427,7 +426,6 @@ struct RequestsCsvWriter::Background {
           if (sent == next) break;
         }
         write(batches[next % k_batches]);
-        warmer.warm();  // the heap's new pages faulted in for the engine's thread
         {
           std::lock_guard lock(mu);
           written = next + 1;
@@ -475,7 +473,6 @@ struct RequestsCsvWriter::Background {
   std::ostream& out;                          ///< the writer's, as are the rest
   fmt::memory_buffer buf;
   std::vector<std::string> classes, tenants;
-  HeapWarmer warmer;
   std::optional<std::thread> thread;
 };
 

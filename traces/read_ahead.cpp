@@ -11,7 +11,6 @@
 #include <utility>
 #include <vector>
 
-#include "core/heap_warmer.h"
 #include "core/side_thread.h"
 
 namespace servesim {
@@ -140,8 +139,6 @@ class ReadAhead final : public WorkloadSource {
         m_filled = k + 1;
       }
       m_to_engine.notify_one();
-      // Between batches, the heap's new pages are faulted in for the engine's thread.
-      m_warmer.warm();
       if (!more) return;
     }
   }
@@ -212,7 +209,6 @@ class ReadAhead final : public WorkloadSource {
   std::atomic<bool> m_stop{false};  ///< m_stopping, read between requests without the lock
   std::array<Batch, k_batches> m_batches;
   std::optional<std::thread> m_thread;
-  HeapWarmer m_warmer;  ///< the reader's
 };
 
 }  // namespace

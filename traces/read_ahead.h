@@ -5,8 +5,7 @@
 // class and tenant names and the counters as they stood when each request was yielded (a run
 // stopped early reports the counts up to where it stopped, not up to where the thread had
 // read), and a source's error where the source raised it (a bad row past where a bounded run
-// stops is never reported, as before). At most a few hundred requests are held ahead. Between
-// batches the reader also faults the heap's new pages in for the engine (core/heap_warmer.h).
+// stops is never reported, as before). At most a few hundred requests are held ahead.
 #include <memory>
 
 #include "traces/workload_source.h"
