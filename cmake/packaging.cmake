@@ -93,9 +93,10 @@ install(DIRECTORY docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 install(FILES report/vendor/uplot/LICENSE DESTINATION ${CMAKE_INSTALL_DOCDIR}
         RENAME uPlot-LICENSE)
 
-# The .deb. Depends: the Debian 12 packages of the shared libraries bin/servesim links
-# (`ldd build/servesim`, then `dpkg -S` on each; tests/cli/install_test.sh checks the list
-# against ldd), plus Open MPI's when the build uses MPI.
+# The .deb. Depends: the Debian 12 packages of the shared libraries bin/servesim links when
+# built with SERVESIM_STATIC_DEPS off (`ldd build/servesim`, then `dpkg -S` on each;
+# tests/cli/install_test.sh checks the list against what each installed file links), which the
+# Python module links in any build, plus Open MPI's when the build uses MPI.
 set(SERVESIM_DEB_MAINTAINER "The servesim developers <servesim@localhost>" CACHE STRING
     "Maintainer field of the .deb")
 set(servesim_deb_depends
