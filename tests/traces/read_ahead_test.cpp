@@ -68,7 +68,7 @@ class Scripted final : public WorkloadSource {
 
 TEST_CASE("read ahead: the same requests, names and counters at every request, batch after batch",
           "[traces]") {
-  for (const int64_t count : {0, 1, 255, 256, 257, 3000}) {
+  for (const int64_t count : {0, 1, 255, 256, 257, 3000, 20000}) {
     INFO(count);
     Scripted direct(count, -1);
     auto ahead = read_ahead(std::make_unique<Scripted>(count, -1));
