@@ -6,7 +6,6 @@
 // them, and the templates the rest of servesim calls without their bodies are instantiated
 // explicitly below. A name missing here fails the command's link, never a run.
 #include <fmt/format-inl.h>
-
 #include <spdlog/common-inl.h>
 #include <spdlog/details/backtracer-inl.h>
 #include <spdlog/details/log_msg-inl.h>
@@ -41,6 +40,6 @@ namespace spdlog {
 template class sinks::ansicolor_sink<details::console_mutex>;
 template class sinks::ansicolor_stderr_sink<details::console_mutex>;
 template std::shared_ptr<logger> stderr_color_mt<synchronous_factory>(const std::string&,
-                                                                     color_mode);
+                                                                      color_mode);
 template class sinks::base_sink<std::mutex>;
 }  // namespace spdlog
