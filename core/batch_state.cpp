@@ -209,14 +209,6 @@ void SchedulerView::release(uint32_t slot) {
   m_running.erase(std::find(m_running.begin(), m_running.end(), slot));
 }
 
-namespace {
-
-/// The batches from which release_done searches for the step's first finished instead of
-/// walking to it (a walk passes about 9 instructions a request, a search step about 10).
-constexpr size_t k_search_batch = 32;
-
-}  // namespace
-
 void SchedulerView::release_done(int32_t count) {
   if (count <= 0) return;
   uint32_t* const run = m_running.data();

@@ -454,8 +454,10 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
   const std::vector<uint32_t>& running = state.running();
   const Time now = m_now;
   int32_t finished = 0;
-  // The earliest admitted of the finished, where the scheduler's release starts.
+  // The earliest admitted of the finished, where the scheduler's release starts (in a batch
+  // it searches: SchedulerView::k_search_batch).
   uint32_t first = UINT32_MAX, first_seq = UINT32_MAX;
+  if (running.size() < SchedulerView::k_search_batch) first_seq = 0;
   if (s.steps == s.left_min) {
     // The members whose last token this step produced (the least of the leave heap) are
     // written back and finished as finish_step credits a decode, and taken out of the
