@@ -5,6 +5,7 @@
 #include <memory>
 #include <new>
 #include <string>
+#include <utility>
 
 namespace servesim {
 namespace {
@@ -212,9 +213,27 @@ void SchedulerView::release_done(int32_t count) {
   if (count <= 0) return;
   uint32_t* const run = m_running.data();
   const size_t n = m_running.size();
+  size_t i = 0;
+  const uint32_t first = std::exchange(m_first_finished, UINT32_MAX);
+  if (first != UINT32_MAX && n >= k_search_batch) {
+    // The first done in running() is the earliest admitted of the step's finished: running()
+    // is in admission order (each admission appends with the next admission_seq, and a leave,
+    // a preemption or an abandonment keeps the others' order), so a binary search finds it.
+    // Where it is not there, the walk from the start.
+    const uint32_t seq = m_requests[first].admission_seq;
+    for (size_t len = n; len > 0;) {
+      const size_t half = len / 2;
+      if (m_requests[run[i + half]].admission_seq < seq) {
+        i += half + 1;
+        len -= half + 1;
+      } else {
+        len = half;
+      }
+    }
+    if (i == n || run[i] != first) i = 0;
+  }
   // The scan to the first one done calls nothing, so the batch's and the slots' addresses stay
   // in registers through it.
-  size_t i = 0;
   while (i < n && !m_requests[run[i]].done()) ++i;
   if (i == n) return;
   // From there one pass: each one done leaves, the others move down over the gaps, and once

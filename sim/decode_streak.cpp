@@ -454,6 +454,10 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
   const std::vector<uint32_t>& running = state.running();
   const Time now = m_now;
   int32_t finished = 0;
+  // The earliest admitted of the finished, where the scheduler's release starts (in a batch
+  // it searches: SchedulerView::k_search_batch).
+  uint32_t first = UINT32_MAX, first_seq = UINT32_MAX;
+  if (running.size() < SchedulerView::k_search_batch) first_seq = 0;
   if (s.steps == s.left_min) {
     // The members whose last token this step produced (the least of the leave heap) are
     // written back and finished as finish_step credits a decode, and taken out of the
@@ -462,8 +466,13 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
     bool extreme_left = false;
     while (!s.leaves.empty() && leave_step(s.leaves.front()) == s.steps) {
       std::pop_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
-      Request& r = reqs[leave_slot(s.leaves.back())];
+      const uint32_t slot = leave_slot(s.leaves.back());
+      Request& r = reqs[slot];
       s.leaves.pop_back();
+      if (r.admission_seq < first_seq) {
+        first_seq = r.admission_seq;
+        first = slot;
+      }
       s.context_sum -= r.context_tokens;
       extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
       const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // as add_streak_member
@@ -497,12 +506,16 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
     r.context_tokens += e.prefill_tokens;
     if (r.context_tokens != r.prefill_target) continue;  // more chunks to come
     credit_token(r, e.slot, now, finished);
+    if (r.state == RequestState::Finished && r.admission_seq < first_seq) {
+      first_seq = r.admission_seq;
+      first = e.slot;
+    }
   }
   state.plan().clear();
   if (!m_cancelled.empty()) cancel_requests(rep_index);
   // The scheduler releases the finished (its promise: it does nothing else, Scheduler::
   // repeat_decode_limit), and they depart in its order, as after an ordinary step.
-  state.set_finished_this_step(finished);
+  state.set_finished_this_step(finished, first);
   rep.scheduler->after_step(state);
   for (uint32_t slot : state.departed()) depart(rep_index, slot);
   state.departed().clear();
