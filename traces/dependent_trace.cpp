@@ -79,6 +79,11 @@ class DependentTrace final : public WorkloadSource {
   }
   size_t size_hint() const override { return m_nodes.size(); }
   std::vector<std::pair<std::string, int64_t>> counters() const override { return m_counters; }
+  int64_t counters_total() const override {
+    int64_t total = 0;
+    for (const auto& c : m_counters) total += c.second;
+    return total;
+  }
   bool reactive() const override { return true; }
   size_t waiting() const override { return m_waiting; }
   const std::vector<std::string>& class_names() const override { return m_classes; }

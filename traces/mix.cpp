@@ -86,6 +86,11 @@ class Mix final : public WorkloadSource {
         out.emplace_back(fmt::format("{}.{}", m_names[i], name), n);
     return out;
   }
+  int64_t counters_total() const override {
+    int64_t total = 0;
+    for (const Part& p : m_parts) total += p.source->counters_total();
+    return total;
+  }
 
   const std::vector<std::string>& class_names() const override { return m_names; }
   const std::vector<std::string>& tenant_names() const override { return m_tenants; }

@@ -23,6 +23,7 @@ struct Change {
   size_t at = 0;  ///< the request's index in its batch (the batch's size: at its end)
   std::vector<std::string> classes, tenants;  ///< names first known then
   std::optional<Counters> counters;           ///< the counters from then on, if they moved
+  int64_t counters_total = 0;                 ///< their sum (WorkloadSource::counters_total)
 };
 
 struct Batch {
@@ -48,9 +49,11 @@ class ReadAhead final : public WorkloadSource {
         m_classes(m_inner->class_names()),
         m_tenants(m_inner->tenant_names()),
         m_counters(m_inner->counters()),
+        m_counters_total(m_inner->counters_total()),
         m_read_classes(m_classes.size()),
         m_read_tenants(m_tenants.size()),
-        m_read_counters(m_counters) {
+        m_read_counters(m_counters),
+        m_read_total(m_counters_total) {
     for (Batch& b : m_batches) b.requests.reserve(k_batch_requests);
   }
 
@@ -97,6 +100,7 @@ class ReadAhead final : public WorkloadSource {
   }
   size_t size_hint() const override { return m_size_hint; }
   std::vector<std::pair<std::string, int64_t>> counters() const override { return m_counters; }
+  int64_t counters_total() const override { return m_counters_total; }
   const std::vector<std::string>& class_names() const override { return m_classes; }
   const std::vector<std::string>& tenant_names() const override { return m_tenants; }
 
@@ -128,7 +132,10 @@ class ReadAhead final : public WorkloadSource {
       const Change& c = b.changes[m_change];
       m_classes.insert(m_classes.end(), c.classes.begin(), c.classes.end());
       m_tenants.insert(m_tenants.end(), c.tenants.begin(), c.tenants.end());
-      if (c.counters) m_counters = *c.counters;
+      if (c.counters) {
+        m_counters = *c.counters;
+        m_counters_total = c.counters_total;
+      }
     }
   }
 
@@ -173,12 +180,19 @@ class ReadAhead final : public WorkloadSource {
     }
     return true;
   }
-  /// Records in `b` what moved in the source's names and counters since the last request.
+  /// Records in `b` what moved in the source's names and counters since the last request. The
+  /// counters' list is built only when their total moved (it moves exactly when they do).
   void note_changes(Batch& b, size_t at) {
     const std::vector<std::string>& classes = m_inner->class_names();
     const std::vector<std::string>& tenants = m_inner->tenant_names();
-    Counters counters = m_inner->counters();
-    const bool moved = counters != m_read_counters;
+    const int64_t total = m_inner->counters_total();
+    bool moved = false;
+    Counters counters;
+    if (total != m_read_total) {
+      counters = m_inner->counters();
+      moved = counters != m_read_counters;
+      m_read_total = total;
+    }
     if (classes.size() == m_read_classes && tenants.size() == m_read_tenants && !moved) return;
     Change& c = b.changes.emplace_back();
     c.at = at;
@@ -189,6 +203,7 @@ class ReadAhead final : public WorkloadSource {
     if (moved) {
       m_read_counters = counters;
       c.counters = std::move(counters);
+      c.counters_total = total;
     }
   }
 
@@ -198,6 +213,7 @@ class ReadAhead final : public WorkloadSource {
   // The engine's side: the names and counters as of the last request yielded.
   std::vector<std::string> m_classes, m_tenants;
   Counters m_counters;
+  int64_t m_counters_total;
   Batch* m_batch = nullptr;  ///< the batch being read, null between batches
   size_t m_pos = 0;          ///< its next request
   size_t m_change = 0;       ///< its next change
@@ -206,6 +222,7 @@ class ReadAhead final : public WorkloadSource {
   // The reader's side: how much of the source's names and counters the batches carry.
   size_t m_read_classes, m_read_tenants;
   Counters m_read_counters;
+  int64_t m_read_total;   ///< m_read_counters' total
   RequestSpec m_scratch;  ///< the source writes each request here, as into the engine's own
 
   // Shared, under m_mu.

@@ -17,6 +17,12 @@ constexpr Registry<WorkloadFactory, 5> k_sources{{{
 
 }  // namespace
 
+int64_t WorkloadSource::counters_total() const {
+  int64_t total = 0;
+  for (const auto& c : counters()) total += c.second;
+  return total;
+}
+
 const std::vector<std::string>& WorkloadSource::class_names() const {
   static const std::vector<std::string> none;
   return none;

@@ -53,10 +53,16 @@ class Repeated final : public WorkloadSource {
     out.emplace_back("transform_repeats", m_copy + 1);
     return out;
   }
+  int64_t counters_total() const override {
+    return m_inner->counters_total() + m_counted_total + m_copy + 1;
+  }
 
  private:
   void add_counters(const std::vector<std::pair<std::string, int64_t>>& c) {
-    for (const auto& [name, n] : c) m_counted[name] += n;
+    for (const auto& [name, n] : c) {
+      m_counted[name] += n;
+      m_counted_total += n;
+    }
   }
 
   WorkloadMaker m_make;
@@ -67,6 +73,7 @@ class Repeated final : public WorkloadSource {
   int64_t m_copy = 0;
   bool m_done = false;
   std::map<std::string, int64_t> m_counted;  // of the copies done
+  int64_t m_counted_total = 0;               // their sum
 };
 
 }  // namespace

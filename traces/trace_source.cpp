@@ -91,6 +91,7 @@ class StreamingTrace final : public WorkloadSource {
   }
   size_t size_hint() const override { return 0; }
   std::vector<std::pair<std::string, int64_t>> counters() const override { return m_skipped.all(); }
+  int64_t counters_total() const override { return m_skipped.total(); }
   const std::vector<std::string>& class_names() const override { return m_rows->class_names(); }
   const std::vector<std::string>& tenant_names() const override { return m_rows->tenant_names(); }
 
@@ -211,6 +212,7 @@ class SortedTrace final : public WorkloadSource {
   }
   size_t size_hint() const override { return m_rows.size(); }
   std::vector<std::pair<std::string, int64_t>> counters() const override { return m_skipped.all(); }
+  int64_t counters_total() const override { return m_skipped.total(); }
   const std::vector<std::string>& class_names() const override { return m_classes; }
   const std::vector<std::string>& tenant_names() const override { return m_tenants; }
 

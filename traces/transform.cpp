@@ -71,6 +71,11 @@ class Transformed final : public WorkloadSource {
       out.emplace_back("transform_capped_context_tokens", m_capped);
     return out;
   }
+  // A count whose option is off stays 0.
+  int64_t counters_total() const override {
+    return m_inner->counters_total() + m_before_window + m_prompt_out + m_output_out +
+           m_sampled_out + m_capped;
+  }
 
  private:
   bool fetch(RequestSpec& out) {

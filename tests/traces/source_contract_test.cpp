@@ -7,7 +7,8 @@
 //   - the same config and seed give the same requests; a reactive source's first requests too;
 //   - every request's class is one of class_names() (class 0 when the list is empty);
 //   - read ahead on a second thread (traces/read_ahead.h), a non-reactive source gives the same
-//     requests, names and counters at every request as it does itself.
+//     requests, names and counters at every request as it does itself;
+//   - counters_total() is the sum of counters() at every request, read ahead or not.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -139,6 +140,13 @@ TEST_CASE("workload sources: ids in order, arrivals never go back, lengths >= 1,
   }
 }
 
+/// The sum of `s`'s counters, as WorkloadSource::counters_total promises it.
+int64_t sum_of_counters(const WorkloadSource& s) {
+  int64_t total = 0;
+  for (const auto& c : s.counters()) total += c.second;
+  return total;
+}
+
 TEST_CASE("workload sources: read ahead, each gives the same requests, names and counters",
           "[traces]") {
   auto cases = k_cases();
@@ -152,6 +160,17 @@ TEST_CASE("workload sources: read ahead, each gives the same requests, names and
                                        "0,10,5,a,x\n1,30,2,b,x\n2,4,4,a,y\n3,50,1,c,z\n");
   cases["trace with classes, transformed"] =
       "trace: {path: " + named + "}\ntransform: {max_context_tokens: 20}\n";
+  // Counters that move inside a repeated copy (rows skipped, prompts capped) and across copies,
+  // and a mix whose component skips rows: counters_total() is each wrapper's own sum.
+  const std::string zeros = write_temp("contract-zeros.csv",
+                                       "arrival_s,prompt_tokens,output_tokens\n"
+                                       "0,10,5\n1,0,3\n2,40,0\n3,50,1\n4,9,9\n");
+  cases["trace skipping rows, capped, repeated"] =
+      "trace: {path: " + zeros +
+      ", zero_tokens: skip}\ntransform: {max_context_tokens: 20, repeat_to_s: 30}\n";
+  cases["mix with a component skipping rows"] =
+      "mix: {components: [{name: a, trace: {path: " + zeros +
+      ", zero_tokens: skip}}, {name: b, trace: {path: " + named + "}}]}\n";
   for (const auto& [name, yaml] : cases) {
     INFO(name);
     auto direct = workload_of(yaml, 7);
@@ -164,6 +183,8 @@ TEST_CASE("workload sources: read ahead, each gives the same requests, names and
       const bool got = direct->next(a);
       REQUIRE(ahead->next(b) == got);
       CHECK(source_state(*ahead) == source_state(*direct));
+      CHECK(direct->counters_total() == sum_of_counters(*direct));
+      CHECK(ahead->counters_total() == sum_of_counters(*ahead));
       if (!got) break;
       REQUIRE(spec_text(b) == spec_text(a));
     }
