@@ -25,7 +25,7 @@ struct RequestsCsvHeldRow;
 /// Streams requests.csv, one row per request in id order, as requests leave the engine. Rows of
 /// requests that left before a lower id are held until that id leaves (memory: the rows of
 /// requests that overtook a request still in flight). Times in seconds with nanosecond digits.
-class RequestsCsvWriter final : public RequestRecorder {
+class RequestsCsvWriter final : public RequestRecorder, private FiguresSink {
  public:
   /// Writes the header. REQUIRES: `out` outlives this writer.
   explicit RequestsCsvWriter(std::ostream& out);
@@ -51,11 +51,18 @@ class RequestsCsvWriter final : public RequestRecorder {
   /// false, and the rows are written here as before, when no thread could be started.
   /// REQUIRES: nothing recorded yet.
   bool write_on_thread();
+  /// With write_on_thread: `m`'s own distributions are added to on the writer's thread, in
+  /// the requests' order, before each batch's rows are written (MetricsRecorder::add_figures_on;
+  /// `m`'s summary() calls end_rows() and waits for them). Returns false, and does nothing,
+  /// without that thread. REQUIRES: nothing recorded yet; `m` outlives this writer.
+  bool add_figures_for(MetricsRecorder& m);
   /// The output buffer's capacity in bytes: reserved once, it stays so while rows have no
   /// long reasons or names (tests).
   [[nodiscard]] size_t buffer_capacity() const { return m_buf.capacity(); }
 
  private:
+  void put(const RequestFigures& f) override;
+  void join() override;
   void flush_buffer();
   /// Makes the ring hold at least `slots` rows, the held ones kept in order.
   void grow_ring(size_t slots);

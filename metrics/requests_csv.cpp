@@ -305,9 +305,11 @@ void append_text(fmt::memory_buffer& out, std::ostream& to, std::string_view tex
 
 /// write_on_thread's two sides. The engine's thread fills a batch with the rows in order (a
 /// finished row as its values, any other as its text) and hands it over; the writer's thread
-/// formats and writes the batches in the order sent. k_batches batches go round: the engine
-/// fills the next once the writer has written what was in it, so memory stays bounded and, past
-/// the first rounds, nothing is allocated.
+/// formats and writes the batches in the order sent. With add_figures_for, a batch also carries
+/// the finished requests' figures in the order they left, which the writer adds to the
+/// MetricsRecorder's distributions before it writes the batch's rows. k_batches batches go round:
+/// the engine fills the next once the writer has written what was in it, so memory stays bounded
+/// and, past the first rounds, nothing is allocated.
 struct RequestsCsvWriter::Background {
   static constexpr size_t k_batch_rows = 1024;
   static constexpr size_t k_batches = 4;
@@ -318,10 +320,15 @@ struct RequestsCsvWriter::Background {
     /// The class and tenant names first known since the batch before (a streamed trace learns
     /// them as it reads: the engine's lists grow, so the writer keeps its own).
     std::vector<std::string> classes, tenants;
+    std::vector<RequestFigures> figures;  ///< add_figures_for: in the requests' order
+    bool last = false;                    ///< no batch follows (end_rows)
   };
 
   explicit Background(std::ostream& to) : out(to) {
-    for (Batch& b : batches) b.rows.reserve(k_batch_rows);
+    for (Batch& b : batches) {
+      b.rows.reserve(k_batch_rows);
+      b.figures.reserve(k_batch_rows);
+    }
     buf.reserve(k_flush_bytes + 2 * k_row_room);
   }
 
@@ -362,6 +369,20 @@ struct RequestsCsvWriter::Background {
     if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
   }
 
+  /// A finished request's figures, for figures_to (add_figures_for).
+  void put(const RequestFigures& f, const Names& names) {
+    Batch& b = filling();
+    b.figures.push_back(f);
+    if (b.figures.size() >= k_batch_rows) send(names);
+  }
+
+  /// Waits for the writer to have added the figures of every batch sent.
+  void wait_figured() {
+    std::unique_lock lock(mu);
+    to_engine.wait(lock, [&] { return figured == sent || error; });
+    if (error) std::rethrow_exception(error);
+  }
+
   /// Hands the batch being filled over, then waits for the next to be free (written), unless
   /// it is the `last`.
   void send(const Names& names, bool last = false) {
@@ -379,6 +400,7 @@ struct RequestsCsvWriter::Background {
     {
       std::unique_lock lock(mu);
       if (error) std::rethrow_exception(error);
+      b.last = last;
       ++sent;
       to_writer.notify_one();
       if (last) return;
@@ -390,6 +412,7 @@ struct RequestsCsvWriter::Background {
     next.texts.clear();
     next.classes.clear();
     next.tenants.clear();
+    next.figures.clear();
   }
 
   /// After the last send: waits for the writer to write everything and end; throws its error.
@@ -425,10 +448,21 @@ struct RequestsCsvWriter::Background {
           if (abandoned) return;
           if (sent == next) break;
         }
-        write(batches[next % k_batches]);
+        const Batch& b = batches[next % k_batches];
+        if (figures_to && (!b.figures.empty() || b.last)) {
+          for (const RequestFigures& f : b.figures) figures_to->add_figures(f);
+          if (b.last) figures_to->finish_figures();  // while the engine's thread sums up
+          {
+            std::lock_guard lock(mu);
+            figured = next + 1;
+          }
+          to_engine.notify_one();
+        }
+        write(b);
         {
           std::lock_guard lock(mu);
           written = next + 1;
+          figured = written;
         }
         to_engine.notify_one();
       }
@@ -464,12 +498,14 @@ struct RequestsCsvWriter::Background {
   std::condition_variable to_writer, to_engine;
   uint64_t sent = 0;     ///< batches handed over (changed by the engine's thread)
   uint64_t written = 0;  ///< batches written (changed by the writer's thread)
+  uint64_t figured = 0;  ///< batches whose figures are added (likewise; >= written)
   bool closing = false;  ///< no batch follows those sent
   bool abandoned = false;
   std::exception_ptr error;  ///< what the writer threw; it wrote nothing after it
   std::array<Batch, k_batches> batches;
 
   size_t classes_sent = 0, tenants_sent = 0;  ///< the engine's: names handed over so far
+  MetricsRecorder* figures_to = nullptr;      ///< add_figures_for; set before the first batch
   std::ostream& out;                          ///< the writer's, as are the rest
   fmt::memory_buffer buf;
   std::vector<std::string> classes, tenants;
@@ -591,6 +627,22 @@ bool RequestsCsvWriter::write_on_thread() {
   if (!bg->thread) return false;
   m_bg = std::move(bg);
   return true;
+}
+
+bool RequestsCsvWriter::add_figures_for(MetricsRecorder& m) {
+  if (!m_bg) return false;
+  m_bg->figures_to = &m;
+  m.add_figures_on(this);
+  return true;
+}
+
+void RequestsCsvWriter::put(const RequestFigures& f) {
+  m_bg->put(f, Names{m_class_names, m_tenant_names});
+}
+
+void RequestsCsvWriter::join() {
+  end_rows();
+  if (m_bg) m_bg->wait_figured();  // none: finish() joined the thread, which added them all
 }
 
 std::string requests_csv(const std::vector<Request>& requests,
