@@ -135,19 +135,19 @@ void MetricsRecorder::record(const Request& r) {
     m_s.preempted_requests += r.preemptions > 0;
     m_last_release = std::max(m_last_release, r.release);
     m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
-    // The run's own distributions, here or on the sink's thread (the same values in the same
-    // order: the same figures).
-    RequestFigures f;
-    f.ttft_ns = (r.first_token - r.spec.arrival).count_ns();
-    f.e2e_ns = (r.release - r.spec.arrival).count_ns();
-    f.queue_ns = (r.first_admitted - r.spec.arrival).count_ns();
-    f.engine_ttft_ns = r.engine_ttft().count_ns();
-    f.decode_ns = (r.last_token - r.first_token).count_ns();
-    f.output_tokens = r.spec.output_tokens;
-    if (m_figures_sink)
-      m_figures_sink->put(f);
-    else
+    // The run's own distributions: here, or on the sink's thread from its own copy of these
+    // times (the same values in the same order: the same figures).
+    if (!m_figures_sink) {
+      RequestFigures f;
+      f.ttft_ns = (r.first_token - r.spec.arrival).count_ns();
+      f.e2e_ns = (r.release - r.spec.arrival).count_ns();
+      f.queue_ns = (r.first_admitted - r.spec.arrival).count_ns();
+      f.engine_ttft_ns = r.engine_ttft().count_ns();
+      if (r.spec.output_tokens > 1)
+        f.tpot_s = (r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1);
+      f.output_tokens = r.spec.output_tokens;
       add_figures(f);
+    }
   }
   // Its inter-token gaps (metrics/token_gaps.h). Without classes or tenants, the tallies a gap
   // goes into depend only on its replica: its step gaps are counted a step at a time
@@ -213,7 +213,7 @@ void MetricsRecorder::record(const Request& r) {
 void MetricsRecorder::add_figures(const RequestFigures& f) {
   // The order of RequestTally::add_entry and add_exit, then record()'s before this.
   m_all.ttft.add(Time::ns(f.ttft_ns).seconds());
-  if (f.output_tokens > 1) m_all.tpot.add(Time::ns(f.decode_ns).seconds() / (f.output_tokens - 1));
+  if (f.output_tokens > 1) m_all.tpot.add(f.tpot_s);
   m_all.e2e.add(Time::ns(f.e2e_ns).seconds());
   m_queue.add(Time::ns(f.queue_ns).seconds());
   m_engine_ttft.add(Time::ns(f.engine_ttft_ns).seconds());

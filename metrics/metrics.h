@@ -623,18 +623,19 @@ struct RequestFigures {
   int64_t e2e_ns = 0;          ///< release - arrival
   int64_t queue_ns = 0;        ///< first admission - arrival
   int64_t engine_ttft_ns = 0;  ///< Request::engine_ttft
-  int64_t decode_ns = 0;       ///< last token - first token: the TPOT's span
+  /// (last token - first token) in seconds / (output_tokens - 1), with more than one token.
+  double tpot_s = 0;
   int32_t output_tokens = 0;
 };
 
-/// Takes a finished request's figures to be added on another thread (RequestsCsvWriter's
-/// writer, metrics/requests_csv.cpp), in the order they are put, by MetricsRecorder::add_figures.
+/// Another thread that adds every finished request's figures, in the order the requests left,
+/// by MetricsRecorder::add_figures (RequestsCsvWriter's writer, which is given the same
+/// requests: metrics/requests_csv.cpp).
 class FiguresSink {
  public:
   virtual ~FiguresSink() = default;
-  virtual void put(const RequestFigures& f) = 0;
-  /// Returns once every figure put has been added; none is added after. Throws what the
-  /// adding thread threw (it then added none after that).
+  /// Returns once the figures of every request recorded so far are added; none is added
+  /// after. Throws what the adding thread threw (it then added none after that).
   virtual void join() = 0;
 };
 
@@ -724,9 +725,10 @@ class MetricsRecorder final : public ShardedRecorder {
   void set_track_status(bool on) { m_track_status = on; }
   void record(const Request& r) override;
   /// From now on the run's own TTFT, TPOT, E2E, queue and server-TTFT distributions are added
-  /// to through `sink` (on its thread, in the requests' order: the same figures to the bit);
-  /// summary() joins it first. Null: here, in record(). REQUIRES: before the first record(),
-  /// `sink` outlives this recorder's summary(); a sequential run (not split by shard).
+  /// to by `sink`'s thread (in the requests' order: the same figures to the bit), not by
+  /// record(); summary() joins it first. Null: by record(). REQUIRES: before the first
+  /// record(); `sink` is given every request this recorder is, and outlives its summary(); a
+  /// sequential run (not split by shard).
   void add_figures_on(FiguresSink* sink) { m_figures_sink = sink; }
   /// Adds a finished request's figures to the run's own distributions: record() does, or the
   /// thread of the FiguresSink given to add_figures_on. Touches nothing else, so that this may
