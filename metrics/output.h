@@ -47,11 +47,11 @@ class RequestsCsvWriter final : public RequestRecorder, private FiguresSink {
   /// end_rows(), then writes everything and flushes; with write_on_thread, waits for that
   /// thread, and throws what it threw (a WriteError).
   void finish();
-  /// From now on the rows are formatted and written on a second thread (core/side_thread.h):
-  /// record() hands each row's values over, in order and in batches, and the file's bytes are
-  /// the same. A write that fails there is thrown by a later record() or by finish(). Returns
-  /// false, and the rows are written here as before, when no thread could be started.
-  /// REQUIRES: nothing recorded yet.
+  /// From now on the rows are put in id order, formatted and written on a second thread
+  /// (core/side_thread.h): record() hands each row's values over, in the order recorded and in
+  /// batches, and the file's bytes are the same. A write that fails there, or a row recorded
+  /// twice, is thrown by a later record() or by finish(). Returns false, and the rows are
+  /// written here as before, when no thread could be started. REQUIRES: nothing recorded yet.
   bool write_on_thread();
   /// With write_on_thread: `m`'s own distributions are added to on the writer's thread, from
   /// the finished rows' times, in the requests' order, before each batch's rows are placed
@@ -60,7 +60,7 @@ class RequestsCsvWriter final : public RequestRecorder, private FiguresSink {
   /// this writer records every request `m` does; `m` outlives this writer.
   bool add_figures_for(MetricsRecorder& m);
   /// The output buffer's capacity in bytes: reserved once, it stays so while rows have no
-  /// long reasons or names (tests).
+  /// long reasons or names (tests). REQUIRES: no write_on_thread (the buffer is that thread's).
   [[nodiscard]] size_t buffer_capacity() const { return m_buf.capacity(); }
 
  private:
