@@ -7,6 +7,7 @@
 #include <cmath>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "metrics/exports.h"
 
@@ -58,20 +59,20 @@ bool per_token_within(Time span, int64_t gaps, Time target) {
 
 }  // namespace
 
-void RequestTally::add_entry(const Request& r, bool ttft_ok) {
+void RequestTally::add_entry(const Request& r, bool ttft_ok, bool own) {
   ++entered;
   if (r.state != RequestState::Released) return;
-  ttft.add((r.first_token - r.spec.arrival).seconds());
+  if (own) ttft.add((r.first_token - r.spec.arrival).seconds());
   ttft_met += ttft_ok;
 }
 
-void RequestTally::add_exit(const Request& r, const GapRun* gaps, const SloVerdict& ok) {
+void RequestTally::add_exit(const Request& r, const GapRun* gaps, const SloVerdict& ok, bool own) {
   ++left;
   if (r.state != RequestState::Released) return;
   ++finished;
-  if (r.spec.output_tokens > 1)
+  if (own && r.spec.output_tokens > 1)
     tpot.add((r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1));
-  e2e.add((r.release - r.spec.arrival).seconds());
+  if (own) e2e.add((r.release - r.spec.arrival).seconds());
   if (gaps) (void)itl.add_run(*gaps);
   tpot_met += ok.tpot;
   e2e_met += ok.e2e;
@@ -133,9 +134,20 @@ void MetricsRecorder::record(const Request& r) {
     m_s.swap_preemptions += r.swap_preemptions;
     m_s.preempted_requests += r.preemptions > 0;
     m_last_release = std::max(m_last_release, r.release);
-    m_queue.add((r.first_admitted - r.spec.arrival).seconds());
-    m_engine_ttft.add(r.engine_ttft().seconds());
     m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
+    // The run's own distributions: here, or on the sink's thread from its own copy of these
+    // times (the same values in the same order: the same figures).
+    if (!m_figures_sink) {
+      RequestFigures f;
+      f.ttft_ns = (r.first_token - r.spec.arrival).count_ns();
+      f.e2e_ns = (r.release - r.spec.arrival).count_ns();
+      f.queue_ns = (r.first_admitted - r.spec.arrival).count_ns();
+      f.engine_ttft_ns = r.engine_ttft().count_ns();
+      if (r.spec.output_tokens > 1)
+        f.tpot_s = (r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1);
+      f.output_tokens = r.spec.output_tokens;
+      add_figures(f);
+    }
   }
   // Its inter-token gaps (metrics/token_gaps.h). Without classes or tenants, the tallies a gap
   // goes into depend only on its replica: its step gaps are counted a step at a time
@@ -168,8 +180,8 @@ void MetricsRecorder::record(const Request& r) {
     ok.all = (ok.ttft || !m_slo->ttft_ms) && (ok.tpot || !m_slo->tpot_ms) &&
              (ok.e2e || !m_slo->e2e_ms) && (ok.itl || !m_slo->itl_ms);
   }
-  m_all.add_entry(r, ok.ttft);
-  m_all.add_exit(r, gaps, ok);
+  m_all.add_entry(r, ok.ttft, false);  // its TTFT, TPOT and E2E: add_figures
+  m_all.add_exit(r, gaps, ok, false);
   if (classes) record_class(r, ok);
   if (tenants) record_tenant(r, ok);
   if (m_replicas.empty()) return;
@@ -196,6 +208,24 @@ void MetricsRecorder::record(const Request& r) {
   tally(m_replicas[entry], m_replicas[exit]);
   if (m_class_names && !m_class_names->empty()) record_replica_class(r, entry, ok);
   if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[exit]]);
+}
+
+void MetricsRecorder::add_figures(const RequestFigures& f) {
+  // The order of RequestTally::add_entry and add_exit, then record()'s before this.
+  m_all.ttft.add(Time::ns(f.ttft_ns).seconds());
+  if (f.output_tokens > 1) m_all.tpot.add(f.tpot_s);
+  m_all.e2e.add(Time::ns(f.e2e_ns).seconds());
+  m_queue.add(Time::ns(f.queue_ns).seconds());
+  m_engine_ttft.add(Time::ns(f.engine_ttft_ns).seconds());
+}
+
+void MetricsRecorder::own_distributions() {
+  OwnDistributions& d = m_own.emplace();
+  d.ttft = finish(m_all.ttft);
+  d.tpot = finish(m_all.tpot);
+  d.e2e = finish(m_all.e2e);
+  d.queue = finish(m_queue);
+  if (m_outside_engine) d.engine_ttft = finish(m_engine_ttft);
 }
 
 void MetricsRecorder::record_class(const Request& r, const SloVerdict& ok) {
@@ -328,6 +358,10 @@ void StatusCounts::add(const Request& r) {
 }
 
 Summary MetricsRecorder::summary(const RunStats& stats) {
+  if (m_figures_sink) {  // every figure added before the distributions are read
+    FiguresSink* const sink = std::exchange(m_figures_sink, nullptr);
+    sink->join();
+  }
   flush_all_gap_counts();
   if (!m_replicas.empty()) replica_order_sums();
   Summary s = m_s;
@@ -342,11 +376,13 @@ Summary MetricsRecorder::summary(const RunStats& stats) {
       s.busy_share = static_cast<double>(stats.busy_ns) * 1e-9 / s.duration_s;
     }
   }
-  s.ttft_s = finish(m_all.ttft);
-  if (m_outside_engine) s.server_ttft_s = finish(m_engine_ttft);
-  s.tpot_s = finish(m_all.tpot);
-  s.e2e_s = finish(m_all.e2e);
-  s.queue_s = finish(m_queue);
+  if (!m_own) own_distributions();  // here, or on the FiguresSink's thread (finish_figures)
+  s.ttft_s = m_own->ttft;
+  if (m_outside_engine) s.server_ttft_s = m_own->engine_ttft;
+  s.tpot_s = m_own->tpot;
+  s.e2e_s = m_own->e2e;
+  s.queue_s = m_own->queue;
+  m_own.reset();  // a second summary() works them out again, as before
   s.itl_s = gap_distribution(m_all.itl);
   s.steps = stats.steps;
   s.stopped_by = stats.stopped_by;

@@ -616,6 +616,29 @@ struct SloVerdict {
   bool ttft = false, tpot = false, e2e = false, itl = false, all = false;
 };
 
+/// What the run's own TTFT, TPOT, E2E, queue and server-TTFT distributions take from a finished
+/// request (MetricsRecorder::add_figures), as whole nanoseconds: nothing of the run's state.
+struct RequestFigures {
+  int64_t ttft_ns = 0;         ///< first token - arrival
+  int64_t e2e_ns = 0;          ///< release - arrival
+  int64_t queue_ns = 0;        ///< first admission - arrival
+  int64_t engine_ttft_ns = 0;  ///< Request::engine_ttft
+  /// (last token - first token) in seconds / (output_tokens - 1), with more than one token.
+  double tpot_s = 0;
+  int32_t output_tokens = 0;
+};
+
+/// Another thread that adds every finished request's figures, in the order the requests left,
+/// by MetricsRecorder::add_figures (RequestsCsvWriter's writer, which is given the same
+/// requests: metrics/requests_csv.cpp).
+class FiguresSink {
+ public:
+  virtual ~FiguresSink() = default;
+  /// Returns once the figures of every request recorded so far are added; none is added
+  /// after. Throws what the adding thread threw (it then added none after that).
+  virtual void join() = 0;
+};
+
 /// The latency distributions and SLO counts of a set of requests: the run's, a replica's or a
 /// pool's. A request's first token and the rest of it may be counted in different tallies
 /// (disaggregation: its prefill and decode replicas).
@@ -623,10 +646,12 @@ struct RequestTally {
   explicit RequestTally(size_t exact_limit)
       : ttft(exact_limit), tpot(exact_limit), e2e(exact_limit), itl(exact_limit) {}
   /// A request that arrived here (routed here; its prefill replica when disaggregated): its TTFT.
-  void add_entry(const Request& r, bool ttft_ok);
+  /// Without `own`, its TTFT is not added to `ttft` (the caller adds it: RequestFigures).
+  void add_entry(const Request& r, bool ttft_ok, bool own = true);
   /// A request that left from here (released, rejected or unfinished): everything but its TTFT,
   /// its inter-token gaps included (`gaps`; null: the caller counts them into `itl` itself).
-  void add_exit(const Request& r, const GapRun* gaps, const SloVerdict& ok);
+  /// Without `own`, its TPOT and E2E are not added to `tpot` and `e2e` (as add_entry).
+  void add_exit(const Request& r, const GapRun* gaps, const SloVerdict& ok, bool own = true);
 
   int64_t entered = 0, left = 0, finished = 0;
   int64_t ttft_met = 0, tpot_met = 0, e2e_met = 0, itl_met = 0, all_met = 0;  ///< with SLOs
@@ -699,6 +724,22 @@ class MetricsRecorder final : public ShardedRecorder {
   /// has an admission or abandonment section.
   void set_track_status(bool on) { m_track_status = on; }
   void record(const Request& r) override;
+  /// From now on the run's own TTFT, TPOT, E2E, queue and server-TTFT distributions are added
+  /// to by `sink`'s thread (in the requests' order: the same figures to the bit), not by
+  /// record(); summary() joins it first. Null: by record(). REQUIRES: before the first
+  /// record(); `sink` is given every request this recorder is, and outlives its summary(); a
+  /// sequential run (not split by shard).
+  void add_figures_on(FiguresSink* sink) { m_figures_sink = sink; }
+  /// Adds a finished request's figures to the run's own distributions: record() does, or the
+  /// thread of the FiguresSink given to add_figures_on. Touches nothing else, so that this may
+  /// run on another thread than record().
+  void add_figures(const RequestFigures& f);
+  /// After the last add_figures on the FiguresSink's thread: works out the distributions they
+  /// make there, which summary() then takes (the same figures as working them out in it). Not
+  /// for a cluster's replicas (track_replicas), whose run-wide sums summary() redoes first.
+  void finish_figures() {
+    if (m_replicas.empty()) own_distributions();
+  }
   /// Keeps the step ends the gaps are derived from (StepEnds, bounded); without steps a
   /// request's gaps are its mean (GapsFrom::mean).
   void on_step(const StepRecord& s) override {
@@ -735,6 +776,8 @@ class MetricsRecorder final : public ShardedRecorder {
   [[nodiscard]] SloSummary part_slo_summary(RequestTally& t, double duration_s,
                                             int64_t accelerators);
   void replica_summaries(Summary& s, const RunStats& stats);
+  /// Works out m_own from the sketches add_figures fills.
+  void own_distributions();
   /// Tallies `r` in its class's ClassTally.
   void record_class(const Request& r, const SloVerdict& ok);
   /// A gap sketch's distribution, with the further percentiles.
@@ -781,10 +824,19 @@ class MetricsRecorder final : public ShardedRecorder {
   size_t m_exact_limit;
   size_t m_replica_limit;       // each replica's (and pool's) tally's exact limit
   uint32_t m_replica_base = 0;  // a part's (make_part): its first replica's number
-  RequestTally m_all;           // the whole run
+  RequestTally m_all;           // the whole run; its ttft, tpot and e2e from add_figures
+  // From add_figures (on the FiguresSink's thread with one): their figures' order is the
+  // requests'.
   QuantileSketch m_queue;
-  QuantileSketch m_engine_ttft;   // Request::engine_ttft of finished requests
-  bool m_outside_engine = false;  // some request had api_in or api_out (the `api` section)
+  QuantileSketch m_engine_ttft;           // Request::engine_ttft of finished requests
+  bool m_outside_engine = false;          // some request had api_in or api_out (the `api` section)
+  FiguresSink* m_figures_sink = nullptr;  // add_figures_on
+  // finish_figures: the distributions of m_all.ttft, tpot, e2e, m_queue and m_engine_ttft (with
+  // m_outside_engine only).
+  struct OwnDistributions {
+    Distribution ttft, tpot, e2e, queue, engine_ttft;
+  };
+  std::optional<OwnDistributions> m_own;
   Time m_first_arrival = Time::max();
   Time m_last_release;
   StatusCounts m_status;

@@ -19,13 +19,15 @@
 
 namespace servesim {
 
-/// A row of requests.csv waiting for a lower id (metrics/requests_csv.cpp).
+/// A row of requests.csv waiting for a lower id, and the names a row shows
+/// (metrics/requests_csv.cpp).
 struct RequestsCsvHeldRow;
+struct RequestsCsvNames;
 
 /// Streams requests.csv, one row per request in id order, as requests leave the engine. Rows of
 /// requests that left before a lower id are held until that id leaves (memory: the rows of
 /// requests that overtook a request still in flight). Times in seconds with nanosecond digits.
-class RequestsCsvWriter final : public RequestRecorder {
+class RequestsCsvWriter final : public RequestRecorder, private FiguresSink {
  public:
   /// Writes the header. REQUIRES: `out` outlives this writer.
   explicit RequestsCsvWriter(std::ostream& out);
@@ -45,23 +47,40 @@ class RequestsCsvWriter final : public RequestRecorder {
   /// end_rows(), then writes everything and flushes; with write_on_thread, waits for that
   /// thread, and throws what it threw (a WriteError).
   void finish();
-  /// From now on the rows are formatted and written on a second thread (core/side_thread.h):
-  /// record() hands each row's values over, in order and in batches, and the file's bytes are
-  /// the same. A write that fails there is thrown by a later record() or by finish(). Returns
-  /// false, and the rows are written here as before, when no thread could be started.
-  /// REQUIRES: nothing recorded yet.
+  /// From now on the rows are put in id order, formatted and written on a second thread
+  /// (core/side_thread.h): record() hands each row's values over, in the order recorded and in
+  /// batches, and the file's bytes are the same. A write that fails there, or a row recorded
+  /// twice, is thrown by a later record() or by finish(). Returns false, and the rows are
+  /// written here as before, when no thread could be started. REQUIRES: nothing recorded yet.
   bool write_on_thread();
+  /// With write_on_thread: `m`'s own distributions are added to on the writer's thread, from
+  /// the finished rows' times, in the requests' order, before each batch's rows are placed
+  /// (MetricsRecorder::add_figures_on; `m`'s summary() calls end_rows() and waits for them).
+  /// Returns false, and does nothing, without that thread. REQUIRES: nothing recorded yet;
+  /// this writer records every request `m` does; `m` outlives this writer.
+  bool add_figures_for(MetricsRecorder& m);
   /// The output buffer's capacity in bytes: reserved once, it stays so while rows have no
-  /// long reasons or names (tests).
+  /// long reasons or names (tests). REQUIRES: no write_on_thread (the buffer is that thread's).
   [[nodiscard]] size_t buffer_capacity() const { return m_buf.capacity(); }
 
  private:
+  void join() override;
   void flush_buffer();
+  /// Row `id` (as held, emptied): to the buffer when it is the next id, with the held rows that
+  /// follow it, else held. The writer's thread's way in (write_on_thread).
+  void place(uint64_t id, RequestsCsvHeldRow& row, const RequestsCsvNames& names);
+  /// The ring's slot for row `id` (> m_next_id), grown to hold it.
+  RequestsCsvHeldRow& held_slot(uint64_t id);
+  /// The next id was written: the held rows now in order follow it.
+  void passed(const RequestsCsvNames& names);
   /// Makes the ring hold at least `slots` rows, the held ones kept in order.
   void grow_ring(size_t slots);
   /// Moves the held rows now in order (from m_head on) to the buffer.
-  void drain_held();
-  /// The rows' formatter on the second thread (write_on_thread); null without it.
+  void drain_held(const RequestsCsvNames& names);
+  /// Every held row to the buffer, in id order (end_rows: no lower id will come).
+  void write_held_rows(const RequestsCsvNames& names);
+  /// The rows' orderer and formatter on the second thread (write_on_thread); null without it.
+  /// From then on the ring and the buffer below are that thread's.
   struct Background;
   std::unique_ptr<Background> m_bg;
 

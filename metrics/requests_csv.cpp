@@ -18,6 +18,12 @@
 
 namespace servesim {
 
+/// The run's names of a class or tenant.
+struct RequestsCsvNames {
+  const std::vector<std::string>* classes = nullptr;
+  const std::vector<std::string>* tenants = nullptr;
+};
+
 struct RequestsCsvHeldRow {
   /// What a finished request's row shows: a row that waits for a lower id is kept as these
   /// values (88 bytes) and written straight into the output buffer when its turn comes,
@@ -62,11 +68,7 @@ constexpr size_t k_row_room = 512;
 /// room past it, so that it never grows (a growth copies it into freshly touched pages).
 constexpr size_t k_flush_bytes = size_t{1} << 16;
 
-/// The run's names of a class or tenant.
-struct Names {
-  const std::vector<std::string>* classes = nullptr;
-  const std::vector<std::string>* tenants = nullptr;
-};
+using Names = RequestsCsvNames;
 
 const std::string* name_of(const std::vector<std::string>* names, uint16_t id) {
   return names && id < names->size() ? &(*names)[id] : nullptr;
@@ -139,8 +141,8 @@ char* put_tenant(char* p, const Names& names, uint16_t tenant_id) {
   return p;
 }
 
-FinishedRow finished_row(const Request& r) {
-  FinishedRow f;
+/// `r`'s finished row, written in place (a batch's new element: no copy).
+[[gnu::always_inline]] inline void fill_finished_row(FinishedRow& f, const Request& r) {
   f.id = r.spec.id;
   f.arrival_ns = r.spec.arrival.count_ns();
   f.first_token_ns = r.first_token.count_ns();
@@ -156,7 +158,24 @@ FinishedRow finished_row(const Request& r) {
   f.priority = r.spec.priority;
   f.class_id = r.spec.class_id;
   f.tenant_id = r.spec.tenant_id;
+}
+
+FinishedRow finished_row(const Request& r) {
+  FinishedRow f;
+  fill_finished_row(f, r);
   return f;
+}
+
+/// What MetricsRecorder::add_figures takes from a finished row: the same times.
+RequestFigures figures_of(const FinishedRow& f) {
+  RequestFigures g;
+  g.ttft_ns = f.first_token_ns - f.arrival_ns;
+  g.e2e_ns = f.release_ns - f.arrival_ns;
+  g.queue_ns = f.first_admitted_ns - f.arrival_ns;
+  g.engine_ttft_ns = f.server_ttft_ns;
+  g.tpot_s = f.tpot_s;
+  g.output_tokens = f.output_tokens;
+  return g;
 }
 
 /// A finished request's row. REQUIRES: k_row_room and its names' bytes at `p`.
@@ -292,93 +311,103 @@ void write_held_row(fmt::memory_buffer& out, RequestsCsvHeldRow& row, const Name
   row.kind = RequestsCsvHeldRow::Kind::Empty;
 }
 
-/// `text` at the end of `out`, written out first when `out` holds enough.
-void append_text(fmt::memory_buffer& out, std::ostream& to, std::string_view text) {
-  if (out.size() > k_flush_bytes) {
-    to.write(out.data(), static_cast<std::streamsize>(out.size()));
-    out.clear();
-  }
-  out.append(text.data(), text.data() + text.size());
-}
-
 }  // namespace
 
-/// write_on_thread's two sides. The engine's thread fills a batch with the rows in order (a
-/// finished row as its values, any other as its text) and hands it over; the writer's thread
-/// formats and writes the batches in the order sent. k_batches batches go round: the engine
-/// fills the next once the writer has written what was in it, so memory stays bounded and, past
-/// the first rounds, nothing is allocated.
+/// write_on_thread's two sides. The engine's thread fills a batch with the rows in the order
+/// the requests left (a finished row as its values, any other as its text, formatted then with
+/// the names known then) and hands it over; the writer's thread puts them in id order
+/// (RequestsCsvWriter::place, the ring of held rows being the writer's from then on), formats
+/// and writes them. A batch carries where the run's name lists grew, so that the writer formats
+/// a row with the names the engine's thread knew at that point, as record() would have. With
+/// add_figures_for, the writer first adds the batch's finished rows' times to the
+/// MetricsRecorder's distributions (the requests' order is theirs).
+/// k_batches batches go round: the engine fills the next once the writer has taken what was in
+/// it, so memory stays bounded and, past the first rounds, nothing is allocated.
 struct RequestsCsvWriter::Background {
   static constexpr size_t k_batch_rows = 1024;
   static constexpr size_t k_batches = 4;
+  /// A row that did not finish, as its text.
+  struct TextRow {
+    size_t before = 0;  ///< how many of the batch's finished rows left before it
+    uint64_t id = 0;
+    std::string text;
+  };
+  /// The name lists' sizes from departure `at` of the batch on (its rows and texts together).
+  struct NamesGrew {
+    size_t at = 0;
+    size_t classes = 0, tenants = 0;
+  };
   struct Batch {
-    std::vector<FinishedRow> rows;  ///< the finished rows, in order
-    /// The other rows: (how many of `rows` come before it, its text), in order.
-    std::vector<std::pair<size_t, std::string>> texts;
-    /// The class and tenant names first known since the batch before (a streamed trace learns
-    /// them as it reads: the engine's lists grow, so the writer keeps its own).
+    std::vector<FinishedRow> rows;  ///< the finished rows, in the order they left
+    std::vector<TextRow> texts;     ///< the other rows, likewise
+    /// The names first known in this batch (a streamed trace learns them as it reads: the
+    /// engine's lists grow, so the writer keeps its own), and where.
     std::vector<std::string> classes, tenants;
+    std::vector<NamesGrew> grew;
+    bool last = false;  ///< no batch follows (end_rows)
   };
 
-  explicit Background(std::ostream& to) : out(to) {
-    for (Batch& b : batches) b.rows.reserve(k_batch_rows);
-    buf.reserve(k_flush_bytes + 2 * k_row_room);
+  explicit Background(RequestsCsvWriter& writer) : w(writer) {
+    for (Batch& b : batches) {
+      b.rows.reserve(k_batch_rows);
+    }
   }
 
   // ---- The engine's thread.
   Batch& filling() { return batches[sent % k_batches]; }  // `sent` changes on this thread only
 
-  /// `f` with the names it shows fixed now: an id past the names known now shows none, as
-  /// it would written now, however many names the writer knows by the time it writes it.
-  static FinishedRow named_now(FinishedRow f, const Names& names) {
-    constexpr uint16_t k_none = 0xFFFF;  // past any list (k_max_classes, k_max_tenants)
-    if (!name_of(names.classes, f.class_id)) f.class_id = k_none;
-    if (!name_of(names.tenants, f.tenant_id)) f.tenant_id = k_none;
-    return f;
+  /// Notes in `b` the names known since the last departure handed over, if any.
+  [[gnu::always_inline]] void note_names(Batch& b, const Names& names) {
+    const size_t c = names.classes ? names.classes->size() : 0;
+    const size_t t = names.tenants ? names.tenants->size() : 0;
+    if (c != classes_sent || t != tenants_sent) [[unlikely]]
+      names_grew(b, names, c, t);
+  }
+
+  void names_grew(Batch& b, const Names& names, size_t c, size_t t) {
+    if (c > classes_sent)
+      b.classes.insert(b.classes.end(),
+                       names.classes->begin() + static_cast<ptrdiff_t>(classes_sent),
+                       names.classes->end());
+    if (t > tenants_sent)
+      b.tenants.insert(b.tenants.end(),
+                       names.tenants->begin() + static_cast<ptrdiff_t>(tenants_sent),
+                       names.tenants->end());
+    b.grew.push_back({b.rows.size() + b.texts.size(), c, t});
+    classes_sent = c;
+    tenants_sent = t;
   }
 
   void put(const Request& r, const Names& names) {
     Batch& b = filling();
+    note_names(b, names);
     if (r.state == RequestState::Released) {
-      b.rows.push_back(named_now(finished_row(r), names));
+      fill_finished_row(b.rows.emplace_back(), r);
     } else {
       std::string text(other_row_room(r, names), '\0');
       text.resize(static_cast<size_t>(put_other_row(text.data(), r, names) - text.data()));
-      b.texts.emplace_back(b.rows.size(), std::move(text));
+      b.texts.push_back({b.rows.size(), r.spec.id, std::move(text)});
     }
     if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
   }
 
-  /// A held row, now in order; left empty.
-  void put(RequestsCsvHeldRow& row, const Names& names) {
-    Batch& b = filling();
-    if (row.kind == RequestsCsvHeldRow::Kind::Finished) {
-      b.rows.push_back(named_now(row.finished, names));
-    } else if (row.kind == RequestsCsvHeldRow::Kind::Text) {
-      b.texts.emplace_back(b.rows.size(), row.text);  // a copy: the slot keeps its capacity
-      row.text.clear();
-    }
-    row.kind = RequestsCsvHeldRow::Kind::Empty;
-    if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
+  /// Waits for the writer to have added the figures of every batch sent.
+  void wait_figured() {
+    std::unique_lock lock(mu);
+    to_engine.wait(lock, [&] { return figured == sent || error; });
+    if (error) std::rethrow_exception(error);
   }
 
-  /// Hands the batch being filled over, then waits for the next to be free (written), unless
-  /// it is the `last`.
+  /// Hands the batch being filled over, then waits for the next to be free (taken), unless it
+  /// is the `last` (which carries the names known now: the rows still held are written with
+  /// them).
   void send(const Names& names, bool last = false) {
     Batch& b = filling();
-    if (names.classes && names.classes->size() > classes_sent) {
-      b.classes.assign(names.classes->begin() + static_cast<ptrdiff_t>(classes_sent),
-                       names.classes->end());
-      classes_sent = names.classes->size();
-    }
-    if (names.tenants && names.tenants->size() > tenants_sent) {
-      b.tenants.assign(names.tenants->begin() + static_cast<ptrdiff_t>(tenants_sent),
-                       names.tenants->end());
-      tenants_sent = names.tenants->size();
-    }
+    if (last) note_names(b, names);
     {
       std::unique_lock lock(mu);
       if (error) std::rethrow_exception(error);
+      b.last = last;
       ++sent;
       to_writer.notify_one();
       if (last) return;
@@ -390,6 +419,7 @@ struct RequestsCsvWriter::Background {
     next.texts.clear();
     next.classes.clear();
     next.tenants.clear();
+    next.grew.clear();
   }
 
   /// After the last send: waits for the writer to write everything and end; throws its error.
@@ -425,16 +455,26 @@ struct RequestsCsvWriter::Background {
           if (abandoned) return;
           if (sent == next) break;
         }
-        write(batches[next % k_batches]);
+        const Batch& b = batches[next % k_batches];
+        if (figures_to) {
+          for (const FinishedRow& f : b.rows) figures_to->add_figures(figures_of(f));
+          if (b.last) figures_to->finish_figures();  // while the engine's thread sums up
+          {
+            std::lock_guard lock(mu);
+            figured = next + 1;
+          }
+          to_engine.notify_one();
+        }
+        take(b);
         {
           std::lock_guard lock(mu);
           written = next + 1;
+          figured = written;
         }
         to_engine.notify_one();
       }
-      out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-      buf.clear();
-      out.flush();
+      w.flush_buffer();
+      w.m_out.flush();
     } catch (...) {
       std::lock_guard lock(mu);
       error = std::current_exception();
@@ -442,37 +482,54 @@ struct RequestsCsvWriter::Background {
     to_engine.notify_one();
   }
 
-  void write(const Batch& b) {
-    classes.insert(classes.end(), b.classes.begin(), b.classes.end());
-    tenants.insert(tenants.end(), b.tenants.begin(), b.tenants.end());
+  /// The names of `b.grew[g]` added to the writer's lists.
+  void grow_names(const Batch& b, const NamesGrew& g) {
+    while (classes.size() < g.classes) classes.push_back(b.classes[classes_taken++]);
+    while (tenants.size() < g.tenants) tenants.push_back(b.tenants[tenants_taken++]);
+  }
+
+  /// `b`'s rows into their places (written or held), in the order they left.
+  void take(const Batch& b) {
+    classes_taken = tenants_taken = 0;
     const Names names{&classes, &tenants};
-    size_t t = 0;
-    for (size_t i = 0; i < b.rows.size(); ++i) {
-      for (; t < b.texts.size() && b.texts[t].first == i; ++t)
-        append_text(buf, out, b.texts[t].second);
-      if (buf.size() > k_flush_bytes) {
-        out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
-        buf.clear();
+    const size_t n = b.rows.size() + b.texts.size();
+    size_t i = 0, t = 0, g = 0;
+    for (size_t d = 0; d < n; ++d) {
+      for (; g < b.grew.size() && b.grew[g].at == d; ++g) grow_names(b, b.grew[g]);
+      if (t < b.texts.size() && b.texts[t].before == i) {
+        row.kind = RequestsCsvHeldRow::Kind::Text;
+        row.text.assign(b.texts[t].text);
+        w.place(b.texts[t].id, row, names);
+        ++t;
+      } else {
+        row.kind = RequestsCsvHeldRow::Kind::Finished;
+        row.finished = b.rows[i];
+        w.place(row.finished.id, row, names);
+        ++i;
       }
-      write_finished_row(buf, b.rows[i], names);
     }
-    for (; t < b.texts.size(); ++t) append_text(buf, out, b.texts[t].second);
+    for (; g < b.grew.size(); ++g) grow_names(b, b.grew[g]);
+    if (b.last) w.write_held_rows(names);
   }
 
   // ---- Shared, under `mu`.
   std::mutex mu;
   std::condition_variable to_writer, to_engine;
   uint64_t sent = 0;     ///< batches handed over (changed by the engine's thread)
-  uint64_t written = 0;  ///< batches written (changed by the writer's thread)
+  uint64_t written = 0;  ///< batches taken (changed by the writer's thread)
+  uint64_t figured = 0;  ///< batches whose figures are added (likewise; >= written)
   bool closing = false;  ///< no batch follows those sent
   bool abandoned = false;
   std::exception_ptr error;  ///< what the writer threw; it wrote nothing after it
   std::array<Batch, k_batches> batches;
 
   size_t classes_sent = 0, tenants_sent = 0;  ///< the engine's: names handed over so far
-  std::ostream& out;                          ///< the writer's, as are the rest
-  fmt::memory_buffer buf;
+  MetricsRecorder* figures_to = nullptr;      ///< add_figures_for; set before the first batch
+  /// The writer's, as are the rest (and, from write_on_thread on, `w`'s ring and buffer).
+  RequestsCsvWriter& w;
   std::vector<std::string> classes, tenants;
+  size_t classes_taken = 0, tenants_taken = 0;  ///< of the batch being taken
+  RequestsCsvHeldRow row;                       ///< the row being placed
   std::optional<std::thread> thread;
 };
 
@@ -484,31 +541,27 @@ RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
                  "server_ttft_s,tenant\n");
 }
 
-RequestsCsvWriter::~RequestsCsvWriter() = default;
+// The writer's thread uses the ring and the buffer: it ends (Background's destructor) before
+// they go.
+RequestsCsvWriter::~RequestsCsvWriter() { m_bg.reset(); }
 
 void RequestsCsvWriter::record(const Request& r) {
-  if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   if (m_rows_ended) throw std::logic_error("request recorded after end_rows");
   const Names names{m_class_names, m_tenant_names};
+  if (m_bg) {  // the writer's thread puts it in its place
+    m_bg->put(r, names);
+    return;
+  }
+  if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
-    if (m_bg)
-      m_bg->put(r, names);
-    else if (r.state == RequestState::Released)
+    if (r.state == RequestState::Released)
       write_finished_row(m_buf, finished_row(r), names);
     else
       write_other_row(m_buf, r, names);
-    ++m_next_id;
-    if (m_held > 0) {  // its slot is empty (it was m_next_id's): passed
-      m_head = (m_head + 1) & (m_ring.size() - 1);
-      --m_held;
-      drain_held();
-    }
-    if (!m_bg && m_buf.size() > k_flush_bytes) flush_buffer();
+    passed(names);
     return;
   }
-  const uint64_t index = r.spec.id - m_next_id;
-  if (index >= m_ring.size()) grow_ring(static_cast<size_t>(index) + 1);
-  RequestsCsvHeldRow& row = m_ring[(m_head + index) & (m_ring.size() - 1)];
+  RequestsCsvHeldRow& row = held_slot(r.spec.id);
   if (r.state == RequestState::Released) {
     row.finished = finished_row(r);
     row.kind = RequestsCsvHeldRow::Kind::Finished;
@@ -518,19 +571,46 @@ void RequestsCsvWriter::record(const Request& r) {
     row.text.resize(static_cast<size_t>(end - row.text.data()));
     row.kind = RequestsCsvHeldRow::Kind::Text;
   }
-  m_held = std::max(m_held, static_cast<size_t>(index) + 1);
 }
 
-void RequestsCsvWriter::drain_held() {
+void RequestsCsvWriter::place(uint64_t id, RequestsCsvHeldRow& row, const Names& names) {
+  if (id < m_next_id) throw std::logic_error("request recorded twice");
+  if (id == m_next_id) {
+    write_held_row(m_buf, row, names);
+    passed(names);
+    return;
+  }
+  RequestsCsvHeldRow& slot = held_slot(id);
+  slot.kind = row.kind;
+  if (row.kind == RequestsCsvHeldRow::Kind::Finished)
+    slot.finished = row.finished;
+  else
+    slot.text.swap(row.text);  // each keeps a string's capacity
+  row.kind = RequestsCsvHeldRow::Kind::Empty;
+}
+
+RequestsCsvHeldRow& RequestsCsvWriter::held_slot(uint64_t id) {
+  const uint64_t index = id - m_next_id;
+  if (index >= m_ring.size()) grow_ring(static_cast<size_t>(index) + 1);
+  m_held = std::max(m_held, static_cast<size_t>(index) + 1);
+  return m_ring[(m_head + index) & (m_ring.size() - 1)];
+}
+
+void RequestsCsvWriter::passed(const Names& names) {
+  ++m_next_id;
+  if (m_held > 0) {  // its slot is empty (it was m_next_id's): passed
+    m_head = (m_head + 1) & (m_ring.size() - 1);
+    --m_held;
+    drain_held(names);
+  }
+  if (m_buf.size() > k_flush_bytes) flush_buffer();
+}
+
+void RequestsCsvWriter::drain_held(const Names& names) {
   const size_t mask = m_ring.size() - 1;
-  const Names names{m_class_names, m_tenant_names};
   while (m_held > 0 && m_ring[m_head].kind != RequestsCsvHeldRow::Kind::Empty) {
-    if (m_bg) {
-      m_bg->put(m_ring[m_head], names);
-    } else {
-      if (m_buf.size() > k_flush_bytes) flush_buffer();  // thousands may be freed at once
-      write_held_row(m_buf, m_ring[m_head], names);      // the rows now in order, emptied
-    }
+    if (m_buf.size() > k_flush_bytes) flush_buffer();  // thousands may be freed at once
+    write_held_row(m_buf, m_ring[m_head], names);      // the rows now in order, emptied
     m_head = (m_head + 1) & mask;
     --m_held;
     ++m_next_id;
@@ -555,20 +635,23 @@ void RequestsCsvWriter::flush_buffer() {
   m_buf.clear();
 }
 
+void RequestsCsvWriter::write_held_rows(const Names& names) {
+  for (size_t i = 0; i < m_held; ++i) {
+    if (m_buf.size() > k_flush_bytes) flush_buffer();
+    write_held_row(m_buf, m_ring[(m_head + i) & (m_ring.size() - 1)], names);
+  }
+  m_head = 0;
+  m_held = 0;
+}
+
 void RequestsCsvWriter::end_rows() {
   if (m_rows_ended) return;
   m_rows_ended = true;
   const Names names{m_class_names, m_tenant_names};
-  for (size_t i = 0; i < m_held; ++i) {
-    RequestsCsvHeldRow& row = m_ring[(m_head + i) & (m_ring.size() - 1)];
-    if (m_bg)
-      m_bg->put(row, names);
-    else
-      write_held_row(m_buf, row, names);
-  }
-  m_head = 0;
-  m_held = 0;
-  if (m_bg) m_bg->send(names, true);
+  if (m_bg)
+    m_bg->send(names, true);  // the writer's thread writes the rows still held
+  else
+    write_held_rows(names);
 }
 
 void RequestsCsvWriter::finish() {
@@ -583,14 +666,27 @@ void RequestsCsvWriter::finish() {
 
 bool RequestsCsvWriter::write_on_thread() {
   if (m_bg) return true;
-  // The header, already in the buffer, goes first.
+  // The header, already in the buffer, goes first; from here on the ring and the buffer are
+  // the writer's thread's.
   flush_buffer();
-  auto bg = std::make_unique<Background>(m_out);
+  auto bg = std::make_unique<Background>(*this);
   Background* const b = bg.get();
   bg->thread = start_side_thread([b] { b->write_loop(); });
   if (!bg->thread) return false;
   m_bg = std::move(bg);
   return true;
+}
+
+bool RequestsCsvWriter::add_figures_for(MetricsRecorder& m) {
+  if (!m_bg) return false;
+  m_bg->figures_to = &m;
+  m.add_figures_on(this);
+  return true;
+}
+
+void RequestsCsvWriter::join() {
+  end_rows();
+  if (m_bg) m_bg->wait_figured();  // none: finish() joined the thread, which added them all
 }
 
 std::string requests_csv(const std::vector<Request>& requests,

@@ -53,7 +53,9 @@ RunOutput run_with(Sim& sim, Scenario& sc, const RunOptions& options, bool admis
     csv.emplace(options.requests_csv ? *options.requests_csv : text);
     csv->set_class_names(&sim.class_names());
     csv->set_tenant_names(&sim.tenant_names());
-    if (options.io_thread) (void)csv->write_on_thread();
+    // On its thread too, the run's own distributions (the summary waits for them).
+    if (options.io_thread && csv->write_on_thread() && !sharded)
+      (void)csv->add_figures_for(metrics);
     sim.add_recorder(*csv);
   }
   std::optional<StepsCsvWriter> steps;

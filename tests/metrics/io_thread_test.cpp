@@ -31,7 +31,8 @@ std::string trace_text() {
   return s;
 }
 
-RunOutput run(const std::string& trace, bool io_thread, Time max_sim_time) {
+RunOutput run(const std::string& trace, bool io_thread, Time max_sim_time,
+              const std::string& more = "") {
   RunOptions o;
   o.io_thread = io_thread;
   o.limits.max_sim_time = max_sim_time;
@@ -39,7 +40,8 @@ RunOutput run(const std::string& trace, bool io_thread, Time max_sim_time) {
                              ", zero_tokens: skip}, transform: {max_context_tokens: 512}}\n"
                              "step_time: {kind: linear, base_ms: 5, per_prefill_token_ms: 0.01}\n"
                              "scheduler: {kind: continuous, max_num_seqs: 8}\n"
-                             "kv: {policy: paged, block_size: 16, capacity_tokens: 8192}\n"),
+                             "kv: {policy: paged, block_size: 16, capacity_tokens: 8192}\n" +
+                             more),
                       o);
 }
 
@@ -61,6 +63,31 @@ TEST_CASE("io thread: the same summary.json and requests.csv, whole run and stop
     const bool whole = stop == Time::max();
     CHECK((plain.summary_json.find("\"late\"") != std::string::npos) == whole);
     CHECK((plain.summary.requests > 2900) == whole);
+  }
+}
+
+// With the thread, the run's own TTFT, TPOT, E2E, queue and server-TTFT distributions are added
+// to and worked out there (MetricsRecorder::add_figures_on): the same figures to the bit, with
+// the `api` section's server TTFT, SLO checks, a cluster (whose run-wide sums the summary redoes
+// in replica order) and a run stopped early.
+TEST_CASE("io thread: the run's distributions added on the writer's thread give the same summary",
+          "[metrics]") {
+  const std::string trace = write_temp("io-thread-figures.csv", trace_text());
+  const std::string slo = "slo: {ttft_ms: 40, tpot_ms: 6, e2e_ms: 200}\n";
+  const std::string api = "api: {request_overhead_ms: 1, response_overhead_ms: 0.5}\n";
+  const std::string cluster = "cluster: {replicas: 3, router: {kind: round_robin}}\n";
+  for (const std::string& more : {slo + api, slo + cluster, api + cluster}) {
+    for (const Time stop : {Time::max(), Time::ns(12'000'000'000)}) {
+      INFO(more << stop.count_ns());
+      const RunOutput plain = run(trace, false, stop, more);
+      const RunOutput threaded = run(trace, true, stop, more);
+      CHECK(threaded.summary_json == plain.summary_json);
+      CHECK(threaded.requests_csv == plain.requests_csv);
+      CHECK(plain.summary.finished > 100);
+      CHECK(plain.summary.ttft_s.count == plain.summary.finished);
+      CHECK(plain.summary.server_ttft_s.has_value() == (more.find("api") != std::string::npos));
+      CHECK(plain.summary.replicas.size() == (more.find("cluster") != std::string::npos ? 3 : 0));
+    }
   }
 }
 

@@ -342,6 +342,20 @@ TEST_CASE("requests csv rows: written on a second thread, the same bytes", "[met
   CHECK(out.str() == k_header);
 }
 
+TEST_CASE("requests csv rows: a row recorded twice on the second thread is a logic error",
+          "[metrics]") {
+  // The writer's thread puts the rows in id order there: it finds the second one, and the
+  // engine's thread throws its error at the finish.
+  const std::vector<Request> rs = many(10);
+  std::ostringstream out;
+  RequestsCsvWriter w(out);
+  REQUIRE(w.write_on_thread());
+  w.record(rs[0]);
+  w.record(rs[1]);
+  w.record(rs[0]);
+  CHECK_THROWS_AS(w.finish(), std::logic_error);
+}
+
 TEST_CASE("requests csv rows: a write that fails on the second thread is thrown by the engine's",
           "[metrics]") {
   const std::unique_ptr<FileSink> sink = test::full_disk_sink("--out o/requests.csv");
