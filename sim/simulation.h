@@ -336,6 +336,15 @@ class Simulation {
   /// The KV tokens a member of streak `s` holds now.
   [[nodiscard]] static int64_t member_held(const DecodeStreak& s, const Request& r);
   void materialize(Replica& rep);
+  /// materialize for the ordinary step that follows a streak step whose blocks the KV could not
+  /// give: the streak's figures and each member's as written back are kept (DecodeStreak::
+  /// written) for resume_streak.
+  void suspend_streak(uint32_t rep);
+  /// After that one ordinary step, the suspended streak of `rep` takes up again the members it
+  /// decoded (the first of running(), their counts kept less the steps, the ordinary step
+  /// counted as the streak's) and the others leave its figures; false (nothing changed) when
+  /// none can, and the batch is captured afresh.
+  [[nodiscard]] bool resume_streak(uint32_t rep);
   void materialize_streaks();
   void check_streak(uint32_t rep, const StepShape& shape) const;
   void check_all_served() const;
