@@ -558,6 +558,7 @@ void Simulation::suspend_streak(uint32_t rep_index) {
   DecodeStreak::Written* const written = s.written.data();
   const auto steps = static_cast<int32_t>(s.steps);
   const Time last_end = s.last_end;
+  const int64_t block = s.block;
   for (size_t i = 0; i < members; ++i) {
     const uint32_t slot = running[i];
     Request& r = reqs[slot];
@@ -567,7 +568,9 @@ void Simulation::suspend_streak(uint32_t rep_index) {
     written[i] = {leave_key(r.spec.output_tokens - r.generated_tokens, slot), r.context_tokens,
                   first};
     if (steps == 0) continue;  // as at the capture: nothing to write
-    r.kv_held_tokens = member_held(s, r);
+    // member_held with no step in flight, the block read once.
+    r.kv_held_tokens =
+        std::max<int64_t>(r.kv_held_tokens, round_up(r.context_tokens + steps, block));
     r.context_tokens += steps;
     r.generated_tokens += steps;
     r.last_token = last_end;
@@ -582,16 +585,21 @@ namespace {
 
 /// Takes member `w` out of streak `s`'s figures but the longest and shortest context: its
 /// boundary, its context from the sum, its key from the leave heap (made the least of all
-/// keys, a leave_key being at least 2^32, sifted to the top and popped). Out of line: the
-/// resume's walk keeps its figures in registers.
-[[gnu::noinline]] void drop_member(DecodeStreak& s, const DecodeStreak::Written& w) {
+/// keys, a leave_key being at least 2^32, sifted to the top and popped). Returns whether it
+/// held the longest or the shortest. Out of line: the resume's walk keeps its figures in
+/// registers.
+[[gnu::noinline]] bool drop_member(DecodeStreak& s, const DecodeStreak::Written& w) {
   --s.boundaries[static_cast<size_t>(w.boundary % s.block)];
   s.context_sum -= w.context;
-  const auto at = std::find(s.leaves.begin(), s.leaves.end(), w.key);
+  // A member that finished is the heap's least; one preempted is mostly of the newest, pushed
+  // last (searched from the back).
+  auto at = s.leaves.begin();
+  if (*at != w.key) at = std::find(s.leaves.rbegin(), s.leaves.rend(), w.key).base() - 1;
   *at = 0;
   std::push_heap(s.leaves.begin(), at + 1, std::greater<>());
   std::pop_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
   s.leaves.pop_back();
+  return w.context == s.context_max || w.context == s.context_min;
 }
 
 }  // namespace
@@ -616,16 +624,14 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   const uint32_t* const batch = running.data();
   const size_t batch_size = running.size();
   size_t kept = 0;
-  int64_t longest = INT64_MIN, shortest = INT64_MAX;
+  bool extreme_left = false;
   for (const DecodeStreak::Written& w : s.written) {
     const uint32_t slot = leave_slot(w.key);
     if (kept < batch_size && batch[kept] == slot && reqs[slot].context_tokens - ran == w.context) {
-      longest = std::max<int64_t>(longest, w.context);
-      shortest = std::min<int64_t>(shortest, w.context);
       ++kept;
       continue;
     }
-    drop_member(s, w);
+    extreme_left |= drop_member(s, w);
   }
   s.written.clear();
   // Nothing taken up, or a member left whose last token that step produced (it would have
@@ -635,8 +641,18 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   // less them (every key stays above 2^32, their order kept), and a member's next block, due
   // at step j of the old count, is due at step j - step of the new.
   s.context_sum += static_cast<int64_t>(kept) * step;
-  s.context_max = longest + step;
-  s.context_min = shortest + step;
+  s.context_max += step;
+  s.context_min += step;
+  if (extreme_left) {  // found again among those taken up, as settle_streak_step does
+    int64_t longest = INT64_MIN, shortest = INT64_MAX;
+    for (size_t i = 0; i < kept; ++i) {
+      const int64_t context = reqs[batch[i]].context_tokens;
+      longest = std::max(longest, context);
+      shortest = std::min(shortest, context);
+    }
+    s.context_max = longest;
+    s.context_min = shortest;
+  }
   const uint64_t shift = leave_key(step, 0);
   for (uint64_t& key : s.leaves) key -= shift;
   std::rotate(s.boundaries.begin(), s.boundaries.begin() + step % s.block, s.boundaries.end());
@@ -646,6 +662,7 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   s.active = true;
   s.in_flight = false;
   ++m_active_streaks;
+  ++m_stats.streak_resumes;
   return true;
 }
 

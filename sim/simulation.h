@@ -131,6 +131,9 @@ struct RunStats {
   /// Of those, the steps run by the loop's quiet path (Simulation::quiet_streak_steps): the
   /// engine's own figure too.
   int64_t streak_quiet_steps = 0;
+  /// Streaks taken up again after the ordinary step where their KV ran short
+  /// (Simulation::resume_streak) instead of captured afresh: the engine's own figure too.
+  int64_t streak_resumes = 0;
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
