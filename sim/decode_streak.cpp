@@ -433,8 +433,10 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
     materialize(rep);
     return false;
   }
-  if (!s.active) {
-    if (!resume_streak(rep_index) && !capture_streak(rep)) return false;
+  // A streak taken up again (resume_streak) may leave requests past its members (admitted in
+  // the ordinary step, or not taken up): they join as admissions do.
+  if (!s.active && !resume_streak(rep_index)) {
+    if (!capture_streak(rep)) return false;
   } else if (n > s.members && !join_streak(rep)) {  // admitted by its last step
     materialize(rep);
     return false;
