@@ -147,7 +147,7 @@ template <bool k_plain>
   const int64_t step = s.steps + 1;
   const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
   if (blocks > 0 && !state.kv().take_blocks(blocks)) {
-    materialize(rep);  // near capacity: the scheduler preempts as it always does
+    suspend_streak(rep_index);  // near capacity: the scheduler preempts as it always does
     return false;
   }
   // A queue the step takes from (its head fits what is left): the scheduler plans the
@@ -429,10 +429,13 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
   const auto n = static_cast<int64_t>(state.running().size());
   // What the scheduler's promise needs (Scheduler::repeat_decode_limit).
   if (n == 0 || n > s.limit) {
+    s.suspended = false;
     materialize(rep);
     return false;
   }
-  if (!s.active) {
+  // A streak taken up again (resume_streak) may leave requests past its members (admitted in
+  // the ordinary step, or not taken up): they join as admissions do.
+  if (!s.active && !resume_streak(rep_index)) {
     if (!capture_streak(rep)) return false;
   } else if (n > s.members && !join_streak(rep)) {  // admitted by its last step
     materialize(rep);
@@ -556,6 +559,126 @@ void Simulation::materialize(Replica& rep) {
   s.active = false;
   s.in_flight = false;
   --m_active_streaks;
+}
+
+void Simulation::suspend_streak(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  // materialize's write-back (no step in flight: its blocks were not taken), each member's
+  // figures noted first as settle_streak_step would take them out.
+  RequestSlots& reqs = rep.state.mutable_slots();
+  const std::vector<uint32_t>& running = rep.state.running();
+  const auto members = static_cast<size_t>(s.members);
+  s.written.resize(members);
+  DecodeStreak::Written* const written = s.written.data();
+  const auto steps = static_cast<int32_t>(s.steps);
+  const Time last_end = s.last_end;
+  const int64_t block = s.block;
+  for (size_t i = 0; i < members; ++i) {
+    const uint32_t slot = running[i];
+    Request& r = reqs[slot];
+    // Its next block's step as add_streak_member counts it (taken modulo the block if it
+    // leaves).
+    const auto first = static_cast<int32_t>(r.kv_held_tokens - r.context_tokens + 1);
+    written[i] = {leave_key(r.spec.output_tokens - r.generated_tokens, slot), r.context_tokens,
+                  first};
+    if (steps == 0) continue;  // as at the capture: nothing to write
+    // member_held with no step in flight, the block read once.
+    r.kv_held_tokens =
+        std::max<int64_t>(r.kv_held_tokens, round_up(r.context_tokens + steps, block));
+    r.context_tokens += steps;
+    r.generated_tokens += steps;
+    r.last_token = last_end;
+  }
+  s.suspended = true;
+  s.suspended_at = m_stats.replicas[rep_index].steps;
+  s.active = false;
+  --m_active_streaks;
+}
+
+namespace {
+
+/// Takes member `w` out of streak `s`'s figures but the longest and shortest context: its
+/// boundary, its context from the sum, its key from the leave heap (made the least of all
+/// keys, a leave_key being at least 2^32, sifted to the top and popped). Returns whether it
+/// held the longest or the shortest. Out of line: the resume's walk keeps its figures in
+/// registers.
+[[gnu::noinline]] bool drop_member(DecodeStreak& s, const DecodeStreak::Written& w) {
+  --s.boundaries[static_cast<size_t>(w.boundary % s.block)];
+  s.context_sum -= w.context;
+  // A member that finished is the heap's least; one preempted is mostly of the newest, pushed
+  // last (searched from the back).
+  auto at = s.leaves.begin();
+  if (*at != w.key) at = std::find(s.leaves.rbegin(), s.leaves.rend(), w.key).base() - 1;
+  *at = 0;
+  std::push_heap(s.leaves.begin(), at + 1, std::greater<>());
+  std::pop_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
+  s.leaves.pop_back();
+  return w.context == s.context_max || w.context == s.context_min;
+}
+
+}  // namespace
+
+bool Simulation::resume_streak(uint32_t rep_index) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  if (!s.suspended) return false;
+  s.suspended = false;
+  if (m_stats.replicas[rep_index].steps != s.suspended_at + 1) return false;  // the one step
+  const RequestSlots& reqs = rep.state.slots();
+  const std::vector<uint32_t>& running = rep.state.running();
+  // The ordinary step is the streak's step s.steps + 1. A member it decoded (its context grown
+  // by one since the write-back) is taken up again as it is now, the streak's figures moved to
+  // count from that step (s.steps 0 again: each member's counts are then its own). The
+  // scheduler keeps running()'s order (preemptions and releases take requests out, admissions
+  // come after), so those taken up are its first. Any other member (preempted, finished,
+  // cancelled) leaves the streak's figures; if it still runs, it is past the members and joins
+  // like an admission.
+  const int64_t step = s.steps + 1;
+  const auto ran = static_cast<int32_t>(step);
+  const uint32_t* const batch = running.data();
+  const size_t batch_size = running.size();
+  size_t kept = 0;
+  bool extreme_left = false;
+  for (const DecodeStreak::Written& w : s.written) {
+    const uint32_t slot = leave_slot(w.key);
+    if (kept < batch_size && batch[kept] == slot && reqs[slot].context_tokens - ran == w.context) {
+      ++kept;
+      continue;
+    }
+    extreme_left |= drop_member(s, w);
+  }
+  s.written.clear();
+  // Nothing taken up, or a member left whose last token that step produced (it would have
+  // finished): the capture sets every figure again.
+  if (kept == 0 || leave_step(s.leaves.front()) <= step) return false;
+  // Counted from the ordinary step: the sums and extremes by the steps run, the leave steps
+  // less them (every key stays above 2^32, their order kept), and a member's next block, due
+  // at step j of the old count, is due at step j - step of the new.
+  s.context_sum += static_cast<int64_t>(kept) * step;
+  s.context_max += step;
+  s.context_min += step;
+  if (extreme_left) {  // found again among those taken up, as settle_streak_step does
+    int64_t longest = INT64_MIN, shortest = INT64_MAX;
+    for (size_t i = 0; i < kept; ++i) {
+      const int64_t context = reqs[batch[i]].context_tokens;
+      longest = std::max(longest, context);
+      shortest = std::min(shortest, context);
+    }
+    s.context_max = longest;
+    s.context_min = shortest;
+  }
+  const uint64_t shift = leave_key(step, 0);
+  for (uint64_t& key : s.leaves) key -= shift;
+  std::rotate(s.boundaries.begin(), s.boundaries.begin() + step % s.block, s.boundaries.end());
+  s.left_min = leave_step(s.leaves.front());
+  s.steps = 0;
+  s.members = static_cast<int64_t>(kept);
+  s.active = true;
+  s.in_flight = false;
+  ++m_active_streaks;
+  ++m_stats.streak_resumes;
+  return true;
 }
 
 void Simulation::materialize_streaks() {

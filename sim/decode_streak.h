@@ -69,6 +69,20 @@ struct DecodeStreak {
   // batch 0 where the model has none): the batch holds for stretches of the streak's steps.
   DecodeStretch stretch;
   int64_t stretch_asked = 0;
+  // A streak written back for the ordinary step in which its KV ran short
+  // (Simulation::suspend_streak): its figures are kept, and so is what each member was at the
+  // write-back, in running()'s order, so that after that one step (the scheduler's
+  // preemptions, the members' decodes) the streak takes up again those it decoded
+  // (resume_streak), taking the others out of its figures, instead of capturing the batch
+  // afresh. `suspended_at` is the replica's step count at the write-back.
+  struct Written {
+    uint64_t key;      // its leave_key in `leaves`
+    int32_t context;   // its context_tokens as kept
+    int32_t boundary;  // its index in `boundaries`, before taken modulo the block
+  };
+  bool suspended = false;
+  int64_t suspended_at = 0;
+  std::vector<Written> written;
   // The one ends_only observer's array for this replica's step ends, asked for as each run of
   // streak steps starts (start_streak_step); none with several such observers.
   StepEndSink end_sink;

@@ -131,6 +131,9 @@ struct RunStats {
   /// Of those, the steps run by the loop's quiet path (Simulation::quiet_streak_steps): the
   /// engine's own figure too.
   int64_t streak_quiet_steps = 0;
+  /// Streaks taken up again after the ordinary step where their KV ran short
+  /// (Simulation::resume_streak) instead of captured afresh: the engine's own figure too.
+  int64_t streak_resumes = 0;
   /// Per replica; one entry for a single engine. The totals above sum them (busy_ns and
   /// seat_steps over all replicas; peak_kv_used_tokens is the sum of each replica's peak).
   std::vector<ReplicaStats> replicas;
@@ -336,6 +339,15 @@ class Simulation {
   /// The KV tokens a member of streak `s` holds now.
   [[nodiscard]] static int64_t member_held(const DecodeStreak& s, const Request& r);
   void materialize(Replica& rep);
+  /// materialize for the ordinary step that follows a streak step whose blocks the KV could not
+  /// give: the streak's figures and each member's as written back are kept (DecodeStreak::
+  /// written) for resume_streak.
+  void suspend_streak(uint32_t rep);
+  /// After that one ordinary step, the suspended streak of `rep` takes up again the members it
+  /// decoded (the first of running(), their counts kept less the steps, the ordinary step
+  /// counted as the streak's) and the others leave its figures; false (nothing changed) when
+  /// none can, and the batch is captured afresh.
+  [[nodiscard]] bool resume_streak(uint32_t rep);
   void materialize_streaks();
   void check_streak(uint32_t rep, const StepShape& shape) const;
   void check_all_served() const;

@@ -371,6 +371,31 @@ TEST_CASE("decode streak: KV running short ends a streak and preempts as before"
   }
 }
 
+TEST_CASE("decode streak: taken up again after the step where its KV ran short", "[sim][streak]") {
+  // Batches of up to 16 near a full cache: a streak step whose blocks are not free is planned
+  // the ordinary way (the scheduler preempts), and the streak then takes up again the members
+  // that step decoded, the preempted and the finished dropped from its sums, block boundaries
+  // and leave heap, and its counts moved to start at that step (boundaries rotated by blocks
+  // of 16 and 7 tokens, so steps % block is rarely 0). --check compares the streak's shape and
+  // KV with its requests' at every step; the results are those of planning every step.
+  for (const bool chunked : {false, true}) {
+    for (const std::string& kv :
+         {std::string("{policy: paged, capacity_tokens: 320, block_size: 16}"),
+          std::string("{policy: paged, capacity_tokens: 266, block_size: 7}")}) {
+      INFO("chunked_prefill " << chunked << ", kv " << kv);
+      const std::string yaml = scenario(kv, chunked);
+      const CheckedRun with = run(yaml, true);
+      const CheckedRun without = run(yaml, false);
+      int64_t preemptions = 0;
+      for (const Request& r : with.requests) preemptions += r.preemptions;
+      CHECK(preemptions > 0);
+      CHECK(with.stats.streak_resumes > 0);
+      CHECK(without.stats.streak_resumes == 0);
+      same_results(with, without);
+    }
+  }
+}
+
 TEST_CASE("decode streak: steps ended without an event stop where the event loop would",
           "[sim][streak]") {
   // A streak's steps that end before any other event end at once (no event queued); a
