@@ -405,12 +405,18 @@ struct RequestsCsvWriter::Background {
     Batch& b = filling();
     if (last) note_names(b, names);
     {
-      std::unique_lock lock(mu);
+      std::lock_guard lock(mu);
       if (error) std::rethrow_exception(error);
       b.last = last;
       ++sent;
-      to_writer.notify_one();
-      if (last) return;
+    }
+    // Woken with the lock released: a writer woken under it would wait for the lock at once,
+    // and its wake-up for the lock would be a second futex call of this thread (about 10 us
+    // each on a virtual machine; docs/performance.md, branch s51a's second part).
+    to_writer.notify_one();
+    if (last) return;
+    {
+      std::unique_lock lock(mu);
       to_engine.wait(lock, [&] { return sent - written < k_batches || error; });
       if (error) std::rethrow_exception(error);
     }
