@@ -478,8 +478,8 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
       }
       s.context_sum -= r.context_tokens;
       extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
-      const int64_t first = r.kv_held_tokens - r.context_tokens + 1;  // as add_streak_member
-      --s.boundaries[static_cast<size_t>(first % s.block)];
+      const int64_t boundary = r.kv_held_tokens - r.context_tokens + 1;  // as add_streak_member
+      --s.boundaries[static_cast<size_t>(boundary % s.block)];
       r.kv_held_tokens = member_held(s, r);
       r.context_tokens += static_cast<int32_t>(s.steps);
       r.generated_tokens += static_cast<int32_t>(s.steps);
