@@ -1,6 +1,6 @@
 // The compiled parts of fmt and spdlog, for the servesim command linked without libfmt.so and
-// libspdlog.so (CMakeLists.txt, SERVESIM_STATIC_DEPS; docs/performance.md, "The command's
-// start-up"). Debian ships both libraries shared only, with headers that hold every definition:
+// libspdlog.so (CMakeLists.txt, SERVESIM_STATIC_DEPS; docs/performance.md, issue 34, branch
+// s51a). Debian ships both libraries shared only, with headers that hold every definition:
 // compiled here in their libraries' own mode (FMT_SHARED, SPDLOG_COMPILED_LIB, from the imported
 // targets), the headers' non-template functions are emitted once, as the shared libraries hold
 // them, and the templates the rest of servesim calls without their bodies are instantiated
