@@ -75,6 +75,9 @@ class ContinuousScheduler final : public Scheduler {
     return !s.kv().can_admit(r, cached, cached + chunk);
   }
 
+  // Its KV reads are the head's cached prefix and can_admit.
+  [[nodiscard]] bool admits_nothing_as_kv_fills() const override { return true; }
+
   // Pass 3 alone, as plan_step runs it when pass 1 planned every running request's decode (no
   // preemption, no prefill left). Not with swapping: a swapped request would resume as a
   // decode, which the engine's streak does not take.
@@ -84,6 +87,12 @@ class ContinuousScheduler final : public Scheduler {
     m_preempted = false;
     admit_waiting(s, false);
     return true;
+  }
+
+  // Pass 1 after a decode finds no KV (make_room): the victim is the newest admission under
+  // first come first served, and a step that preempted admits nothing. Not with swapping.
+  [[nodiscard]] bool preempts_newest() const override {
+    return !m_swap.enabled && !m_order.keyed() && m_order.policy != QueuePolicy::Fair;
   }
 
   KvMismatch bind_kv(const KvManager& kv) override {

@@ -68,6 +68,12 @@ class Scheduler {
   /// nothing waits. Its answer may change only with the queue, running() or the KV manager's
   /// state: the engine asks once for a run of steps that change none of them.
   [[nodiscard]] virtual bool admits_nothing(SchedulerView& s) const { return s.waiting().empty(); }
+  /// With repeat_decode_limit(): true promises that admits_nothing() reads the KV manager only
+  /// through cached_prefix_tokens() and can_admit(), so that where those refuse no more as the
+  /// running requests take blocks (the paged manager, which the engine's streaks need), a true
+  /// answer stays true until the queue or running() changes: the engine then asks once for a
+  /// run of steps that take blocks and change neither. False (the default): no such promise.
+  [[nodiscard]] virtual bool admits_nothing_as_kv_fills() const { return false; }
   /// With repeat_decode_limit(), when admits_nothing() is false: plans into the empty plan what
   /// plan_step would plan after the running requests' decodes (`decodes` of them, every running
   /// request, already given their KV; the engine plans them itself), reading no running
@@ -76,6 +82,14 @@ class Scheduler {
   [[nodiscard]] virtual bool plan_admissions(SchedulerView& /*s*/, int64_t /*decodes*/) {
     return false;
   }
+  /// With repeat_decode_limit(): true promises that when every running request is decoding but
+  /// the KV manager has no room for some one's next token, plan_step gives them their room in
+  /// running() order and, at each that finds none, preempts by recompute
+  /// (SchedulerView::preempt) the newest running request, running().back(), until the asker's
+  /// token fits or the asker itself is gone (its pass then ends), plans exactly the decodes of
+  /// those still running, admits nothing and changes nothing else. The engine may then plan
+  /// such a step itself. False (the default): no such promise.
+  [[nodiscard]] virtual bool preempts_newest() const { return false; }
 };
 
 /// What a scheduler may know of its replica's accelerator, as the engine reads it at start-up:

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <cstring>
 #include <functional>
+#include <stdexcept>
 #include <utility>
 
 #include "sim/simulation.h"
@@ -40,6 +41,8 @@ void Simulation::setup_streaks() {
                 !kv.offload() && kv.block_tokens() <= k_max_streak_block;
     if (!s.enabled) continue;
     s.limit = rep.scheduler->repeat_decode_limit();
+    s.preempts = rep.scheduler->preempts_newest();
+    s.nothing_holds = rep.scheduler->admits_nothing_as_kv_fills();
     s.block = kv.block_tokens();
     s.boundaries.assign(static_cast<size_t>(s.block), 0);
   }
@@ -137,24 +140,42 @@ bool Simulation::join_streak(Replica& rep) {
 
 // The body of a streak's next step, shared by its first (start_streak_step) and the loop.
 template <bool k_plain>
-[[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t n,
-                                                                bool waiting, bool first) {
+[[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t& n,
+                                                                bool& waiting, bool first) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
   // Every member has a token left to produce in this step (s.left_min > s.steps: one that
   // produces its last leaves at the step's end, leave_streak).
   const int64_t step = s.steps + 1;
-  const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
+  int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
+  bool preempted = false;
   if (blocks > 0 && !state.kv().take_blocks(blocks)) {
-    suspend_streak(rep_index);  // near capacity: the scheduler preempts as it always does
-    return false;
+    // Near capacity: the scheduler preempts, in this step as it would plan it where it says
+    // how (its victims then join the queue, and the step admits nothing), else in the
+    // ordinary step.
+    if (!s.preempts || !preempt_streak_members(rep_index, step)) {
+      suspend_streak(rep_index);
+      return false;
+    }
+    preempted = true;
+    n = s.members;
+    waiting = true;
+    s.admits_none = false;  // the queue holds the victims
   }
   // A queue the step takes from (its head fits what is left): the scheduler plans the
   // admissions after the members' decodes, or the step goes the ordinary way.
   StepShape shape;
   int32_t prefill_sequences = 0;
-  if (waiting && !rep.scheduler->admits_nothing(state)) {
+  // Asked again only where the queue or the batch may have changed since it said "nothing"
+  // (DecodeStreak::admits_none: the loop's steps that change neither take only blocks).
+  bool admits = false;
+  if (waiting && !preempted && !s.admits_none) {
+    const bool none = rep.scheduler->admits_nothing(state);
+    s.admits_none = none && s.nothing_holds;
+    admits = !none;
+  }
+  if (admits) {
     if (!rep.scheduler->plan_admissions(state, n)) {
       if (blocks > 0) (void)state.kv().take_blocks(-blocks);
       materialize(rep);
@@ -186,7 +207,7 @@ template <bool k_plain>
   if (!k_plain && m_check) check_streak(rep_index, shape);
   // The KV held grows only by this step's blocks and admissions (launch leaves the peak to
   // its caller in a streak): read where it may have, and at a run of streak steps' first.
-  if (first || blocks > 0 || prefill_sequences > 0) {
+  if (first || blocks > 0 || preempted || prefill_sequences > 0) {
     ReplicaStats& rs = m_stats.replicas[rep_index];
     rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
   }
@@ -444,7 +465,10 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
   s.end_sink = m_end_observers.size() == 1
                    ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
                    : StepEndSink{};
-  return next_streak_step(rep_index, n, !state.waiting().empty(), true);
+  int64_t members = n;
+  bool waiting = !state.waiting().empty();
+  s.admits_none = false;  // the queue or the batch may have changed since it was asked
+  return next_streak_step(rep_index, members, waiting, true);
 }
 
 bool Simulation::end_streak_step(uint32_t rep_index) { return count_streak_step(rep_index); }
@@ -678,6 +702,80 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   s.in_flight = false;
   ++m_active_streaks;
   ++m_stats.streak_resumes;
+  return true;
+}
+
+bool Simulation::preempt_streak_members(uint32_t rep_index, int64_t step) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
+  BatchState& state = rep.state;
+  KvManager& kv = state.kv();
+  RequestSlots& reqs = state.mutable_slots();
+  const std::vector<uint32_t>& running = state.running();
+  const int64_t block = s.block;
+  const int64_t due = step % block;
+  const int64_t steps = s.steps;
+  // The scheduler's pass in counts (the paged manager counts whole blocks, and a streak's
+  // members are all of running(), none planned): the members take the free blocks in
+  // running()'s order, those whose next block is due at this step one each; one that finds
+  // none has the newest preempted (its blocks, member_held's with no step in flight, freed)
+  // until one is free or it is itself the newest (the pass ends there).
+  int64_t free_blocks = (kv.capacity_tokens() - kv.used_tokens()) / block;
+  size_t end = running.size();
+  for (size_t i = 0; i < end; ++i) {
+    const Request& r = reqs[running[i]];
+    // Its next block's step as add_streak_member counts it (above the block for a member that
+    // joined after the capture).
+    if ((r.kv_held_tokens - r.context_tokens + 1) % block != due) continue;
+    if (free_blocks > 0) {
+      --free_blocks;
+      continue;
+    }
+    for (;;) {
+      const Request& v = reqs[running[--end]];
+      free_blocks +=
+          std::max<int64_t>(v.kv_held_tokens, round_up(v.context_tokens + steps, block)) / block;
+      if (end == i) break;
+      if (free_blocks > 0) {
+        --free_blocks;
+        break;
+      }
+    }
+  }
+  if (end == 0) return false;  // an empty plan: the ordinary way (Simulation::on_empty_plan)
+  // The victims, newest first as the pass takes them: each written back as suspend_streak
+  // writes a member back, taken out of the streak's figures, and preempted.
+  bool extreme_left = false;
+  const auto ran = static_cast<int32_t>(steps);
+  while (running.size() > end) {
+    const uint32_t slot = running.back();
+    Request& r = reqs[slot];
+    const DecodeStreak::Written w{leave_key(r.spec.output_tokens - r.generated_tokens, slot),
+                                  r.context_tokens,
+                                  static_cast<int32_t>(r.kv_held_tokens - r.context_tokens + 1)};
+    extreme_left |= drop_member(s, w);
+    r.kv_held_tokens = member_held(s, r);
+    r.context_tokens += ran;
+    r.generated_tokens += ran;
+    if (ran > 0) r.last_token = s.last_end;
+    state.preempt(slot);
+  }
+  s.members = static_cast<int64_t>(end);
+  if (extreme_left) {  // found again among those left, as settle_streak_step does
+    int64_t longest = INT64_MIN, shortest = INT64_MAX;
+    for (size_t i = 0; i < end; ++i) {
+      const int64_t context = reqs[running[i]].context_tokens;
+      longest = std::max(longest, context);
+      shortest = std::min(shortest, context);
+    }
+    s.context_max = longest;
+    s.context_min = shortest;
+  }
+  s.left_min = leave_step(s.leaves.front());
+  // The blocks of those left are free now (the pass gave each its block).
+  const int32_t blocks = s.boundaries[static_cast<size_t>(due)];
+  if (blocks > 0 && !kv.take_blocks(blocks))
+    throw std::logic_error("a decode streak's preemptions left its step's blocks short");
   return true;
 }
 

@@ -23,7 +23,9 @@
 // event. A step in which the KV runs short, a policy that cannot plan admissions alone, a
 // request admitted that cannot join (a chunked prefill unfinished), or any event other than a
 // step end, an arrival or a schedule, writes the members' state back (materialises it) and
-// the step goes the ordinary way.
+// the step goes the ordinary way. A step in which the KV runs short stays a streak's where the
+// scheduler preempts the newest (Scheduler::preempts_newest): the engine works out its victims
+// and preempts them itself.
 #include <cstdint>
 #include <utility>
 #include <vector>
@@ -53,6 +55,13 @@ struct DecodeStreak {
   int64_t members = 0;     // the first of running(); those admitted since come after them
   int64_t limit = 0;       // the scheduler's repeat_decode_limit (read once)
   int64_t block = 0;       // KV tokens per block
+  // The scheduler's preempts_newest() (a step short of KV stays a streak's:
+  // Simulation::preempt_streak_members) and admits_nothing_as_kv_fills(); with the latter,
+  // whether admits_nothing() said true at this queue and batch (reset by every step that
+  // may change either: the loop's steps that change neither only take blocks).
+  bool preempts = false;
+  bool nothing_holds = false;
+  bool admits_none = false;
   // The sum, longest and shortest of the members' context_tokens as kept (as at the capture,
   // less the steps run when they joined), and the fewest tokens any member had to produce so
   // counted: summed again as members leave, added to as they join. A member leaves at the end

@@ -38,6 +38,26 @@ class NoStreaks final : public Scheduler {
   std::unique_ptr<Scheduler> m_inner;
 };
 
+// The same scheduler with its streak promises but preempts_newest: a streak step short of KV
+// goes the ordinary way (suspended, then taken up again).
+class NoStreakPreemption final : public Scheduler {
+ public:
+  explicit NoStreakPreemption(std::unique_ptr<Scheduler> inner) : m_inner(std::move(inner)) {}
+  void plan_step(SchedulerView& s) override { m_inner->plan_step(s); }
+  void after_step(SchedulerView& s) override { m_inner->after_step(s); }
+  int64_t max_running() const override { return m_inner->max_running(); }
+  bool priority_order() const override { return m_inner->priority_order(); }
+  int64_t queue_key(const Request& r) const override { return m_inner->queue_key(r); }
+  int64_t repeat_decode_limit() const override { return m_inner->repeat_decode_limit(); }
+  bool admits_nothing(SchedulerView& s) const override { return m_inner->admits_nothing(s); }
+  bool plan_admissions(SchedulerView& s, int64_t decodes) override {
+    return m_inner->plan_admissions(s, decodes);
+  }
+
+ private:
+  std::unique_ptr<Scheduler> m_inner;
+};
+
 /// Keeps every step's end; sets `*flag` at the first step end at or past `at` (an interrupt
 /// that comes during a run, as a signal would).
 class StepEndsSeen final : public StepObserver {
@@ -60,6 +80,18 @@ Components components_of(const std::string& yaml, bool streaks) {
     for (ReplicaParts& p : sc.components.replicas)
       p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
   return std::move(sc.components);
+}
+
+/// run() with streaks whose steps short of KV go the ordinary way (NoStreakPreemption).
+CheckedRun run_suspending(const std::string& yaml) {
+  Scenario sc = build_scenario(doc_of(yaml));
+  for (ReplicaParts& p : sc.components.replicas)
+    p.scheduler = std::make_unique<NoStreakPreemption>(std::move(p.scheduler));
+  Simulation sim(std::move(sc.components), /*check=*/true, RunLimits{});
+  CollectingRecorder rec;
+  sim.add_recorder(rec);
+  sim.run();
+  return {rec.by_id(), sim.stats()};
 }
 
 CheckedRun run(const std::string& yaml, bool streaks, RunLimits limits = {},
@@ -384,7 +416,7 @@ TEST_CASE("decode streak: taken up again after the step where its KV ran short",
           std::string("{policy: paged, capacity_tokens: 266, block_size: 7}")}) {
       INFO("chunked_prefill " << chunked << ", kv " << kv);
       const std::string yaml = scenario(kv, chunked);
-      const CheckedRun with = run(yaml, true);
+      const CheckedRun with = run_suspending(yaml);
       const CheckedRun without = run(yaml, false);
       int64_t preemptions = 0;
       for (const Request& r : with.requests) preemptions += r.preemptions;
@@ -392,6 +424,37 @@ TEST_CASE("decode streak: taken up again after the step where its KV ran short",
       CHECK(with.stats.streak_resumes > 0);
       CHECK(without.stats.streak_resumes == 0);
       same_results(with, without);
+    }
+  }
+}
+
+TEST_CASE("decode streak: a step short of KV preempts the newest members and stays a streak's",
+          "[sim][streak]") {
+  // The same runs near a full cache, with the scheduler's promise (Scheduler::preempts_newest):
+  // the engine works out the step's victims as the scheduler's pass would (the members taking
+  // the free blocks in order, the newest preempted whenever one finds none), preempts them and
+  // runs the step as the streak's, with --check comparing the streak's shape and KV with its
+  // requests' at every step. The results, preemptions included, are those of planning every
+  // step; the steps short of KV that went the ordinary way (and the streaks taken up again
+  // after them) are now streak steps.
+  for (const bool chunked : {false, true}) {
+    for (const std::string& kv :
+         {std::string("{policy: paged, capacity_tokens: 320, block_size: 16}"),
+          std::string("{policy: paged, capacity_tokens: 266, block_size: 7}"),
+          std::string("{policy: paged, capacity_tokens: 160, block_size: 1}")}) {
+      INFO("chunked_prefill " << chunked << ", kv " << kv);
+      const std::string yaml = scenario(kv, chunked);
+      const CheckedRun with = run(yaml, true);
+      const CheckedRun suspending = run_suspending(yaml);
+      const CheckedRun without = run(yaml, false);
+      int64_t preemptions = 0;
+      for (const Request& r : with.requests) preemptions += r.preemptions;
+      CHECK(preemptions > 0);
+      CHECK(suspending.stats.streak_resumes > 0);
+      CHECK(with.stats.streak_resumes < suspending.stats.streak_resumes);
+      CHECK(with.stats.streak_steps > suspending.stats.streak_steps);
+      same_results(with, without);
+      same_results(suspending, without);
     }
   }
 }
