@@ -140,42 +140,32 @@ bool Simulation::join_streak(Replica& rep) {
 
 // The body of a streak's next step, shared by its first (start_streak_step) and the loop.
 template <bool k_plain>
-[[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t& n,
-                                                                bool& waiting, bool first) {
+[[gnu::always_inline]] inline bool Simulation::next_streak_step(uint32_t rep_index, int64_t n,
+                                                                bool waiting, bool first) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
   // Every member has a token left to produce in this step (s.left_min > s.steps: one that
   // produces its last leaves at the step's end, leave_streak).
   const int64_t step = s.steps + 1;
-  int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
-  bool preempted = false;
+  const int32_t blocks = s.boundaries[static_cast<size_t>(step % s.block)];
   if (blocks > 0 && !state.kv().take_blocks(blocks)) {
     // Near capacity: the scheduler preempts, in this step as it would plan it where it says
-    // how (its victims then join the queue, and the step admits nothing), else in the
-    // ordinary step.
-    if (!s.preempts || !preempt_streak_members(rep_index, step)) {
-      suspend_streak(rep_index);
-      return false;
-    }
-    preempted = true;
-    n = s.members;
-    waiting = true;
-    s.admits_none = false;  // the queue holds the victims
+    // how (out of line: the streak's loop reads the members again), else in the ordinary
+    // step.
+    if (s.preempts && preempt_streak_members(rep_index, step)) return true;
+    suspend_streak(rep_index);
+    return false;
   }
   // A queue the step takes from (its head fits what is left): the scheduler plans the
-  // admissions after the members' decodes, or the step goes the ordinary way.
+  // admissions after the members' decodes, or the step goes the ordinary way. Asked again
+  // only where the queue or the batch may have changed since it said "nothing"
+  // (DecodeStreak::admits_none: the loop's steps that change neither take only blocks).
   StepShape shape;
   int32_t prefill_sequences = 0;
-  // Asked again only where the queue or the batch may have changed since it said "nothing"
-  // (DecodeStreak::admits_none: the loop's steps that change neither take only blocks).
-  bool admits = false;
-  if (waiting && !preempted && !s.admits_none) {
-    const bool none = rep.scheduler->admits_nothing(state);
-    s.admits_none = none && s.nothing_holds;
-    admits = !none;
-  }
-  if (admits) {
+  if (waiting && !s.admits_none && rep.scheduler->admits_nothing(state)) {
+    s.admits_none = s.nothing_holds;
+  } else if (waiting && !s.admits_none) {
     if (!rep.scheduler->plan_admissions(state, n)) {
       if (blocks > 0) (void)state.kv().take_blocks(-blocks);
       materialize(rep);
@@ -192,6 +182,20 @@ template <bool k_plain>
       ++prefill_sequences;
     }
   }
+  // The KV held grows only by this step's blocks and admissions (launch leaves the peak to
+  // its caller in a streak): read where it may have, and at a run of streak steps' first.
+  launch_streak_step<k_plain>(rep_index, n, step, shape, prefill_sequences,
+                              first || blocks > 0 || prefill_sequences > 0);
+  return true;
+}
+
+template <bool k_plain>
+[[gnu::always_inline]] inline void Simulation::launch_streak_step(uint32_t rep_index, int64_t n,
+                                                                  int64_t step, StepShape& shape,
+                                                                  int32_t prefill_sequences,
+                                                                  bool read_peak) {
+  Replica& rep = m_reps[rep_index];
+  DecodeStreak& s = rep.streak;
   if (n != s.stretch_asked) {  // the batch changed: the model's terms at the new one
     s.stretch_asked = n;
     if (!rep.step_time->decode_stretch(static_cast<int32_t>(n), s.stretch)) s.stretch.batch = 0;
@@ -205,14 +209,11 @@ template <bool k_plain>
   shape.decode_context_max = s.context_max + step;
   shape.decode_context_min = s.context_min + step;
   if (!k_plain && m_check) check_streak(rep_index, shape);
-  // The KV held grows only by this step's blocks and admissions (launch leaves the peak to
-  // its caller in a streak): read where it may have, and at a run of streak steps' first.
-  if (first || blocks > 0 || preempted || prefill_sequences > 0) {
+  if (read_peak) {
     ReplicaStats& rs = m_stats.replicas[rep_index];
-    rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, state.kv().used_tokens());
+    rs.peak_kv_used_tokens = std::max(rs.peak_kv_used_tokens, rep.state.kv().used_tokens());
   }
   launch<true, k_plain>(rep_index, shape, 0, prefill_sequences, static_cast<int32_t>(n), false);
-  return true;
 }
 
 // end_streak_step, inline in the streak's loop.
@@ -299,6 +300,10 @@ bool Simulation::streak_loop(uint32_t rep_index) {
     // The next step (start_streak_step's checks but those that cannot change here: the batch's
     // size and the capture).
     if (!next_streak_step<k_plain>(rep_index, n, waiting, false)) return false;
+    if (s.members != n) {  // it preempted members (preempt_streak_members): they wait
+      n = s.members;
+      waiting = true;
+    }
   }
   post(Event::step_end(rep.step_end, rep_index));
   return true;
@@ -465,10 +470,8 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
   s.end_sink = m_end_observers.size() == 1
                    ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
                    : StepEndSink{};
-  int64_t members = n;
-  bool waiting = !state.waiting().empty();
   s.admits_none = false;  // the queue or the batch may have changed since it was asked
-  return next_streak_step(rep_index, members, waiting, true);
+  return next_streak_step(rep_index, n, !state.waiting().empty(), true);
 }
 
 bool Simulation::end_streak_step(uint32_t rep_index) { return count_streak_step(rep_index); }
@@ -705,7 +708,7 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   return true;
 }
 
-bool Simulation::preempt_streak_members(uint32_t rep_index, int64_t step) {
+[[gnu::noinline]] bool Simulation::preempt_streak_members(uint32_t rep_index, int64_t step) {
   Replica& rep = m_reps[rep_index];
   DecodeStreak& s = rep.streak;
   BatchState& state = rep.state;
@@ -776,6 +779,13 @@ bool Simulation::preempt_streak_members(uint32_t rep_index, int64_t step) {
   const int32_t blocks = s.boundaries[static_cast<size_t>(due)];
   if (blocks > 0 && !kv.take_blocks(blocks))
     throw std::logic_error("a decode streak's preemptions left its step's blocks short");
+  // The step admits nothing (the scheduler's step that preempted does not), and the queue,
+  // which holds the victims, is asked at the next. The KV held is read for the peak as after
+  // the ordinary step's planning; the loop's general body (not its plain path's checks) runs
+  // it, the same step.
+  s.admits_none = false;
+  StepShape shape;
+  launch_streak_step<false>(rep_index, s.members, step, shape, 0, true);
   return true;
 }
 

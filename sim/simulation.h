@@ -325,13 +325,15 @@ class Simulation {
   /// `waiting`: its queue holds a request; `first`: the first of a run of them, whose KV held
   /// is read for the peak whatever it took); false (the streak written back) when the step
   /// must go the ordinary way.
-  /// `n` and `waiting` are the loop's: a step short of KV that preempts members
-  /// (preempt_streak_members) leaves fewer members and a queue.
   template <bool k_plain = false>
-  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t& n, bool& waiting, bool first);
+  [[nodiscard]] bool next_streak_step(uint32_t rep, int64_t n, bool waiting, bool first);
+  /// The end of next_streak_step: the members' decodes beside `shape`'s admissions, started.
+  template <bool k_plain>
+  void launch_streak_step(uint32_t rep, int64_t n, int64_t step, StepShape& shape,
+                          int32_t prefill_sequences, bool read_peak);
   /// Streak step `step` of `rep`, whose blocks the KV cannot give, planned as the scheduler's
-  /// pass would plan it (Scheduler::preempts_newest): the newest members preempted, the others'
-  /// blocks taken. False (nothing changed) where it would preempt every member.
+  /// pass would plan it (Scheduler::preempts_newest: the newest members preempted, the others'
+  /// blocks taken) and started. False (nothing changed) where it would preempt every member.
   [[nodiscard]] bool preempt_streak_members(uint32_t rep, int64_t step);
   /// Counts a streak step that ended now; true when members produced their last token in it
   /// or requests were admitted in it (settle_streak_step).
