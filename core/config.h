@@ -34,11 +34,18 @@ struct RealRange {
 inline constexpr RealRange k_positive{0.0, std::numeric_limits<double>::infinity(), true};
 inline constexpr RealRange k_non_negative{0.0, std::numeric_limits<double>::infinity(), false};
 
+/// Where a document's text comes from.
+enum class TextOrigin {
+  input,    ///< a user's file or --set value, or the embedded default scenario: every check
+  shipped,  ///< a catalogue file embedded at build time: parsed once, without the second-document
+            ///< and duplicate-key checks, which tests/models/catalog_test.cpp runs on every one
+};
+
 /// The whole document: its file name (for messages) and what has been read.
 class Document {
  public:
-  /// Parses `text`; `file` names it in messages ("<default>" for the embedded scenario).
-  Document(const std::string& text, std::string file);
+  /// Parses `text`; `file` names it in messages ("<default scenario>" for the embedded one).
+  Document(const std::string& text, std::string file, TextOrigin origin = TextOrigin::input);
   static std::shared_ptr<Document> load_file(const std::string& path);
 
   /// Applies "a.b.c=value" (value parsed as YAML) before anything is read.
