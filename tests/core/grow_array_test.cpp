@@ -146,8 +146,7 @@ TEST_CASE("grow array: a mapped block's new values are zero wherever values were
   CHECK(f[0] == 399990);
 }
 
-TEST_CASE("grow array: a block between k_map_bytes and k_huge_bytes is mapped in pages",
-          "[core]") {
+TEST_CASE("grow array: a block between k_map_bytes and k_huge_bytes is mapped in pages", "[core]") {
   // int64: from 8,192 values (64 KiB) the array maps its own pages and grows them by mremap
   // (never through malloc's heap, where a grown block is copied); past 131,072 (1 MiB) it moves
   // to the huge-page tier. Values stay through each move; resize's zeros hold in the page tier.
