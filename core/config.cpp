@@ -341,8 +341,13 @@ std::string Document::where(const YAML::Node& node, const std::string& key_path)
 
 void Document::check_all_read() const { check_node(m_root, ""); }
 
-void Document::check_node(const YAML::Node& node, const std::string& path) const {
+void Document::check_keys_read(const YAML::Node& map, const std::string& path) const {
+  check_node(map, path, false);
+}
+
+void Document::check_node(const YAML::Node& node, const std::string& path, bool deep) const {
   if (node.IsSequence()) {
+    if (!deep) return;
     for (size_t i = 0; i < node.size(); ++i) check_node(node[i], fmt::format("{}[{}]", path, i));
     return;
   }
@@ -360,7 +365,7 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
     if (it == m_queried.end() || !it->second.count(key)) {
       const auto ks = m_kind_switches.find(path);
       if (ks != m_kind_switches.end() && ks->second.inherited.count(key)) {
-        dropped.push_back(key);
+        if (deep) dropped.push_back(key);
         continue;
       }
       std::vector<std::string> valid;
@@ -373,7 +378,7 @@ void Document::check_node(const YAML::Node& node, const std::string& path) const
                       hidden ? fmt::format(": it holds {}", hidden->what) : std::string(),
                       did_you_mean(key, valid), valid.empty() ? "none" : join_names(valid)));
     }
-    check_node(kv.second, full);
+    if (deep) check_node(kv.second, full);
   }
   if (dropped.empty()) return;
   const KindSwitch& ks = m_kind_switches.at(path);

@@ -410,6 +410,7 @@ HardwareSpec parse_hardware_text(const std::string& text, const std::string& fil
         optional_plausible_real(peaks, dtype_names()[i], units::k_tflop_per_s).value_or(0.0);
     any = any || h.peak_tflops[i] > 0;
   }
+  if (!any) peaks.check_keys_read();  // a misspelt precision is named as such
   if (!any)
     peaks.fail("",
                fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));

@@ -238,6 +238,10 @@ prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
       Catch::Contains("memory_bandwidth_gb_per_s = \"-1\" at chip.yaml:4:28: must be > 0"));
   CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{}")),
              Catch::Contains("give the dense peak of at least one of fp32, bf16"));
+  // Only a misspelt precision: named as unknown, not as a missing peak.
+  CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{fp23: 1}")),
+             Catch::Contains("peak_tflops.fp23 at chip.yaml:5:15: unknown key (did you mean "
+                             "fp16?) (valid here: bf16, fp16, fp32, fp8, int4, int8)"));
   // A file is parsed once a process (parse_hardware keeps the spec): asked again, the same text
   // gives the same spec, another file name the same figures with its own name in messages, and
   // a bad file fails every time.
