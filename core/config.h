@@ -34,11 +34,18 @@ struct RealRange {
 inline constexpr RealRange k_positive{0.0, std::numeric_limits<double>::infinity(), true};
 inline constexpr RealRange k_non_negative{0.0, std::numeric_limits<double>::infinity(), false};
 
+/// Where a document's text comes from.
+enum class TextOrigin {
+  input,    ///< a user's file or --set value, or the embedded default scenario: every check
+  shipped,  ///< a catalogue file embedded at build time: parsed once, without the second-document
+            ///< and duplicate-key checks, which tests/models/catalog_test.cpp runs on every one
+};
+
 /// The whole document: its file name (for messages) and what has been read.
 class Document {
  public:
-  /// Parses `text`; `file` names it in messages ("<default>" for the embedded scenario).
-  Document(const std::string& text, std::string file);
+  /// Parses `text`; `file` names it in messages ("<default scenario>" for the embedded one).
+  Document(const std::string& text, std::string file, TextOrigin origin = TextOrigin::input);
   static std::shared_ptr<Document> load_file(const std::string& path);
 
   /// Applies "a.b.c=value" (value parsed as YAML) before anything is read.
@@ -58,6 +65,10 @@ class Document {
   /// The directory relative paths in this document are resolved against.
   [[nodiscard]] std::string base_dir() const;
 
+  /// check_all_read's check of one map's own keys (not of the maps below them): throws for the
+  /// first key nobody asked for. Cfg::check_keys_read.
+  void check_keys_read(const YAML::Node& map, const std::string& path) const;
+
   // Used by Cfg.
   void note_queried(const std::string& map_path, const std::string& key);
   [[nodiscard]] bool was_queried(const std::string& map_path, const std::string& key) const;
@@ -66,7 +77,9 @@ class Document {
   [[nodiscard]] std::string where(const YAML::Node& node, const std::string& key_path = "") const;
 
  private:
-  void check_node(const YAML::Node& node, const std::string& path) const;
+  /// `deep`: the maps and lists below too, and an old kind's keys dropped (check_all_read);
+  /// else this map's own keys only, an old kind's skipped.
+  void check_node(const YAML::Node& node, const std::string& path, bool deep = true) const;
 
   std::string m_file;
   YAML::Node m_root;
@@ -116,6 +129,11 @@ class Cfg {
   /// The node at `key` (recorded as read), for a value Cfg has no reader for, such as a list of
   /// numbers; undefined when absent. A handle into the document: read it, never assign to it.
   [[nodiscard]] YAML::Node node(const std::string& key) const { return lookup(key); }
+
+  /// Throws, as Document::check_all_read will, for the first key of this map (its own keys, not
+  /// those of maps below) that nobody has asked for yet: for a reader about to refuse the map
+  /// for a key it lacks, where the key given instead is misspelt or belongs elsewhere.
+  void check_keys_read() const { m_doc->check_keys_read(m_node, m_path); }
 
   /// Throws InputError about `key` of this map (or about the map itself when key is empty).
   [[noreturn]] void fail(const std::string& key, const std::string& allowed) const;

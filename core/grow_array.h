@@ -1,10 +1,13 @@
 #pragma once
-// A growing array of trivially copyable values that grows with realloc instead of a vector's
-// allocate-copy-free: past malloc's mmap threshold (128 KiB at first) glibc moves a block by
-// remapping its pages (mremap), so the values already there are neither copied nor faulted in
-// again. For arrays that grow by the step over a whole run (MetricsRecorder's step ends and gap
-// counts: 4 MB on the Azure benchmark, whose doublings through std::vector were a third of the
-// run's page faults). The subset of std::vector's interface those arrays use.
+// A growing array of trivially copyable values that grows without a vector's allocate-copy-free:
+// small blocks with realloc, and from k_map_bytes (64 KiB) on in pages the array maps itself and
+// grows by remapping them (mremap), so the values already there are neither copied nor faulted
+// in again. (glibc's realloc would do the same only past its mmap threshold, which starts at
+// 128 KiB but rises to the size of any mapped block freed before: in a run that has freed a
+// large buffer, the step ends grew on malloc's heap, each doubling a copy.) For arrays that grow
+// by the step over a whole run (MetricsRecorder's step ends and gap counts: 4 MB on the Azure
+// benchmark, whose doublings through std::vector were a third of the run's page faults). The
+// subset of std::vector's interface those arrays use.
 //
 // Past k_huge_bytes a block is mapped by the array itself, in whole 2 MiB pieces aligned to
 // 2 MiB and advised as transparent huge pages (madvise MADV_HUGEPAGE): where the kernel
@@ -123,12 +126,19 @@ class GrowArray {
       map(n);
       return;
     }
+    if (n * sizeof(T) >= k_map_bytes || m_mapped > 0) {
+      map_pages(n);
+      return;
+    }
     void* p = std::realloc(m_v, n * sizeof(T));
     if (p == nullptr) throw std::bad_alloc();
     m_v = static_cast<T*>(p);
     m_cap = n;
   }
 
+  /// A block this large or larger (and smaller than k_huge_bytes) is mapped by the array in
+  /// 4 KiB pages and grown by moving them (see the top of this file).
+  static constexpr size_t k_map_bytes = size_t{64} << 10;
   /// A block this large or larger is mapped in huge pages (see the top of this file).
   static constexpr size_t k_huge_bytes = size_t{1} << 20;
   /// The most bytes of blocks advised as huge pages at once, over the process.
@@ -184,6 +194,26 @@ class GrowArray {
     g_grow_array_huge_bytes.fetch_sub(m_advised, std::memory_order_relaxed);
     m_advised = advised;
     m_v = static_cast<T*>(p);
+    m_mapped = bytes;
+    m_cap = bytes / sizeof(T);
+  }
+  /// Room for `n` values in a block mapped in 4 KiB pages, not advised: grown by mremap, which
+  /// moves the pages where it must (no copy, no fault for the values kept).
+  void map_pages(size_t n) {
+    const size_t page = 4096;
+    const size_t bytes = (n * sizeof(T) + page - 1) / page * page;
+    if (m_mapped > 0) {
+      void* p = ::mremap(m_v, m_mapped, bytes, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      m_v = static_cast<T*>(p);
+    } else {
+      void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      if (m_n > 0) std::memcpy(p, m_v, m_n * sizeof(T));
+      std::free(m_v);
+      m_written = m_n;
+      m_v = static_cast<T*>(p);
+    }
     m_mapped = bytes;
     m_cap = bytes / sizeof(T);
   }

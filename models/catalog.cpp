@@ -111,13 +111,16 @@ bool looks_like_path(const std::string& s) {
 struct Located {
   std::string text;
   std::string file;
-  std::string error;  // empty on success
+  std::string error;                      // empty on success
+  TextOrigin origin = TextOrigin::input;  // shipped: an embedded file
 };
 
 Located locate(const Catalogue& cat, const std::string& s, const std::string& base_dir) {
   const std::string name = resolve_name(cat, s);
   for (const EmbeddedFile& f : cat.files)
-    if (name == f.name) return {f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}};
+    if (name == f.name)
+      return {
+          f.text, fmt::format("configs/{}/{}.yaml", cat.folder, f.name), {}, TextOrigin::shipped};
   if (!looks_like_path(s)) {
     const std::vector<std::string> names = names_of(cat);
     // Close to an alias: suggest the entry it stands for.
@@ -275,8 +278,8 @@ std::vector<std::string> HardwareSpec::supported_dtypes() const {
   return out;
 }
 
-ModelSpec parse_model(const std::string& text, const std::string& file) {
-  auto doc = std::make_shared<Document>(text, file);
+ModelSpec parse_model(const std::string& text, const std::string& file, TextOrigin origin) {
+  auto doc = std::make_shared<Document>(text, file, origin);
   const Cfg c = Cfg::root(doc);
   ModelSpec m;
   m.name = c.get_string("name");
@@ -381,8 +384,9 @@ std::optional<MeasuredShares> read_measured(const Cfg& c, const HardwareSpec& h)
 
 namespace {
 
-HardwareSpec parse_hardware_text(const std::string& text, const std::string& file) {
-  auto doc = std::make_shared<Document>(text, file);
+HardwareSpec parse_hardware_text(const std::string& text, const std::string& file,
+                                 TextOrigin origin) {
+  auto doc = std::make_shared<Document>(text, file, origin);
   const Cfg c = Cfg::root(doc);
   HardwareSpec h;
   h.name = c.get_string("name");
@@ -406,6 +410,7 @@ HardwareSpec parse_hardware_text(const std::string& text, const std::string& fil
         optional_plausible_real(peaks, dtype_names()[i], units::k_tflop_per_s).value_or(0.0);
     any = any || h.peak_tflops[i] > 0;
   }
+  if (!any) peaks.check_keys_read();  // a misspelt precision is named as such
   if (!any)
     peaks.fail("",
                fmt::format("give the dense peak of at least one of {}", join_names(dtype_names())));
@@ -419,19 +424,19 @@ HardwareSpec parse_hardware_text(const std::string& text, const std::string& fil
 
 }  // namespace
 
-HardwareSpec parse_hardware(const std::string& text, const std::string& file) {
+HardwareSpec parse_hardware(const std::string& text, const std::string& file, TextOrigin origin) {
   // A run reads its chip's file several times (the step model, the KV memory, the accelerator
   // and power figures), and parsing YAML is most of the cost: a file's spec is kept for the
   // process once it has parsed (a bad one throws each time). While a KeyLog records
   // (tests/cli/config_docs_test.cpp), every read goes to the parser, so that its keys are seen.
-  if (KeyLog::recording()) return parse_hardware_text(text, file);
+  if (KeyLog::recording()) return parse_hardware_text(text, file, origin);
   static std::mutex mutex;
   static std::map<std::pair<std::string, std::string>, HardwareSpec> parsed;
   {
     const std::lock_guard<std::mutex> lock(mutex);
     if (const auto it = parsed.find({text, file}); it != parsed.end()) return it->second;
   }
-  HardwareSpec h = parse_hardware_text(text, file);
+  HardwareSpec h = parse_hardware_text(text, file, origin);
   const std::lock_guard<std::mutex> lock(mutex);
   parsed.emplace(std::pair{text, file}, h);
   return h;
@@ -446,25 +451,25 @@ std::span<const HardwareAlias> hardware_aliases() { return k_hardware_aliases; }
 ModelSpec load_model(const std::string& name_or_path, const std::string& base_dir) {
   const Located l = locate(model_catalogue(), name_or_path, base_dir);
   if (!l.error.empty()) throw InputError(l.error);
-  return parse_model(l.text, l.file);
+  return parse_model(l.text, l.file, l.origin);
 }
 
 HardwareSpec load_hardware(const std::string& name_or_path, const std::string& base_dir) {
   const Located l = locate(hardware_catalogue(), name_or_path, base_dir);
   if (!l.error.empty()) throw InputError(l.error);
-  return parse_hardware(l.text, l.file);
+  return parse_hardware(l.text, l.file, l.origin);
 }
 
 ModelSpec read_model(const Cfg& c, const std::string& key) {
   const Located l = locate(model_catalogue(), c.get_string(key), c.doc().base_dir());
   if (!l.error.empty()) c.fail(key, l.error);
-  return parse_model(l.text, l.file);
+  return parse_model(l.text, l.file, l.origin);
 }
 
 HardwareSpec read_hardware(const Cfg& c, const std::string& key) {
   const Located l = locate(hardware_catalogue(), c.get_string(key), c.doc().base_dir());
   if (!l.error.empty()) c.fail(key, l.error);
-  return parse_hardware(l.text, l.file);
+  return parse_hardware(l.text, l.file, l.origin);
 }
 
 }  // namespace servesim

@@ -167,9 +167,12 @@ struct HardwareAlias {
 /// take them, and any name in other case or with '_' or ' ' for '-'.
 [[nodiscard]] std::span<const HardwareAlias> hardware_aliases();
 
-/// Parses and validates one catalogue file's text; `file` names it in messages.
-[[nodiscard]] ModelSpec parse_model(const std::string& text, const std::string& file);
-[[nodiscard]] HardwareSpec parse_hardware(const std::string& text, const std::string& file);
+/// Parses and validates one catalogue file's text; `file` names it in messages. `origin`
+/// shipped: an embedded catalogue file (core/config.h's TextOrigin).
+[[nodiscard]] ModelSpec parse_model(const std::string& text, const std::string& file,
+                                    TextOrigin origin = TextOrigin::input);
+[[nodiscard]] HardwareSpec parse_hardware(const std::string& text, const std::string& file,
+                                          TextOrigin origin = TextOrigin::input);
 
 /// A catalogue name, or a path to a YAML file (one containing '/' or ending in .yaml or .yml;
 /// a relative path is resolved against `base_dir`). Throws InputError for an unknown name (with

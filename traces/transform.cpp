@@ -210,7 +210,10 @@ std::unique_ptr<WorkloadSource> make_transform(const Cfg& c, const WorkloadMaker
       "target_rate_per_s",  "window_end_s",      "window_start_s"};
   bool any = false;
   for (const auto& k : keys) any = c.has(k) || any;
-  if (!any) c.fail("", fmt::format("give at least one of {}", join_names(keys)));
+  if (!any) {
+    c.check_keys_read();  // a misspelt or misplaced key is named as such
+    c.fail("", fmt::format("give at least one of {}", join_names(keys)));
+  }
   TransformSpec spec = read_spec(c, seed);
   const std::string where = fmt::format("{} in {}", c.path(), c.doc().file());
   std::unique_ptr<WorkloadSource> inner = make_inner();

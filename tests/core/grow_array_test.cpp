@@ -1,4 +1,4 @@
-// core/grow_array.h: a realloc-grown array keeps its values, in order, through growth past
+// core/grow_array.h: a growing array keeps its values, in order, through growth past
 // malloc's mmap threshold and past its own huge-page threshold (a block it maps), erasing from
 // the front, copies and moves; resize's new values are the given ones, also where a mapped
 // block skips writing zeros.
@@ -144,6 +144,49 @@ TEST_CASE("grow array: a mapped block's new values are zero wherever values were
   f.resize(20);
   for (size_t i = 10; i < 20; ++i) CHECK(f[i] == 0);
   CHECK(f[0] == 399990);
+}
+
+TEST_CASE("grow array: a block between k_map_bytes and k_huge_bytes is mapped in pages", "[core]") {
+  // int64: from 8,192 values (64 KiB) the array maps its own pages and grows them by mremap
+  // (never through malloc's heap, where a grown block is copied); past 131,072 (1 MiB) it moves
+  // to the huge-page tier. Values stay through each move; resize's zeros hold in the page tier.
+  constexpr size_t k_pages = GrowArray<int64_t>::k_map_bytes / sizeof(int64_t);
+  constexpr size_t k_huge = GrowArray<int64_t>::k_huge_bytes / sizeof(int64_t);
+  static_assert(k_pages < k_huge);
+  GrowArray<int64_t> a;
+  for (size_t i = 0; i < k_pages; ++i) a.push_back(static_cast<int64_t>(i) * 3);
+  CHECK(a.capacity() == k_pages);  // still malloc's, full
+  a.push_back(-1);                 // the move into mapped pages
+  CHECK(reinterpret_cast<uintptr_t>(a.data()) % 4096 == 0);
+  CHECK(a.capacity() >= k_pages + 1);
+  CHECK(a[k_pages - 1] == static_cast<int64_t>(k_pages - 1) * 3);
+  for (size_t i = a.size(); i < k_huge / 2; ++i) a.push_back(static_cast<int64_t>(i));
+  CHECK(a[k_pages] == -1);
+  CHECK(a[k_huge / 2 - 1] == static_cast<int64_t>(k_huge / 2 - 1));
+  CHECK(a[7] == 21);
+  // Shrunk and regrown within the page tier: the places that held values read zero.
+  a.resize(10);
+  a.resize(k_huge / 2, 0);
+  size_t nonzero = 0;
+  for (size_t i = 10; i < a.size(); ++i) nonzero += a[i] != 0;
+  CHECK(nonzero == 0);
+  CHECK(a[9] == 27);
+  a.erase_front(9);
+  CHECK(a[0] == 27);
+  // On into the huge-page tier, values kept.
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<int64_t>(i) + 5;
+  const size_t kept = a.size();
+  a.resize(2 * k_huge, 0);
+  CHECK(a[kept - 1] == static_cast<int64_t>(kept - 1) + 5);
+  CHECK(a[kept] == 0);
+  CHECK(a[2 * k_huge - 1] == 0);
+  // Copied, the copy its own (a page-tier block from the start).
+  GrowArray<int64_t> b;
+  b.resize(k_pages * 2, 4);
+  GrowArray<int64_t> c = b;
+  c[0] = 1;
+  CHECK(b[0] == 4);
+  CHECK(c[k_pages * 2 - 1] == 4);
 }
 
 TEST_CASE("grow array: the huge-page advice stays within the process's budget", "[core]") {

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "core/errors.h"
+#include "models/embedded_catalog.h"
 #include "tests/support.h"
 #include "tests/test_paths.h"
 
@@ -103,6 +104,29 @@ TEST_CASE("catalog: every hardware file is embedded, loads and is named after it
     CHECK_FALSE(h.supported_dtypes().empty());
     CHECK(h.peak_flops_per_s(Dtype::Fp32).has_value());  // every chip in the catalogue has fp32
   }
+}
+
+TEST_CASE("catalog: every embedded file passes the checks its shipped parse skips",
+          "[models][catalog]") {
+  // A catalogue name is parsed as TextOrigin::shipped (one parse: no document count, no
+  // duplicate-key walk). Each embedded text must pass those checks, and parse to the same tree.
+  size_t files = 0;
+  for (const auto& catalogue : {embedded_models(), embedded_hardware()})
+    for (const EmbeddedFile& f : catalogue) {
+      INFO(f.name);
+      const Document checked(f.text, f.name);
+      const Document shipped(f.text, f.name, TextOrigin::shipped);
+      CHECK(YAML::Dump(checked.root()) == YAML::Dump(shipped.root()));
+      ++files;
+    }
+  CHECK(files == model_names().size() + hardware_names().size());
+  // What the skipped checks refuse, a shipped text would not (and an input text is refused).
+  const std::string two = "name: a\n---\nname: b\n";
+  CHECK_THROWS_AS(Document(two, "two.yaml"), InputError);
+  CHECK_NOTHROW(Document(two, "two.yaml", TextOrigin::shipped));
+  const std::string twice = "name: a\nname: b\n";
+  CHECK_THROWS_AS(Document(twice, "twice.yaml"), InputError);
+  CHECK_NOTHROW(Document(twice, "twice.yaml", TextOrigin::shipped));
 }
 
 TEST_CASE("catalog: figures worked out by hand", "[models][catalog]") {
@@ -214,6 +238,10 @@ prices: {mixed: {usd_per_hour: 0.5, source: nobody, date: 2026-01}}
       Catch::Contains("memory_bandwidth_gb_per_s = \"-1\" at chip.yaml:4:28: must be > 0"));
   CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{}")),
              Catch::Contains("give the dense peak of at least one of fp32, bf16"));
+  // Only a misspelt precision: named as unknown, not as a missing peak.
+  CHECK_THAT(error(replace(good, "{fp32: 1, bf16: 4}", "{fp23: 1}")),
+             Catch::Contains("peak_tflops.fp23 at chip.yaml:5:15: unknown key (did you mean "
+                             "fp16?) (valid here: bf16, fp16, fp32, fp8, int4, int8)"));
   // A file is parsed once a process (parse_hardware keeps the spec): asked again, the same text
   // gives the same spec, another file name the same figures with its own name in messages, and
   // a bad file fails every time.

@@ -160,6 +160,12 @@ TEST_CASE("transform: contradictory or empty settings name the key", "[traces]")
   CHECK_THAT(err("max_context_tokens: 1"), Catch::Contains("max_context_tokens = \"1\""));
   CHECK_THAT(err(""), Catch::Contains("workload.transform at test.yaml:3:14: give at least one "
                                       "of max_context_tokens, max_output_tokens"));
+  // A transform of only unknown keys names the first, not the keys it lacks.
+  CHECK_THAT(err("max_requests: 200"),
+             Catch::Contains("workload.transform.max_requests at test.yaml:3:15: unknown key "
+                             "(valid here: max_context_tokens, max_output_tokens"));
+  CHECK_THAT(err("rate_scal: 2"), Catch::Contains("workload.transform.rate_scal at test.yaml:3:15: "
+                                                  "unknown key (did you mean rate_scale?)"));
   CHECK_THAT(err("min_prompt_tokens: 600"),
              Catch::Contains("workload.transform at test.yaml:3:14: no request is left after "
                              "the transform (5 transform_dropped_prompt_tokens)"));
