@@ -17,7 +17,7 @@
 namespace servesim {
 
 template <class F>
-void MetricsRecorder::each_gap_tally(uint32_t rep, F&& f) {
+[[gnu::always_inline]] inline void MetricsRecorder::each_gap_tally(uint32_t rep, F&& f) {
   f(m_all.itl);
   if (m_replicas.empty()) return;
   const uint32_t i = rep + m_replica_base;
@@ -61,6 +61,10 @@ GapRun MetricsRecorder::take_gaps(const Request& r, bool count) {
   const GapRun run = request_gap_run(m_step_ends, r);
   if (count) count_gaps(r, run);
   return run;
+}
+
+void MetricsRecorder::count_request_gaps(const Request& r) {
+  count_gaps(r, request_gap_run(m_step_ends, r));
 }
 
 void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {

@@ -804,6 +804,12 @@ class MetricsRecorder final : public ShardedRecorder {
   void replica_order_sums();
   /// Keeps a step end (StepEnds), first counting the gaps of the ends it is about to drop.
   void add_step_end(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens);
+  /// record() for a finished request when no target, class, tenant or replica is tallied.
+  void record_plain(const Request& r);
+  /// The figures add_figures takes from finished request `r`.
+  [[nodiscard]] static RequestFigures figures_of(const Request& r);
+  /// take_gaps(r, true) without its result (record_plain).
+  void count_request_gaps(const Request& r);
   /// Finished request `r`'s gaps (request_gap_run), counted a step at a time when `count`
   /// (count_gaps; metrics/gap_counts.cpp, where both are inline).
   GapRun take_gaps(const Request& r, bool count);
