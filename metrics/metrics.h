@@ -808,7 +808,7 @@ class MetricsRecorder final : public ShardedRecorder {
   void record_plain(const Request& r);
   /// The figures add_figures takes from finished request `r`.
   [[nodiscard]] static RequestFigures figures_of(const Request& r);
-  /// take_gaps(r, true) without its result (record_plain).
+  /// take_gaps(r, true) without its result, for record_plain. REQUIRES: no replica is tallied.
   void count_request_gaps(const Request& r);
   /// Finished request `r`'s gaps (request_gap_run), counted a step at a time when `count`
   /// (count_gaps; metrics/gap_counts.cpp, where both are inline).
@@ -816,6 +816,8 @@ class MetricsRecorder final : public ShardedRecorder {
   /// Counts finished request `r`'s gaps (`run`, from its replica's steps) a step at a time:
   /// its step gaps as a range of its replica's steps (m_gap_counts), any other gap at once,
   /// into the run's tally and its exit replica's and pool's (metrics/gap_counts.cpp).
+  /// `k_run_only`: no replica is tallied (m_replicas is empty), known where it is called.
+  template <bool k_run_only>
   void count_gaps(const Request& r, const GapRun& run);
   /// Adds the counted step gaps of replica `rep`'s ends before `end` (an index into its
   /// StepEnds) to the tallies, as (gap, requests) (metrics/gap_counts.cpp).
@@ -823,7 +825,7 @@ class MetricsRecorder final : public ShardedRecorder {
   /// flush_gap_counts over every replica's ends: before the tallies are read.
   void flush_all_gap_counts();
   /// The tallies a gap of local replica `rep` goes into, called as f(GapSketch&).
-  template <class F>
+  template <bool k_run_only, class F>
   void each_gap_tally(uint32_t rep, F&& f);
 
   Summary m_s;
