@@ -25,13 +25,19 @@ template <bool k_run_only, class F>
   if (!m_pools.empty()) f(m_pools[m_pool_of[i]].itl);
 }
 
+// By value and out of line: the caller's GapRun stays in registers (a reference would keep it
+// in memory on every path).
+[[gnu::noinline]] void MetricsRecorder::add_mean_gaps(uint32_t rep, GapRun run) {
+  each_gap_tally<false>(rep, [&](GapSketch& g) { (void)g.add_run(run); });
+}
+
 template <bool k_run_only>
 [[gnu::always_inline]] inline void MetricsRecorder::count_gaps(const Request& r,
                                                                const GapRun& run) {
   if (run.from == GapsFrom::none || run.count <= 0) return;
   const uint32_t rep = r.replica;
   if (run.from == GapsFrom::mean) {
-    each_gap_tally<k_run_only>(rep, [&](GapSketch& g) { (void)g.add_run(run); });
+    add_mean_gaps(rep, run);
     return;
   }
   const GrowArray<int64_t>& e = m_step_ends.of(rep);

@@ -819,6 +819,8 @@ class MetricsRecorder final : public ShardedRecorder {
   /// `k_run_only`: no replica is tallied (m_replicas is empty), known where it is called.
   template <bool k_run_only>
   void count_gaps(const Request& r, const GapRun& run);
+  /// count_gaps for a run of mean gaps (GapsFrom::mean).
+  void add_mean_gaps(uint32_t rep, GapRun run);
   /// Adds the counted step gaps of replica `rep`'s ends before `end` (an index into its
   /// StepEnds) to the tallies, as (gap, requests) (metrics/gap_counts.cpp).
   void flush_gap_counts(uint32_t rep, size_t end);
