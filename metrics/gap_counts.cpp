@@ -90,8 +90,8 @@ void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {
   const int64_t total = end == all ? c.pending : -1;
   const int64_t before = m_all.itl.q.count();
   int64_t open = 0;  // requests whose gaps span the last step flushed: the counts' sum
-  each_gap_tally<false>(rep,
-                 [&](GapSketch& g) { open = g.add_step_gaps(e.data(), d.data(), end, total); });
+  each_gap_tally<false>(
+      rep, [&](GapSketch& g) { open = g.add_step_gaps(e.data(), d.data(), end, total); });
   c.pending -= m_all.itl.q.count() - before;
   if (end == all) {
     // No range goes past the last step: what is open there ends at the next index, whose count

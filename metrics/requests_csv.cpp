@@ -51,7 +51,7 @@ struct RequestsCsvHeldRow {
 
   Kind kind = Kind::Empty;
   Finished finished{};  ///< Kind::Finished
-  std::string text;   ///< Kind::Text: any other row (its reason is unbounded), as its text
+  std::string text;     ///< Kind::Text: any other row (its reason is unbounded), as its text
 };
 
 namespace {
@@ -348,7 +348,8 @@ struct RequestsCsvWriter::Background {
   struct Batch {
     /// The finished rows, in the order they left: the first `finished` of k_batch_rows,
     /// allocated once unwritten and written in place (no zeroing, no growth check a row).
-    std::unique_ptr<FinishedRow[]> rows = std::make_unique_for_overwrite<FinishedRow[]>(k_batch_rows);
+    std::unique_ptr<FinishedRow[]> rows =
+        std::make_unique_for_overwrite<FinishedRow[]>(k_batch_rows);
     size_t finished = 0;
     size_t departures = 0;       ///< rows of either kind
     std::vector<TextRow> texts;  ///< the other rows, in the order they left
