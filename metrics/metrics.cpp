@@ -121,6 +121,10 @@ void MetricsRecorder::record(const Request& r) {
     record_plain(r);
     return;
   }
+  record_general(r);
+}
+
+void MetricsRecorder::record_general(const Request& r) {
   ++m_s.requests;
   m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
   const bool released = r.state == RequestState::Released;

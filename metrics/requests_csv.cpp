@@ -367,8 +367,8 @@ struct RequestsCsvWriter::Background {
 
   /// Notes in `b` the names known since the last departure handed over, if any.
   [[gnu::always_inline]] void note_names(Batch& b, const Names& names) {
-    const size_t c = names.classes ? names.classes->size() : 0;
-    const size_t t = names.tenants ? names.tenants->size() : 0;
+    const size_t c = names_size(names.classes);
+    const size_t t = names_size(names.tenants);
     if (c != classes_sent || t != tenants_sent) [[unlikely]]
       names_grew(b, names, c, t);
   }
@@ -391,13 +391,30 @@ struct RequestsCsvWriter::Background {
   /// place (a departure's common case: a few stores).
   [[gnu::always_inline]] void put(const Request& r, const Names& names) {
     Batch& b = filling();
+    // The common case calls nothing, so that it saves no registers: the rest is put_rest's.
+    if (r.state == RequestState::Released && b.departures + 1 < k_batch_rows &&
+        names_size(names.classes) == classes_sent && names_size(names.tenants) == tenants_sent)
+        [[likely]] {
+      fill_finished_row(b.rows[b.finished++], r);
+      ++b.departures;
+      return;
+    }
+    put_rest(b, r, names);
+  }
+
+  static size_t names_size(const std::vector<std::string>* names) {
+    return names ? names->size() : 0;
+  }
+
+  /// put for any other row: the names first known since the last, a row that did not finish
+  /// (its text, formatted now), the batch's last row (handed over).
+  [[gnu::noinline]] void put_rest(Batch& b, const Request& r, const Names& names) {
     note_names(b, names);
-    if (r.state == RequestState::Released) [[likely]]
+    if (r.state == RequestState::Released)
       fill_finished_row(b.rows[b.finished++], r);
     else
       put_text_row(b, r, names);
-    if (++b.departures >= k_batch_rows) [[unlikely]]
-      send(names);
+    if (++b.departures >= k_batch_rows) send(names);
   }
 
   /// put for a row that did not finish: its text, formatted now.
@@ -568,12 +585,16 @@ RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
 RequestsCsvWriter::~RequestsCsvWriter() { m_bg.reset(); }
 
 void RequestsCsvWriter::record(const Request& r) {
-  if (m_rows_ended) throw std::logic_error("request recorded after end_rows");
-  const Names names{m_class_names, m_tenant_names};
-  if (m_bg) {  // the writer's thread puts it in its place
-    m_bg->put(r, names);
+  if (m_bg && !m_rows_ended) [[likely]] {  // the writer's thread puts it in its place
+    m_bg->put(r, Names{m_class_names, m_tenant_names});
     return;
   }
+  record_here(r);
+}
+
+void RequestsCsvWriter::record_here(const Request& r) {
+  if (m_rows_ended) throw std::logic_error("request recorded after end_rows");
+  const Names names{m_class_names, m_tenant_names};
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
     if (r.state == RequestState::Released)
