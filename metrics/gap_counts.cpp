@@ -16,21 +16,28 @@
 
 namespace servesim {
 
-template <class F>
-void MetricsRecorder::each_gap_tally(uint32_t rep, F&& f) {
+template <bool k_run_only, class F>
+[[gnu::always_inline]] inline void MetricsRecorder::each_gap_tally(uint32_t rep, F&& f) {
   f(m_all.itl);
-  if (m_replicas.empty()) return;
+  if (k_run_only || m_replicas.empty()) return;
   const uint32_t i = rep + m_replica_base;
   f(m_replicas[i].itl);
   if (!m_pools.empty()) f(m_pools[m_pool_of[i]].itl);
 }
 
+// By value and out of line: the caller's GapRun stays in registers (a reference would keep it
+// in memory on every path).
+[[gnu::noinline]] void MetricsRecorder::add_mean_gaps(uint32_t rep, GapRun run) {
+  each_gap_tally<false>(rep, [&](GapSketch& g) { (void)g.add_run(run); });
+}
+
+template <bool k_run_only>
 [[gnu::always_inline]] inline void MetricsRecorder::count_gaps(const Request& r,
                                                                const GapRun& run) {
   if (run.from == GapsFrom::none || run.count <= 0) return;
   const uint32_t rep = r.replica;
   if (run.from == GapsFrom::mean) {
-    each_gap_tally(rep, [&](GapSketch& g) { (void)g.add_run(run); });
+    add_mean_gaps(rep, run);
     return;
   }
   const GrowArray<int64_t>& e = m_step_ends.of(rep);
@@ -42,7 +49,7 @@ void MetricsRecorder::each_gap_tally(uint32_t rep, F&& f) {
   idx += alone;
   // The step gaps counted below sum to their steps' span: added now, counted when flushed.
   const int64_t span = idx < end ? e[end - 1] - e[idx - 1] : 0;
-  each_gap_tally(rep, [&](GapSketch& g) {
+  each_gap_tally<k_run_only>(rep, [&](GapSketch& g) {
     if (alone) g.add_ns(first);
     g.add_step_sum_ns(span);
   });
@@ -59,8 +66,13 @@ void MetricsRecorder::each_gap_tally(uint32_t rep, F&& f) {
 
 GapRun MetricsRecorder::take_gaps(const Request& r, bool count) {
   const GapRun run = request_gap_run(m_step_ends, r);
-  if (count) count_gaps(r, run);
+  if (count) count_gaps<false>(r, run);
   return run;
+}
+
+void MetricsRecorder::count_request_gaps(const Request& r) {
+  assert(m_replicas.empty());
+  count_gaps<true>(r, request_gap_run(m_step_ends, r));
 }
 
 void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {
@@ -78,8 +90,8 @@ void MetricsRecorder::flush_gap_counts(uint32_t rep, size_t end) {
   const int64_t total = end == all ? c.pending : -1;
   const int64_t before = m_all.itl.q.count();
   int64_t open = 0;  // requests whose gaps span the last step flushed: the counts' sum
-  each_gap_tally(rep,
-                 [&](GapSketch& g) { open = g.add_step_gaps(e.data(), d.data(), end, total); });
+  each_gap_tally<false>(
+      rep, [&](GapSketch& g) { open = g.add_step_gaps(e.data(), d.data(), end, total); });
   c.pending -= m_all.itl.q.count() - before;
   if (end == all) {
     // No range goes past the last step: what is open there ends at the next index, whose count

@@ -113,6 +113,18 @@ void MetricsRecorder::track_replicas(std::vector<int64_t> accelerators,
 }
 
 void MetricsRecorder::record(const Request& r) {
+  // A finished request of a run without targets, classes, tenants or replicas to tally (a
+  // single engine's common case): record_plain, the same counts without the branches on them.
+  if (r.state == RequestState::Released && !m_slo && m_replicas.empty() &&
+      (!m_class_names || m_class_names->empty()) && (!m_tenant_names || m_tenant_names->empty()))
+      [[likely]] {
+    record_plain(r);
+    return;
+  }
+  record_general(r);
+}
+
+void MetricsRecorder::record_general(const Request& r) {
   ++m_s.requests;
   m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
   const bool released = r.state == RequestState::Released;
@@ -137,17 +149,7 @@ void MetricsRecorder::record(const Request& r) {
     m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
     // The run's own distributions: here, or on the sink's thread from its own copy of these
     // times (the same values in the same order: the same figures).
-    if (!m_figures_sink) {
-      RequestFigures f;
-      f.ttft_ns = (r.first_token - r.spec.arrival).count_ns();
-      f.e2e_ns = (r.release - r.spec.arrival).count_ns();
-      f.queue_ns = (r.first_admitted - r.spec.arrival).count_ns();
-      f.engine_ttft_ns = r.engine_ttft().count_ns();
-      if (r.spec.output_tokens > 1)
-        f.tpot_s = (r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1);
-      f.output_tokens = r.spec.output_tokens;
-      add_figures(f);
-    }
+    if (!m_figures_sink) add_figures(figures_of(r));
   }
   // Its inter-token gaps (metrics/token_gaps.h). Without classes or tenants, the tallies a gap
   // goes into depend only on its replica: its step gaps are counted a step at a time
@@ -208,6 +210,40 @@ void MetricsRecorder::record(const Request& r) {
   tally(m_replicas[entry], m_replicas[exit]);
   if (m_class_names && !m_class_names->empty()) record_replica_class(r, entry, ok);
   if (!m_pools.empty()) tally(m_pools[m_pool_of[entry]], m_pools[m_pool_of[exit]]);
+}
+
+void MetricsRecorder::record_plain(const Request& r) {
+  // record()'s steps for such a request, in its order: no target is met (none is set), and its
+  // gaps are counted a step at a time (count_gaps).
+  ++m_s.requests;
+  m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
+  ++m_status.finished;
+  ++m_s.finished;
+  m_s.prompt_tokens += r.spec.prompt_tokens;
+  m_s.output_tokens += r.spec.output_tokens;
+  m_s.preemptions += r.preemptions;
+  m_s.swap_preemptions += r.swap_preemptions;
+  m_s.preempted_requests += r.preemptions > 0;
+  m_last_release = std::max(m_last_release, r.release);
+  m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
+  if (!m_figures_sink) add_figures(figures_of(r));
+  count_request_gaps(r);
+  m_current_gaps = nullptr;
+  ++m_all.entered;  // RequestTally::add_entry and add_exit, without targets or own figures
+  ++m_all.left;
+  ++m_all.finished;
+}
+
+RequestFigures MetricsRecorder::figures_of(const Request& r) {
+  RequestFigures f;
+  f.ttft_ns = (r.first_token - r.spec.arrival).count_ns();
+  f.e2e_ns = (r.release - r.spec.arrival).count_ns();
+  f.queue_ns = (r.first_admitted - r.spec.arrival).count_ns();
+  f.engine_ttft_ns = r.engine_ttft().count_ns();
+  if (r.spec.output_tokens > 1)
+    f.tpot_s = (r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1);
+  f.output_tokens = r.spec.output_tokens;
+  return f;
 }
 
 void MetricsRecorder::add_figures(const RequestFigures& f) {

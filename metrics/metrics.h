@@ -804,20 +804,33 @@ class MetricsRecorder final : public ShardedRecorder {
   void replica_order_sums();
   /// Keeps a step end (StepEnds), first counting the gaps of the ends it is about to drop.
   void add_step_end(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens);
+  /// record() for a finished request when no target, class, tenant or replica is tallied.
+  void record_plain(const Request& r);
+  /// record() for any other request. Apart from record(), which only picks between the two,
+  /// so that the common case pays for none of this one's registers.
+  void record_general(const Request& r);
+  /// The figures add_figures takes from finished request `r`.
+  [[nodiscard]] static RequestFigures figures_of(const Request& r);
+  /// take_gaps(r, true) without its result, for record_plain. REQUIRES: no replica is tallied.
+  void count_request_gaps(const Request& r);
   /// Finished request `r`'s gaps (request_gap_run), counted a step at a time when `count`
   /// (count_gaps; metrics/gap_counts.cpp, where both are inline).
   GapRun take_gaps(const Request& r, bool count);
   /// Counts finished request `r`'s gaps (`run`, from its replica's steps) a step at a time:
   /// its step gaps as a range of its replica's steps (m_gap_counts), any other gap at once,
   /// into the run's tally and its exit replica's and pool's (metrics/gap_counts.cpp).
+  /// `k_run_only`: no replica is tallied (m_replicas is empty), known where it is called.
+  template <bool k_run_only>
   void count_gaps(const Request& r, const GapRun& run);
+  /// count_gaps for a run of mean gaps (GapsFrom::mean).
+  void add_mean_gaps(uint32_t rep, GapRun run);
   /// Adds the counted step gaps of replica `rep`'s ends before `end` (an index into its
   /// StepEnds) to the tallies, as (gap, requests) (metrics/gap_counts.cpp).
   void flush_gap_counts(uint32_t rep, size_t end);
   /// flush_gap_counts over every replica's ends: before the tallies are read.
   void flush_all_gap_counts();
   /// The tallies a gap of local replica `rep` goes into, called as f(GapSketch&).
-  template <class F>
+  template <bool k_run_only, class F>
   void each_gap_tally(uint32_t rep, F&& f);
 
   Summary m_s;

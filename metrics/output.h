@@ -68,6 +68,8 @@ class RequestsCsvWriter final : public RequestRecorder, private FiguresSink {
   void flush_buffer();
   /// Row `id` (as held, emptied): to the buffer when it is the next id, with the held rows that
   /// follow it, else held. The writer's thread's way in (write_on_thread).
+  /// record() without the writer's thread (or after end_rows: a logic error).
+  void record_here(const Request& r);
   void place(uint64_t id, RequestsCsvHeldRow& row, const RequestsCsvNames& names);
   /// The ring's slot for row `id` (> m_next_id), grown to hold it.
   RequestsCsvHeldRow& held_slot(uint64_t id);

@@ -27,28 +27,31 @@ struct RequestsCsvNames {
 struct RequestsCsvHeldRow {
   /// What a finished request's row shows: a row that waits for a lower id is kept as these
   /// values (88 bytes) and written straight into the output buffer when its turn comes,
-  /// formatted once and never copied.
+  /// formatted once and never copied. Without member initializers, so that a batch's rows
+  /// are allocated unwritten (make_unique_for_overwrite): fill_finished_row writes them all.
   struct Finished {
-    uint64_t id = 0;
-    int64_t arrival_ns = 0;
-    int64_t first_token_ns = 0;
-    int64_t finish_ns = 0;
-    int64_t release_ns = 0;
-    int64_t first_admitted_ns = 0;
-    int64_t server_ttft_ns = 0;  ///< the engine's TTFT (Request::engine_ttft)
-    double tpot_s = 0;           ///< with more than one output token
-    int32_t prompt_tokens = 0;
-    int32_t output_tokens = 0;
-    int32_t preemptions = 0;
-    int32_t priority = 0;
-    uint16_t class_id = 0;
-    uint16_t tenant_id = 0;
+    uint64_t id;
+    int64_t arrival_ns;
+    int64_t first_token_ns;
+    int64_t finish_ns;
+    int64_t release_ns;
+    int64_t first_admitted_ns;
+    int64_t server_ttft_ns;  ///< the engine's TTFT (Request::engine_ttft)
+    /// last token - first token, with more than one output token (else 0): its TPOT is worked
+    /// out from it where the row is written (tpot_of), off the engine's thread.
+    int64_t token_span_ns;
+    int32_t prompt_tokens;
+    int32_t output_tokens;
+    int32_t preemptions;
+    int32_t priority;
+    uint16_t class_id;
+    uint16_t tenant_id;
   };
   enum class Kind : uint8_t { Empty, Finished, Text };
 
   Kind kind = Kind::Empty;
-  Finished finished;  ///< Kind::Finished
-  std::string text;   ///< Kind::Text: any other row (its reason is unbounded), as its text
+  Finished finished{};  ///< Kind::Finished
+  std::string text;     ///< Kind::Text: any other row (its reason is unbounded), as its text
 };
 
 namespace {
@@ -150,8 +153,7 @@ char* put_tenant(char* p, const Names& names, uint16_t tenant_id) {
   f.release_ns = r.release.count_ns();
   f.first_admitted_ns = r.first_admitted.count_ns();
   f.server_ttft_ns = r.engine_ttft().count_ns();
-  if (r.spec.output_tokens > 1)
-    f.tpot_s = (r.last_token - r.first_token).seconds() / (r.spec.output_tokens - 1);
+  f.token_span_ns = r.spec.output_tokens > 1 ? (r.last_token - r.first_token).count_ns() : 0;
   f.prompt_tokens = r.spec.prompt_tokens;
   f.output_tokens = r.spec.output_tokens;
   f.preemptions = r.preemptions;
@@ -161,9 +163,15 @@ char* put_tenant(char* p, const Names& names, uint16_t tenant_id) {
 }
 
 FinishedRow finished_row(const Request& r) {
-  FinishedRow f;
+  FinishedRow f{};
   fill_finished_row(f, r);
   return f;
+}
+
+/// A finished row's TPOT, in seconds: MetricsRecorder::record's expression on the same
+/// integers, so the same double. REQUIRES: more than one output token.
+double tpot_of(const FinishedRow& f) {
+  return Time::ns(f.token_span_ns).seconds() / (f.output_tokens - 1);
 }
 
 /// What MetricsRecorder::add_figures takes from a finished row: the same times.
@@ -173,7 +181,7 @@ RequestFigures figures_of(const FinishedRow& f) {
   g.e2e_ns = f.release_ns - f.arrival_ns;
   g.queue_ns = f.first_admitted_ns - f.arrival_ns;
   g.engine_ttft_ns = f.server_ttft_ns;
-  g.tpot_s = f.tpot_s;
+  if (f.output_tokens > 1) g.tpot_s = tpot_of(f);
   g.output_tokens = f.output_tokens;
   return g;
 }
@@ -202,7 +210,7 @@ char* put_finished_row(char* p, const FinishedRow& f, const Names& names) {
   p = put_secs(p, ttft_ns);
   const auto ttft_size = static_cast<size_t>(p - ttft);
   *p++ = ',';
-  if (f.output_tokens > 1) p = decimal_chars::put_fixed9(p, p + 32, f.tpot_s);
+  if (f.output_tokens > 1) p = decimal_chars::put_fixed9(p, p + 32, tpot_of(f));
   *p++ = ',';
   p = put_secs(p, f.release_ns - f.arrival_ns);
   *p++ = ',';
@@ -338,8 +346,13 @@ struct RequestsCsvWriter::Background {
     size_t classes = 0, tenants = 0;
   };
   struct Batch {
-    std::vector<FinishedRow> rows;  ///< the finished rows, in the order they left
-    std::vector<TextRow> texts;     ///< the other rows, likewise
+    /// The finished rows, in the order they left: the first `finished` of k_batch_rows,
+    /// allocated once unwritten and written in place (no zeroing, no growth check a row).
+    std::unique_ptr<FinishedRow[]> rows =
+        std::make_unique_for_overwrite<FinishedRow[]>(k_batch_rows);
+    size_t finished = 0;
+    size_t departures = 0;       ///< rows of either kind
+    std::vector<TextRow> texts;  ///< the other rows, in the order they left
     /// The names first known in this batch (a streamed trace learns them as it reads: the
     /// engine's lists grow, so the writer keeps its own), and where.
     std::vector<std::string> classes, tenants;
@@ -347,24 +360,20 @@ struct RequestsCsvWriter::Background {
     bool last = false;  ///< no batch follows (end_rows)
   };
 
-  explicit Background(RequestsCsvWriter& writer) : w(writer) {
-    for (Batch& b : batches) {
-      b.rows.reserve(k_batch_rows);
-    }
-  }
+  explicit Background(RequestsCsvWriter& writer) : w(writer) {}
 
   // ---- The engine's thread.
   Batch& filling() { return batches[sent % k_batches]; }  // `sent` changes on this thread only
 
   /// Notes in `b` the names known since the last departure handed over, if any.
   [[gnu::always_inline]] void note_names(Batch& b, const Names& names) {
-    const size_t c = names.classes ? names.classes->size() : 0;
-    const size_t t = names.tenants ? names.tenants->size() : 0;
+    const size_t c = names_size(names.classes);
+    const size_t t = names_size(names.tenants);
     if (c != classes_sent || t != tenants_sent) [[unlikely]]
       names_grew(b, names, c, t);
   }
 
-  void names_grew(Batch& b, const Names& names, size_t c, size_t t) {
+  [[gnu::noinline]] void names_grew(Batch& b, const Names& names, size_t c, size_t t) {
     if (c > classes_sent)
       b.classes.insert(b.classes.end(),
                        names.classes->begin() + static_cast<ptrdiff_t>(classes_sent),
@@ -373,22 +382,46 @@ struct RequestsCsvWriter::Background {
       b.tenants.insert(b.tenants.end(),
                        names.tenants->begin() + static_cast<ptrdiff_t>(tenants_sent),
                        names.tenants->end());
-    b.grew.push_back({b.rows.size() + b.texts.size(), c, t});
+    b.grew.push_back({b.departures, c, t});
     classes_sent = c;
     tenants_sent = t;
   }
 
-  void put(const Request& r, const Names& names) {
+  /// Hands `r`'s row over: inline in RequestsCsvWriter::record, a finished row written in
+  /// place (a departure's common case: a few stores).
+  [[gnu::always_inline]] void put(const Request& r, const Names& names) {
     Batch& b = filling();
-    note_names(b, names);
-    if (r.state == RequestState::Released) {
-      fill_finished_row(b.rows.emplace_back(), r);
-    } else {
-      std::string text(other_row_room(r, names), '\0');
-      text.resize(static_cast<size_t>(put_other_row(text.data(), r, names) - text.data()));
-      b.texts.push_back({b.rows.size(), r.spec.id, std::move(text)});
+    // The common case calls nothing, so that it saves no registers: the rest is put_rest's.
+    if (r.state == RequestState::Released && b.departures + 1 < k_batch_rows &&
+        names_size(names.classes) == classes_sent && names_size(names.tenants) == tenants_sent)
+        [[likely]] {
+      fill_finished_row(b.rows[b.finished++], r);
+      ++b.departures;
+      return;
     }
-    if (b.rows.size() + b.texts.size() >= k_batch_rows) send(names);
+    put_rest(b, r, names);
+  }
+
+  static size_t names_size(const std::vector<std::string>* names) {
+    return names ? names->size() : 0;
+  }
+
+  /// put for any other row: the names first known since the last, a row that did not finish
+  /// (its text, formatted now), the batch's last row (handed over).
+  [[gnu::noinline]] void put_rest(Batch& b, const Request& r, const Names& names) {
+    note_names(b, names);
+    if (r.state == RequestState::Released)
+      fill_finished_row(b.rows[b.finished++], r);
+    else
+      put_text_row(b, r, names);
+    if (++b.departures >= k_batch_rows) send(names);
+  }
+
+  /// put for a row that did not finish: its text, formatted now.
+  [[gnu::noinline]] void put_text_row(Batch& b, const Request& r, const Names& names) {
+    std::string text(other_row_room(r, names), '\0');
+    text.resize(static_cast<size_t>(put_other_row(text.data(), r, names) - text.data()));
+    b.texts.push_back({b.finished, r.spec.id, std::move(text)});
   }
 
   /// Waits for the writer to have added the figures of every batch sent.
@@ -421,7 +454,7 @@ struct RequestsCsvWriter::Background {
       if (error) std::rethrow_exception(error);
     }
     Batch& next = filling();
-    next.rows.clear();
+    next.finished = next.departures = 0;
     next.texts.clear();
     next.classes.clear();
     next.tenants.clear();
@@ -463,7 +496,7 @@ struct RequestsCsvWriter::Background {
         }
         const Batch& b = batches[next % k_batches];
         if (figures_to) {
-          for (const FinishedRow& f : b.rows) figures_to->add_figures(figures_of(f));
+          for (size_t i = 0; i < b.finished; ++i) figures_to->add_figures(figures_of(b.rows[i]));
           if (b.last) figures_to->finish_figures();  // while the engine's thread sums up
           {
             std::lock_guard lock(mu);
@@ -498,7 +531,7 @@ struct RequestsCsvWriter::Background {
   void take(const Batch& b) {
     classes_taken = tenants_taken = 0;
     const Names names{&classes, &tenants};
-    const size_t n = b.rows.size() + b.texts.size();
+    const size_t n = b.departures;
     size_t i = 0, t = 0, g = 0;
     for (size_t d = 0; d < n; ++d) {
       for (; g < b.grew.size() && b.grew[g].at == d; ++g) grow_names(b, b.grew[g]);
@@ -552,12 +585,16 @@ RequestsCsvWriter::RequestsCsvWriter(std::ostream& out) : m_out(out) {
 RequestsCsvWriter::~RequestsCsvWriter() { m_bg.reset(); }
 
 void RequestsCsvWriter::record(const Request& r) {
-  if (m_rows_ended) throw std::logic_error("request recorded after end_rows");
-  const Names names{m_class_names, m_tenant_names};
-  if (m_bg) {  // the writer's thread puts it in its place
-    m_bg->put(r, names);
+  if (m_bg && !m_rows_ended) [[likely]] {  // the writer's thread puts it in its place
+    m_bg->put(r, Names{m_class_names, m_tenant_names});
     return;
   }
+  record_here(r);
+}
+
+void RequestsCsvWriter::record_here(const Request& r) {
+  if (m_rows_ended) throw std::logic_error("request recorded after end_rows");
+  const Names names{m_class_names, m_tenant_names};
   if (r.spec.id < m_next_id) throw std::logic_error("request recorded twice");
   if (r.spec.id == m_next_id) {  // in order: straight to the buffer, then the rows it frees
     if (r.state == RequestState::Released)

@@ -43,6 +43,8 @@ namespace servesim {
 class StepEnds {
  public:
   static constexpr size_t k_slack = 4096;
+  /// A bounded replica's first room, in ends (at most its bound): GrowArray's mapped size.
+  static constexpr size_t k_first_room = GrowArray<int64_t>::k_huge_bytes / sizeof(int64_t);
   explicit StepEnds(bool bounded) : m_bounded(bounded) {}
 
   /// `kv_capacity_tokens`: the replica's (StepRecord), for the bound.
@@ -54,6 +56,9 @@ class StepEnds {
     GrowArray<int64_t>& e = m_ends[replica];
     if (m_bounded) {
       const size_t keep = static_cast<size_t>(std::max<int64_t>(kv_capacity_tokens, 1)) + k_slack;
+      // Room at once for the most it holds, or for a block GrowArray maps itself (whose later
+      // growth moves pages, not values): no copy through realloc's smaller blocks on the way.
+      if (e.capacity() == 0) e.reserve(std::min(2 * keep, k_first_room));
       if (e.size() >= 2 * keep) {
         e.erase_front(e.size() - keep);
         m_trimmed[replica] = true;

@@ -412,4 +412,88 @@ TEST_CASE("itl: step gaps with counts give add_ns's sums, past 64 bits too, and 
   CHECK(one.q.count() == 0);
 }
 
+TEST_CASE("itl: a bounded replica's first end reserves the room it will use", "[metrics][itl]") {
+  // At most its bound (twice kv capacity + k_slack), or the size GrowArray maps itself, whose
+  // growth moves pages: either way no realloc copies the ends on the way.
+  StepEnds ends(true);
+  ends.add(0, 10, 100);
+  CHECK(ends.of(0).capacity() == 2 * (100 + StepEnds::k_slack));
+  ends.add(1, 10, 1000000);
+  CHECK(ends.of(1).capacity() >= StepEnds::k_first_room);
+  CHECK(ends.of(1).capacity() * sizeof(int64_t) >= GrowArray<int64_t>::k_huge_bytes);
+  const int64_t* const at = ends.of(1).data();
+  for (int64_t k = 2; k <= static_cast<int64_t>(StepEnds::k_first_room); ++k)
+    ends.add(1, 10 * k, 1000000);
+  CHECK(ends.of(1).data() == at);  // filled where it was reserved
+  CHECK(ends.of(1).back() == 10 * static_cast<int64_t>(StepEnds::k_first_room));
+  StepEnds all(false);  // unbounded: grows as it goes
+  all.add(0, 10, 100);
+  CHECK(all.of(0).capacity() < 2 * (100 + StepEnds::k_slack));
+}
+
+TEST_CASE("itl: record's plain path gives the figures of its general path", "[metrics][itl]") {
+  // A run without targets, classes, tenants or replicas records a finished request by
+  // record_plain (its gaps counted a step at a time); a class name sends every request through
+  // record()'s general path (each gap into each tally). The run's figures must be the same.
+  const std::vector<std::string> classes{"only"};
+  MetricsRecorder plain, general;
+  general.set_class_names(&classes);
+  Rng rng(11);
+  int64_t t = 0;
+  std::vector<int64_t> ends;
+  for (uint64_t i = 0; i < 3000; ++i) {
+    t += 1 + static_cast<int64_t>(2e7 * rng.uniform01());
+    ends.push_back(t);
+    plain.on_step_end(0, Time::ns(t), 1000);
+    general.on_step_end(0, Time::ns(t), 1000);
+    Request r;
+    r.spec.id = i;
+    r.spec.arrival = Time::ns(t / 2);
+    r.spec.prompt_tokens = 1 + static_cast<int32_t>(i % 7);
+    r.spec.output_tokens = 1 + static_cast<int32_t>(rng.uniform01() * 40);
+    const int kind = static_cast<int>(rng.uniform01() * 10);
+    r.state = kind == 0 ? RequestState::Rejected : RequestState::Released;
+    if (kind == 1) r.state = RequestState::Running;  // left unfinished by a bounded run
+    const size_t n = static_cast<size_t>(r.spec.output_tokens);
+    if (ends.size() < n) continue;
+    r.first_token = Time::ns(ends[ends.size() - n] - (kind == 2 ? 3 : 0));
+    r.last_token = Time::ns(t);
+    r.first_admitted = r.spec.arrival + Time::ns(1);
+    r.release = r.last_token;
+    r.finish = r.release;
+    r.preemptions = kind == 3 ? 2 : 0;
+    plain.record(r);
+    general.record(r);
+  }
+  const Summary a = plain.summary(RunStats{});
+  const Summary b = general.summary(RunStats{});
+  CHECK(a.requests == b.requests);
+  CHECK(a.finished == b.finished);
+  CHECK(a.rejected == b.rejected);
+  CHECK(a.unfinished == b.unfinished);
+  CHECK(a.prompt_tokens == b.prompt_tokens);
+  CHECK(a.output_tokens == b.output_tokens);
+  CHECK(a.preemptions == b.preemptions);
+  CHECK(a.preempted_requests == b.preempted_requests);
+  CHECK(a.last_release_s == b.last_release_s);
+  CHECK(a.finished > 2000);
+  for (auto [x, y] : {std::pair{&a.ttft_s, &b.ttft_s},
+                      {&a.tpot_s, &b.tpot_s},
+                      {&a.e2e_s, &b.e2e_s},
+                      {&a.queue_s, &b.queue_s}}) {
+    CHECK(x->count == y->count);
+    CHECK(x->mean == y->mean);
+    CHECK(x->p50 == y->p50);
+    CHECK(x->p99 == y->p99);
+  }
+  CHECK(a.itl_s.count == b.itl_s.count);
+  CHECK(a.itl_s.count > 20000);
+  CHECK(a.itl_s.mean == b.itl_s.mean);
+  CHECK(a.itl_s.std == b.itl_s.std);
+  CHECK(a.itl_s.p50 == b.itl_s.p50);
+  CHECK(a.itl_s.p90 == b.itl_s.p90);
+  CHECK(a.itl_s.p99 == b.itl_s.p99);
+  CHECK(a.itl_s.max == b.itl_s.max);
+}
+
 }  // namespace t_metrics_itl_test
