@@ -64,11 +64,6 @@ void BatchState::recycle(uint32_t slot) {
   m_free.push_back(slot);
 }
 
-void BatchState::enqueue(uint32_t slot) {
-  m_requests[slot].state = RequestState::Queued;
-  put_waiting(slot, false);
-}
-
 void SchedulerView::put_waiting(uint32_t slot, bool front) {
   if (!m_priority_order) {
     if (front)

@@ -234,7 +234,15 @@ class BatchState : public SchedulerView {
   [[nodiscard]] std::vector<uint32_t>& departed() { return m_departed; }
   /// Requests holding a slot (in flight).
   [[nodiscard]] size_t live() const { return m_requests.size() - m_free.size(); }
-  void enqueue(uint32_t slot);
+  /// Puts a request just added in the waiting queue (at the back, or in priority order at its
+  /// place). Inline: once a request, and most runs' queue is first come first served.
+  void enqueue(uint32_t slot) {
+    m_requests[slot].state = RequestState::Queued;
+    if (m_priority_order)
+      put_waiting(slot, false);
+    else
+      m_waiting.push_back(slot);
+  }
   /// Keeps the waiting queue in (Request::order_key, arrival, id) order from now on (a scheduler
   /// whose Scheduler::priority_order() is true). REQUIRES: the queue is empty.
   void set_priority_order(bool on) { m_priority_order = on; }

@@ -367,7 +367,10 @@ void Simulation::admit(uint32_t rep_index, const RequestSpec& spec) {
     r.spec.output_tokens = 1;
   }
   std::string why = rep.state.kv().never_fits(r);
-  if (why.empty()) why = rep.scheduler->never_schedulable(r);
+  // The scheduler's reason is moved over the empty one only when it has one (assigning an
+  // empty string and destroying the temporary cost about 20 instructions a request).
+  if (why.empty())
+    if (std::string s = rep.scheduler->never_schedulable(r); !s.empty()) why = std::move(s);
   if (why.empty() && rep.role == PoolRole::Prefill)
     why = m_transfers->decode_never_fits(r.spec.prompt_tokens, rep.output_tokens[slot]);
   if (why.empty() && m_admission) why = admission_refuses(rep_index, slot);
