@@ -21,19 +21,10 @@ SchedulerView::SchedulerView(std::unique_ptr<KvManager> kv) : m_kv(std::move(kv)
   m_departed.reserve(1024);
 }
 
-uint32_t BatchState::add_request(const RequestSpec& spec) {
-  uint32_t slot = 0;
-  if (m_free.empty()) {
-    slot = static_cast<uint32_t>(m_requests.size());
-    m_requests.emplace_back();
-    m_swapped.push_back(0);
-  } else {
-    slot = m_free.back();
-    m_free.pop_back();
-  }
-  Request& r = m_requests[slot];
-  r.spec = spec;
-  r.prefill_target = spec.prompt_tokens;
+uint32_t BatchState::new_slot() {
+  const auto slot = static_cast<uint32_t>(m_requests.size());
+  m_requests.emplace_back();
+  m_swapped.push_back(0);
   return slot;
 }
 

@@ -266,7 +266,7 @@ void Simulation::on_arrival() {
   if (m_c.router_delay > Time::ns(0)) {
     m_routing.push_back(std::move(spec));
     post(Event::routed(m_now + m_c.router_delay));
-  } else if (!hold_at_router(spec)) {
+  } else if (!m_failures || !hold_at_router(spec)) {  // the call only where it may hold
     rep = route(spec);
     admit(*rep, spec);
   }
