@@ -230,10 +230,10 @@ class ReadAhead final : public WorkloadSource {
   int64_t m_counters_total;
   Batch* m_batch = nullptr;  ///< the batch being read, null between batches
   size_t m_pos = 0;          ///< its next request
+  size_t m_change = 0;       ///< its next change
   /// Requests of m_batch before this index, from m_pos on, are yielded without a look at its
   /// changes: none is at them (0 between batches).
   size_t m_plain_end = 0;
-  size_t m_change = 0;  ///< its next change
   bool m_ended = false;
 
   // The reader's side: how much of the source's names and counters the batches carry.
