@@ -79,6 +79,25 @@ class ReadAhead final : public WorkloadSource {
   std::unique_ptr<WorkloadSource> release() { return std::move(m_inner); }
 
   bool next(RequestSpec& out) override {
+    // Most requests are neither a batch's last nor one at which names or counters moved: one
+    // comparison, where the loop below cost about 55 instructions a request.
+    if (m_pos < m_plain_end) {
+      out = std::move(m_batch->requests[m_pos++]);
+      return true;
+    }
+    return next_at_change(out);
+  }
+  size_t size_hint() const override { return m_size_hint; }
+  std::vector<std::pair<std::string, int64_t>> counters() const override { return m_counters; }
+  int64_t counters_total() const override { return m_counters_total; }
+  const std::vector<std::string>& class_names() const override { return m_classes; }
+  const std::vector<std::string>& tenant_names() const override { return m_tenants; }
+
+ private:
+  // ---- The engine's side.
+  /// next() at a batch's end or a change: not inlined, so that next()'s common case saves no
+  /// registers.
+  [[gnu::noinline]] bool next_at_change(RequestSpec& out) {
     for (;;) {
       if (m_batch == nullptr) {
         if (m_ended) return false;
@@ -86,6 +105,8 @@ class ReadAhead final : public WorkloadSource {
       }
       Batch& b = *m_batch;
       apply_changes(b, m_pos);
+      // Up to the next change (those at m_pos are applied) or the batch's end.
+      m_plain_end = m_change < b.changes.size() ? b.changes[m_change].at : b.requests.size();
       if (m_pos < b.requests.size()) {
         out = std::move(b.requests[m_pos++]);
         return true;
@@ -98,14 +119,6 @@ class ReadAhead final : public WorkloadSource {
       give_batch();
     }
   }
-  size_t size_hint() const override { return m_size_hint; }
-  std::vector<std::pair<std::string, int64_t>> counters() const override { return m_counters; }
-  int64_t counters_total() const override { return m_counters_total; }
-  const std::vector<std::string>& class_names() const override { return m_classes; }
-  const std::vector<std::string>& tenant_names() const override { return m_tenants; }
-
- private:
-  // ---- The engine's side.
   /// Waits for the next batch the reader filled.
   void take_batch() {
     std::unique_lock lock(m_mu);
@@ -125,6 +138,7 @@ class ReadAhead final : public WorkloadSource {
     }
     if (wake) m_to_reader.notify_one();
     m_batch = nullptr;
+    m_plain_end = 0;
   }
   /// The names and counters as they stood when the source yielded request `at` of `b`.
   void apply_changes(const Batch& b, size_t at) {
@@ -217,6 +231,9 @@ class ReadAhead final : public WorkloadSource {
   Batch* m_batch = nullptr;  ///< the batch being read, null between batches
   size_t m_pos = 0;          ///< its next request
   size_t m_change = 0;       ///< its next change
+  /// Requests of m_batch before this index, from m_pos on, are yielded without a look at its
+  /// changes: none is at them (0 between batches).
+  size_t m_plain_end = 0;
   bool m_ended = false;
 
   // The reader's side: how much of the source's names and counters the batches carry.

@@ -1,9 +1,10 @@
 // core/batch_state.h: releasing the requests done in one walk of the batch, from the first of
-// them where the engine gives it.
+// them where the engine gives it; a recycled slot's request as a fresh one, its buffers kept.
 #include "core/batch_state.h"
 
 #include <catch2/catch.hpp>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "core/kv/kv_manager.h"
@@ -116,6 +117,101 @@ TEST_CASE("batch state: release_done starts at the first finished the engine giv
   without(30);
   CHECK(state.running() == expected);
   CHECK(state.departed() == std::vector<uint32_t>{5, 20, 10, 3, 38, 0, 1, 30});
+}
+
+// Every member of `r`, as text: two requests with the same text are the same request.
+std::string request_text(const Request& r) {
+  const RequestSpec& s = r.spec;
+  std::string t;
+  for (const int64_t v : {int64_t(s.id),
+                          s.arrival.count_ns(),
+                          int64_t{s.prompt_tokens},
+                          int64_t{s.output_tokens},
+                          int64_t(s.block_hashes.size()),
+                          int64_t{s.hash_block_tokens},
+                          int64_t(s.content_stream),
+                          int64_t(s.session),
+                          int64_t{s.max_output_tokens},
+                          s.api_in.count_ns(),
+                          s.api_out.count_ns(),
+                          int64_t{s.class_id},
+                          int64_t{s.priority},
+                          int64_t{s.tenant_id},
+                          int64_t{s.adapter},
+                          int64_t{s.adapter_given},
+                          s.ttft_slo.count_ns(),
+                          int64_t{s.cancel_after_tokens},
+                          s.timeout.count_ns(),
+                          s.cancel_after.count_ns(),
+                          int64_t{s.retries},
+                          int64_t(r.state),
+                          int64_t{r.context_tokens},
+                          int64_t{r.prefill_target},
+                          int64_t{r.generated_tokens},
+                          r.kv_held_tokens,
+                          int64_t{r.preemptions},
+                          int64_t{r.swap_preemptions},
+                          int64_t{r.replica},
+                          int64_t{r.prefill_replica},
+                          int64_t{r.prefill_preemptions},
+                          int64_t{r.prefill_swap_preemptions},
+                          int64_t{r.admission_seq},
+                          r.order_key,
+                          int64_t(r.kv_blocks.size()),
+                          int64_t(r.kv_block_keys.size()),
+                          int64_t{r.kv_keyed_blocks},
+                          r.cached_prompt_tokens,
+                          r.first_admitted.count_ns(),
+                          r.first_token.count_ns(),
+                          r.last_token.count_ns(),
+                          r.finish.count_ns(),
+                          r.release.count_ns(),
+                          int64_t(r.end_cause),
+                          int64_t{r.client_view}})
+    t += std::to_string(v) + ",";
+  return t + r.reject_reason;
+}
+
+TEST_CASE("batch state: a recycled slot holds a fresh request, its buffers kept for the next",
+          "[core]") {
+  BatchState state = running_state(1);
+  Request& r = state.req(0);
+  // Every member away from a fresh request's value (recycle resets them one by one).
+  RequestSpec& s = r.spec;
+  s.id = 7, s.arrival = Time::ns(5), s.prompt_tokens = 3, s.output_tokens = 2;
+  s.block_hashes.assign(40, 9), s.hash_block_tokens = 16, s.content_stream = 4, s.session = 6;
+  s.max_output_tokens = 8, s.api_in = Time::ns(1), s.api_out = Time::ns(2), s.class_id = 3;
+  s.priority = -1, s.tenant_id = 2, s.adapter = 5, s.adapter_given = true;
+  s.ttft_slo = Time::ns(9), s.cancel_after_tokens = 4, s.timeout = Time::ns(11);
+  s.cancel_after = Time::ns(12), s.retries = 1;
+  r.state = RequestState::Rejected, r.context_tokens = 9, r.prefill_target = 10;
+  r.generated_tokens = 2, r.kv_held_tokens = 32, r.preemptions = 3, r.swap_preemptions = 1;
+  r.replica = 2, r.prefill_replica = 1, r.prefill_preemptions = 1;
+  r.prefill_swap_preemptions = 1, r.admission_seq = 4, r.order_key = -3;
+  r.kv_blocks.assign(50, 1), r.kv_block_keys.assign(60, 2), r.kv_keyed_blocks = 2;
+  r.cached_prompt_tokens = 16, r.first_admitted = Time::ns(1), r.first_token = Time::ns(2);
+  r.last_token = Time::ns(3), r.finish = Time::ns(4), r.release = Time::ns(5);
+  r.reject_reason = std::string(100, 'x'), r.end_cause = EndCause::Shed, r.client_view = true;
+  const Request fresh;
+  REQUIRE(request_text(r) != request_text(fresh));
+  const auto* hashes = s.block_hashes.data();
+  const auto* blocks = r.kv_blocks.data();
+  const auto* keys = r.kv_block_keys.data();
+  const char* reason = r.reject_reason.data();
+  state.recycle(0);
+  CHECK(request_text(state.req(0)) == request_text(fresh));
+  CHECK(state.live() == 0);
+  // Taken again: the same slot, and the buffers are those the last request had.
+  RequestSpec next;
+  next.prompt_tokens = 12;
+  next.block_hashes.assign(3, 1);
+  REQUIRE(state.add_request(next) == 0);
+  CHECK(state.req(0).spec.block_hashes.data() == hashes);
+  CHECK(state.req(0).kv_blocks.data() == blocks);
+  CHECK(state.req(0).kv_block_keys.data() == keys);
+  CHECK(state.req(0).reject_reason.data() == reason);
+  CHECK(state.req(0).prefill_target == 12);
+  CHECK(state.req(0).state == RequestState::Pending);
 }
 
 }  // namespace t_core_batch_state_test
