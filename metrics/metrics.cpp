@@ -124,6 +124,20 @@ void MetricsRecorder::record(const Request& r) {
   record_general(r);
 }
 
+[[gnu::always_inline]] inline void MetricsRecorder::tally_finished(const Request& r) {
+  ++m_s.finished;
+  m_s.prompt_tokens += r.spec.prompt_tokens;
+  m_s.output_tokens += r.spec.output_tokens;
+  m_s.preemptions += r.preemptions;
+  m_s.swap_preemptions += r.swap_preemptions;
+  m_s.preempted_requests += r.preemptions > 0;
+  m_last_release = std::max(m_last_release, r.release);
+  m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
+  // The run's own distributions: here, or on the sink's thread from its own copy of these
+  // times (the same values in the same order: the same figures).
+  if (!m_figures_sink) add_figures(figures_of(r));
+}
+
 void MetricsRecorder::record_general(const Request& r) {
   ++m_s.requests;
   m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
@@ -139,17 +153,7 @@ void MetricsRecorder::record_general(const Request& r) {
   } else if (!released) {                           // a bounded run stopped before it was served
     ++m_s.unfinished;
   } else {
-    ++m_s.finished;
-    m_s.prompt_tokens += r.spec.prompt_tokens;
-    m_s.output_tokens += r.spec.output_tokens;
-    m_s.preemptions += r.preemptions;
-    m_s.swap_preemptions += r.swap_preemptions;
-    m_s.preempted_requests += r.preemptions > 0;
-    m_last_release = std::max(m_last_release, r.release);
-    m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
-    // The run's own distributions: here, or on the sink's thread from its own copy of these
-    // times (the same values in the same order: the same figures).
-    if (!m_figures_sink) add_figures(figures_of(r));
+    tally_finished(r);
   }
   // Its inter-token gaps (metrics/token_gaps.h). Without classes or tenants, the tallies a gap
   // goes into depend only on its replica: its step gaps are counted a step at a time
@@ -218,15 +222,7 @@ void MetricsRecorder::record_plain(const Request& r) {
   ++m_s.requests;
   m_first_arrival = std::min(m_first_arrival, r.spec.arrival);
   ++m_status.finished;
-  ++m_s.finished;
-  m_s.prompt_tokens += r.spec.prompt_tokens;
-  m_s.output_tokens += r.spec.output_tokens;
-  m_s.preemptions += r.preemptions;
-  m_s.swap_preemptions += r.swap_preemptions;
-  m_s.preempted_requests += r.preemptions > 0;
-  m_last_release = std::max(m_last_release, r.release);
-  m_outside_engine |= r.spec.api_in != Time::ns(0) || r.spec.api_out != Time::ns(0);
-  if (!m_figures_sink) add_figures(figures_of(r));
+  tally_finished(r);
   count_request_gaps(r);
   m_current_gaps = nullptr;
   ++m_all.entered;  // RequestTally::add_entry and add_exit, without targets or own figures

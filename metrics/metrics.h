@@ -806,6 +806,8 @@ class MetricsRecorder final : public ShardedRecorder {
   void add_step_end(uint32_t replica, int64_t end_ns, int64_t kv_capacity_tokens);
   /// record() for a finished request when no target, class, tenant or replica is tallied.
   void record_plain(const Request& r);
+  /// A finished request's counts, release and run figures (record_plain and record_general).
+  void tally_finished(const Request& r);
   /// record() for any other request. Apart from record(), which only picks between the two,
   /// so that the common case pays for none of this one's registers.
   void record_general(const Request& r);

@@ -43,8 +43,9 @@ namespace servesim {
 class StepEnds {
  public:
   static constexpr size_t k_slack = 4096;
-  /// A bounded replica's first room, in ends (at most its bound): GrowArray's mapped size.
-  static constexpr size_t k_first_room = GrowArray<int64_t>::k_huge_bytes / sizeof(int64_t);
+  /// A bounded replica's first room, in ends (at most its bound): the size from which GrowArray
+  /// maps its own pages and grows by moving them (core/grow_array.h's k_map_bytes, 64 KiB).
+  static constexpr size_t k_first_room = GrowArray<int64_t>::k_map_bytes / sizeof(int64_t);
   explicit StepEnds(bool bounded) : m_bounded(bounded) {}
 
   /// `kv_capacity_tokens`: the replica's (StepRecord), for the bound.

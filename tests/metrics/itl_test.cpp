@@ -413,14 +413,16 @@ TEST_CASE("itl: step gaps with counts give add_ns's sums, past 64 bits too, and 
 }
 
 TEST_CASE("itl: a bounded replica's first end reserves the room it will use", "[metrics][itl]") {
-  // At most its bound (twice kv capacity + k_slack), or the size GrowArray maps itself, whose
-  // growth moves pages: either way no realloc copies the ends on the way.
+  // At most its bound (twice kv capacity + k_slack), or the size from which GrowArray maps its
+  // own pages, whose growth moves them: either way no realloc copies many ends on the way.
+  // (The bound is at least 2 x k_slack ends, past the first room.)
+  static_assert(2 * StepEnds::k_slack >= StepEnds::k_first_room);
   StepEnds ends(true);
-  ends.add(0, 10, 100);
-  CHECK(ends.of(0).capacity() == 2 * (100 + StepEnds::k_slack));
+  ends.add(0, 10, 1);
+  CHECK(ends.of(0).capacity() == StepEnds::k_first_room);
   ends.add(1, 10, 1000000);
-  CHECK(ends.of(1).capacity() >= StepEnds::k_first_room);
-  CHECK(ends.of(1).capacity() * sizeof(int64_t) >= GrowArray<int64_t>::k_huge_bytes);
+  CHECK(ends.of(1).capacity() == StepEnds::k_first_room);
+  CHECK(ends.of(1).capacity() * sizeof(int64_t) == GrowArray<int64_t>::k_map_bytes);
   const int64_t* const at = ends.of(1).data();
   for (int64_t k = 2; k <= static_cast<int64_t>(StepEnds::k_first_room); ++k)
     ends.add(1, 10 * k, 1000000);
