@@ -22,6 +22,7 @@
 
 #include "core/units.h"
 #include "models/catalog.h"
+#include "models/decode_stretch.h"
 #include "models/factories.h"
 #include "models/step_work.h"
 
@@ -40,7 +41,18 @@ class RooflineModel final : public StepTimeModel {
     double compute_efficiency;
     double overhead_ms;
   };
-  explicit RooflineModel(Params p) : m_p(p) {}
+  explicit RooflineModel(Params p) : m_p(p) {
+    // decode_stretch's terms that no batch changes.
+    m_stretch.roofline = true;  // length_end stays 0 (DecodeStretch::Roofline)
+    m_stretch.base_ms = m_p.overhead_ms;
+    m_stretch.weight_bytes = m_p.work.weight_bytes;
+    m_stretch.kv_bytes_per_token = m_p.work.kv_bytes_per_token;
+    m_stretch.flops_per_pair = m_p.work.flops_per_pair;
+    m_stretch.peak_bytes_per_s = m_p.peak_bytes_per_s;
+    m_stretch.peak_flops_per_s = m_p.peak_flops_per_s;
+    m_stretch.rf.bytes_per_s = m_p.peak_bytes_per_s * m_p.bandwidth_efficiency;
+    m_stretch.rf.flops_per_s = m_p.peak_flops_per_s * m_p.compute_efficiency;
+  }
 
   double step_ms(const StepShape& s) const override { return evaluate(s).step_ms; }
 
@@ -56,6 +68,17 @@ class RooflineModel final : public StepTimeModel {
     c.peak_flops_per_s = m_p.peak_flops_per_s;
     c.step_ms = t.step_ms;
     return c;
+  }
+
+  // evaluate's terms at a decode-only batch: every batch has one, as every length (no tables).
+  bool decode_stretch(int32_t batch, DecodeStretch& out) const override {
+    if (batch <= 0) return false;
+    out = m_stretch;
+    out.batch = batch;
+    out.batch_count = static_cast<double>(batch);  // evaluate's tokens
+    out.token_flops = m_p.work.flops_per_token * out.batch_count;
+    out.rf.allreduce_s = m_p.allreduce_s_per_token * out.batch_count;
+    return true;
   }
 
  private:
@@ -76,6 +99,7 @@ class RooflineModel final : public StepTimeModel {
   }
 
   Params m_p;
+  DecodeStretch m_stretch;  ///< decode_stretch's answer but for the batch's terms
 };
 
 /// The peak for `compute`, or a message naming what the chip has.

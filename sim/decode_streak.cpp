@@ -344,12 +344,19 @@ bool Simulation::streak_loop(uint32_t rep_index) {
   const int32_t* const boundaries = s.boundaries.data();
   const int64_t block = s.block;
   const int64_t at0 = (first + 1) % block;
-  if (waiting) {
-    int64_t clear = 0;
-    for (int64_t at = at0; clear < count && boundaries[at] == 0; ++clear)
-      if (++at == block) at = 0;
-    count = clear;
-    if (count == 0 || !rep.scheduler->admits_nothing(state)) return 0;
+  if (waiting && !s.admits_none) {
+    if (s.nothing_holds) {
+      // Its "nothing" holds while the steps only take blocks (admits_nothing_as_kv_fills): asked
+      // once for the run, as next_streak_step asks it, and kept for the steps after.
+      if (!rep.scheduler->admits_nothing(state)) return 0;
+      s.admits_none = true;
+    } else {
+      int64_t clear = 0;
+      for (int64_t at = at0; clear < count && boundaries[at] == 0; ++clear)
+        if (++at == block) at = 0;
+      count = clear;
+      if (count == 0 || !rep.scheduler->admits_nothing(state)) return 0;
+    }
   }
   const DecodeStretch& stretch = s.stretch;
   // The loop goes on while the step in flight ends strictly before the first queued event and

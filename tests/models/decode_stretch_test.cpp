@@ -1,5 +1,6 @@
 // The operator model's decode stretch (models/decode_stretch.h) against its cost(), bit for bit,
-// on the made-up tables of tests/data/aic-tiny (tests/models/operator_test.cpp describes them).
+// on the made-up tables of tests/data/aic-tiny (tests/models/operator_test.cpp describes them);
+// the roofline's against its cost() over catalogue models, efficiencies and tensor parallelism.
 #include "models/decode_stretch.h"
 
 #include <catch2/catch.hpp>
@@ -94,8 +95,67 @@ TEST_CASE("decode stretch: none past the dense batches, nor for a model without 
   CHECK_FALSE(tiny_operator()->decode_stretch(4096, st));
   CHECK_FALSE(tiny_operator()->decode_stretch(0, st));
   CHECK(st.batch == 0);  // untouched
+  CHECK_FALSE(build("kind: linear\nbase_ms: 10\n")->decode_stretch(8, st));
   CHECK_FALSE(
-      build("kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\n")->decode_stretch(8, st));
+      build("kind: roofline\nmodel: llama-3.1-8b\nhardware: h100-sxm\n")->decode_stretch(0, st));
+  CHECK(st.batch == 0);
+}
+
+TEST_CASE("decode stretch: the roofline's costs to the bit, at every length",
+          "[models][roofline]") {
+  // Dense, grouped-query and latent (MLA) attention; the efficiencies and overhead at their
+  // defaults and off them; tensor parallel 1 (no all-reduce) and above (its term per token).
+  // Batches from 1 to past the operator's tables, context sums from 0 to millions, the longest
+  // at the mean and far above it: the roofline reads no table, so it refuses none.
+  const std::vector<std::string> models = {
+      "model: llama-2-7b\nhardware: a100-80gb\nweight_dtype: fp16\n"
+      "bandwidth_efficiency: 0.8\ncompute_efficiency: 0.6\noverhead_ms: 0\n",
+      "model: llama-3.1-8b\nhardware: h100-sxm\n",
+      "model: llama-3.1-8b\nhardware: h100-sxm\ntensor_parallel: 2\noverhead_ms: 0.37\n",
+      "model: llama-3.1-70b\nhardware: h100-sxm\ntensor_parallel: 4\n"
+      "bandwidth_efficiency: 0.55\ncompute_efficiency: 0.93\noverhead_ms: 1.25\n",
+      "model: llama-3.1-70b\nhardware: a100-80gb\ntensor_parallel: 8\nweight_dtype: fp16\n"
+      "kv_dtype: fp8\nbandwidth_efficiency: 1\ncompute_efficiency: 0.05\n",
+      "model: deepseek-v3\nhardware: h200\ntensor_parallel: 8\nweight_dtype: fp8\n"
+      "overhead_ms: 2\n",
+  };
+  size_t checked = 0, compute_bound = 0, memory_bound = 0;
+  for (const std::string& yaml : models) {
+    const auto m = build("kind: roofline\n" + yaml);
+    for (int32_t n : {1, 2, 3, 7, 16, 100, 255, 256, 1000, 4095, 4096, 20000}) {
+      DecodeStretch st;
+      REQUIRE(m->decode_stretch(n, st));
+      CHECK(st.batch == n);
+      CHECK(st.roofline);
+      for (int64_t mean : std::vector<int64_t>{0, 1, 2, 33, 1000, 16383, 20000, 1 << 20})
+        for (int64_t extra : {int64_t{0}, int64_t{1}, int64_t{700}, int64_t{1} << 22}) {
+          // The sum a little off n x mean, so that it is not always a multiple of the batch.
+          const int64_t total = n * mean + (mean > 0 ? mean % 7 : 0);
+          const StepShape s = decodes(n, total, mean + extra);
+          INFO(yaml << "batch " << n << " total " << total << " longest " << s.decode_context_max);
+          StepCost got;
+          REQUIRE(st.cost(s, got));
+          const StepCost want = *m->cost(s);
+          CHECK(same(got.step_ms, want.step_ms));
+          CHECK(same(got.step_ms, m->step_ms(s)));
+          CHECK(same(got.bytes, want.bytes));
+          CHECK(same(got.flops, want.flops));
+          CHECK(same(got.ideal_ms_bandwidth, want.ideal_ms_bandwidth));
+          CHECK(same(got.ideal_ms_compute, want.ideal_ms_compute));
+          CHECK(got.bandwidth_bound == want.bandwidth_bound);
+          CHECK(same(got.peak_bytes_per_s, want.peak_bytes_per_s));
+          CHECK(same(got.peak_flops_per_s, want.peak_flops_per_s));
+          ++checked;
+          ++(want.bandwidth_bound ? memory_bound : compute_bound);
+        }
+      StepCost c;
+      CHECK_FALSE(st.cost(decodes(n + 1, 64 * (n + 1), 64), c));
+    }
+  }
+  CHECK(checked == 6 * 12 * 8 * 4);
+  // Both sides of max(memory, compute), so that a swapped or reordered term shows.
+  CHECK(compute_bound > 50);
+  CHECK(memory_bound > 50);
 }
 
 }  // namespace t_models_decode_stretch_test

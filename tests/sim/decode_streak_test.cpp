@@ -726,4 +726,77 @@ TEST_CASE("decode streak: quiet steps, costed by the operator model's stretch, c
   }
 }
 
+TEST_CASE("decode streak: the roofline's stretch and a queue kept waiting take the quiet path",
+          "[sim][streak]") {
+  // The Vidur comparison's shape (bench/configs/vidur-azure-conv-llama2-7b-a100.yaml): the
+  // roofline model, the continuous policy without chunked prefill, and a queue that waits for
+  // most of the run. Its quiet steps take blocks (blocks of 16 tokens and of 1, where every step
+  // takes one per member): admits_nothing is asked once for the run (admits_nothing_as_kv_fills)
+  // and the roofline's DecodeStretch costs them. Without either, the quiet path runs none of
+  // them (a model without a stretch) or, while the queue waits, only those that take no block
+  // (none with blocks of 1: 1,882 quiet steps of 2,067 against 315 when written). The requests
+  // and every book as planning every step.
+  std::string csv = "arrival_s,prompt_tokens,output_tokens\n";
+  for (int i = 0; i < 96; ++i)
+    csv += std::to_string(0.002 * i) + "," + std::to_string(20 + (i * 37) % 300) + "," +
+           std::to_string(40 + (i * 53) % 400) + "\n";
+  const std::string trace = write_temp("quiet-roofline.csv", csv);
+  const auto yaml_of = [&](int block) {
+    return "workload: {trace: {path: " + trace +
+           "}}\n"
+           "step_time: {kind: roofline, model: llama-2-7b, hardware: a100-80gb, weight_dtype: "
+           "fp16,\n  bandwidth_efficiency: 0.8, compute_efficiency: 0.6, overhead_ms: 0}\n"
+           "scheduler: {kind: continuous, max_num_seqs: 12, max_num_batched_tokens: 4096,\n"
+           "  chunked_prefill: false}\n"
+           "kv: {policy: paged, capacity_tokens: 200000, block_size: " +
+           std::to_string(block) + "}\nseed: 1\n";
+  };
+  enum class Way { planned, streaks, no_kept_answer };
+  const auto go = [](const std::string& yaml, Way way) {
+    Scenario sc = build_scenario(doc_of(yaml));
+    for (ReplicaParts& p : sc.components.replicas) {
+      if (way == Way::planned) p.scheduler = std::make_unique<NoStreaks>(std::move(p.scheduler));
+      if (way == Way::no_kept_answer)
+        p.scheduler = std::make_unique<NoStreakPreemption>(std::move(p.scheduler));
+    }
+    Simulation sim(std::move(sc.components), /*check=*/false, RunLimits{});
+    MetricsRecorder metrics;
+    sim.add_step_observer(metrics);
+    sim.add_recorder(metrics);
+    CollectingRecorder rec;
+    sim.add_recorder(rec);
+    sim.run();
+    return std::make_pair(CheckedRun{rec.by_id(), sim.stats()}, metrics.summary(sim.stats()).itl_s);
+  };
+  for (const int block : {16, 1}) {
+    INFO("block_size " << block);
+    const auto [want, want_itl] = go(yaml_of(block), Way::planned);
+    const auto [got, got_itl] = go(yaml_of(block), Way::streaks);
+    const auto [asked, asked_itl] = go(yaml_of(block), Way::no_kept_answer);
+    const RunStats &a = got.stats, &b = want.stats;
+    CHECK(b.streak_quiet_steps == 0);
+    CHECK(a.streak_quiet_steps > a.steps * 3 / 4);
+    CHECK(a.streak_quiet_steps > asked.stats.streak_quiet_steps + a.steps / 4);
+    if (block == 1) CHECK(asked.stats.streak_quiet_steps < a.steps / 4);  // once none waits
+    CHECK(want_itl.count > 1000);
+    for (const auto& [run, itl] : {std::tie(got, got_itl), std::tie(asked, asked_itl)}) {
+      same_results(run, want);
+      same_itl(itl, want_itl);
+      CHECK(run.stats.peak_bytes_per_s == b.peak_bytes_per_s);
+      CHECK(run.stats.peak_flops_per_s == b.peak_flops_per_s);
+      REQUIRE(run.stats.replicas.size() == b.replicas.size());
+      const ReplicaStats &x = run.stats.replicas[0], &y = b.replicas[0];
+      CHECK(x.steps == y.steps);
+      CHECK(x.busy_ns == y.busy_ns);
+      CHECK(x.seat_steps == y.seat_steps);
+      CHECK(x.costed_steps == y.costed_steps);
+      CHECK(x.bandwidth_bound_steps == y.bandwidth_bound_steps);
+      CHECK(x.active_s == y.active_s);
+      CHECK(x.bytes_moved == y.bytes_moved);
+      CHECK(x.flops == y.flops);
+      CHECK(x.peak_kv_used_tokens == y.peak_kv_used_tokens);
+    }
+  }
+}
+
 }  // namespace t_sim_decode_streak_test
