@@ -160,7 +160,9 @@ class GrowArray {
   /// free, else moved (its pages, not copied) into a new one aligned to k_huge.
   void map(size_t n) {
     const size_t bytes = (n * sizeof(T) + k_huge - 1) / k_huge * k_huge;
-    if (m_mapped > 0 && ::mremap(m_v, m_mapped, bytes, 0) != MAP_FAILED) {
+    // Grown where it lies only from the huge-page tier (a block of map_pages moves into an
+    // aligned one, to be advised).
+    if (m_mapped > 0 && m_mapped % k_huge == 0 && ::mremap(m_v, m_mapped, bytes, 0) != MAP_FAILED) {
       if (m_advised == m_mapped &&
           advise(reinterpret_cast<char*>(m_v) + m_mapped, bytes - m_mapped))
         m_advised = bytes;
@@ -180,8 +182,12 @@ class GrowArray {
     void* p = reinterpret_cast<void*>(aligned);
     const size_t advised = advise(p, bytes) ? bytes : 0;
     if (m_mapped > 0) {
-      // The old pages move over the new block's start (MREMAP_FIXED unmaps what was there).
-      if (::mremap(m_v, m_mapped, m_mapped, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
+      // The old pages move over the new block's start (MREMAP_FIXED unmaps what was there);
+      // but a block of map_pages moving into advised room is copied: its 4 KiB pages would
+      // keep the first huge page from forming, where the copy's first touch takes it whole.
+      const bool copy = advised > 0 && m_mapped % k_huge != 0;
+      if (copy ||
+          ::mremap(m_v, m_mapped, m_mapped, MREMAP_MAYMOVE | MREMAP_FIXED, p) == MAP_FAILED) {
         std::memcpy(p, m_v, m_n * sizeof(T));
         (void)::munmap(m_v, m_mapped);
         m_written = m_n;
