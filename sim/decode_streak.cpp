@@ -26,6 +26,19 @@ constexpr int64_t k_max_join_steps = int64_t{1} << 28;
 
 int64_t round_up(int64_t tokens, int64_t block) { return (tokens + block - 1) / block * block; }
 
+/// The streak's longest and shortest context over the members at `slots[0, n)`.
+void set_context_extremes(DecodeStreak& s, const RequestSlots& reqs, const uint32_t* slots,
+                          size_t n) {
+  int64_t longest = INT64_MIN, shortest = INT64_MAX;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t context = reqs[slots[i]].context_tokens;
+    longest = std::max(longest, context);
+    shortest = std::min(shortest, context);
+  }
+  s.context_max = longest;
+  s.context_min = shortest;
+}
+
 }  // namespace
 
 void Simulation::setup_streaks() {
@@ -692,16 +705,8 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   s.context_sum += static_cast<int64_t>(kept) * step;
   s.context_max += step;
   s.context_min += step;
-  if (extreme_left) {  // found again among those taken up, as settle_streak_step does
-    int64_t longest = INT64_MIN, shortest = INT64_MAX;
-    for (size_t i = 0; i < kept; ++i) {
-      const int64_t context = reqs[batch[i]].context_tokens;
-      longest = std::max(longest, context);
-      shortest = std::min(shortest, context);
-    }
-    s.context_max = longest;
-    s.context_min = shortest;
-  }
+  // Found again among those taken up, as settle_streak_step does.
+  if (extreme_left) set_context_extremes(s, reqs, batch, kept);
   const uint64_t shift = leave_key(step, 0);
   for (uint64_t& key : s.leaves) key -= shift;
   std::rotate(s.boundaries.begin(), s.boundaries.begin() + step % s.block, s.boundaries.end());
@@ -771,16 +776,8 @@ bool Simulation::resume_streak(uint32_t rep_index) {
     state.preempt(slot);
   }
   s.members = static_cast<int64_t>(end);
-  if (extreme_left) {  // found again among those left, as settle_streak_step does
-    int64_t longest = INT64_MIN, shortest = INT64_MAX;
-    for (size_t i = 0; i < end; ++i) {
-      const int64_t context = reqs[running[i]].context_tokens;
-      longest = std::max(longest, context);
-      shortest = std::min(shortest, context);
-    }
-    s.context_max = longest;
-    s.context_min = shortest;
-  }
+  // Found again among those left, as settle_streak_step does.
+  if (extreme_left) set_context_extremes(s, reqs, running.data(), end);
   s.left_min = leave_step(s.leaves.front());
   // The blocks of those left are free now (the pass gave each its block).
   const int32_t blocks = s.boundaries[static_cast<size_t>(due)];
