@@ -35,6 +35,18 @@ std::unique_ptr<StepTimeModel> tiny_operator() {
 
 bool same(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 
+/// Every figure of a stretch's cost against the model's own, to the bit.
+void same_cost(const StepCost& got, const StepCost& want) {
+  CHECK(same(got.step_ms, want.step_ms));
+  CHECK(same(got.bytes, want.bytes));
+  CHECK(same(got.flops, want.flops));
+  CHECK(same(got.ideal_ms_bandwidth, want.ideal_ms_bandwidth));
+  CHECK(same(got.ideal_ms_compute, want.ideal_ms_compute));
+  CHECK(got.bandwidth_bound == want.bandwidth_bound);
+  CHECK(same(got.peak_bytes_per_s, want.peak_bytes_per_s));
+  CHECK(same(got.peak_flops_per_s, want.peak_flops_per_s));
+}
+
 /// `n` decodes reading `total` tokens, the longest `longest`.
 StepShape decodes(int32_t n, int64_t total, int64_t longest) {
   StepShape s;
@@ -71,15 +83,7 @@ TEST_CASE("decode stretch: the operator model's costs to the bit, or a refusal",
           continue;
         }
         ++covered;
-        const StepCost want = *m->cost(s);
-        CHECK(same(got.step_ms, want.step_ms));
-        CHECK(same(got.bytes, want.bytes));
-        CHECK(same(got.flops, want.flops));
-        CHECK(same(got.ideal_ms_bandwidth, want.ideal_ms_bandwidth));
-        CHECK(same(got.ideal_ms_compute, want.ideal_ms_compute));
-        CHECK(got.bandwidth_bound == want.bandwidth_bound);
-        CHECK(same(got.peak_bytes_per_s, want.peak_bytes_per_s));
-        CHECK(same(got.peak_flops_per_s, want.peak_flops_per_s));
+        same_cost(got, *m->cost(s));
       }
     // Another batch is not this stretch's.
     StepCost c;
@@ -136,15 +140,8 @@ TEST_CASE("decode stretch: the roofline's costs to the bit, at every length",
           StepCost got;
           REQUIRE(st.cost(s, got));
           const StepCost want = *m->cost(s);
-          CHECK(same(got.step_ms, want.step_ms));
+          same_cost(got, want);
           CHECK(same(got.step_ms, m->step_ms(s)));
-          CHECK(same(got.bytes, want.bytes));
-          CHECK(same(got.flops, want.flops));
-          CHECK(same(got.ideal_ms_bandwidth, want.ideal_ms_bandwidth));
-          CHECK(same(got.ideal_ms_compute, want.ideal_ms_compute));
-          CHECK(got.bandwidth_bound == want.bandwidth_bound);
-          CHECK(same(got.peak_bytes_per_s, want.peak_bytes_per_s));
-          CHECK(same(got.peak_flops_per_s, want.peak_flops_per_s));
           ++checked;
           ++(want.bandwidth_bound ? memory_bound : compute_bound);
         }

@@ -23,6 +23,19 @@ using namespace servesim::test;
 
 namespace {
 
+/// A replica's books from two runs, figure by figure.
+void same_replica_books(const ReplicaStats& x, const ReplicaStats& y) {
+  CHECK(x.steps == y.steps);
+  CHECK(x.busy_ns == y.busy_ns);
+  CHECK(x.seat_steps == y.seat_steps);
+  CHECK(x.costed_steps == y.costed_steps);
+  CHECK(x.bandwidth_bound_steps == y.bandwidth_bound_steps);
+  CHECK(x.active_s == y.active_s);
+  CHECK(x.bytes_moved == y.bytes_moved);
+  CHECK(x.flops == y.flops);
+  CHECK(x.peak_kv_used_tokens == y.peak_kv_used_tokens);
+}
+
 // The same scheduler without its promise (Scheduler::repeat_decode_limit 0): every step is
 // planned and credited request by request.
 class NoStreaks final : public Scheduler {
@@ -685,18 +698,7 @@ TEST_CASE("decode streak: quiet steps, costed by the operator model's stretch, c
     CHECK(a.peak_bytes_per_s == b.peak_bytes_per_s);
     CHECK(a.peak_flops_per_s == b.peak_flops_per_s);
     REQUIRE(a.replicas.size() == b.replicas.size());
-    for (size_t i = 0; i < a.replicas.size(); ++i) {
-      const ReplicaStats &x = a.replicas[i], &y = b.replicas[i];
-      CHECK(x.steps == y.steps);
-      CHECK(x.busy_ns == y.busy_ns);
-      CHECK(x.seat_steps == y.seat_steps);
-      CHECK(x.costed_steps == y.costed_steps);
-      CHECK(x.bandwidth_bound_steps == y.bandwidth_bound_steps);
-      CHECK(x.active_s == y.active_s);
-      CHECK(x.bytes_moved == y.bytes_moved);
-      CHECK(x.flops == y.flops);
-      CHECK(x.peak_kv_used_tokens == y.peak_kv_used_tokens);
-    }
+    for (size_t i = 0; i < a.replicas.size(); ++i) same_replica_books(a.replicas[i], b.replicas[i]);
   };
   const std::string two = base + "cluster: {replicas: 2, router: {kind: round_robin}}\n";
   for (const std::string* yaml : {&base, &two}) {
@@ -785,16 +787,7 @@ TEST_CASE("decode streak: the roofline's stretch and a queue kept waiting take t
       CHECK(run.stats.peak_bytes_per_s == b.peak_bytes_per_s);
       CHECK(run.stats.peak_flops_per_s == b.peak_flops_per_s);
       REQUIRE(run.stats.replicas.size() == b.replicas.size());
-      const ReplicaStats &x = run.stats.replicas[0], &y = b.replicas[0];
-      CHECK(x.steps == y.steps);
-      CHECK(x.busy_ns == y.busy_ns);
-      CHECK(x.seat_steps == y.seat_steps);
-      CHECK(x.costed_steps == y.costed_steps);
-      CHECK(x.bandwidth_bound_steps == y.bandwidth_bound_steps);
-      CHECK(x.active_s == y.active_s);
-      CHECK(x.bytes_moved == y.bytes_moved);
-      CHECK(x.flops == y.flops);
-      CHECK(x.peak_kv_used_tokens == y.peak_kv_used_tokens);
+      same_replica_books(run.stats.replicas[0], b.replicas[0]);
     }
   }
 }
