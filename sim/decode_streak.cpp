@@ -438,10 +438,9 @@ bool Simulation::streak_loop(uint32_t rep_index) {
     }
   }
   if (i == 0) return 0;
-  // Grown as push_back grows it (by doubling), not to the size asked each time.
+  // Grown as push_back grows it, not to the size asked each time.
   const size_t held = kept + static_cast<size_t>(i);
-  if (held > ends.capacity())
-    ends.reserve(std::max(held, ends.capacity() < 16 ? size_t{16} : 2 * ends.capacity()));
+  if (held > ends.capacity()) ends.reserve(ends.grown_capacity(held));
   ends.resize(held);
   std::memcpy(ends.data() + kept, new_ends, static_cast<size_t>(i) * sizeof(int64_t));
   // As the loop's general body leaves them after its last iteration.

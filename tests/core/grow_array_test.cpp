@@ -192,6 +192,31 @@ TEST_CASE("grow array: a block between k_map_bytes and k_huge_bytes is mapped in
   CHECK(c[k_pages * 2 - 1] == 4);
 }
 
+TEST_CASE("grow array: growth by push_back fills the page tier before huge pages", "[core]") {
+  // A doubling that would cross k_huge_bytes stops a page short of it (grown_capacity): an array
+  // a little past 512 KiB stays in 4 KiB pages; only values past that page tier's room move it
+  // into an aligned huge-page block.
+  constexpr size_t k_most = GrowArray<int64_t>::k_page_tier_most;
+  static_assert(k_most * sizeof(int64_t) < GrowArray<int64_t>::k_huge_bytes);
+  GrowArray<int64_t> a;
+  const size_t half = GrowArray<int64_t>::k_huge_bytes / sizeof(int64_t) / 2;
+  for (size_t i = 0; i <= half; ++i) a.push_back(static_cast<int64_t>(i));
+  CHECK(a.capacity() == k_most);
+  CHECK(a.huge_bytes() == 0);
+  CHECK(a.grown_capacity(k_most + 1) == 2 * k_most);
+  for (size_t i = a.size(); i <= k_most; ++i) a.push_back(static_cast<int64_t>(i));
+  CHECK(a.capacity() >= k_most + 1);
+  CHECK(reinterpret_cast<uintptr_t>(a.data()) % (size_t{2} << 20) == 0);
+  CHECK(a[half] == static_cast<int64_t>(half));
+  CHECK(a[k_most] == static_cast<int64_t>(k_most));
+  // Asked for more than the page tier holds at once: past it straight away.
+  GrowArray<int32_t> b;
+  b.push_back(1);
+  CHECK(b.grown_capacity(GrowArray<int32_t>::k_page_tier_most + 1) ==
+        GrowArray<int32_t>::k_page_tier_most + 1);
+  CHECK(b.grown_capacity(17) == 32);
+}
+
 TEST_CASE("grow array: the huge-page advice stays within the process's budget", "[core]") {
   // 40 blocks of 4 MiB (160 MiB) would each be advised whole: the first ones are, up to the
   // budget, the rest are mapped without the advice; every value stays; the budget comes back.
