@@ -73,25 +73,6 @@ bool can_join(const Request& r, int64_t block) {
 
 }  // namespace
 
-void Simulation::add_streak_member(DecodeStreak& s, Request& r, uint32_t slot) {
-  // Its counts are kept less the steps already run, as if it had been captured with the rest:
-  // the streak's figures then hold for it too (materialize adds the steps back).
-  const auto steps = static_cast<int32_t>(s.steps);
-  r.context_tokens -= steps;
-  r.generated_tokens -= steps;
-  // Its next block at step held - context + 1 of the capture's count, then every block steps.
-  const int64_t first = r.kv_held_tokens - r.context_tokens + 1;
-  ++s.boundaries[static_cast<size_t>(first % s.block)];
-  s.context_sum += r.context_tokens;
-  s.context_max = std::max<int64_t>(s.context_max, r.context_tokens);
-  s.context_min = std::min<int64_t>(s.context_min, r.context_tokens);
-  const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
-  s.left_min = std::min(s.left_min, leaves_at);
-  s.leaves.push_back(leave_key(leaves_at, slot));
-  std::push_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
-  ++s.members;
-}
-
 bool Simulation::capture_streak(Replica& rep) {
   DecodeStreak& s = rep.streak;
   const RequestSlots& reqs = rep.state.slots();
@@ -99,7 +80,7 @@ bool Simulation::capture_streak(Replica& rep) {
   std::fill(s.boundaries.begin(), s.boundaries.end(), 0);
   s.steps = 0;
   s.leaves.clear();
-  // One walk, add_streak_member's at no steps run (a member's counts are kept as they are) with
+  // One walk, join_streak's at no steps run (a member's counts are kept as they are) with
   // the figures in locals and the leave heap made once at the end (its keys are distinct, so
   // the members leave in the same order however the heap was built). A request that cannot
   // join leaves nothing to undo: the figures are set again at the next capture.
@@ -146,8 +127,36 @@ bool Simulation::join_streak(Replica& rep) {
   if (s.steps > k_max_join_steps) return false;
   for (size_t i = members; i < running.size(); ++i)
     if (!can_join(reqs[running[i]], s.block)) return false;
-  for (size_t i = members; i < running.size(); ++i)
-    add_streak_member(s, reqs[running[i]], running[i]);
+  // Each joins with its counts kept less the steps already run, as if it had been captured
+  // with the rest: the streak's figures then hold for it too (materialize adds the steps back).
+  // The figures are kept in locals through the walk, as capture_streak keeps them (a call a
+  // member, its figures read and written through the streak, cost about 30 instructions more).
+  const auto steps = static_cast<int32_t>(s.steps);
+  const int64_t block = s.block;
+  int32_t* const boundaries = s.boundaries.data();
+  int64_t sum = s.context_sum, longest = s.context_max, shortest = s.context_min;
+  int64_t left_min = s.left_min;
+  for (size_t i = members; i < running.size(); ++i) {
+    const uint32_t slot = running[i];
+    Request& r = reqs[slot];
+    r.context_tokens -= steps;
+    r.generated_tokens -= steps;
+    const int64_t context = r.context_tokens;
+    // Its next block at step held - context + 1 of the capture's count, then every block steps.
+    ++boundaries[(r.kv_held_tokens - context + 1) % block];
+    sum += context;
+    longest = std::max(longest, context);
+    shortest = std::min(shortest, context);
+    const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
+    left_min = std::min(left_min, leaves_at);
+    s.leaves.push_back(leave_key(leaves_at, slot));
+    std::push_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
+  }
+  s.context_sum = sum;
+  s.context_max = longest;
+  s.context_min = shortest;
+  s.left_min = left_min;
+  s.members = static_cast<int64_t>(running.size());
   return true;
 }
 
@@ -248,6 +257,7 @@ template <bool k_plain>
 }
 
 bool Simulation::streak_step(uint32_t rep_index) {
+  m_reps[rep_index].streak.end_sink_asked = false;  // a run of streak steps starts
   if (!start_streak_step(rep_index)) return false;
   // None of these changes during a run: --check, pipeline stages, the step observers, and
   // whether steps that change the batch end in the loop (m_streak_changes_inline).
@@ -486,9 +496,15 @@ bool Simulation::start_streak_step(uint32_t rep_index) {
     materialize(rep);
     return false;
   }
-  s.end_sink = m_end_observers.size() == 1
-                   ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
-                   : StepEndSink{};
+  // The observer's array, asked for once a run of streak steps (the loop's batch changes
+  // start the run's later steps here): within it no other replica's step ends, so the array
+  // stays where it is (StepObserver::end_sink).
+  if (!s.end_sink_asked) {
+    s.end_sink = m_end_observers.size() == 1
+                     ? m_end_observers.front()->end_sink(rep_index, state.kv().capacity_tokens())
+                     : StepEndSink{};
+    s.end_sink_asked = true;
+  }
   s.admits_none = false;  // the queue or the batch may have changed since it was asked
   return next_streak_step(rep_index, n, !state.waiting().empty(), true);
 }
@@ -524,7 +540,7 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
       }
       s.context_sum -= r.context_tokens;
       extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
-      const int64_t boundary = r.kv_held_tokens - r.context_tokens + 1;  // as add_streak_member
+      const int64_t boundary = r.kv_held_tokens - r.context_tokens + 1;  // as join_streak
       --s.boundaries[static_cast<size_t>(boundary % s.block)];
       r.kv_held_tokens = member_held(s, r);
       r.context_tokens += static_cast<int32_t>(s.steps);
@@ -623,7 +639,7 @@ void Simulation::suspend_streak(uint32_t rep_index) {
   for (size_t i = 0; i < members; ++i) {
     const uint32_t slot = running[i];
     Request& r = reqs[slot];
-    // Its next block's step as add_streak_member counts it (taken modulo the block if it
+    // Its next block's step as join_streak counts it (taken modulo the block if it
     // leaves).
     const auto first = static_cast<int32_t>(r.kv_held_tokens - r.context_tokens + 1);
     written[i] = {leave_key(r.spec.output_tokens - r.generated_tokens, slot), r.context_tokens,
@@ -738,7 +754,7 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   size_t end = running.size();
   for (size_t i = 0; i < end; ++i) {
     const Request& r = reqs[running[i]];
-    // Its next block's step as add_streak_member counts it (above the block for a member that
+    // Its next block's step as join_streak counts it (above the block for a member that
     // joined after the capture).
     if ((r.kv_held_tokens - r.context_tokens + 1) % block != due) continue;
     if (free_blocks > 0) {

@@ -93,8 +93,10 @@ struct DecodeStreak {
   int64_t suspended_at = 0;
   std::vector<Written> written;
   // The one ends_only observer's array for this replica's step ends, asked for as each run of
-  // streak steps starts (start_streak_step); none with several such observers.
+  // streak steps starts (start_streak_step, once `end_sink_asked` is reset by streak_step);
+  // none with several such observers.
   StepEndSink end_sink;
+  bool end_sink_asked = false;
 };
 
 }  // namespace servesim

@@ -304,9 +304,6 @@ class Simulation {
   /// The requests admitted since the last step (after the members in running()) join `rep`'s
   /// streak; false (nothing changed) when one cannot.
   [[nodiscard]] bool join_streak(Replica& rep);
-  /// `r` (in `slot`) joins streak `s`: its counts kept less the steps run, the streak's
-  /// figures and leave heap with it.
-  static void add_streak_member(DecodeStreak& s, Request& r, uint32_t slot);
   [[nodiscard]] bool streak_step(uint32_t rep);
   /// streak_step's loop; k_plain: a run without --check, pipeline stages or step-record
   /// observers, with a step-end observer and the batch's changes ended in the loop (streak_step

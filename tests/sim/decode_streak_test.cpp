@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/grow_array.h"
 #include "metrics/metrics.h"
 #include "schedulers/scheduler.h"
 #include "sim/recorder.h"
@@ -585,6 +586,62 @@ TEST_CASE("decode streak: step ends straight into the recorder's array, past its
     INFO("second observer " << second);
     same_itl(itl(true, second), want);
   }
+}
+
+TEST_CASE("decode streak: the step-end array is asked for as each run of streak steps starts",
+          "[sim][streak]") {
+  // The engine asks the observer for a replica's array once a run of streak steps (the loop's
+  // batch changes do not ask again) and appends the run's ends to it. The array may move at
+  // the observer's next on_step_end for another replica (StepObserver::end_sink): this one
+  // then takes what each other replica's array holds and hands that replica the other of two
+  // at its next asking. An end put where it was not asked for is lost (never taken), so each
+  // replica's ends seen must be those of planning every step, in order.
+  class MovingArrays final : public StepObserver {
+   public:
+    void on_step(const StepRecord& s) override { on_step_end(s.replica, s.start + s.duration, 0); }
+    void on_step_end(uint32_t replica, Time end, int64_t) override {
+      for (uint32_t r = 0; r < 2; ++r) {
+        take(r);
+        if (r != replica) current[r] = 1 - current[r];  // moved: ends put there are lost
+      }
+      seen[replica].push_back(end.count_ns());
+    }
+    [[nodiscard]] bool ends_only() const override { return true; }
+    StepEndSink end_sink(uint32_t replica, int64_t) override {
+      take(replica);
+      ++asked;
+      return {&arrays[replica][current[replica]], SIZE_MAX};
+    }
+    /// The ends replica `r`'s current array holds, moved to `seen`.
+    void take(uint32_t r) {
+      GrowArray<int64_t>& a = arrays[r][current[r]];
+      seen[r].insert(seen[r].end(), a.begin(), a.end());
+      a.resize(0);
+    }
+    GrowArray<int64_t> arrays[2][2];
+    int current[2] = {0, 0};
+    int64_t asked = 0;
+    std::vector<int64_t> seen[2];
+  };
+  const std::string yaml = scenario("{policy: paged, capacity_tokens: 100000, block_size: 16}") +
+                           "cluster: {replicas: 2, router: {kind: round_robin}}\n";
+  const auto go = [&](bool streaks, MovingArrays& ends) {
+    Simulation sim(components_of(yaml, streaks));
+    sim.add_step_observer(ends);
+    sim.run();
+    for (uint32_t r = 0; r < 2; ++r) ends.take(r);
+    return sim.stats();
+  };
+  MovingArrays want, got;
+  const RunStats plain = go(false, want);
+  const RunStats streaks = go(true, got);
+  CHECK(plain.streak_steps == 0);
+  CHECK(streaks.streak_steps > streaks.steps / 4);
+  CHECK(got.asked > 0);
+  CHECK(want.seen[0].size() + want.seen[1].size() == static_cast<size_t>(plain.steps));
+  CHECK(!want.seen[1].empty());
+  CHECK(got.seen[0] == want.seen[0]);
+  CHECK(got.seen[1] == want.seen[1]);
 }
 
 TEST_CASE("decode streak: the loop without checks or step records gives the same results",
