@@ -71,6 +71,35 @@ bool can_join(const Request& r, int64_t block) {
          !r.prefilling() && r.spec.cancel_after_tokens == 0 && room >= 0 && room < block;
 }
 
+/// The streak's figures as a walk of its members sums them (capture_streak, join_streak), in
+/// locals that stay in registers through the walk.
+struct MemberSums {
+  int64_t sum, longest, shortest, left_min;
+};
+
+/// Adds member `r` (its counts as kept) to `m` and to the block boundaries; returns the step at
+/// whose end it leaves.
+[[gnu::always_inline]] inline int64_t add_member(MemberSums& m, const Request& r,
+                                                 int32_t* boundaries, int64_t block) {
+  const int64_t context = r.context_tokens;
+  // Its next block at step held - context + 1 of the capture's count, then every block steps.
+  ++boundaries[(r.kv_held_tokens - context + 1) % block];
+  m.sum += context;
+  m.longest = std::max(m.longest, context);
+  m.shortest = std::min(m.shortest, context);
+  const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
+  m.left_min = std::min(m.left_min, leaves_at);
+  return leaves_at;
+}
+
+/// Sets the streak's figures from `m`.
+void set_sums(DecodeStreak& s, const MemberSums& m) {
+  s.context_sum = m.sum;
+  s.context_max = m.longest;
+  s.context_min = m.shortest;
+  s.left_min = m.left_min;
+}
+
 }  // namespace
 
 bool Simulation::capture_streak(Replica& rep) {
@@ -88,7 +117,7 @@ bool Simulation::capture_streak(Replica& rep) {
   uint64_t* const leaves = s.leaves.data();
   int32_t* const boundaries = s.boundaries.data();
   const int64_t block = s.block;
-  int64_t sum = 0, longest = INT64_MIN, shortest = INT64_MAX, left_min = INT64_MAX;
+  MemberSums m{0, INT64_MIN, INT64_MAX, INT64_MAX};
   for (size_t i = 0; i < running.size(); ++i) {
     const uint32_t slot = running[i];
     const Request& r = reqs[slot];
@@ -96,21 +125,11 @@ bool Simulation::capture_streak(Replica& rep) {
       s.leaves.clear();
       return false;
     }
-    const int64_t context = r.context_tokens;
-    ++boundaries[(r.kv_held_tokens - context + 1) % block];
-    sum += context;
-    longest = std::max(longest, context);
-    shortest = std::min(shortest, context);
-    const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
-    left_min = std::min(left_min, leaves_at);
-    leaves[i] = leave_key(leaves_at, slot);
+    leaves[i] = leave_key(add_member(m, r, boundaries, block), slot);
   }
   std::make_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
   s.members = static_cast<int64_t>(running.size());
-  s.context_sum = sum;
-  s.context_max = longest;
-  s.context_min = shortest;
-  s.left_min = left_min;
+  set_sums(s, m);
   s.active = true;
   s.in_flight = false;
   ++m_active_streaks;
@@ -134,28 +153,16 @@ bool Simulation::join_streak(Replica& rep) {
   const auto steps = static_cast<int32_t>(s.steps);
   const int64_t block = s.block;
   int32_t* const boundaries = s.boundaries.data();
-  int64_t sum = s.context_sum, longest = s.context_max, shortest = s.context_min;
-  int64_t left_min = s.left_min;
+  MemberSums m{s.context_sum, s.context_max, s.context_min, s.left_min};
   for (size_t i = members; i < running.size(); ++i) {
     const uint32_t slot = running[i];
     Request& r = reqs[slot];
     r.context_tokens -= steps;
     r.generated_tokens -= steps;
-    const int64_t context = r.context_tokens;
-    // Its next block at step held - context + 1 of the capture's count, then every block steps.
-    ++boundaries[(r.kv_held_tokens - context + 1) % block];
-    sum += context;
-    longest = std::max(longest, context);
-    shortest = std::min(shortest, context);
-    const int64_t leaves_at = r.spec.output_tokens - r.generated_tokens;
-    left_min = std::min(left_min, leaves_at);
-    s.leaves.push_back(leave_key(leaves_at, slot));
+    s.leaves.push_back(leave_key(add_member(m, r, boundaries, block), slot));
     std::push_heap(s.leaves.begin(), s.leaves.end(), std::greater<>());
   }
-  s.context_sum = sum;
-  s.context_max = longest;
-  s.context_min = shortest;
-  s.left_min = left_min;
+  set_sums(s, m);
   s.members = static_cast<int64_t>(running.size());
   return true;
 }
