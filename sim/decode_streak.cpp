@@ -547,7 +547,7 @@ void Simulation::settle_streak_step(uint32_t rep_index) {
       }
       s.context_sum -= r.context_tokens;
       extreme_left |= r.context_tokens == s.context_max || r.context_tokens == s.context_min;
-      const int64_t boundary = r.kv_held_tokens - r.context_tokens + 1;  // as join_streak
+      const int64_t boundary = r.kv_held_tokens - r.context_tokens + 1;  // as add_member
       --s.boundaries[static_cast<size_t>(boundary % s.block)];
       r.kv_held_tokens = member_held(s, r);
       r.context_tokens += static_cast<int32_t>(s.steps);
@@ -646,7 +646,7 @@ void Simulation::suspend_streak(uint32_t rep_index) {
   for (size_t i = 0; i < members; ++i) {
     const uint32_t slot = running[i];
     Request& r = reqs[slot];
-    // Its next block's step as join_streak counts it (taken modulo the block if it
+    // Its next block's step as add_member counts it (taken modulo the block if it
     // leaves).
     const auto first = static_cast<int32_t>(r.kv_held_tokens - r.context_tokens + 1);
     written[i] = {leave_key(r.spec.output_tokens - r.generated_tokens, slot), r.context_tokens,
@@ -761,7 +761,7 @@ bool Simulation::resume_streak(uint32_t rep_index) {
   size_t end = running.size();
   for (size_t i = 0; i < end; ++i) {
     const Request& r = reqs[running[i]];
-    // Its next block's step as join_streak counts it (above the block for a member that
+    // Its next block's step as add_member counts it (above the block for a member that
     // joined after the capture).
     if ((r.kv_held_tokens - r.context_tokens + 1) % block != due) continue;
     if (free_blocks > 0) {
