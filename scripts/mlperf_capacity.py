@@ -10,10 +10,11 @@ taken apart, (1 + error) = (1 + Offline error) x servesim's capacity / its Offli
 published Server / Offline; the latencies at equal relative load. Nothing is fitted to the
 published figures.
 
-Each system is one engine replica simulated with its published settings, exactly as
-scripts/predict_mlperf.py builds it (operator model; lengths, KV pool and scheduler from there;
-the MI325X from the catalogue entry added in issue 31); capacities are per replica times the
-replicas.
+Each system is one engine replica simulated with its published settings, read from the row's own
+columns and built exactly as scripts/predict_mlperf.py builds it (scripts/mlperf_rows.py;
+operator model; lengths, KV pool and scheduler from there), so that --rows FILE takes any csv in
+the development set's format; a Server row's Offline partner is the row whose source_id ends in
+_off instead. Capacities are per replica times the replicas.
 
 Equal relative load: the published Server rate divided by the published Offline rate is how close
 to saturation the submitter ran. The same fraction of servesim's own Offline throughput (every
@@ -21,13 +22,11 @@ sample at t = 0, the replica's share of the published query) gives the rate at w
 latencies are compared with the published ones, so that a throughput error does not turn into a
 queueing error. Those runs last the run's minimum duration too.
 
-usage: scripts/mlperf_capacity.py [--servesim build/servesim] [--data ../shared/data]
+usage: scripts/mlperf_capacity.py [--servesim build/servesim] [--data ../shared/data] [--rows CSV]
                                   [--tolerance 0.02] [--requests N] [--only SUBSTRING]
                                   [--engine-presets] [--keep DIR]
 """
 import argparse
-import copy
-import csv
 import json
 import math
 import os
@@ -38,15 +37,9 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import predict_mlperf as pm  # noqa: E402  (the dev set's systems and scenario builder)
+import mlperf_rows as mr  # noqa: E402  (a published row read into settings)
+import predict_mlperf as pm  # noqa: E402  (the scenario builder)
 import shared_data  # noqa: E402
-
-SYSTEMS = copy.deepcopy(pm.SYSTEMS)
-
-
-def benchmark(s, row):
-    name = {"llama-2-70b": "llama2-70b", "llama-3.1-8b": "llama3_1-8b"}[s["model"]]
-    return name + ("-interactive" if row["scenario"] == "Interactive" else "")
 
 
 def min_duration(row):
@@ -54,6 +47,16 @@ def min_duration(row):
     when the row names none): four published Server runs set 2,400 s in their user.conf."""
     m = re.search(r"min duration ([0-9]+) s", row["load_condition"])
     return int(m.group(1)) if m else 600
+
+
+def offline_samples_per_s(off):
+    """The published Offline rate in samples/s: the load condition's, or its tokens/s over the
+    mean output it implies; None when the row gives neither."""
+    m = re.search(r"([0-9.]+) samples/s", off["load_condition"])
+    if m:
+        return float(m.group(1))
+    mean = pm.setting(off["load_condition"], "mean output")
+    return float(off["value"]) / mean if mean else None
 
 
 def binding(cap, bench_limits):
@@ -100,13 +103,15 @@ def main():
     ap.add_argument("--engine-presets", action="store_true",
                     help="as scripts/predict_mlperf.py --engine-presets")
     ap.add_argument("--keep", help="keep the generated configs and results here")
+    ap.add_argument("--rows", help="published rows in the development set's format (default: "
+                                   "DATA/published/published_dev.csv)")
     a = ap.parse_args()
-    shared_data.require(a.data, __file__)
+    if not a.rows:  # --rows runs on the repository's own catalogue and tables alone
+        shared_data.require(a.data, __file__)
     data = os.path.abspath(a.data)
     pm.PRESETS["on"] = a.engine_presets
     pm.OFFLINE["requests"] = a.requests
-    with open(os.path.join(data, "published/published_dev.csv")) as f:
-        rows = list(csv.DictReader(f))
+    rows = pm.read_rows(a.rows or os.path.join(data, "published/published_dev.csv"))
     work = a.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
     by_sid = {}
@@ -122,11 +127,16 @@ def main():
     errors, equal_load, parts = [], [], []
     for sid in servers:
         row = next(iter(by_sid[sid].values()))
-        s = SYSTEMS[sid.rsplit("_", 1)[0]]
-        bench = benchmark(s, row)
         published = pm.setting(row["load_condition"], "target_qps=")
-        lengths = pm.lengths_for(s, row, 800)
-        text = pm.scenario(s, row, "operator", 100, lengths, data)
+        s, lengths, not_built = pm.prepare(row)
+        try:
+            bench = mr.benchmark(row)
+        except ValueError as e:
+            not_built = not_built or str(e)
+        if not_built:
+            print(f"| {sid} | | | {published:g} | n/a | | not built: {not_built} | |")
+            continue
+        text = pm.scenario(s, row, "operator", 100, lengths)
         duration = min_duration(row)
         cap, why = capacity(a, text, work, sid + "-capacity", bench, duration)
         if cap is None or not cap["capacity"]:
@@ -145,11 +155,15 @@ def main():
         off = by_sid.get(sid.rsplit("_", 1)[0] + "_off", {}).get("tokens_per_s")
         if off is None:
             continue
-        off_sps = float(re.search(r"([0-9.]+) samples/s", off["load_condition"]).group(1))
+        off_sps = offline_samples_per_s(off)
+        if off_sps is None:
+            continue
         fraction = published / off_sps
-        summ, why = pm.run(a, pm.scenario(s, off, "operator", 0,
-                                          pm.lengths_for(s, off, 800), data),
-                           work, sid + "-offline")
+        s_off, lengths_off, why = pm.prepare(off)
+        summ = None
+        if s_off:
+            summ, why = pm.run(a, pm.scenario(s_off, off, "operator", 0, lengths_off),
+                               work, sid + "-offline")
         if summ is None:
             equal_load.append((sid, fraction, None, why))
             continue
@@ -158,7 +172,7 @@ def main():
         # x (servesim capacity / servesim Offline) / (published Server / published Offline).
         parts.append((sid, off_sps, sim_off * s["replicas"], published, qps))
         rate = fraction * sim_off
-        text = pm.scenario(s, row, "operator", 100, lengths, data)
+        text = pm.scenario(s, row, "operator", 100, lengths)
         n = max(100, math.ceil(rate * duration))  # LoadGen's count over the run's minimum
         summ2, why = pm.run(a, text, work, sid + "-equal-load",
                             [f"workload.synthetic.arrival.rate_per_s={rate}",

@@ -5,6 +5,11 @@ table: published, operator model (the GPU's own AIConfigurator tables, or the sh
 for a chip without), the shape-aware roofline fitted without that GPU's tables (leave one GPU
 out), the old roofline (kind: roofline, efficiencies 0.8 / 0.6), and the errors.
 
+Every run is built from its row's own columns (scripts/mlperf_rows.py: hardware, model, engine,
+parallelism, precision and engine settings matched to the catalogue), so that --rows FILE predicts
+any csv in the development set's format, such as published figures kept apart from this project;
+a row that cannot be built is listed with the reason ("not built: ...").
+
 Per source_id one engine replica is simulated (replicas share nothing), at target_qps / replicas
 (Server, Interactive: Poisson arrivals; --requests a replica) or with every request at t = 0
 (Offline: rate 1e9; throughput = output tokens / last completion, times the replicas). An Offline
@@ -12,7 +17,8 @@ replica gets its share of the published query, as LoadGen sends it: the load_con
 count / replicas (for example 417,792 / 8 = 52,224), so that the drain at the end weighs what it
 weighed in the measured run; --offline-requests N overrides it.
 
-Lengths (the README's dataset notes; the results do not hold per-sample lengths):
+Lengths (the row's workload column and the README's dataset notes; the results do not hold
+per-sample lengths; mlperf_rows.lengths):
   - llama2-70b, OpenOrca: input and output lognormal with sigma 0.8, capped at 1,024, medians
     solved so that the capped means are 294 (input) and the run's implied output mean.
   - llama3.1-8b, CNN/DailyMail: output 128 fixed (the cap; implied means 128-129). Input is not
@@ -49,59 +55,25 @@ as is one whose engine refuses the default host time (TensorRT-LLM before 1.0: n
 profile of the C++ executor). --v0-cpu-overhead is the earlier approximation (the vLLM rows'
 V0 host time as step_time.cpu_overhead, the TensorRT-LLM rows' CUDA-graph setting).
 
-usage: scripts/predict_mlperf.py [--servesim build/servesim] [--data ../shared/data]
+usage: scripts/predict_mlperf.py [--servesim build/servesim] [--data ../shared/data] [--rows CSV]
                                  [--requests 8000] [--offline-requests N] [--cnn-input-means 500,800,1100] [--keep DIR]
                                  [--engine-presets] [--host-time off|on|both]
                                  [--v0-cpu-overhead]
 """
 import argparse
 import csv
-import functools
 import json
 import math
 import os
-import random
 import re
 import statistics
 import subprocess
 import sys
 import tempfile
 
+import mlperf_rows as mr  # scripts/mlperf_rows.py: a published row read into settings
 import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
 
-MODELS = {  # layers, hidden, kv_heads, head_dim, vocab, parameters (the catalogue's figures)
-    "llama-2-70b": (80, 8192, 8, 128, 32000, 68976648192),
-    "llama-3.1-8b": (32, 4096, 8, 128, 128256, 8030261248),
-}
-MEMORY_GIB = {"h200": 140.4013671875, "h100-sxm": 79.6474609375, "l40s": 44.98828125,
-              "b200": 179.0615234375, "mi300x": 191.984375, "mi325x": 255.984375}
-BYTES = {"fp8": 1.0, "nvfp4": 0.5}
-
-# One entry per system (source_id prefix): what the published settings say, in servesim's keys.
-SYSTEMS = {
-    "dev51_dell_h200x8_trt_l2_70b": dict(
-        engine="trtllm", model="llama-2-70b", hw="h200", tables="h200_sxm", tp=1, replicas=8,
-        weight="fp8", attn="fp8", batch=2048, tokens=1536, chunked=True, frac=0.9),
-    "dev51_qct_h200x8_trt_l31_8b": dict(
-        engine="trtllm", model="llama-3.1-8b", hw="h200", tables="h200_sxm", tp=1, replicas=8,
-        weight="fp8", attn="fp8", batch=2048, tokens=1536, chunked=True, frac=0.9),
-    "dev51_oracle_b200x8_trt_l31_8b": dict(
-        engine="trtllm", model="llama-3.1-8b", hw="b200", tables="b200_sxm", tp=1, replicas=8,
-        weight="nvfp4", attn="bf16", batch=6000, tokens=12000, chunked=True, frac=0.9),
-    "dev41_fujitsu_h100x4_trt_l2_70b": dict(
-        engine="trtllm", model="llama-2-70b", hw="h100-sxm", tables="h100_sxm", tp=2,
-        replicas=2, weight="fp8", attn="bf16", batch=None, tokens=4096, chunked=False, frac=0.9),
-    "dev41_fujitsu_l40sx8_trt_l2_70b": dict(
-        engine="trtllm", model="llama-2-70b", hw="l40s", tables="l40s", tp=4, replicas=2,
-        weight="fp8", attn="bf16", batch=1024, tokens=4096, chunked=False, frac=0.9,
-        allreduce="link"),
-    "dev51_dell_mi300x8_vllm_l2_70b": dict(
-        engine="vllm", model="llama-2-70b", hw="mi300x", tables=None, tp=1, replicas=8,
-        weight="fp8", attn="bf16"),
-    "dev51_gigacomputing_mi325x8_vllm_l2_70b": dict(
-        engine="vllm", model="llama-2-70b", hw="mi325x", tables=None, tp=1, replicas=8,
-        weight="fp8", attn="bf16"),
-}
 NOT_MODELLED_VLLM = ("not modelled: multi-step decoding (num_scheduler_steps), the MLPerf decode "
                      "scheduler, V0's prefill-only steps, enforce_eager")
 
@@ -109,31 +81,6 @@ NOT_MODELLED_VLLM = ("not modelled: multi-step decoding (num_scheduler_steps), t
 def setting(text, key):
     m = re.search(re.escape(key) + r"\s*([0-9.]+)", text)
     return float(m.group(1)) if m else None
-
-
-@functools.lru_cache(maxsize=None)
-def capped_lognormal_median(mean, sigma, cap, n=40000):
-    """The median whose lognormal(sigma) draws, rounded and clamped to [1, cap], average `mean`."""
-    rng = random.Random(7)
-    z = [rng.gauss(0, 1) for _ in range(n)]
-
-    def m(median):
-        return sum(min(cap, max(1, round(median * math.exp(sigma * x)))) for x in z) / n
-
-    lo, hi = 1.0, float(cap)
-    for _ in range(50):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if m(mid) < mean else (lo, mid)
-    return round((lo + hi) / 2, 2)
-
-
-def trt_capacity(s):
-    layers, hidden, kvh, hd, vocab, params = MODELS[s["model"]]
-    emb = 2 * vocab * hidden
-    weights = ((params - emb) * BYTES[s["weight"]] + emb * 2) / s["tp"]
-    free = MEMORY_GIB[s["hw"]] * 2**30 - weights
-    per_token = 2 * layers * max(1, kvh // s["tp"]) * hd * 1  # fp8 KV
-    return int(s["frac"] * free / per_token)
 
 
 HOST = {"on": False, "overhead": None}  # --v0-cpu-overhead (issue 21)
@@ -161,12 +108,14 @@ def uses_presets(s, row):
     that engine never does. The one thing the preset lacks is the fork's MLPerf decode scheduler
     (VLLM_LLAMA2_MLPERF_SCHED), so a row whose config enables it (MI300X and MI325X Server and
     Offline) stays on `kind: continuous` unless --engine-presets; a row whose engine_settings say
-    it is not enabled (the MI300X Interactive run) runs under the preset, its published engine."""
-    return PRESETS["on"] or (s["engine"] == "vllm" and V0_AS_PUBLISHED in row["engine_settings"])
+    it is not enabled (the MI300X Interactive run) runs under the preset, its published engine.
+    A V1 row (vLLM 0.8 on) always runs under the preset at its version: V1's scheduler whole."""
+    return PRESETS["on"] or (s["engine"] == "vllm" and (
+        s["v1"] or V0_AS_PUBLISHED in row["engine_settings"]))
 HOST_KINDS = ("vllm", "sglang", "trtllm")  # the scheduler kinds that read host_time
 
 
-def scenario(s, row, model_kind, requests, lengths, data):
+def scenario(s, row, model_kind, requests, lengths):
     lc = row["load_condition"]
     es = row["engine_settings"]
     offline = row["scenario"] == "Offline"
@@ -181,7 +130,7 @@ def scenario(s, row, model_kind, requests, lengths, data):
     if model_kind in ("operator", "logo"):
         y += ["  kind: operator", f"  model: {s['model']}", f"  hardware: {hw}",
               f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {s['weight']}",
-              f"  attention_dtype: {s['attn']}", "  kv_dtype: fp8"]
+              f"  attention_dtype: {s['attn']}", f"  kv_dtype: {s['kv']}"]
         if model_kind == "logo":
             y.append(f"  operators: {{source: roofline, fit: fit-without-{s['tables']}}}")
         elif s["tables"]:
@@ -189,15 +138,17 @@ def scenario(s, row, model_kind, requests, lengths, data):
             # TP4) was measured on a host without PCIe peer-to-peer; the submission's PCIe Gen4
             # x16 host is timed from the link instead (allreduce: link, docs/config.md).
             link = ", allreduce: link" if s.get("allreduce") == "link" else ""
-            y.append(f"  operators: {{source: tables, path: {data}/timings/aiconfigurator, "
+            y.append(f"  operators: {{source: tables, path: {mr.ROOT}/data/timings/aiconfigurator, "
                      f"gpu: {s['tables']}, engine: {s['engine']}{link}}}")
         else:
             y.append("  operators: {source: roofline, fit: fit-all}")
     else:
-        w = "int4" if s["weight"] == "nvfp4" else "fp8"
+        # The old roofline has no fp4: nvfp4 weights read as int4, at the fp8 peak.
+        w = "int4" if s["weight"] == "nvfp4" else s["weight"]
+        compute = "fp8" if s["weight"] in ("nvfp4", "fp8") else s["weight"]
         y += ["  kind: roofline", f"  model: {s['model']}", f"  hardware: {hw}",
-              f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {w}", "  kv_dtype: fp8",
-              "  compute_dtype: fp8"]
+              f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {w}", f"  kv_dtype: {s['kv']}",
+              f"  compute_dtype: {compute}"]
     host = ""
     presets = uses_presets(s, row)
     if PRESETS["on"] and s["engine"] == "trtllm":  # the harness's C++ executor, as published
@@ -218,33 +169,30 @@ def scenario(s, row, model_kind, requests, lengths, data):
         y.append(f"scheduler: {{kind: trtllm, max_batch_size: {batch}, max_num_tokens: {tokens},"
                  f" enable_chunked_context: {str(s['chunked']).lower()}, "
                  f"capacity_scheduler_policy: MAX_UTILIZATION{host}}}")
-        y.append(f"kv: {{policy: paged, block_size: 32, capacity_tokens: {trt_capacity(s)}}}")
+        y.append(f"kv: {{policy: paged, block_size: {s['block']}, "
+                 f"capacity_tokens: {mr.trt_capacity(s)}}}")
     else:
-        seqs = int(setting(es, "max_num_seqs"))
-        tokens = int(setting(es, "max_num_batched_tokens"))
-        util = setting(es, "gpu_memory_utilization")
-        if presets:  # vLLM 0.6.5 (V0): its scheduler, multi-step and enforce_eager
+        seqs, tokens, util = s["seqs"], s["batched"], s["util"]
+        if presets and s["v1"]:  # V1: its scheduler with chunked prefill, the version's defaults
+            eager = ", cuda_graphs: false" if "enforce_eager" in es else ""
+            y.append(f"scheduler: {{kind: vllm, version: \"{s['version']}\", "
+                     f"max_num_seqs: {seqs}, max_num_batched_tokens: {tokens}{eager}}}")
+        elif presets:  # vLLM 0.6.5 (V0): its scheduler, multi-step and enforce_eager
             steps = int(setting(es, "num_scheduler_steps") or 1)
             eager = ", cuda_graphs: false" if "enforce_eager" in es else ""
-            y.append(f"scheduler: {{kind: vllm, version: \"{vllm_version(row)}\", "
+            y.append(f"scheduler: {{kind: vllm, version: \"{s['version']}\", "
                      f"max_num_seqs: {seqs}, max_num_batched_tokens: {tokens}, "
                      f"enable_chunked_prefill: false, num_scheduler_steps: {steps}{eager}}}")
         else:
             y.append(f"scheduler: {{kind: continuous, max_num_seqs: {seqs}, "
                      f"max_num_batched_tokens: {tokens}, chunked_prefill: false}}")
-        y.append(f"kv: {{policy: paged, block_size: 32, memory: {{model: {s['model']}, "
-                 f"hardware: {hw}, tensor_parallel: {s['tp']}, weight_dtype: fp8, "
-                 f"kv_dtype: fp8, utilization: {util}}}}}")
+        # V1 caches prefixes by default (nothing in these synthetic prompts is shared).
+        cache = ", prefix_caching: true" if presets and s["v1"] else ""
+        y.append(f"kv: {{policy: paged, block_size: {s['block']}{cache}, memory: {{model: "
+                 f"{s['model']}, hardware: {hw}, tensor_parallel: {s['tp']}, weight_dtype: "
+                 f"{s['weight']}, kv_dtype: {s['kv']}, utilization: {util}}}}}")
     y.append("seed: 1")
     return "\n".join(y) + "\n"
-
-
-def vllm_version(row):
-    """The vLLM version the row's engine column names (e.g. "vLLM 0.6.5.dev964+mlperf50")."""
-    m = re.search(r"vLLM (\d+\.\d+\.\d+)", row["engine"])
-    if not m:
-        sys.exit(f"{row['source_id']}: no vLLM version in the engine column")
-    return m.group(1)
 
 
 def scheduler_kind(text):
@@ -281,37 +229,78 @@ def figure(summary, metric, replicas):
     return dist["mean" if metric.endswith("mean") else "p99"] * 1000
 
 
-def lengths_for(s, row, cnn_mean):
-    if s["model"] == "llama-2-70b":
-        out_mean = setting(row["load_condition"], r"mean output")
-        pm = capped_lognormal_median(294, 0.8, 1024)
-        om = capped_lognormal_median(out_mean, 0.8, 1024)
-        return (f"{{kind: lognormal, median: {pm}, sigma: 0.8, max: 1024}}",
-                f"{{kind: lognormal, median: {om}, sigma: 0.8, max: 1024}}")
-    pm = capped_lognormal_median(cnn_mean, 0.4, 2540)
-    return (f"{{kind: lognormal, median: {pm}, sigma: 0.4, max: 2540}}",
-            "{kind: fixed, value: 128}")
+def prepare(row, input_mean=None):
+    """(settings, (prompt, output) lengths, None) for a published row, or (None, None, why)."""
+    s, why = mr.system(row)
+    if why:
+        return None, None, why
+    if row["scenario"] == "Offline" and not OFFLINE["requests"] and \
+            not re.search(r"one query of (\d+) samples", row["load_condition"]):
+        return None, None, "the load condition names no Offline sample count (one query of N samples)"
+    try:
+        return s, mr.lengths(row, input_mean), None
+    except ValueError as e:
+        return None, None, str(e)
+
+
+ROW_COLUMNS = ("source_id", "engine", "engine_settings", "model", "precision", "hardware",
+               "parallelism", "workload", "scenario", "load_condition", "metric", "value")
+
+
+METRICS = ("tokens_per_s", "ttft_mean", "ttft_p99", "tpot_mean", "tpot_p99")
+
+
+def bad_input(message):
+    """Exits with status 2 (bad input, as servesim does), the message on stderr."""
+    print(f"{os.path.basename(sys.argv[0])}: error: {message}", file=sys.stderr)
+    sys.exit(2)
+
+
+def read_rows(path):
+    """The published rows of a csv in the development set's format, or exits (2) naming the file,
+    the line or the column, and what is allowed."""
+    try:
+        with open(path, newline="") as f:
+            reader = csv.DictReader(f)
+            missing = [c for c in ROW_COLUMNS if c not in (reader.fieldnames or [])]
+            if missing:
+                bad_input(f"{path}: no column {', '.join(missing)} (the development set's "
+                          f"columns: {', '.join(ROW_COLUMNS)})")
+            rows = list(reader)
+    except (OSError, UnicodeDecodeError, csv.Error) as e:
+        bad_input(f"{path}: {getattr(e, 'strerror', None) or e}")
+    for n, row in enumerate(rows, start=2):
+        try:
+            if not math.isfinite(float(row["value"])):
+                raise ValueError
+        except (TypeError, ValueError):
+            bad_input(f"{path}:{n}: value {row['value']!r} is not a finite number")
+        if row["scenario"] not in ("Server", "Interactive", "Offline"):
+            bad_input(f"{path}:{n}: scenario {row['scenario']!r} (Server, Interactive or Offline)")
+        if row["metric"] not in METRICS:
+            bad_input(f"{path}:{n}: metric {row['metric']!r} ({', '.join(METRICS)})")
+    return rows
 
 
 def err(pred, pub):
     return (pred - pub) / pub * 100
 
 
-def host_time_table(a, rows, work, data):
+def host_time_table(a, rows, work):
     """--host-time: the operator model of every row with host_time off and on, side by side."""
     modes = ["off", "on"] if a.host_time == "both" else [a.host_time]
     cache = {}  # (source_id, mode) -> (summary, why)
     lines = []  # (source_id, metric, published, {mode: (value, star) or None}, note)
     for row in rows:
         sid, metric, pub = row["source_id"], row["metric"], float(row["value"])
-        s = SYSTEMS[sid.rsplit("_", 1)[0]]
+        s, lengths, not_built = prepare(row)
         vals, notes = {}, []
         for mode in modes:
             if (sid, mode) not in cache:
-                if s["hw"] is None:
-                    cache[(sid, mode)] = (None, "no catalogue entry (mi325x)")
+                if not_built:
+                    cache[(sid, mode)] = (None, f"not built: {not_built}")
                 else:
-                    text = scenario(s, row, "operator", a.requests, lengths_for(s, row, 800), data)
+                    text = scenario(s, row, "operator", a.requests, lengths)
                     kind = scheduler_kind(text)
                     if kind not in HOST_KINDS:
                         cache[(sid, mode)] = (None, f"n/a: scheduler {kind} has no host_time")
@@ -369,6 +358,8 @@ def main():
     ap.add_argument("--cnn-input-means", default="500,800,1100",
                     help="CNN/DailyMail mean input lengths for the sensitivity table")
     ap.add_argument("--keep", help="keep the generated configs and results here")
+    ap.add_argument("--rows", help="published rows in the development set's format (default: "
+                                   "DATA/published/published_dev.csv)")
     ap.add_argument("--v0-cpu-overhead", action="store_true",
                     help="issue 21's first approximation: TRT-LLM rows get their CUDA-graph "
                          "setting (cuda_graphs); vLLM V0 rows the host time of every step "
@@ -380,7 +371,10 @@ def main():
                     help="the operator model with scheduler.host_time false (off), true (on) or "
                          "both, side by side (--set); n/a where the scheduler has no host_time")
     a = ap.parse_args()
-    shared_data.require(a.data, __file__)
+    # The data collection holds the development set and the V0 host-time measurements; rows
+    # given with --rows run on the repository's own catalogue and tables alone.
+    if not a.rows or a.v0_cpu_overhead:
+        shared_data.require(a.data, __file__)
     data = os.path.abspath(a.data)
     if a.engine_presets and a.v0_cpu_overhead:
         sys.exit("--engine-presets and --v0-cpu-overhead: give one (the presets carry the "
@@ -393,28 +387,27 @@ def main():
         parts, _, _ = htc.constants(data)
         HOST.update(on=True, overhead=(sum(p[0] for p in parts.values()),
                                        sum(p[1] for p in parts.values())))
-    with open(os.path.join(data, "published/published_dev.csv")) as f:
-        rows = list(csv.DictReader(f))
+    rows = read_rows(a.rows or os.path.join(data, "published/published_dev.csv"))
     work = a.keep or tempfile.mkdtemp()
     os.makedirs(work, exist_ok=True)
     if a.host_time:
-        host_time_table(a, rows, work, data)
+        host_time_table(a, rows, work)
         return
-    results = {}  # (source_id, kind, cnn_mean) -> summary or error text
+    results = {}  # (source_id, kind, input mean or None) -> summary or error text
 
-    def get(sid, row, kind, cnn_mean=800):
-        key = (sid, kind, cnn_mean)
+    def get(sid, row, kind, input_mean=None):
+        key = (sid, kind, input_mean)
         if key not in results:
-            s = SYSTEMS[sid.rsplit("_", 1)[0]]
-            if s["hw"] is None:
-                results[key] = (None, "no catalogue entry (mi325x)")
+            s, lengths, not_built = prepare(row, input_mean)
+            if not_built:
+                results[key] = (None, f"not built: {not_built}")
             elif kind == "logo" and not s["tables"]:
                 results[key] = (None, "as operator (no table)")
             elif kind == "logo" and s["weight"] == "nvfp4":
                 results[key] = (None, "refused: no fp4 peak")
             else:
-                text = scenario(s, row, kind, a.requests, lengths_for(s, row, cnn_mean), data)
-                summ, why = run(a, text, work, f"{sid}-{kind}-{cnn_mean}")
+                text = scenario(s, row, kind, a.requests, lengths)
+                summ, why = run(a, text, work, f"{sid}-{kind}-{input_mean or 'row'}")
                 results[key] = (summ, why and why[:120])
         return results[key]
 
@@ -425,7 +418,7 @@ def main():
     per_row = {"operator": {}, "logo": {}, "roofline": {}}
     for i, row in enumerate(rows):
         sid, metric, pub = row["source_id"], row["metric"], float(row["value"])
-        s = SYSTEMS[sid.rsplit("_", 1)[0]]
+        s = mr.system(row)[0]
         cells = []
         for kind in ("operator", "logo", "roofline"):
             summ, why = get(sid, row, kind)
@@ -441,12 +434,14 @@ def main():
             errs[kind].append(abs(e))
             per_row[kind][i] = abs(e)
             cells += [f"{v:.1f}{star}", f"{e:+.0f}%"]
-        src = ("tables " + s["tables"] + "/" + s["engine"]) if s["tables"] else \
-            ("shape roofline fit-all" if s["hw"] else "")
-        note = src + ((" (c)" if uses_presets(s, row) else " (a)")
-                      if s["engine"] == "vllm" else "")
-        if s["weight"] == "nvfp4":
-            note += " (b)"
+        note = ""
+        if s:
+            note = ("tables " + s["tables"] + "/" + s["engine"]) if s["tables"] else \
+                "shape roofline fit-all"
+            if s["engine"] == "vllm":
+                note += " (d)" if s["v1"] else " (c)" if uses_presets(s, row) else " (a)"
+            if s["weight"] == "nvfp4":
+                note += " (b)"
         print(f"| {sid} | {metric} | {pub:g} | " + " | ".join(cells) + f" | {note} |")
     print()
     print("\\* the simulated replica is overloaded: it completes under 95% of the offered rate, so "
@@ -454,37 +449,49 @@ def main():
           "(b) nvfp4 weights from the B200 TRT-LLM tables; the shape roofline has no fp4 peak; "
           "the old roofline runs int4 weights at the fp8 peak.  \n(c) vLLM 0.6.5 as published "
           "(kind: vllm: V0 prefill-only steps, num_scheduler_steps, enforce_eager); the MLPerf "
-          "decode scheduler is not enabled in this config.")
+          "decode scheduler is not enabled in this config."
+          + ("  \n(d) vLLM V1 (0.8 on) under kind: vllm at its version: V1's scheduler with "
+             "chunked prefill and that version's defaults."
+             if any((mr.system(r)[0] or {}).get("v1") for r in rows) else ""))
     print()
     names = {"operator": "operator model", "logo": "shape roofline LOGO",
              "roofline": "old roofline"}
     for kind, e in errs.items():
-        print(f"- {names[kind]}: median |error| {statistics.median(e):.0f}% over {len(e)} figures")
-    # The same, on the figures every model predicts (TRT-LLM on H200, H100, L40S).
-    common = [i for i, r in enumerate(rows) if SYSTEMS[r["source_id"].rsplit("_", 1)[0]]
-              ["tables"] and SYSTEMS[r["source_id"].rsplit("_", 1)[0]]["weight"] != "nvfp4"
-              and all(i in v for v in per_row.values())]  # a run that failed has no figure
-    print(f"- on the {len(common)} figures all three predict (H200, H100, L40S TRT-LLM): "
-          + ", ".join(f"{names[k]} {statistics.median(v[i] for i in common):.0f}%"
-                      for k, v in per_row.items()))
+        if e:
+            print(f"- {names[kind]}: median |error| {statistics.median(e):.0f}% over {len(e)} "
+                  "figures")
+        else:
+            print(f"- {names[kind]}: no figure")
+    # The same, on the figures every model predicts (a run that failed or was refused has none).
+    common = [i for i in range(len(rows)) if all(i in v for v in per_row.values())]
+    chips = sorted({mr.system(rows[i])[0]["hw"] for i in common})
+    if common:
+        print(f"- on the {len(common)} figures all three predict ({', '.join(chips)}): "
+              + ", ".join(f"{names[k]} {statistics.median(v[i] for i in common):.0f}%"
+                          for k, v in per_row.items()))
+    refused = {r["source_id"]: prepare(r)[2] for r in rows if prepare(r)[2]}
+    for sid, why in refused.items():
+        print(f"- not built: {sid}: {why}")
     print()
-    # Sensitivity to the CNN/DailyMail input-length assumption (operator model).
+    # Sensitivity to the CNN/DailyMail input-length assumption (operator model): the rows whose
+    # workload gives no mean input length.
     means = [int(x) for x in a.cnn_input_means.split(",")]
     print("| source_id | metric | published | " + " | ".join(
         f"operator, input mean {m}" for m in means) + " |")
     print("|---|---|---|" + "---|" * len(means))
     for row in rows:
         sid = row["source_id"]
-        if SYSTEMS[sid.rsplit("_", 1)[0]]["model"] != "llama-3.1-8b":
+        s = mr.system(row)[0]
+        if not s or not mr.input_mean_assumed(row):
             continue
         pub = float(row["value"])
         cells = []
         for m in means:
-            summ, why = get(sid, row, "operator", m)
+            summ, why = get(sid, row, "operator", None if m == mr.CNN_INPUT_MEAN else m)
             if summ is None:
                 cells.append(why)
                 continue
-            v = figure(summ, row["metric"], 8)
+            v = figure(summ, row["metric"], s["replicas"])
             cells.append(f"{v:.1f} ({err(v, pub):+.0f}%)")
         print(f"| {sid} | {row['metric']} | {pub:g} | " + " | ".join(cells) + " |")
 
