@@ -14,7 +14,8 @@ system(row) returns (settings, None) or (None, why):
     A100-SXM4-80GB; the entry with the most words wins, a tie is refused); its memory_gib and
     its measured tables (`tables:`), if any.
   - model: the checkpoint ("Llama-2-70b-chat-hf") matched the same way against
-    configs/models/*.yaml; its layers, width, KV heads, head size, vocabulary and parameters.
+    configs/models/*.yaml (DeepSeek-R1 is DeepSeek-V3's architecture: ALIASES); its layers,
+    width, KV heads, head size, vocabulary and parameters.
   - engine: TensorRT-LLM (trtllm) or vLLM (vllm).
   - parallelism: TPn, PPn (only 1 is built here), and "x N replicas" or "DPn"; the count must
     be TP x PP x replicas.
@@ -60,6 +61,9 @@ KV_BYTES = {"fp8": 1, "bf16": 2, "fp16": 2}
 TRTLLM_FREE_FRACTION = 0.9  # TensorRT-LLM's kv_cache_free_gpu_mem_fraction default
 VLLM_UTILIZATION = 0.9      # vLLM's gpu_memory_utilization default
 CNN_INPUT_MEAN = 800        # tokens: predict_mlperf.py's assumption (Nallapati et al. 2016)
+# Checkpoints whose architecture is a catalogue entry's under another name: DeepSeek-R1 is
+# DeepSeek-V3's (the same config.json figures; configs/models/deepseek-v3.yaml says so).
+ALIASES = {"models": {"deepseek-r1": "deepseek-v3"}}
 
 
 def words(text):
@@ -86,17 +90,18 @@ def catalogue(kind):
 
 
 def match(published, kind):
-    """The catalogue entry whose name's words all appear in `published`: (name, None) or
-    (None, why)."""
+    """The catalogue entry whose name's words all appear in `published` (or an alias's): (name,
+    None) or (None, why)."""
     have = words(published)
-    hits = [n for n in catalogue(kind) if words(n) <= have]
+    names = list(catalogue(kind)) + list(ALIASES.get(kind, {}))
+    hits = [n for n in names if words(n) <= have]
     if not hits:
         return None, f"no {kind} catalogue entry for {published!r}"
     most = max(len(words(n)) for n in hits)
     best = [n for n in hits if len(words(n)) == most]
     if len(best) > 1:
         return None, f"{published!r} matches {kind} entries {', '.join(best)} alike"
-    return best[0], None
+    return ALIASES.get(kind, {}).get(best[0], best[0]), None
 
 
 def number(text, key):
@@ -288,8 +293,11 @@ def self_check():
     p, o = lengths(SELF_CHECK_ROWS[1])
     assert p.endswith("sigma: 0.8, max: 1024}") and "max: 1024" in o and "lognormal" in o
     # What is refused, and why.
+    assert match("DeepSeek-R1", "models") == ("deepseek-v3", None)
+    assert match("Mixtral-8x7B-Instruct-v0.1", "models") == ("mixtral-8x7b", None)
+    assert match("AMD Instinct MI325X 256GB HBM3e", "hardware") == ("mi325x", None)
     bad = [("hardware", "8x H100-NVL-94GB (a host)", "no hardware catalogue entry"),
-           ("model", "DeepSeek-R1", "no models catalogue entry"),
+           ("model", "Gemma-2-9B", "no models catalogue entry"),
            ("engine", "SGLang 0.4", "TensorRT-LLM and vLLM are built"),
            ("parallelism", "TP2 PP2 x 2 replicas", "pipeline parallelism"),
            ("parallelism", "TP4 x DP4", "does not use the 8 accelerators"),

@@ -408,7 +408,7 @@ def main():
             else:
                 text = scenario(s, row, kind, a.requests, lengths)
                 summ, why = run(a, text, work, f"{sid}-{kind}-{input_mean or 'row'}")
-                results[key] = (summ, why and why[:120])
+                results[key] = (summ, why and reason(why))
         return results[key]
 
     print("| source_id | metric | published | operator | err | shape roofline LOGO | err |"

@@ -47,7 +47,7 @@ def main():
     assert lines[built[3]][9] == "tables a100_sxm/vllm (d)", lines[built[3]]  # V1 under kind: vllm
     assert "not built: no hardware catalogue entry for 'GB200'" in \
         lines[("t_gb200_trt_l31_8b_off", "tokens_per_s")][3]
-    assert "not built: t_h100_trt_r1_off: no models catalogue entry for 'DeepSeek-R1'" in r.stdout
+    assert "not built: t_h100_trt_gemma_off: no models catalogue entry for 'Gemma-2-9B'" in r.stdout
     # Offline throughput is the replicas' sum: the Offline figure, not a per-replica one.
     assert "- operator model: median |error|" in r.stdout and "over 4 figures" in r.stdout
 
