@@ -9,13 +9,12 @@ format (the development set, or published figures kept apart from this project) 
 the same way, and a row that cannot be is named with the reason.
 
 system(row) returns (settings, None) or (None, why):
-  - hardware: "8x H200-SXM-141GB 700 W (...)": the count, and the catalogue entry whose name's
-    words all appear in the chip's (configs/hardware/*.yaml: h200; a100-80gb for
-    A100-SXM4-80GB; the entry with the most words wins, a tie is refused); its memory_gib and
-    its measured tables (`tables:`), if any.
+  - hardware: "8x H200-SXM-141GB 700 W (...)": the count, and the catalogue entry the chip's
+    name stands for (scripts/catalogue.py's match: h200; a100-80gb for A100-SXM4-80GB); its
+    memory_gib and its measured tables (`tables:`), if any.
   - model: the checkpoint ("Llama-2-70b-chat-hf") matched the same way against
-    configs/models/*.yaml (DeepSeek-R1 is DeepSeek-V3's architecture: ALIASES); its layers,
-    width, KV heads, head size, vocabulary and parameters.
+    configs/models/*.yaml (DeepSeek-R1 is DeepSeek-V3's architecture); its layers, width, KV
+    heads, head size, vocabulary and parameters.
   - engine: TensorRT-LLM (trtllm) or vLLM (vllm).
   - parallelism: TPn, PPn (only 1 is built here), and "x N replicas" or "DPn"; the count must
     be TP x PP x replicas.
@@ -53,55 +52,15 @@ import random
 import re
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CATALOGUE = os.path.join(ROOT, "configs")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from catalogue import catalogue, match  # noqa: E402  (scripts/catalogue.py)
+
 ENGINES = {"tensorrt-llm": "trtllm", "vllm": "vllm"}
 WEIGHTS = {"fp4": "nvfp4", "fp8": "fp8", "bf16": "bf16", "fp16": "fp16"}
 KV_BYTES = {"fp8": 1, "bf16": 2, "fp16": 2}
 TRTLLM_FREE_FRACTION = 0.9  # TensorRT-LLM's kv_cache_free_gpu_mem_fraction default
 VLLM_UTILIZATION = 0.9      # vLLM's gpu_memory_utilization default
 CNN_INPUT_MEAN = 800        # tokens: predict_mlperf.py's assumption (Nallapati et al. 2016)
-# Checkpoints whose architecture is a catalogue entry's under another name: DeepSeek-R1 is
-# DeepSeek-V3's (the same config.json figures; configs/models/deepseek-v3.yaml says so).
-ALIASES = {"models": {"deepseek-r1": "deepseek-v3"}}
-
-
-def words(text):
-    return set(re.findall(r"[a-z0-9]+", text.lower()))
-
-
-@functools.lru_cache(maxsize=None)
-def catalogue(kind):
-    """{name: top-level scalars} of configs/<kind>/*.yaml (comments dropped, nested maps
-    skipped: what this script reads is flat)."""
-    entries = {}
-    folder = os.path.join(CATALOGUE, kind)
-    for f in sorted(os.listdir(folder)):
-        if not f.endswith(".yaml"):
-            continue
-        scalars = {}
-        with open(os.path.join(folder, f)) as fh:
-            for line in fh:
-                m = re.match(r"([a-z_0-9]+):\s*([^#\s][^#]*?)\s*(?:#.*)?$", line)
-                if m:
-                    scalars[m.group(1)] = m.group(2).strip("\"'")
-        entries[f[:-5]] = scalars
-    return entries
-
-
-def match(published, kind):
-    """The catalogue entry whose name's words all appear in `published` (or an alias's): (name,
-    None) or (None, why)."""
-    have = words(published)
-    names = list(catalogue(kind)) + list(ALIASES.get(kind, {}))
-    hits = [n for n in names if words(n) <= have]
-    if not hits:
-        return None, f"no {kind} catalogue entry for {published!r}"
-    most = max(len(words(n)) for n in hits)
-    best = [n for n in hits if len(words(n)) == most]
-    if len(best) > 1:
-        return None, f"{published!r} matches {kind} entries {', '.join(best)} alike"
-    return ALIASES.get(kind, {}).get(best[0], best[0]), None
 
 
 def number(text, key):

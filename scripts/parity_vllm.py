@@ -46,8 +46,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import validate_vllm as vv  # noqa: E402
 
-RUNS = [("RTXPRO6000", "Llama-3.1-8B"), ("RTXPRO6000", "Qwen3-32B"),
-        ("RTX4090", "Llama-3.1-8B"), ("RTXPRO6000", "Qwen3-30B-A3B-Instruct-2507")]
+# Display names of the collection's runs; a run not named here is shown as "GPU model".
 LABELS = {("RTXPRO6000", "Llama-3.1-8B"): "RTX PRO 6000, Llama-3.1-8B, TP1",
           ("RTXPRO6000", "Qwen3-32B"): "RTX PRO 6000, Qwen3-32B, TP2",
           ("RTX4090", "Llama-3.1-8B"): "RTX 4090, Llama-3.1-8B, TP1 (KV-bound)",
@@ -219,11 +218,11 @@ def tpot_error(a, gpu, model, work, overhead_ms):
     return mean_error([p[0] for p in pairs], [p[1] for p in pairs])
 
 
-def host_overhead(a, held_out, work):
+def host_overhead(a, held_out, work, all_runs):
     """The per-step host overhead (ms, to 0.01) that zeroes the mean TPOT error of the other runs
     on the same GPU (the same host), never looking at the held-out run; None if there are none.
     The error grows with the overhead, so bisect on [0, 5] ms."""
-    others = [(g, m) for g, m in RUNS if g == held_out[0] and (g, m) != held_out]
+    others = [(g, m) for g, m in all_runs if g == held_out[0] and (g, m) != held_out]
     if not others:
         return None, others
 
@@ -249,7 +248,7 @@ def fmt_pair(ours, peer):
 def main():
     ap = argparse.ArgumentParser()
     vv.add_options(ap)
-    ap.add_argument("--all", action="store_true", help="all four runs")
+    ap.add_argument("--all", action="store_true", help="every run of the collection (serving-runs/vllm-0.19/GPU/MODEL)")
     ap.add_argument("--gpu", default="RTXPRO6000")
     ap.add_argument("--model", default="Llama-3.1-8B")
     ap.add_argument("--series-dir", help="write each run's two time series side by side here")
@@ -257,7 +256,9 @@ def main():
                     help="replay each run with a per-step overhead fitted, leave-one-out, to the "
                          "TPOT of the other runs on the same GPU (none: no overhead)")
     a = ap.parse_args()
-    runs = RUNS if a.all else [(a.gpu, a.model)]
+    vv.shared_data.require(a.data, __file__)
+    all_runs = vv.runs(a.data)  # every run folder of the collection (validate_vllm.runs)
+    runs = all_runs if a.all else [(a.gpu, a.model)]
     base = a.keep or tempfile.mkdtemp()
     modes = vv.host_modes(a)
     if modes != [None] and not vv.host_time_applies(a):
@@ -270,7 +271,7 @@ def main():
         if len(modes) > 1:
             b.series_dir = a.series_dir and os.path.join(a.series_dir, f"host_{mode}")
         work = base if len(modes) == 1 else os.path.join(base, f"host_{mode}")
-        by_mode[mode] = run_all(b, runs, work)
+        by_mode[mode] = run_all(b, runs, work, all_runs)
     for mode in modes:
         if len(modes) > 1:
             print(f"Host time {mode} (`scheduler.host_time: {'true' if mode == 'on' else 'false'}`):")
@@ -280,13 +281,13 @@ def main():
         print_host_comparison(by_mode, modes)
 
 
-def run_all(a, runs, base):
+def run_all(a, runs, base, all_runs):
     """parity() of every run, with the leave-one-out host overhead when asked."""
     results = []
     for gpu, model in runs:
         b = a
         if a.host_overhead_loo:
-            o, others = host_overhead(a, (gpu, model), base)
+            o, others = host_overhead(a, (gpu, model), base, all_runs)
             b = copy.copy(a)
             b.overhead_ms = o or 0.0
             print(f"{gpu} / {model}: " + (

@@ -71,6 +71,7 @@ import subprocess
 import sys
 import tempfile
 
+import catalogue  # scripts/catalogue.py: the catalogue as the scripts read it
 import mlperf_rows as mr  # scripts/mlperf_rows.py: a published row read into settings
 import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
 
@@ -138,7 +139,7 @@ def scenario(s, row, model_kind, requests, lengths):
             # TP4) was measured on a host without PCIe peer-to-peer; the submission's PCIe Gen4
             # x16 host is timed from the link instead (allreduce: link, docs/config.md).
             link = ", allreduce: link" if s.get("allreduce") == "link" else ""
-            y.append(f"  operators: {{source: tables, path: {mr.ROOT}/data/timings/aiconfigurator, "
+            y.append(f"  operators: {{source: tables, path: {catalogue.ROOT}/data/timings/aiconfigurator, "
                      f"gpu: {s['tables']}, engine: {s['engine']}{link}}}")
         else:
             y.append("  operators: {source: roofline, fit: fit-all}")

@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
-"""Replay the four measured vLLM 0.19 runs (shared/data/serving-runs/vllm-0.19) with the operator
-model instead of the layer profiles, nothing else changed (scripts/validate_vllm.py's replay:
-the same trace, vllm scheduler, KV and prefix caching), and print the mean TTFT / TPOT / E2E
-errors beside the layer-profile replay's, the old roofline's (kind: roofline, its defaults 0.8 /
-0.6) and the peer simulator's (validation/summary.txt). For the RTX PRO 6000 runs the shape-aware
-roofline fitted without that GPU's tables (fit-without-rtx_pro_6000_server) is a further column.
+"""Replay every measured vLLM 0.19 run of the collection (shared/data/serving-runs/vllm-0.19/
+GPU/MODEL: four today) with the operator model instead of the layer profiles, nothing else
+changed (scripts/validate_vllm.py's replay: the same trace, vllm scheduler, KV and prefix
+caching), and print the mean TTFT / TPOT / E2E errors beside the layer-profile replay's, the old
+roofline's (kind: roofline, its defaults 0.8 / 0.6) and the peer simulator's
+(validation/summary.txt). For a GPU with tables the shape-aware roofline fitted without them
+(fit-without-GPU) is a further column.
 
-Operator model: AIConfigurator's RTX PRO 6000 tables (rtx_pro_6000_server, vllm) for the three
-RTX PRO 6000 runs; the RTX 4090 has no table, so its run uses the shape-aware roofline
-(operators.source: roofline, fit-all) with the catalogue's rtx-4090. bf16 weights and KV as the
-runs. The Qwen3-30B-A3B run is two data-parallel ranks with expert parallelism, replayed as one
+Each run's model (meta.json) and accelerator (config.json: "RTXPRO6000", "RTX4090") are matched
+to the catalogue (scripts/catalogue.py). Operator model: the accelerator's AIConfigurator tables
+(its catalogue entry's `tables`: rtx_pro_6000_server, vllm, for the three RTX PRO 6000 runs);
+one without (the RTX 4090) uses the shape-aware roofline (operators.source: roofline, fit-all)
+with its catalogue entry. bf16 weights and KV as the runs. The Qwen3-30B-A3B run is two data-parallel ranks with expert parallelism, replayed as one
 replica; the operator model has no data parallelism, so it is priced as tensor_parallel 2,
 expert_parallel 2 (attention split over the two GPUs as the ranks split the batch, plus the
 all-reduces a TP2 group would run, which the DP run does not).
@@ -17,20 +19,37 @@ all-reduces a TP2 group would run, which the DP run does not).
 usage: scripts/replay_vllm_operator.py [--servesim build/servesim] [--data ../shared/data]
 """
 import argparse
+import json
 import os
 import statistics
+import sys
 import tempfile
 
+import catalogue  # scripts/catalogue.py: the catalogue as the scripts read it
 import validate_vllm as vv
 
 import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
 
-RUNS = [  # gpu folder, model folder, catalogue model, hardware, operators, tp, ep
-    ("RTXPRO6000", "Llama-3.1-8B", "llama-3.1-8b", "rtx-pro-6000", "tables", 1, 1),
-    ("RTXPRO6000", "Qwen3-32B", "qwen3-32b", "rtx-pro-6000", "tables", None, 1),
-    ("RTXPRO6000", "Qwen3-30B-A3B-Instruct-2507", "qwen3-30b-a3b", "rtx-pro-6000", "tables", 2, 2),
-    ("RTX4090", "Llama-3.1-8B", "llama-3.1-8b", "rtx-4090", "roofline", 1, 1),
-]
+def run_settings(data, gpu, model):
+    """(catalogue model, hardware, its operator tables or None, tp, ep) of a run folder: the
+    model from meta.json, the accelerator from config.json, both matched to the catalogue
+    (scripts/catalogue.py); data-parallel ranks with expert parallelism priced as one tensor-
+    and expert-parallel group over all their GPUs."""
+    run_dir = os.path.join(data, vv.RUNS_DIR, gpu, model)
+    meta_all = json.load(open(os.path.join(run_dir, "vllm", "meta.json")))
+    cfg = json.load(open(os.path.join(run_dir, "config.json")))
+    inst = cfg["nodes"][0]["instances"][0]
+    hw, why = catalogue.match(inst["hardware"], "hardware")
+    if why:
+        sys.exit(f"{run_dir}/config.json: hardware {inst['hardware']!r}: {why}")
+    tables = catalogue.catalogue("hardware")[hw].get("tables")
+    meta = meta_all["engine_kwargs"]
+    tp, dp = int(inst["tp_size"]), int(meta.get("data_parallel_size") or 1)
+    ep = 1
+    if meta.get("enable_expert_parallel") and dp > 1:
+        tp = ep = tp * dp
+    return (vv.run_model(meta_all, run_dir)["name"], hw,
+            None if tables in (None, "none") else tables, tp, ep)
 
 
 def mean_errors(run, peer):
@@ -52,14 +71,15 @@ def main():
     print("| run | metric | vLLM mean (ms) | layer profiles | operator model |"
           " shape roofline LOGO | old roofline | peer |")
     print("|---|---|---|---|---|---|---|---|")
-    for gpu, model, cat, hw, source, tp, ep in RUNS:
+    for gpu, model in vv.runs(a.data):
+        cat, hw, tables, tp, ep = run_settings(a.data, gpu, model)
+        source = "tables" if tables else "roofline"
         work = tempfile.mkdtemp()
         a.set = []
         base = vv.replay(a, gpu, model, os.path.join(work, "profile"))
-        tp = tp or base["tp"]
         if source == "tables":
             ops = (f"{{source: tables, path: {os.path.abspath(a.data)}/timings/aiconfigurator, "
-                   f"gpu: rtx_pro_6000_server, engine: vllm}}")
+                   f"gpu: {tables}, engine: vllm}}")
         else:
             ops = "{source: roofline, fit: fit-all}"
         a.set = [f"step_time={{kind: operator, model: {cat}, hardware: {hw}, tensor_parallel: "
@@ -67,8 +87,8 @@ def main():
                  f"operators: {ops}}}"]
         op = vv.replay(a, gpu, model, os.path.join(work, "operator"))
         logo = None
-        if source == "tables":  # the shape roofline fitted without the RTX PRO 6000's tables
-            a.set = [a.set[0].replace(ops, "{source: roofline, fit: fit-without-rtx_pro_6000_server}")]
+        if source == "tables":  # the shape roofline fitted without this GPU's tables
+            a.set = [a.set[0].replace(ops, f"{{source: roofline, fit: fit-without-{tables}}}")]
             logo = mean_errors(vv.replay(a, gpu, model, os.path.join(work, "logo")), peer=None)
         a.set = [f"step_time={{kind: roofline, model: {cat}, hardware: {hw}, tensor_parallel: "
                  f"{tp}, weight_dtype: bf16}}"]

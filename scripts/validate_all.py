@@ -91,9 +91,9 @@ def parse_replays(text):
         out.append((name, f"operator model {triple(op)}; layer profiles {triple(prof)}",
                     f"LLMServingSim {triple(peer)}",
                     "predicted: mean TTFT / TPOT / E2E error; no fit on these runs"))
-    out.append(("all four runs", f"closer than the peer on {closer_op} of {total} means with the "
-                f"operator model, {closer_prof} of {total} with the layer profiles", "",
-                "predicted"))
+    out.append((f"all {len(runs)} runs",
+                f"closer than the peer on {closer_op} of {total} means with the operator model, "
+                f"{closer_prof} of {total} with the layer profiles", "", "predicted"))
     return out
 
 
@@ -218,7 +218,7 @@ def parse_energy(text):
 
 SOURCES = [
     # name, set title, command (after python3), parser, short (CI)
-    ("replays", "vLLM 0.19 runs replayed (4 runs, request logs)",
+    ("replays", "vLLM 0.19 runs replayed (request logs)",
      ["scripts/replay_vllm_operator.py"], parse_replays, True),
     ("fits", "Step level, calibrated fits",
      ["scripts/validate_steps.py"], parse_fits, True),

@@ -39,21 +39,26 @@ import subprocess
 import sys
 import tempfile
 
+import catalogue  # scripts/catalogue.py: the catalogue as the scripts read it
 import shared_data  # scripts/shared_data.py: the --data folder, or a clear message
 
-# Model shapes the calibration and KV sizing need (from the models' Hugging Face configs).
-MODELS = {
-    "Llama-3.1-8B": dict(hf="meta-llama/Llama-3.1-8B", layers=32, kv_heads=8, head_dim=128,
-                         parameters=8.03e9, hidden=4096),
-    "Qwen3-32B": dict(hf="Qwen/Qwen3-32B", layers=64, kv_heads=8, head_dim=128,
-                      parameters=32.8e9, hidden=5120),
-    # Mixture of experts: 128 experts of which 8 run per token; expert_parameters are the
-    # experts' share (48 layers x 128 x 3 x 2048 x 768), which expert parallelism splits.
-    "Qwen3-30B-A3B-Instruct-2507": dict(hf="Qwen/Qwen3-30B-A3B-Instruct-2507", layers=48,
-                                        kv_heads=4, head_dim=128, parameters=30.53e9,
-                                        expert_parameters=28.99e9, hidden=2048, experts=128,
-                                        experts_per_token=8),
-}
+RUNS_DIR = "serving-runs/vllm-0.19"  # under --data: <GPU>/<model>/{config.json, vllm/...}
+
+
+def runs(data):
+    """Every run folder of the collection, as (gpu, model) folder names, sorted."""
+    base = os.path.join(data, RUNS_DIR)
+    return sorted((g, m) for g in os.listdir(base) for m in os.listdir(os.path.join(base, g))
+                  if os.path.exists(os.path.join(base, g, m, "vllm", "meta.json")))
+
+
+def run_model(meta_all, run_dir):
+    """The catalogue's figures for the run's model (meta.json's checkpoint name matched to
+    configs/models, scripts/catalogue.py), with its checkpoint name (hf) and entry (name)."""
+    name, why = catalogue.match(meta_all["model"], "models")
+    if why:
+        sys.exit(f"{run_dir}/vllm/meta.json: model {meta_all['model']!r}: {why}")
+    return dict(catalogue.model_spec(name), hf=meta_all["model"], name=name)
 
 
 def pct(values, p):
@@ -119,9 +124,9 @@ def add_options(ap):
 
 def write_scenario(a, gpu, model, work):
     """Writes work/scenario.yaml replaying run <gpu>/<model>; returns what describes it."""
-    spec = MODELS[model]
-    run_dir = f"{a.data}/serving-runs/vllm-0.19/{gpu}/{model}"
+    run_dir = f"{a.data}/{RUNS_DIR}/{gpu}/{model}"
     meta_all = json.load(open(f"{run_dir}/vllm/meta.json"))
+    spec = run_model(meta_all, run_dir)
     meta = meta_all["engine_kwargs"]
     cfg = json.load(open(f"{run_dir}/config.json"))
     inst = cfg["nodes"][0]["instances"][0]
