@@ -8,6 +8,12 @@ runs/   four CodeLlama-34B-Instruct TP2 runs; every stage's mean TTFT, TPOT, ITL
 peer    the 20 runs of first300_llmservingsim.csv (the first 300 requests of each, summary mean
         E2E, TTFT and ITL), servesim's error beside LLMServingSim 1.1's (its `mape`).
 
+Each run is read from its own folder (runs/NAME: profile.yaml's shared_prefix lengths and load
+stages, results/config.yaml's groups, exp-config.yaml's model matched to the catalogue by
+scripts/catalogue.py and its engine limits), so a run added in that layout is replayed with no
+change here; a peer's run takes the workload of the runs/ folder of the same workload name (the
+README: the same parameters), and its model from the csv, matched the same way.
+
 The trace: what the load generator sent. 10 groups x 10 prompts; prompt p = a group's system
 prompt (system_prompt_len tokens) + its own question (question_len tokens, plus the tokens the
 tokenizer's round trip adds: the measured mean prompt_len less the two where the run records it);
@@ -49,9 +55,13 @@ import csv
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
+import sys
 import tempfile
+
+import catalogue  # scripts/catalogue.py: the catalogue as the scripts read it
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATASET = "serving-runs/inference-perf-h100-vllm-0.15"
@@ -61,29 +71,61 @@ STAGE_GAP_S = 2.0  # between one stage's drain and the next stage's start
 PEER_REQUESTS = 300  # the peer's figures are over the first 300 requests
 PEER_REPLAY = 600  # replayed so that the 300th still shares its batches with later arrivals
 
-# The README's workloads (the `shared_prefix` of runs/): system, question, output, stages.
-WORKLOADS = {
-    "general": (100, 447, 248, [(8.0, 600.0), (20.0, 600.0)]),
-    "codegen": (100, 466, 247, [(5.0, 600.0), (10.0, 600.0)]),
-    "roleplay": (150, 600, 251, [(6.0, 1200.0)]),
-    "reasoning": (100, 934, 1448, [(4.0, 1200.0)]),
-}
-CATALOGUE = {  # Hugging Face name -> servesim catalogue model
-    "codellama/CodeLlama-34b-Instruct-hf": "codellama-34b",
-    "meta-llama/Llama-3.1-8B-Instruct": "llama-3.1-8b",
-    "Qwen/Qwen3-14B": "qwen3-14b",
-    "mistralai/Mixtral-8x22B-Instruct-v0.1": "mixtral-8x22b",
-}
+GROUPS = (10, 10)  # groups x prompts a group the generator sent (the README), if not recorded
+
+
+def run_workload(run_dir):
+    """A runs/ folder's workload, from its own files: the shared_prefix lengths and load stages
+    of profile.yaml (JSON), and the groups x prompts the generator sent (results/config.yaml;
+    the version that ran ignored the profile's counts). A dict: system, question, output,
+    stages [(rate, duration)], groups (groups, prompts a group)."""
+    prof = json.load(open(os.path.join(run_dir, "profile.yaml")))
+    sp = prof["data"]["shared_prefix"]
+    stages = [(float(s["rate"]), float(s["duration"])) for s in prof["load"]["stages"]]
+    groups = GROUPS
+    sent = os.path.join(run_dir, "results", "config.yaml")
+    if os.path.exists(sent):
+        text = open(sent).read()
+        g = re.search(r"num_groups:\s*(\d+)", text)
+        n = re.search(r"num_prompts_per_group:\s*(\d+)", text)
+        if g and n:
+            groups = (int(g.group(1)), int(n.group(1)))
+    return dict(system=int(sp["system_prompt_len"]), question=int(sp["question_len"]),
+                output=int(sp["output_len"]), stages=stages, groups=groups)
+
+
+def run_folders(data):
+    """runs/ of the data set: (folder name, workload name: the name's last word, path)."""
+    root = os.path.join(data, DATASET, "runs")
+    return [(n, n.rsplit("-", 1)[1], os.path.join(root, n)) for n in sorted(os.listdir(root))]
+
+
+def run_model(name, where):
+    """The catalogue model a run names (its Hugging Face checkpoint, scripts/catalogue.py)."""
+    model, why = catalogue.match(name, "models")
+    if why:
+        sys.exit(f"{where}: model {name!r}: {why}")
+    return model
+
+
+def measured_extra(run_dir, wl):
+    """The tokenizer's round trip: a stage's measured mean prompt_len less the workload's system
+    and question lengths (a workload figure of that model's tokenizer)."""
+    stage = json.load(open(os.path.join(run_dir, "results", "stage_0_lifecycle_metrics.json")))
+    return round(stage["successes"]["prompt_len"]["mean"]) - wl["system"] - wl["question"]
 
 
 def make_trace(system, question, output, stages, seed=1, extra=0, stage_starts=None,
-               limit=None):
+               limit=None, groups=GROUPS):
     """The load generator's requests: a list of dicts (arrival_s, prompt, output, hashes,
     stage). `extra` tokens (the tokenizer's round trip) are added to each question;
-    stage_starts[i] is stage i's start (default: back to back)."""
+    stage_starts[i] is stage i's start (default: back to back); groups: (groups, prompts a
+    group)."""
     rng = random.Random(seed)
-    order = list(range(100))
-    rng.shuffle(order)  # the fixed shuffled order of the 100 prompts
+    per_group = groups[1]
+    prompts = groups[0] * per_group
+    order = list(range(prompts))
+    rng.shuffle(order)  # the fixed shuffled order of the prompts
     prompt = system + question + extra
     rows = []
     start = 0.0
@@ -95,8 +137,8 @@ def make_trace(system, question, output, stages, seed=1, extra=0, stage_starts=N
         scale = duration / sum(gaps)  # the stage's requests fill its duration exactly
         t = 0.0
         for k in range(n):
-            p = order[k % 100]
-            group = p // 10
+            p = order[k % prompts]
+            group = p // per_group
             hashes = []
             for b in range((prompt + BLOCK - 1) // BLOCK):
                 if (b + 1) * BLOCK <= system:  # a full block of the group's system prompt
@@ -199,18 +241,20 @@ def simulate(a, rows, setup, work):
 
 
 def replay_run(a, wl, setup, work, extra, limit=None):
-    """The trace of workload `wl` with servesim's own drain between stages; returns rows
-    (with the simulated ttft and e2e merged in) and the stage starts."""
-    system, question, output, stages = WORKLOADS[wl]
+    """The trace of workload `wl` (run_workload's dict) with servesim's own drain between
+    stages; returns rows (with the simulated ttft and e2e merged in) and the stage starts."""
+    system, question, output, stages = wl["system"], wl["question"], wl["output"], wl["stages"]
+    groups = wl["groups"]
     if limit is not None:  # the first requests of the first stage only: no drain to find
         stages = stages[:1]
     starts = [0.0]
     for i in range(1, len(stages)):  # replay the stages so far alone to find the drain
         rows = [r for r in make_trace(system, question, output, stages, a.seed, extra, starts +
-                                      [0.0] * (len(stages) - len(starts))) if r["stage"] < i]
+                                      [0.0] * (len(stages) - len(starts)), groups=groups)
+                if r["stage"] < i]
         sim = simulate(a, rows, setup, os.path.join(work, f"drain{i}"))
         starts.append(max(r["arrival_s"] + s["e2e"] for r, s in zip(rows, sim)) + STAGE_GAP_S)
-    rows = make_trace(system, question, output, stages, a.seed, extra, starts, limit)
+    rows = make_trace(system, question, output, stages, a.seed, extra, starts, limit, groups)
     for r, s in zip(rows, simulate(a, rows, setup, os.path.join(work, "full"))):
         r.update(s)
     return rows, starts
@@ -239,28 +283,62 @@ def summary(errors, label):
     print(f"{label}: {within} of {n} figures within 10%, median |error| {med:.1f}%")
 
 
+def run_cases(data):
+    """Each runs/ folder as a replay: (name, workload name, workload, setup, extra prompt tokens,
+    measured stage files), all read from the folder."""
+    for name, wl, run_dir in run_folders(data):
+        exp = dict(l.split(": ", 1) for l in open(os.path.join(run_dir, "exp-config.yaml"))
+                   .read().splitlines() if ": " in l)
+        stage_files = sorted(f for f in os.listdir(os.path.join(run_dir, "results"))
+                             if f.startswith("stage_"))
+        measured = [json.load(open(os.path.join(run_dir, "results", f))) for f in stage_files]
+        work = run_workload(run_dir)
+        setup = dict(model=run_model(exp["model"].strip(), f"{run_dir}/exp-config.yaml"),
+                     tp=int(exp["tensor_parallelism"]),
+                     mnbt=int(exp["max_num_batched_tokens"]), mns=int(exp["max_num_seqs"]),
+                     util=0.9, offload_gib=OFFLOAD_GIB)
+        # The tokenizer's round trip (prompt_len counts the whole prompt): a workload figure.
+        yield name, wl, work, setup, measured_extra(run_dir, work), measured
+
+
+def peer_cases(data):
+    """The peer's runs (first300_llmservingsim.csv) as replays, in the csv's order: (folder,
+    its csv rows, workload, setup, extra prompt tokens), or (folder, rows, None, why, 0) for one
+    whose workload runs/ does not describe. The workload by name is the runs/ folder's (the
+    README: the same parameters); the round trip's extra prompt tokens where runs/ measured them
+    for the same model and workload (CodeLlama's tokenizer), else 0."""
+    path = os.path.join(data, DATASET, "first300_llmservingsim.csv")
+    exps = {}
+    for r in csv.DictReader(open(path)):
+        exps.setdefault(r["experiment_folder"], []).append(r)
+    workloads, extras = {}, {}
+    for _, wl, work, setup, extra, _ in run_cases(data):
+        workloads[wl] = work
+        extras[(setup["model"], wl)] = extra
+    for folder, recs in exps.items():
+        r0 = recs[0]
+        if r0["workload"] not in workloads:
+            yield folder, recs, None, (f"{r0['workload']}: its workload parameters are not "
+                                       "described in the data set"), 0
+            continue
+        model = run_model(r0["model"], f"{path}: {folder}")
+        setup = dict(model=model, tp=int(float(r0["tp"])),
+                     mnbt=int(float(r0["max_num_batched_tokens"])), mns=128,
+                     util=float(r0["gpu_mem_util"]),
+                     offload_gib=OFFLOAD_GIB if r0["cpu_offload"] == "True" else 0.0)
+        yield folder, recs, workloads[r0["workload"]], setup, extras.get((model, r0["workload"]), 0)
+
+
 def part_runs(a, base):
-    root = os.path.join(a.data, DATASET, "runs")
     print("| run | stage | rate | figure | measured (ms) | servesim (ms) | error |")
     print("|---|---|---|---|---|---|---|")
     errors = {k: [] for k in ("ttft", "tpot", "itl", "e2e")}
     notes = []
-    for name in sorted(os.listdir(root)):
+    for name, wl, work, setup, extra, measured in run_cases(a.data):
         if a.only and a.only not in name:
             continue
-        wl = name.rsplit("-", 1)[1]
-        exp = dict(l.split(": ", 1) for l in open(os.path.join(root, name, "exp-config.yaml"))
-                   .read().splitlines() if ": " in l)
-        stage_files = sorted(f for f in os.listdir(os.path.join(root, name, "results"))
-                             if f.startswith("stage_"))
-        measured = [json.load(open(os.path.join(root, name, "results", f))) for f in stage_files]
-        system, question, _, _ = WORKLOADS[wl]
-        # The tokenizer's round trip (prompt_len counts the whole prompt): a workload figure.
-        extra = round(measured[0]["successes"]["prompt_len"]["mean"]) - system - question
-        setup = dict(model=CATALOGUE[exp["model"].strip()], tp=int(exp["tensor_parallelism"]),
-                     mnbt=int(exp["max_num_batched_tokens"]), mns=int(exp["max_num_seqs"]),
-                     util=0.9, offload_gib=OFFLOAD_GIB)
-        rows, starts = replay_run(a, wl, setup, os.path.join(base, name), extra)
+        system, question = work["system"], work["question"]
+        rows, starts = replay_run(a, work, setup, os.path.join(base, name), extra)
         for i, m in enumerate(measured):
             sim, failed = figures([r for r in rows if r["stage"] == i])
             lat = m["successes"]["latency"]
@@ -268,7 +346,7 @@ def part_runs(a, base):
                         tpot=lat["time_per_output_token"]["mean"] * 1e3,
                         itl=lat["inter_token_latency"]["mean"] * 1e3,
                         e2e=lat["request_latency"]["mean"] * 1e3)
-            rate = WORKLOADS[wl][3][i][0]
+            rate = work["stages"][i][0]
             for k in ("ttft", "tpot", "itl", "e2e"):
                 e = err(sim[k], meas[k])
                 errors[k].append(e)
@@ -288,31 +366,19 @@ def part_runs(a, base):
 
 
 def part_peer(a, base):
-    path = os.path.join(a.data, DATASET, "first300_llmservingsim.csv")
-    exps = {}
-    for r in csv.DictReader(open(path)):
-        exps.setdefault(r["experiment_folder"], []).append(r)
-    # The round trip's extra prompt tokens, where runs/ measured them (CodeLlama's tokenizer).
-    extra_codellama = {"general": 27, "codegen": 27, "roleplay": 37, "reasoning": 47}
     print("| experiment | model | TP | mnbt | util | offload | figure | measured (ms) | "
           "servesim (ms) | servesim error | peer error |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
     ours, peer, closer, count, skipped = {}, {}, 0, 0, []
-    for folder, recs in exps.items():
+    for folder, recs, work, setup, extra in peer_cases(a.data):
         r0 = recs[0]
         if a.only and a.only not in folder:
             continue
-        if r0["workload"] not in WORKLOADS:
-            skipped.append(f"{folder} ({r0['workload']}: its workload parameters are not "
-                           "described in the data set)")
+        if work is None:
+            skipped.append(f"{folder} ({setup})")
             continue
-        model = CATALOGUE[r0["model"]]
-        setup = dict(model=model, tp=int(float(r0["tp"])),
-                     mnbt=int(float(r0["max_num_batched_tokens"])), mns=128,
-                     util=float(r0["gpu_mem_util"]),
-                     offload_gib=OFFLOAD_GIB if r0["cpu_offload"] == "True" else 0.0)
-        extra = extra_codellama[r0["workload"]] if model == "codellama-34b" else 0
-        rows, _ = replay_run(a, r0["workload"], setup, os.path.join(base, folder), extra,
+        model = setup["model"]
+        rows, _ = replay_run(a, work, setup, os.path.join(base, folder), extra,
                              limit=PEER_REPLAY)
         sim_rows = rows[:PEER_REQUESTS]
         ok = [r for r in sim_rows if r["done"] and r["e2e"] <= TIMEOUT_S]

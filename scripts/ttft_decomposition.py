@@ -17,9 +17,6 @@ usage: python3 scripts/ttft_decomposition.py [--servesim build/servesim] [--data
            [--part runs|peer|all] [--set KEY=VALUE ...]
 """
 import argparse
-import collections
-import csv
-import json
 import os
 import statistics
 import tempfile
@@ -35,26 +32,15 @@ def pct(values, p):
 
 
 def runs(a, base):
-    root = os.path.join(a.data, rip.DATASET, "runs")
     print("| run | stage | TTFT p1 / p10 / median / p90 / mean: measured (ms) | servesim (ms) | "
           "servesim - measured (ms) | servesim: wait / prefill steps (ms) | "
           "TTFT in decode steps: measured / servesim |")
     print("|---|---|---|---|---|---|---|")
-    for name in sorted(os.listdir(root)):
-        wl = name.rsplit("-", 1)[1]
+    for name, wl, work, setup, extra, measured in rip.run_cases(a.data):
         if wl == "reasoning":
             continue
-        exp = dict(l.split(": ", 1) for l in open(os.path.join(root, name, "exp-config.yaml"))
-                   .read().splitlines() if ": " in l)
-        files = sorted(f for f in os.listdir(os.path.join(root, name, "results"))
-                       if f.startswith("stage_"))
-        measured = [json.load(open(os.path.join(root, name, "results", f))) for f in files]
-        system, question, output, _ = rip.WORKLOADS[wl]
-        extra = round(measured[0]["successes"]["prompt_len"]["mean"]) - system - question
-        setup = dict(model=rip.CATALOGUE[exp["model"].strip()], tp=int(exp["tensor_parallelism"]),
-                     mnbt=int(exp["max_num_batched_tokens"]), mns=int(exp["max_num_seqs"]),
-                     util=0.9, offload_gib=rip.OFFLOAD_GIB)
-        rows, _ = rip.replay_run(a, wl, setup, os.path.join(base, name), extra)
+        output = work["output"]
+        rows, _ = rip.replay_run(a, work, setup, os.path.join(base, name), extra)
         for i, m in enumerate(measured):
             lat = m["successes"]["latency"]
             t = lat["time_to_first_token"]
@@ -75,27 +61,17 @@ def runs(a, base):
 
 
 def peer(a, base):
-    path = os.path.join(a.data, rip.DATASET, "first300_llmservingsim.csv")
-    exps = collections.OrderedDict()
-    for r in csv.DictReader(open(path)):
-        if r["stage_index"] == "-1":
-            exps.setdefault(r["experiment_folder"], {})[r["metric_name"]] = r
     print("| experiment | TTFT mean / p90: measured (ms) | servesim (ms) | "
           "servesim - measured (ms) | servesim: wait / prefill steps (ms) | "
           "servesim's peak in flight |")
     print("|---|---|---|---|---|---|")
-    for folder, recs in exps.items():
-        r0 = recs["ttft_mean"]
-        if r0["workload"] not in rip.WORKLOADS:
+    for folder, rows_csv, work, setup, extra in rip.peer_cases(a.data):
+        if work is None:
             continue
-        model = rip.CATALOGUE[r0["model"]]
-        setup = dict(model=model, tp=int(float(r0["tp"])),
-                     mnbt=int(float(r0["max_num_batched_tokens"])), mns=128,
-                     util=float(r0["gpu_mem_util"]),
-                     offload_gib=rip.OFFLOAD_GIB if r0["cpu_offload"] == "True" else 0.0)
-        extra = ({"general": 27, "codegen": 27, "roleplay": 37, "reasoning": 47}[r0["workload"]]
-                 if model == "codellama-34b" else 0)
-        rows, _ = rip.replay_run(a, r0["workload"], setup, os.path.join(base, folder), extra,
+        recs = {r["metric_name"]: r for r in rows_csv if r["stage_index"] == "-1"}
+        if "ttft_mean" not in recs or "ttft_p90" not in recs:  # no summary figures to compare
+            continue
+        rows, _ = rip.replay_run(a, work, setup, os.path.join(base, folder), extra,
                                  limit=rip.PEER_REPLAY)
         events = sorted([(r["arrival_s"], 1) for r in rows] +
                         [(r["arrival_s"] + r["e2e"], -1) for r in rows])
