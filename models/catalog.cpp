@@ -32,15 +32,22 @@ constexpr IntRange k_context_tokens{1, 100'000'000};
 // A name is matched after lower-casing it and reading '_' and ' ' as '-', so "H100_SXM" is the
 // catalogue's h100-sxm and "RTX_PRO_6000_SERVER" an alias below. docs/hardware.md#aliases lists
 // them; tests/cli/hardware_aliases_test.cpp checks that each names a catalogue entry.
-constexpr std::array<HardwareAlias, 22> k_hardware_aliases{{
+constexpr std::array<HardwareAlias, 32> k_hardware_aliases{{
     {"h100", "h100-sxm"},
     {"h100-80gb", "h100-sxm"},
     {"h100-sxm5", "h100-sxm"},
     {"h100-sxm-80gb", "h100-sxm"},
     {"nvidia-h100-80gb-hbm3", "h100-sxm"},
+    {"h100-nvl-94gb", "h100-nvl"},
+    {"nvidia-h100-nvl", "h100-nvl"},
     {"h200-sxm", "h200"},
     {"h200-141gb", "h200"},
+    {"h200-nvl-141gb", "h200-nvl"},
+    {"nvidia-h200-nvl", "h200-nvl"},
     {"b200-sxm", "b200"},
+    {"nvidia-gb200", "gb200"},
+    {"gb200-nvl72", "gb200"},
+    {"gb200-nvl4", "gb200"},
     {"a100", "a100-80gb"},
     {"a100-80g", "a100-80gb"},
     {"a100-sxm", "a100-80gb"},
@@ -55,6 +62,9 @@ constexpr std::array<HardwareAlias, 22> k_hardware_aliases{{
     {"rtx-pro-6000-blackwell", "rtx-pro-6000"},
     {"m3-max", "apple-m3-max"},
     {"l40s-48gb", "l40s"},
+    {"instinct-mi355x", "mi355x"},
+    {"amd-instinct-mi355x", "mi355x"},
+    {"mi355x-288gb", "mi355x"},
 }};
 
 struct Catalogue {

@@ -47,6 +47,16 @@ TEST_CASE("hardware aliases: the data folders' names and users' names resolve", 
       {"RTX4090", "rtx-4090"},
       {"NVIDIA H100 80GB HBM3", "h100-sxm"},
       {"a100-80g", "a100-80gb"},
+      // MLPerf Inference's accelerator names and nvidia-smi's for the PCIe NVL cards.
+      {"H100-NVL-94GB", "h100-nvl"},
+      {"NVIDIA H100 NVL", "h100-nvl"},
+      {"H200-NVL-141GB", "h200-nvl"},
+      {"NVIDIA H200 NVL", "h200-nvl"},
+      {"GB200", "gb200"},
+      {"NVIDIA GB200", "gb200"},
+      {"GB200_NVL72", "gb200"},
+      {"AMD Instinct MI355X", "mi355x"},
+      {"MI355X", "mi355x"},
   };
   for (const auto& [given, entry] : cases) {
     INFO(given);

@@ -165,6 +165,25 @@ TEST_CASE("catalog: figures worked out by hand", "[models][catalog]") {
   CHECK(mi325x.memory_bandwidth_gb_per_s == 6000);
   CHECK(mi325x.peak_flops_per_s(Dtype::Fp8) == mi300x.peak_flops_per_s(Dtype::Fp8));
   CHECK(mi325x.peak_flops_per_s(Dtype::Bf16) == mi300x.peak_flops_per_s(Dtype::Bf16));
+  // The MI355X: 256 CUs x 2.4 GHz x 4,096 16-bit FLOPs per CU per clock, twice that in 8 bits.
+  const HardwareSpec mi355x = load_hardware("mi355x");
+  CHECK(*mi355x.peak_flops_per_s(Dtype::Bf16) == Approx(256 * 2.4e9 * 4096).epsilon(1e-4));
+  CHECK(*mi355x.peak_flops_per_s(Dtype::Fp8) == Approx(256 * 2.4e9 * 8192).epsilon(1e-4));
+  // GB200's GPU is the B200's die at up to 1,200 W: its tables stand in, its peaks 1/9 higher.
+  const HardwareSpec gb200 = load_hardware("gb200");
+  const HardwareSpec b200 = load_hardware("b200");
+  CHECK(gb200.tables == b200.tables);
+  CHECK(*gb200.peak_flops_per_s(Dtype::Fp8) == Approx(*b200.peak_flops_per_s(Dtype::Fp8) * 10 / 9));
+  // The NVL cards: the SXM parts' dies at lower clocks (835.5 dense bf16 against 989.4), with
+  // their own memory (the H200 NVL's is the H200's); no tables of their own.
+  const HardwareSpec h200 = load_hardware("h200"), h200_nvl = load_hardware("h200-nvl");
+  const HardwareSpec h100_nvl = load_hardware("h100-nvl");
+  CHECK(h200_nvl.memory_gib == h200.memory_gib);
+  CHECK(h200_nvl.memory_bandwidth_gb_per_s == h200.memory_bandwidth_gb_per_s);
+  CHECK(h200_nvl.peak_flops_per_s(Dtype::Bf16) == h100_nvl.peak_flops_per_s(Dtype::Bf16));
+  CHECK(*h200_nvl.peak_flops_per_s(Dtype::Bf16) == 835.5e12);
+  CHECK(h100_nvl.tables == "none");
+  CHECK(h200_nvl.tables == "none");
   CHECK(dtype_bytes(Dtype::Int4) == 0.5);
   CHECK(dtype_bytes(*parse_dtype("fp8")) == 1.0);
   CHECK_FALSE(parse_dtype("fp4").has_value());
