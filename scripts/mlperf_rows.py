@@ -255,7 +255,10 @@ def self_check():
     assert match("DeepSeek-R1", "models") == ("deepseek-v3", None)
     assert match("Mixtral-8x7B-Instruct-v0.1", "models") == ("mixtral-8x7b", None)
     assert match("AMD Instinct MI325X 256GB HBM3e", "hardware") == ("mi325x", None)
-    bad = [("hardware", "8x H100-NVL-94GB (a host)", "no hardware catalogue entry"),
+    # A two-word entry beats its one-word prefix; GB200 is not B200.
+    assert match("8x H200-NVL-141GB", "hardware") == ("h200-nvl", None)
+    assert match("GB200", "hardware")[0] != "b200"
+    bad = [("hardware", "8x Intel Gaudi 3 (a host)", "no hardware catalogue entry"),
            ("model", "Gemma-2-9B", "no models catalogue entry"),
            ("engine", "SGLang 0.4", "TensorRT-LLM and vLLM are built"),
            ("parallelism", "TP2 PP2 x 2 replicas", "pipeline parallelism"),

@@ -45,8 +45,8 @@ def main():
         assert re.fullmatch(r"[+-][0-9]+%", cells[4]), cells
     assert lines[built[0]][9] == "tables h100_sxm/trtllm", lines[built[0]]
     assert lines[built[3]][9] == "tables a100_sxm/vllm (d)", lines[built[3]]  # V1 under kind: vllm
-    assert "not built: no hardware catalogue entry for 'GB200'" in \
-        lines[("t_gb200_trt_l31_8b_off", "tokens_per_s")][3]
+    assert "not built: no hardware catalogue entry for 'Intel Gaudi 3'" in \
+        lines[("t_gaudi3_trt_l31_8b_off", "tokens_per_s")][3]
     assert "not built: t_h100_trt_gemma_off: no models catalogue entry for 'Gemma-2-9B'" in r.stdout
     # Offline throughput is the replicas' sum: the Offline figure, not a per-replica one.
     assert "- operator model: median |error|" in r.stdout and "over 4 figures" in r.stdout
