@@ -16,8 +16,7 @@ system(row) returns (settings, None) or (None, why):
     configs/models/*.yaml (DeepSeek-R1 is DeepSeek-V3's architecture); its layers, width, KV
     heads, head size, vocabulary and parameters.
   - engine: TensorRT-LLM (trtllm) or vLLM (vllm).
-  - parallelism: TPn, PPn (only 1 is built here), and "x N replicas" or "DPn"; the count must
-    be TP x PP x replicas.
+  - parallelism: TPn, PPn, and "x N replicas" or "DPn"; the count must be TP x PP x replicas.
   - precision: "FP8|FP4|BF16|FP16 weights" (FP4 is nvfp4, the NVIDIA format the tables hold) and
     "KV cache FP8|BF16|FP16" (bf16 when the row names none).
   - engine settings, TensorRT-LLM: gpu_batch_size, max_num_tokens (the runtime value where the
@@ -89,8 +88,6 @@ def system(row):
     pp = number(par, "PP") or 1
     reps = re.search(r"x\s*(\d+)\s*replicas", par) or re.search(r"DP\s*(\d+)", par)
     replicas = int(reps.group(1)) if reps else count // int(tp * pp)
-    if pp != 1:
-        return None, f"parallelism {par!r}: pipeline parallelism is not built here"
     if tp * pp * replicas != count:
         return None, f"parallelism {par!r} does not use the {count} accelerators"
     w = re.search(r"\b(FP4|FP8|BF16|FP16)\s+weights", prec, re.I)
@@ -100,7 +97,7 @@ def system(row):
     cat = catalogue("hardware")[hw]
     tables = cat.get("tables")
     s = dict(engine=engine, model=model, hw=hw,
-             tables=None if tables in (None, "none") else tables, tp=int(tp),
+             tables=None if tables in (None, "none") else tables, tp=int(tp), pp=int(pp),
              replicas=replicas, weight=WEIGHTS[w.group(1).lower()],
              kv=kv.group(1).lower() if kv else "bf16",
              attn="fp8" if "FP8 context FMHA" in es else "bf16",
@@ -136,15 +133,23 @@ def system(row):
 def trt_capacity(s):
     """TensorRT-LLM's KV pool in tokens: kvcache_free_gpu_mem_frac of the memory left after
     the weights (the embedding and LM head in bf16, the rest in the weight dtype; activations
-    not subtracted)."""
+    not subtracted). With pipeline parallelism a GPU holds its stage's share of the layers (the
+    larger share when they do not divide) and one of the two vocabulary tables (the first
+    stage's embedding or the last's LM head), and the KV of its stage's layers."""
     m = catalogue("models")[s["model"]]
     layers, hidden, vocab = int(m["layers"]), int(m["hidden_size"]), int(m["vocab_size"])
     kvh, hd, params = int(m["kv_heads"]), int(m["head_dim"]), int(m["parameters"])
     emb = 2 * vocab * hidden
     weight_bytes = {"nvfp4": 0.5, "fp8": 1.0, "bf16": 2.0, "fp16": 2.0}[s["weight"]]
-    weights = ((params - emb) * weight_bytes + emb * 2) / s["tp"]
+    pp = s.get("pp", 1)
+    stage_layers = -(-layers // pp)
+    tables = emb if pp == 1 else emb // 2
+    layer_weights = (params - emb) * weight_bytes
+    if pp > 1:
+        layer_weights = layer_weights * stage_layers / layers
+    weights = (layer_weights + tables * 2) / s["tp"]
     free = s["memory_gib"] * 2**30 - weights
-    per_token = 2 * layers * max(1, kvh // s["tp"]) * hd * KV_BYTES[s["kv"]]
+    per_token = 2 * stage_layers * max(1, kvh // s["tp"]) * hd * KV_BYTES[s["kv"]]
     return int(s["frac"] * free / per_token)
 
 
@@ -242,6 +247,11 @@ def self_check():
     emb = 2 * int(m["vocab_size"]) * int(m["hidden_size"])
     left = s["memory_gib"] * 2**30 - ((int(m["parameters"]) - emb) + 2 * emb) / 2
     assert trt_capacity(s) == int(0.9 * left / (2 * 32 * 4 * 128)), trt_capacity(s)
+    # Pipeline parallelism: a GPU holds half the layers, one vocabulary table and its layers' KV.
+    s, why = system(dict(SELF_CHECK_ROWS[0], parallelism="TP2 PP2 x 1 replicas"))
+    assert why is None and s["pp"] == 2 and s["replicas"] == 1, (s, why)
+    left = s["memory_gib"] * 2**30 - ((int(m["parameters"]) - emb) / 2 + emb) / 2
+    assert trt_capacity(s) == int(0.9 * left / (2 * 16 * 4 * 128)), trt_capacity(s)
     s, why = system(SELF_CHECK_ROWS[1])
     assert why is None, why
     want = dict(engine="vllm", model="llama-2-70b", hw="a100-80gb", tp=4, replicas=2,
@@ -261,7 +271,6 @@ def self_check():
     bad = [("hardware", "8x Intel Gaudi 3 (a host)", "no hardware catalogue entry"),
            ("model", "Gemma-2-9B", "no models catalogue entry"),
            ("engine", "SGLang 0.4", "TensorRT-LLM and vLLM are built"),
-           ("parallelism", "TP2 PP2 x 2 replicas", "pipeline parallelism"),
            ("parallelism", "TP4 x DP4", "does not use the 8 accelerators"),
            ("precision", "INT4 weights", "no FP4, FP8, BF16 or FP16 weights")]
     for key, value, says in bad:

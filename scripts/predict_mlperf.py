@@ -128,9 +128,10 @@ def scenario(s, row, model_kind, requests, lengths):
          f"    arrival: {{kind: poisson, rate_per_s: {rate}}}",
          f"    prompt_tokens: {prompt}", f"    output_tokens: {output}", "step_time:"]
     hw = s["hw"]
+    pipeline = [f"  pipeline_parallel: {s['pp']}"] if s["pp"] > 1 else []
     if model_kind in ("operator", "logo"):
         y += ["  kind: operator", f"  model: {s['model']}", f"  hardware: {hw}",
-              f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {s['weight']}",
+              f"  tensor_parallel: {s['tp']}"] + pipeline + [f"  weight_dtype: {s['weight']}",
               f"  attention_dtype: {s['attn']}", f"  kv_dtype: {s['kv']}"]
         if model_kind == "logo":
             y.append(f"  operators: {{source: roofline, fit: fit-without-{s['tables']}}}")
@@ -148,7 +149,8 @@ def scenario(s, row, model_kind, requests, lengths):
         w = "int4" if s["weight"] == "nvfp4" else s["weight"]
         compute = "fp8" if s["weight"] in ("nvfp4", "fp8") else s["weight"]
         y += ["  kind: roofline", f"  model: {s['model']}", f"  hardware: {hw}",
-              f"  tensor_parallel: {s['tp']}", f"  weight_dtype: {w}", f"  kv_dtype: {s['kv']}",
+              f"  tensor_parallel: {s['tp']}"] + pipeline + [f"  weight_dtype: {w}",
+              f"  kv_dtype: {s['kv']}",
               f"  compute_dtype: {compute}"]
     host = ""
     presets = uses_presets(s, row)
@@ -190,7 +192,8 @@ def scenario(s, row, model_kind, requests, lengths):
         # V1 caches prefixes by default (nothing in these synthetic prompts is shared).
         cache = ", prefix_caching: true" if presets and s["v1"] else ""
         y.append(f"kv: {{policy: paged, block_size: {s['block']}{cache}, memory: {{model: "
-                 f"{s['model']}, hardware: {hw}, tensor_parallel: {s['tp']}, weight_dtype: "
+                 f"{s['model']}, hardware: {hw}, tensor_parallel: {s['tp']}, "
+                 f"{f'pipeline_parallel: {pp}, ' if (pp := s['pp']) > 1 else ''}weight_dtype: "
                  f"{s['weight']}, kv_dtype: {s['kv']}, utilization: {util}}}}}")
     y.append("seed: 1")
     return "\n".join(y) + "\n"
