@@ -55,7 +55,7 @@ def offline_samples_per_s(off):
     m = re.search(r"([0-9.]+) samples/s", off["load_condition"])
     if m:
         return float(m.group(1))
-    mean = pm.setting(off["load_condition"], "mean output")
+    mean = mr.number(off["load_condition"], "mean output")
     return float(off["value"]) / mean if mean else None
 
 
@@ -127,7 +127,7 @@ def main():
     errors, equal_load, parts = [], [], []
     for sid in servers:
         row = next(iter(by_sid[sid].values()))
-        published = pm.setting(row["load_condition"], "target_qps=")
+        published = mr.number(row["load_condition"], "target_qps=")
         s, lengths, not_built = pm.prepare(row)
         try:
             bench = mr.benchmark(row)

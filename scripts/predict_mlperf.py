@@ -79,11 +79,6 @@ NOT_MODELLED_VLLM = ("not modelled: multi-step decoding (num_scheduler_steps), t
                      "scheduler, V0's prefill-only steps, enforce_eager")
 
 
-def setting(text, key):
-    m = re.search(re.escape(key) + r"\s*([0-9.]+)", text)
-    return float(m.group(1)) if m else None
-
-
 HOST = {"on": False, "overhead": None}  # --v0-cpu-overhead (issue 21)
 OFFLINE = {"requests": None}  # --offline-requests: None = the published query's share
 
@@ -120,7 +115,7 @@ def scenario(s, row, model_kind, requests, lengths):
     lc = row["load_condition"]
     es = row["engine_settings"]
     offline = row["scenario"] == "Offline"
-    rate = 1e9 if offline else setting(lc, "target_qps=") / s["replicas"]
+    rate = 1e9 if offline else mr.number(lc, "target_qps=") / s["replicas"]
     if offline:
         requests = offline_requests(s, row)
     prompt, output = lengths
@@ -167,7 +162,7 @@ def scenario(s, row, model_kind, requests, lengths):
         per_step, per_seq = HOST["overhead"]
         y.append(f"  cpu_overhead: {{per_step_ms: {per_step:.6g}, per_sequence_ms: {per_seq:.6g}}}")
     if s["engine"] == "trtllm":
-        batch = int(setting(es, "gpu_batch_size"))
+        batch = s["batch"]
         tokens = s["tokens"]
         y.append(f"scheduler: {{kind: trtllm, max_batch_size: {batch}, max_num_tokens: {tokens},"
                  f" enable_chunked_context: {str(s['chunked']).lower()}, "
@@ -181,7 +176,7 @@ def scenario(s, row, model_kind, requests, lengths):
             y.append(f"scheduler: {{kind: vllm, version: \"{s['version']}\", "
                      f"max_num_seqs: {seqs}, max_num_batched_tokens: {tokens}{eager}}}")
         elif presets:  # vLLM 0.6.5 (V0): its scheduler, multi-step and enforce_eager
-            steps = int(setting(es, "num_scheduler_steps") or 1)
+            steps = int(mr.number(es, "num_scheduler_steps") or 1)
             eager = ", cuda_graphs: false" if "enforce_eager" in es else ""
             y.append(f"scheduler: {{kind: vllm, version: \"{s['version']}\", "
                      f"max_num_seqs: {seqs}, max_num_batched_tokens: {tokens}, "
@@ -318,7 +313,7 @@ def host_time_table(a, rows, work):
                 if why not in notes:
                     notes.append(why)
                 continue
-            offered = setting(row["load_condition"], "target_qps=")
+            offered = mr.number(row["load_condition"], "target_qps=")
             star = "*" if offered and summ["requests_per_s"] * s["replicas"] < 0.95 * offered else ""
             vals[mode] = (figure(summ, metric, s["replicas"]), star)
         lines.append((sid, metric, pub, vals, "; ".join(notes)))
@@ -433,7 +428,7 @@ def main():
             e = err(v, pub)
             # A Server replica whose simulated completions fall 5% behind the offered rate is
             # overloaded: its queue (and TTFT) grows with the run's length.
-            offered = setting(row["load_condition"], "target_qps=")
+            offered = mr.number(row["load_condition"], "target_qps=")
             star = "*" if offered and summ["requests_per_s"] * s["replicas"] < 0.95 * offered else ""
             errs[kind].append(abs(e))
             per_row[kind][i] = abs(e)
@@ -473,7 +468,11 @@ def main():
         print(f"- on the {len(common)} figures all three predict ({', '.join(chips)}): "
               + ", ".join(f"{names[k]} {statistics.median(v[i] for i in common):.0f}%"
                           for k, v in per_row.items()))
-    refused = {r["source_id"]: prepare(r)[2] for r in rows if prepare(r)[2]}
+    refused = {}  # source_id -> why, once a run
+    for r in rows:
+        why = prepare(r)[2]
+        if why:
+            refused[r["source_id"]] = why
     for sid, why in refused.items():
         print(f"- not built: {sid}: {why}")
     print()
