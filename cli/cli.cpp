@@ -27,6 +27,7 @@
 #include "report/report.h"
 #include "schedulers/router.h"
 #include "schedulers/scheduler.h"
+#include "sim/api_latency.h"
 #include "traces/arrival_process.h"
 #include "traces/length_dist.h"
 #include "traces/workload_source.h"
@@ -53,6 +54,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> list_groups() {
       {"arrival-kinds", arrival_kind_names()},
       {"length-kinds", length_kind_names()},
       {"kv-policies", kv_policy_names()},
+      {"api-engines", api_engine_names()},
       {"models", model_names()},
       {"hardware", hardware_names()},
   };

@@ -20,6 +20,10 @@ TTFT, the figure scripts/validate_vllm.py scores, enters the fit. The RTX 4090 r
 machine, its own offset) is printed as a check on the slope, not fitted.
 
     python3 scripts/api_time_constants.py [--data ../shared/data] [--bin-tokens 500]
+
+api.engine vllm-0.15 takes these front-end values and adds the client-side time outside the
+engine (response_overhead_ms), which needs a replay to measure: scripts/replay_inference_perf.py
+--part runs prints it from the inference-perf runs' client-side TTFT.
 """
 import argparse
 import glob

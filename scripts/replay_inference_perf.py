@@ -31,8 +31,8 @@ host_time (vLLM's host time and CUDA graphs, defaults for 0.15); step_time kind 
 (AIConfigurator's H100 SXM vLLM tables, bf16); KV paged, block 16, sized from the H100 SXM and
 the catalogue model at the run's gpu_memory_utilization; vLLM's CPU KV offloading as a kv.offload
 host tier of 8 GiB over the ranks, where the run had it (runs/: all; the peer's: `cpu_offload`);
-api.engine vllm-0.19 (the only API preset; fitted on vLLM 0.19's front end). Not expressible: the
-300 s client
+api.engine vllm-0.15: vLLM 0.19's measured front end (tokenization) and the client-side time outside
+the engine this data set measures (response_overhead_ms, below). Not expressible: the 300 s client
 timeout's abort (requests over 300 s are counted as failures, as the client does, but keep their
 seats in the simulation), max_model_len (no prompt comes near it).
 
@@ -44,7 +44,14 @@ over the sum of (2n + 1). For the peer's runs itl_mean is (E2E mean - TTFT mean)
 output count, so servesim's is (E2E mean - TTFT mean) / n (the client's count is not in the csv;
 where it falls short of n the measured figure reads high, marked `*`).
 
-Nothing here is fitted to any of the figures scored.
+The one fitted term: api.engine vllm-0.15's response_overhead_ms, the client-side time outside the
+engine (HTTP, the first chunk's way to the client), is the median over runs/'s stages that do not
+queue (mean TTFT under QUEUED_INTERVALS measured token intervals) of the measured mean TTFT less
+servesim's with the term at 0; --part runs prints it. So runs/'s figures are not scored with the
+preset: each run is replayed with the term at 0 and its requests' token times moved by the median
+of the *other* runs' stages (leave one run out; the term adds the same time to every token, so
+this is exactly a replay with that value). The peer's runs are scored with the preset: they are
+not in the fit. Nothing else is fitted to any of the figures scored.
 
 usage: scripts/replay_inference_perf.py [--servesim build/servesim] [--data ../shared/data]
            [--part runs|peer|all] [--only SUBSTRING] [--keep DIR] [--set KEY=VALUE ...]
@@ -70,6 +77,7 @@ TIMEOUT_S = 300.0  # the client's HTTP timeout: a request still unanswered is a 
 STAGE_GAP_S = 2.0  # between one stage's drain and the next stage's start
 PEER_REQUESTS = 300  # the peer's figures are over the first 300 requests
 PEER_REPLAY = 600  # replayed so that the 300th still shares its batches with later arrivals
+QUEUED_INTERVALS = 5  # a stage whose mean TTFT passes this many token intervals queues: no fit
 
 GROUPS = (10, 10)  # groups x prompts a group the generator sent (the README), if not recorded
 
@@ -185,7 +193,7 @@ def offload_section(offload_gib, tp):
 """
 
 
-def scenario(trace, model, tp, mnbt, mns, util, offload_gib=0.0):
+def scenario(trace, model, tp, mnbt, mns, util, offload_gib=0.0, response_ms=None):
     tables = os.path.join(ROOT, "data/timings/aiconfigurator")
     ops = ("{source: roofline, fit: fit-all}" if model in ROOFLINE_MODELS else
            f"{{source: tables, path: {tables}, gpu: h100_sxm, engine: vllm}}")
@@ -213,9 +221,14 @@ kv:
   prefix_caching: true
   memory: {{hardware: h100-sxm, model: {model}, utilization: {util}, tensor_parallel: {tp},
            weight_dtype: bf16, kv_dtype: bf16}}
-{offload_section(offload_gib, tp)}api: {{engine: vllm-0.19}}
+{offload_section(offload_gib, tp)}api: {{engine: vllm-0.15{api_response(response_ms)}}}
 seed: 1
 """
+
+
+def api_response(response_ms):
+    """The api section's override of the preset's client-side time, if any."""
+    return "" if response_ms is None else f", response_overhead_ms: {response_ms:g}"
 
 
 def simulate(a, rows, setup, work):
@@ -330,22 +343,47 @@ def peer_cases(data):
 
 
 def part_runs(a, base):
-    print("| run | stage | rate | figure | measured (ms) | servesim (ms) | error |")
-    print("|---|---|---|---|---|---|---|")
-    errors = {k: [] for k in ("ttft", "tpot", "itl", "e2e")}
-    notes = []
+    """Every stage of every runs/ folder, replayed with the client-side term at 0; the term
+    fitted on the stages that do not queue; each run scored with the other runs' fit."""
+    own_api = any(x.startswith("api.") for x in a.set)  # the user's api: scored as simulated
+    replays = []
     for name, wl, work, setup, extra, measured in run_cases(a.data):
         if a.only and a.only not in name:
             continue
-        system, question = work["system"], work["question"]
+        setup = dict(setup, response_ms=None if own_api else 0.0)
         rows, starts = replay_run(a, work, setup, os.path.join(base, name), extra)
+        stages = []
         for i, m in enumerate(measured):
-            sim, failed = figures([r for r in rows if r["stage"] == i])
             lat = m["successes"]["latency"]
             meas = dict(ttft=lat["time_to_first_token"]["mean"] * 1e3,
                         tpot=lat["time_per_output_token"]["mean"] * 1e3,
                         itl=lat["inter_token_latency"]["mean"] * 1e3,
                         e2e=lat["request_latency"]["mean"] * 1e3)
+            stage_rows = [r for r in rows if r["stage"] == i]
+            sim0, _ = figures(stage_rows)
+            # The load generator's TPOT is half the real token interval.
+            queued = meas["ttft"] > QUEUED_INTERVALS * 2 * meas["tpot"]
+            stages.append(dict(rows=stage_rows, meas=meas, m=m, queued=queued,
+                               residual=meas["ttft"] - sim0["ttft"]))
+        replays.append((name, wl, work, extra, starts, stages))
+    fit = {name: [s["residual"] for s in stages if not s["queued"]]
+           for name, _, _, _, _, stages in replays}
+    every = [x for v in fit.values() for x in v]
+
+    def held_out(name):
+        others = [x for n, v in fit.items() if n != name for x in v]
+        return statistics.median(others) if others and not own_api else 0.0
+
+    print("| run | stage | rate | figure | measured (ms) | servesim (ms) | error |")
+    print("|---|---|---|---|---|---|---|")
+    errors = {k: [] for k in ("ttft", "tpot", "itl", "e2e")}
+    notes = []
+    for name, wl, work, extra, starts, stages in replays:
+        shift = held_out(name) / 1e3
+        for i, st in enumerate(stages):
+            moved = [dict(r, ttft=r["ttft"] + shift, e2e=r["e2e"] + shift) for r in st["rows"]]
+            sim, failed = figures(moved)
+            meas, m = st["meas"], st["m"]
             rate = work["stages"][i][0]
             for k in ("ttft", "tpot", "itl", "e2e"):
                 e = err(sim[k], meas[k])
@@ -355,10 +393,23 @@ def part_runs(a, base):
             notes.append(f"{wl} stage {i}: {m['failures']['count']} measured failures, "
                          f"{failed} servesim requests over {TIMEOUT_S:.0f} s"
                          + (f"; starts {starts[i]:.1f} s" if i else "")
-                         + f"; prompt {system}+{question}+{extra} tokens")
+                         + f"; prompt {work['system']}+{work['question']}+{extra} tokens"
+                         + ("; queues (not in the fit)" if st["queued"] else ""))
     print()
     for n in notes:
         print(n)
+    print()
+    if own_api:
+        print("the api section as --set gives it: no term fitted, figures as simulated")
+    elif every:
+        print(f"client-side time outside the engine (api.engine vllm-0.15's "
+              f"response_overhead_ms), fitted: measured mean TTFT less servesim's without it, "
+              f"median over the {len(every)} stages that do not queue: "
+              f"{statistics.median(every):.2f} ms (each: "
+              f"{', '.join(f'{x:.2f}' for x in every)})")
+        print("each run above is scored with the median of the other runs' stages (leave one "
+              "run out): " + ", ".join(f"{wl} {held_out(n):.2f} ms"
+                                       for n, wl, _, _, _, _ in replays))
     print()
     for k, v in errors.items():
         summary(v, f"{k.upper()} (runs/, per stage)")

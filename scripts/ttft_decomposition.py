@@ -10,8 +10,9 @@ step (`queue_s`: the API time, the engine loop's wait for the next step) and the
 prefill steps); and both TTFTs in decode steps (the measured one over the real token interval,
 2 x the load generator's TPOT; servesim's over its own). For the peer's runs (first 300): mean
 and p90, servesim's wait and prefill shares, and its peak requests in flight (against the
-max_num_seqs the replay assumes). Same replay as scripts/replay_inference_perf.py; nothing
-fitted.
+max_num_seqs the replay assumes). Same replay as scripts/replay_inference_perf.py, with the
+client-side term of api.engine vllm-0.15 (response_overhead_ms, fitted on the differences this
+script shows) at 0: what is shown is the engine's TTFT plus the API server's tokenization.
 
 usage: python3 scripts/ttft_decomposition.py [--servesim build/servesim] [--data ../shared/data]
            [--part runs|peer|all] [--set KEY=VALUE ...]
@@ -40,7 +41,8 @@ def runs(a, base):
         if wl == "reasoning":
             continue
         output = work["output"]
-        rows, _ = rip.replay_run(a, work, setup, os.path.join(base, name), extra)
+        rows, _ = rip.replay_run(a, work, dict(setup, response_ms=0.0), os.path.join(base, name),
+                                 extra)
         for i, m in enumerate(measured):
             lat = m["successes"]["latency"]
             t = lat["time_to_first_token"]
@@ -71,8 +73,8 @@ def peer(a, base):
         recs = {r["metric_name"]: r for r in rows_csv if r["stage_index"] == "-1"}
         if "ttft_mean" not in recs or "ttft_p90" not in recs:  # no summary figures to compare
             continue
-        rows, _ = rip.replay_run(a, work, setup, os.path.join(base, folder), extra,
-                                 limit=rip.PEER_REPLAY)
+        rows, _ = rip.replay_run(a, work, dict(setup, response_ms=0.0), os.path.join(base, folder),
+                                 extra, limit=rip.PEER_REPLAY)
         events = sorted([(r["arrival_s"], 1) for r in rows] +
                         [(r["arrival_s"] + r["e2e"], -1) for r in rows])
         peak = level = 0

@@ -70,7 +70,7 @@ TEST_CASE("api: bad values and unknown keys are refused", "[sim]") {
   CHECK_THAT(input_error_of(base + "api: {workers: -1}\n"), Catch::Contains("api.workers"));
   const std::string engine = input_error_of(base + "api: {engine: vllm-0.9}\n");
   CHECK_THAT(engine, Catch::Contains("api.engine"));
-  CHECK_THAT(engine, Catch::Contains("none, vllm-0.19"));
+  CHECK_THAT(engine, Catch::Contains("none, vllm-0.15, vllm-0.19"));
 }
 
 TEST_CASE("api: one worker serves a burst in turn, so the second request reaches the engine later",
@@ -127,6 +127,29 @@ TEST_CASE("api: engine vllm-0.19 gives the measured front end, and a key beside 
   CHECK(r[1].spec.api_out.count_ns() == 0);
   auto own = run_requests(base + "api: {engine: vllm-0.19, workers: 0}\n");
   CHECK(own[1].spec.api_in.count_ns() == 850'000);
+}
+
+TEST_CASE(
+    "api: engine vllm-0.15 adds the measured client-side time to every token, not to the engine",
+    "[sim]") {
+  // The preset: vLLM 0.19's front end (0.85 ms per 1k prompt tokens, one worker) and 5 ms to
+  // each token's delivery. r0 (prompt 1000, sent at 0) reaches the engine at 0.85 ms; the
+  // client has every token 5 ms after the engine made it, so TTFT and E2E grow by 5.85 ms and
+  // TPOT not at all. A response_overhead_ms beside the preset wins.
+  const std::string base = trace_scenario("0,1000,3\n", k_linear, k_vllm, k_kv);
+  auto plain = run_requests(base);
+  auto r = run_requests(base + "api: {engine: vllm-0.15}\n");
+  REQUIRE(plain.size() == 1);
+  REQUIRE(r.size() == 1);
+  CHECK(r[0].spec.api_in.count_ns() == 850'000);
+  CHECK(r[0].spec.api_out.count_ns() == ms(5));
+  CHECK(r[0].spec.arrival.count_ns() == 0);
+  CHECK(r[0].engine_ttft() == plain[0].engine_ttft());
+  CHECK(r[0].first_token.count_ns() == plain[0].first_token.count_ns() + 5'850'000);
+  CHECK(r[0].release.count_ns() == plain[0].release.count_ns() + 5'850'000);
+  CHECK((r[0].finish - r[0].first_token) == (plain[0].finish - plain[0].first_token));
+  auto own = run_requests(base + "api: {engine: vllm-0.15, response_overhead_ms: 1}\n");
+  CHECK(own[0].spec.api_out.count_ns() == ms(1));
 }
 
 TEST_CASE(
