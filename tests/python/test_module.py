@@ -177,6 +177,13 @@ class Run(unittest.TestCase):
         self.assertNotIn("server_ttft_s", plain.summary)
         self.assertEqual(plain.requests["server_ttft_s"].tolist(),
                          plain.requests["ttft_s"].tolist())
+        # The vllm-0.15 preset: the client's TTFT is the engine's plus tokenization and the
+        # measured 5 ms on the way back, request by request.
+        http = servesim.run(DEFAULT_DICT,
+                            ["api.engine=vllm-0.15", "api.tokenize_ms_per_1k_tokens=0"])
+        gaps = http.requests["ttft_s"] - http.requests["server_ttft_s"]
+        self.assertAlmostEqual(float(gaps.min()), 0.005, places=9)
+        self.assertAlmostEqual(float(gaps.max()), 0.005, places=9)
 
     def test_speculative_results_come_through(self):
         """With a speculative section (docs/speculative.md) the summary has its block and the
