@@ -47,11 +47,12 @@ where it falls short of n the measured figure reads high, marked `*`).
 The one fitted term: api.engine vllm-0.15's response_overhead_ms, the client-side time outside the
 engine (HTTP, the first chunk's way to the client), is the median over runs/'s stages that do not
 queue (mean TTFT under QUEUED_INTERVALS measured token intervals) of the measured mean TTFT less
-servesim's with the term at 0; --part runs prints it. So runs/'s figures are not scored with the
-preset: each run is replayed with the term at 0 and its requests' token times moved by the median
-of the *other* runs' stages (leave one run out; the term adds the same time to every token, so
-this is exactly a replay with that value). The peer's runs are scored with the preset: they are
-not in the fit. Nothing else is fitted to any of the figures scored.
+servesim's with the term at 0; --part runs prints it. So those runs (FIT_RUNS) are not scored
+with the preset: each is replayed with the term at 0 and its requests' token times moved by the
+median of the *other* fitted runs' stages (leave one run out; the term adds the same time to
+every token, so this is exactly a replay with that value). Any other run folder, and the peer's
+runs, are scored with the preset: they are not in the fit. Nothing else is fitted to any of the
+figures scored.
 
 usage: scripts/replay_inference_perf.py [--servesim build/servesim] [--data ../shared/data]
            [--part runs|peer|all] [--only SUBSTRING] [--keep DIR] [--set KEY=VALUE ...]
@@ -78,6 +79,11 @@ STAGE_GAP_S = 2.0  # between one stage's drain and the next stage's start
 PEER_REQUESTS = 300  # the peer's figures are over the first 300 requests
 PEER_REPLAY = 600  # replayed so that the 300th still shares its batches with later arrivals
 QUEUED_INTERVALS = 5  # a stage whose mean TTFT passes this many token intervals queues: no fit
+# The runs/ folders api.engine vllm-0.15's client-side term was fitted on (sim/api_latency.cpp):
+# each is scored leaving itself out of the fit; any other run folder with the preset as it is.
+FIT_RUNS = ("20260218-150304-codellama-34b-tp2-general", "20260218-150956-codellama-34b-tp2-codegen",
+            "20260218-155500-codellama-34b-tp2-roleplay",
+            "20260218-160939-codellama-34b-tp2-reasoning")
 
 GROUPS = (10, 10)  # groups x prompts a group the generator sent (the README), if not recorded
 
@@ -309,7 +315,8 @@ def run_cases(data):
         setup = dict(model=run_model(exp["model"].strip(), f"{run_dir}/exp-config.yaml"),
                      tp=int(exp["tensor_parallelism"]),
                      mnbt=int(exp["max_num_batched_tokens"]), mns=int(exp["max_num_seqs"]),
-                     util=0.9, offload_gib=OFFLOAD_GIB)
+                     util=float(exp.get("gpu_memory_utilization", "0.9")),
+                     offload_gib=OFFLOAD_GIB)
         # The tokenizer's round trip (prompt_len counts the whole prompt): a workload figure.
         yield name, wl, work, setup, measured_extra(run_dir, work), measured
 
@@ -343,14 +350,16 @@ def peer_cases(data):
 
 
 def part_runs(a, base):
-    """Every stage of every runs/ folder, replayed with the client-side term at 0; the term
-    fitted on the stages that do not queue; each run scored with the other runs' fit."""
+    """Every stage of every runs/ folder. The runs the client-side term was fitted on (FIT_RUNS)
+    are replayed with it at 0, the fit is printed, and each is scored with the fit on the
+    others' stages that do not queue; any other run is replayed with the preset."""
     own_api = any(x.startswith("api.") for x in a.set)  # the user's api: scored as simulated
     replays = []
     for name, wl, work, setup, extra, measured in run_cases(a.data):
-        if a.only and a.only not in name:
+        fitted = name in FIT_RUNS and not own_api
+        if a.only and a.only not in name and not fitted:  # the fit needs every fitted run
             continue
-        setup = dict(setup, response_ms=None if own_api else 0.0)
+        setup = dict(setup, response_ms=0.0 if fitted else None)
         rows, starts = replay_run(a, work, setup, os.path.join(base, name), extra)
         stages = []
         for i, m in enumerate(measured):
@@ -367,17 +376,25 @@ def part_runs(a, base):
                                residual=meas["ttft"] - sim0["ttft"]))
         replays.append((name, wl, work, extra, starts, stages))
     fit = {name: [s["residual"] for s in stages if not s["queued"]]
-           for name, _, _, _, _, stages in replays}
+           for name, _, _, _, _, stages in replays if name in FIT_RUNS and not own_api}
     every = [x for v in fit.values() for x in v]
 
     def held_out(name):
+        """The term a fitted run is scored with: the median over the other fitted runs."""
+        if name not in fit:
+            return 0.0  # replayed with the preset (or the user's api) already
         others = [x for n, v in fit.items() if n != name for x in v]
-        return statistics.median(others) if others and not own_api else 0.0
+        return statistics.median(others) if others else 0.0
+
+    replays = [r for r in replays if not a.only or a.only in r[0]]
 
     print("| run | stage | rate | figure | measured (ms) | servesim (ms) | error |")
     print("|---|---|---|---|---|---|---|")
     errors = {k: [] for k in ("ttft", "tpot", "itl", "e2e")}
     notes = []
+    def label(name):  # the folder's name without its date and time
+        return re.sub(r"^[0-9]{8}-[0-9]{6}-", "", name)
+
     for name, wl, work, extra, starts, stages in replays:
         shift = held_out(name) / 1e3
         for i, st in enumerate(stages):
@@ -388,9 +405,9 @@ def part_runs(a, base):
             for k in ("ttft", "tpot", "itl", "e2e"):
                 e = err(sim[k], meas[k])
                 errors[k].append(e)
-                print(f"| {wl} | {i} | {rate:g}/s | {k.upper()} | {meas[k]:.2f} | {sim[k]:.2f} | "
+                print(f"| {label(name)} | {i} | {rate:g}/s | {k.upper()} | {meas[k]:.2f} | {sim[k]:.2f} | "
                       f"{e:+.1f}% |")
-            notes.append(f"{wl} stage {i}: {m['failures']['count']} measured failures, "
+            notes.append(f"{label(name)} stage {i}: {m['failures']['count']} measured failures, "
                          f"{failed} servesim requests over {TIMEOUT_S:.0f} s"
                          + (f"; starts {starts[i]:.1f} s" if i else "")
                          + f"; prompt {work['system']}+{work['question']}+{extra} tokens"
@@ -401,15 +418,18 @@ def part_runs(a, base):
     print()
     if own_api:
         print("the api section as --set gives it: no term fitted, figures as simulated")
-    elif every:
+    if every:
         print(f"client-side time outside the engine (api.engine vllm-0.15's "
               f"response_overhead_ms), fitted: measured mean TTFT less servesim's without it, "
               f"median over the {len(every)} stages that do not queue: "
               f"{statistics.median(every):.2f} ms (each: "
               f"{', '.join(f'{x:.2f}' for x in every)})")
-        print("each run above is scored with the median of the other runs' stages (leave one "
-              "run out): " + ", ".join(f"{wl} {held_out(n):.2f} ms"
-                                       for n, wl, _, _, _, _ in replays))
+        print("each fitted run above is scored with the median of the other runs' stages (leave "
+              "one run out): " + ", ".join(f"{label(n)} {held_out(n):.2f} ms"
+                                           for n, _, _, _, _, _ in replays if n in fit))
+    others = [label(n) for n, _, _, _, _, _ in replays if n not in fit]
+    if others and not own_api:
+        print(f"replayed with the preset (not in the fit): {', '.join(others)}")
     print()
     for k, v in errors.items():
         summary(v, f"{k.upper()} (runs/, per stage)")
