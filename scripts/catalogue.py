@@ -28,19 +28,27 @@ def words(text):
 
 @functools.lru_cache(maxsize=None)
 def catalogue(kind):
-    """{name: top-level scalars} of configs/<kind>/*.yaml (comments dropped, nested maps
-    skipped: what the scripts read is flat)."""
+    """{name: scalars} of configs/<kind>/*.yaml (comments dropped): the top-level ones by key,
+    those of a block map one level down as "parent.key" (mla.kv_lora_rank); flow maps and
+    lists are skipped (what the scripts read is not in them)."""
     entries = {}
     folder = os.path.join(ROOT, "configs", kind)
     for f in sorted(os.listdir(folder)):
         if not f.endswith(".yaml"):
             continue
-        scalars = {}
+        scalars, parent = {}, None
         with open(os.path.join(folder, f)) as fh:
             for line in fh:
-                m = re.match(r"([a-z_0-9]+):\s*([^#\s][^#]*?)\s*(?:#.*)?$", line)
-                if m:
-                    scalars[m.group(1)] = m.group(2).strip("\"'")
+                m = re.match(r"( *)([a-z_0-9]+):\s*([^#\s][^#]*?)?\s*(?:#.*)?$", line)
+                if not m:
+                    continue
+                indent, key, value = m.groups()
+                if not indent:
+                    parent = key if value is None else None
+                    if value is not None:
+                        scalars[key] = value.strip("\"'")
+                elif parent and value is not None:
+                    scalars[f"{parent}.{key}"] = value.strip("\"'")
         entries[f[:-5]] = scalars
     return entries
 

@@ -149,7 +149,11 @@ def trt_capacity(s):
         layer_weights = layer_weights * stage_layers / layers
     weights = (layer_weights + tables * 2) / s["tp"]
     free = s["memory_gib"] * 2**30 - weights
-    per_token = 2 * stage_layers * max(1, kvh // s["tp"]) * hd * KV_BYTES[s["kv"]]
+    if m.get("attention") == "mla":  # one latent and rotary key a token, whole on every GPU
+        per_token = stage_layers * (int(m["mla.kv_lora_rank"]) + int(m["mla.qk_rope_head_dim"])) \
+            * KV_BYTES[s["kv"]]
+    else:
+        per_token = 2 * stage_layers * max(1, kvh // s["tp"]) * hd * KV_BYTES[s["kv"]]
     return int(s["frac"] * free / per_token)
 
 
@@ -252,6 +256,15 @@ def self_check():
     assert why is None and s["pp"] == 2 and s["replicas"] == 1, (s, why)
     left = s["memory_gib"] * 2**30 - ((int(m["parameters"]) - emb) / 2 + emb) / 2
     assert trt_capacity(s) == int(0.9 * left / (2 * 16 * 4 * 128)), trt_capacity(s)
+    # Multi-head latent attention (DeepSeek-R1 = deepseek-v3): one 512-wide latent and a 64-wide
+    # rotary key a token and layer, whole on every GPU of the group (not 128 heads x 192 x 2).
+    s, why = system(dict(SELF_CHECK_ROWS[0], model="DeepSeek-R1", parallelism="TP8 x 1 replicas",
+                         precision="FP4 weights; KV cache FP8", hardware="8x B200-SXM-180GB"))
+    assert why is None and s["model"] == "deepseek-v3" and s["tp"] == 8, (s, why)
+    d = catalogue("models")["deepseek-v3"]
+    emb = 2 * int(d["vocab_size"]) * int(d["hidden_size"])
+    left = s["memory_gib"] * 2**30 - ((int(d["parameters"]) - emb) * 0.5 + 2 * emb) / 8
+    assert trt_capacity(s) == int(0.9 * left / (61 * (512 + 64))), trt_capacity(s)
     s, why = system(SELF_CHECK_ROWS[1])
     assert why is None, why
     want = dict(engine="vllm", model="llama-2-70b", hw="a100-80gb", tp=4, replicas=2,
