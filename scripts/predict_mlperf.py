@@ -34,7 +34,8 @@ link at NCCL's measured bus-bandwidth share of a PCIe link (models/link_allreduc
 
 KV capacity: TensorRT-LLM gives the KV pool kvcache_free_gpu_mem_frac of the memory left after
 the weights (computed here: memory_gib x 2^30 minus the weights, the embedding and LM head in
-bf16, the rest in the weight dtype, activations not subtracted); vLLM's is
+bf16, the rest in the weight dtype, activations not subtracted; a token's KV is the cached
+latent, whole on every GPU, for multi-head latent attention); vLLM's is
 gpu_memory_utilization of the whole memory minus the weights (servesim's kv.memory rule).
 
 Engine presets (--engine-presets, issue 21): the vLLM rows run under `scheduler.kind: vllm` at
