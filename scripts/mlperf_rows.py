@@ -22,8 +22,14 @@ system(row) returns (settings, None) or (None, why):
   - engine settings, TensorRT-LLM: gpu_batch_size, max_num_tokens (the runtime value where the
     build and runtime differ), chunked context, kvcache_free_gpu_mem_frac (TensorRT-LLM's
     default 0.9 when absent), FP8 context FMHA (attention in fp8). vLLM: its version (from 0.8
-    on, V1: chunked prefill, which must not be off), max_num_seqs, max_num_batched_tokens,
-    gpu_memory_utilization (vLLM's default 0.9 when absent).
+    on, V1: chunked prefill, which must not be off; unless the engine names the V0 engine,
+    "VLLM_USE_V1=0" or "V0 engine", which 0.8 to 0.10 kept: such a row is V0 and runs as
+    V0_VERSION, the last release whose default engine was V0), max_num_seqs,
+    max_num_batched_tokens, gpu_memory_utilization (vLLM's default 0.9 when absent).
+  - attention data parallelism ("enable_attention_dp", "attention DP" in the engine settings or
+    the parallelism; a mixture of experts only, without PP): the TP group's GPUs run as
+    data-parallel attention ranks of one GPU each with the experts over all of them
+    (step_time data_parallel), each rank with its own batch and token limits and KV pool.
   - all-reduce: timed from the catalogue's link (`allreduce: link`) where tensor parallelism
     runs over PCIe ("no NVLink" in the hardware, "over PCIe" in the parallelism): the PCIe
     tables' all-reduce was measured on a host without peer-to-peer (predict_mlperf.py).
@@ -52,13 +58,14 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from catalogue import catalogue, match  # noqa: E402  (scripts/catalogue.py)
+from catalogue import catalogue, match, model_spec  # noqa: E402  (scripts/catalogue.py)
 
 ENGINES = {"tensorrt-llm": "trtllm", "vllm": "vllm"}
 WEIGHTS = {"fp4": "nvfp4", "fp8": "fp8", "bf16": "bf16", "fp16": "fp16"}
 KV_BYTES = {"fp8": 1, "bf16": 2, "fp16": 2}
 TRTLLM_FREE_FRACTION = 0.9  # TensorRT-LLM's kv_cache_free_gpu_mem_fraction default
 VLLM_UTILIZATION = 0.9      # vLLM's gpu_memory_utilization default
+V0_VERSION = "0.7.3"  # a vLLM row that runs the V0 engine at 0.8 or later runs as this version
 CNN_INPUT_MEAN = 800        # tokens: predict_mlperf.py's assumption (Nallapati et al. 2016)
 
 
@@ -106,6 +113,16 @@ def system(row):
     # TensorRT-LLM MLPerf harness's rows, vLLM's 16.
     block = re.search(r"(\d+)\s*tok/block", es) or re.search(r"block_size\s+(\d+)", es)
     s["block"] = int(block.group(1)) if block else (32 if engine == "trtllm" else 16)
+    # TensorRT-LLM's attention data parallelism (enable_attention_dp): each of the TP group's
+    # GPUs runs attention on its own requests (and holds their KV); the experts are spread over
+    # the group. servesim's data_parallel ranks of one GPU each (docs/expert-parallelism.md).
+    if re.search(r"enable_attention_dp|attention data parallel|attention DP\b", es + " " + par,
+                 re.I) and tp > 1:
+        if "experts" not in catalogue("models")[model]:
+            return None, "attention data parallelism is modelled for a mixture of experts only"
+        if pp > 1:
+            return None, "attention data parallelism with pipeline parallelism is not modelled"
+        s["attn_dp"] = True
     if tp > 1 and ("no NVLink" in hw_text or "over PCIe" in par):
         s["allreduce"] = "link"
     if engine == "trtllm":
@@ -122,10 +139,13 @@ def system(row):
         if not v or seqs is None or batched is None:
             return None, ("a vLLM row names its version (vLLM X.Y.Z), max_num_seqs and "
                           "max_num_batched_tokens")
+        version = ".".join(v.groups())
         v1 = (int(v.group(1)), int(v.group(2))) >= (0, 8)
+        if v1 and re.search(r"VLLM_USE_V1\s*=\s*0|V0 engine", row["engine"]):
+            v1, version = False, V0_VERSION  # 0.8 to 0.10 kept V0 behind VLLM_USE_V1=0
         if v1 and "chunked prefill off" in es:
             return None, "vLLM V1 (0.8 on) without chunked prefill is not modelled"
-        s.update(version=".".join(v.groups()), v1=v1, seqs=int(seqs), batched=int(batched),
+        s.update(version=version, v1=v1, seqs=int(seqs), batched=int(batched),
                  util=number(es, "gpu_memory_utilization") or VLLM_UTILIZATION)
     return s, None
 
@@ -135,7 +155,9 @@ def trt_capacity(s):
     the weights (the embedding and LM head in bf16, the rest in the weight dtype; activations
     not subtracted). With pipeline parallelism a GPU holds its stage's share of the layers (the
     larger share when they do not divide) and one of the two vocabulary tables (the first
-    stage's embedding or the last's LM head), and the KV of its stage's layers."""
+    stage's embedding or the last's LM head), and the KV of its stage's layers. With attention
+    data parallelism every GPU holds all but the routed experts whole and 1/TP of those, and
+    the KV of its own requests: the pool is TP times one GPU's."""
     m = catalogue("models")[s["model"]]
     layers, hidden, vocab = int(m["layers"]), int(m["hidden_size"]), int(m["vocab_size"])
     kvh, hd, params = int(m["kv_heads"]), int(m["head_dim"]), int(m["parameters"])
@@ -147,14 +169,19 @@ def trt_capacity(s):
     layer_weights = (params - emb) * weight_bytes
     if pp > 1:
         layer_weights = layer_weights * stage_layers / layers
-    weights = (layer_weights + tables * 2) / s["tp"]
+    ranks = s["tp"] if s.get("attn_dp") else 1  # attention data-parallel ranks of one GPU
+    if ranks > 1:  # each GPU: everything but the routed experts whole, 1/ranks of those
+        routed = model_spec(s["model"])["expert_parameters"] * weight_bytes
+        weights = layer_weights - routed + routed / ranks + tables * 2
+    else:
+        weights = (layer_weights + tables * 2) / s["tp"]
     free = s["memory_gib"] * 2**30 - weights
     if m.get("attention") == "mla":  # one latent and rotary key a token, whole on every GPU
         per_token = stage_layers * (int(m["mla.kv_lora_rank"]) + int(m["mla.qk_rope_head_dim"])) \
             * KV_BYTES[s["kv"]]
     else:
-        per_token = 2 * stage_layers * max(1, kvh // s["tp"]) * hd * KV_BYTES[s["kv"]]
-    return int(s["frac"] * free / per_token)
+        per_token = 2 * stage_layers * max(1, kvh // (s["tp"] // ranks)) * hd * KV_BYTES[s["kv"]]
+    return ranks * int(s["frac"] * free / per_token)
 
 
 @functools.lru_cache(maxsize=None)
@@ -265,6 +292,19 @@ def self_check():
     emb = 2 * int(d["vocab_size"]) * int(d["hidden_size"])
     left = s["memory_gib"] * 2**30 - ((int(d["parameters"]) - emb) * 0.5 + 2 * emb) / 8
     assert trt_capacity(s) == int(0.9 * left / (61 * (512 + 64))), trt_capacity(s)
+    # Attention data parallelism (a mixture of experts only): each GPU holds all but the routed
+    # experts, an eighth of those, and its own requests' KV; the pool is 8 GPUs' worth.
+    dp, why = system(dict(SELF_CHECK_ROWS[0], model="DeepSeek-R1", precision="FP4 weights; KV "
+                          "cache FP8", hardware="8x B200-SXM-180GB", parallelism="TP8 x 1 "
+                          "replicas (MoE EP8; attention DP)"))
+    assert why is None and dp.get("attn_dp") and dp["tp"] == 8, (dp, why)
+    routed = 58 * 256 * 3 * 7168 * 2048 * 0.5
+    left = dp["memory_gib"] * 2**30 - (((int(d["parameters"]) - emb) * 0.5 - routed) + routed / 8
+                                       + 2 * emb)
+    assert trt_capacity(dp) == 8 * int(0.9 * left / (61 * (512 + 64))), trt_capacity(dp)
+    s, why = system(dict(SELF_CHECK_ROWS[0], engine_settings=SELF_CHECK_ROWS[0]["engine_settings"]
+                         + "; enable_attention_dp"))
+    assert s is None and "mixture of experts only" in why, why
     s, why = system(SELF_CHECK_ROWS[1])
     assert why is None, why
     want = dict(engine="vllm", model="llama-2-70b", hw="a100-80gb", tp=4, replicas=2,
@@ -274,6 +314,15 @@ def self_check():
     assert "allreduce" not in s and benchmark(SELF_CHECK_ROWS[1]) == "llama2-70b"
     p, o = lengths(SELF_CHECK_ROWS[1])
     assert p.endswith("sigma: 0.8, max: 1024}") and "max: 1024" in o and "lognormal" in o
+    # vLLM 0.8 to 0.10 with the V0 engine forced: V0 (at V0_VERSION), so no chunked prefill is
+    # allowed; the same version without the note is V1 and refused without chunked prefill.
+    v0 = dict(SELF_CHECK_ROWS[1], engine="vLLM 0.9.0.2 (a harness; VLLM_USE_V1=0, so the V0 "
+              "engine)", engine_settings=SELF_CHECK_ROWS[1]["engine_settings"] +
+              "; chunked prefill off")
+    s, why = system(v0)
+    assert why is None and not s["v1"] and s["version"] == V0_VERSION, (s, why)
+    s, why = system(dict(v0, engine="vLLM 0.9.0.2 (a harness)"))
+    assert s is None and "without chunked prefill" in why, why
     # What is refused, and why.
     assert match("DeepSeek-R1", "models") == ("deepseek-v3", None)
     assert match("Mixtral-8x7B-Instruct-v0.1", "models") == ("mixtral-8x7b", None)

@@ -125,9 +125,14 @@ def scenario(s, row, model_kind, requests, lengths):
          f"    prompt_tokens: {prompt}", f"    output_tokens: {output}", "step_time:"]
     hw = s["hw"]
     pipeline = [f"  pipeline_parallel: {s['pp']}"] if s["pp"] > 1 else []
+    # Attention data parallelism: TP ranks of one GPU each, the experts over all of them
+    # (docs/expert-parallelism.md); the engine's batch and token limits are each rank's.
+    ranks = s["tp"] if s.get("attn_dp") else 1
+    parallel = ([f"  tensor_parallel: 1", f"  data_parallel: {ranks}"] if ranks > 1 else
+                [f"  tensor_parallel: {s['tp']}"])
     if model_kind in ("operator", "logo"):
-        y += ["  kind: operator", f"  model: {s['model']}", f"  hardware: {hw}",
-              f"  tensor_parallel: {s['tp']}"] + pipeline + [f"  weight_dtype: {s['weight']}",
+        y += ["  kind: operator", f"  model: {s['model']}", f"  hardware: {hw}"] + parallel + \
+             pipeline + [f"  weight_dtype: {s['weight']}",
               f"  attention_dtype: {s['attn']}", f"  kv_dtype: {s['kv']}"]
         if model_kind == "logo":
             y.append(f"  operators: {{source: roofline, fit: fit-without-{s['tables']}}}")
@@ -163,8 +168,8 @@ def scenario(s, row, model_kind, requests, lengths):
         per_step, per_seq = HOST["overhead"]
         y.append(f"  cpu_overhead: {{per_step_ms: {per_step:.6g}, per_sequence_ms: {per_seq:.6g}}}")
     if s["engine"] == "trtllm":
-        batch = s["batch"]
-        tokens = s["tokens"]
+        batch = s["batch"] * ranks
+        tokens = s["tokens"] * ranks
         y.append(f"scheduler: {{kind: trtllm, max_batch_size: {batch}, max_num_tokens: {tokens},"
                  f" enable_chunked_context: {str(s['chunked']).lower()}, "
                  f"capacity_scheduler_policy: MAX_UTILIZATION{host}}}")
