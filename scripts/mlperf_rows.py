@@ -212,7 +212,8 @@ def lengths(row, input_mean=None):
     in_cap, out_cap = int(i.group(1)), int(o.group(1))
     in_mean = float(i.group(2)) if i.group(2) else (input_mean or (CNN_INPUT_MEAN if cnn else None))
     if in_mean is None:
-        raise ValueError(f"workload {wl!r}: no mean input length")
+        raise ValueError(f"workload of {wl.split(':')[0]!r}: no mean input length (\"input "
+                         f"<={in_cap} tok (mean ~M)\")")
     out_mean = number(row["load_condition"], "mean output") or \
         (float(o.group(2)) if o.group(2) else None)
     if out_mean is None:

@@ -236,6 +236,12 @@ SOURCES = [
      ["scripts/predict_mlperf.py", "--requests", "1000"], parse_mlperf, False),
     ("mlperf-capacity", "MLPerf development set, Server as a capacity",
      ["scripts/mlperf_capacity.py"], parse_capacity, False),
+    ("mlperf-heldout", "MLPerf v5.1 runs held out (data/published, not the development set)",
+     ["scripts/predict_mlperf.py", "--rows", "data/published/mlperf_v51_heldout.csv",
+      "--requests", "1000"], parse_mlperf, False),
+    ("mlperf-heldout-capacity", "MLPerf v5.1 runs held out, Server as a capacity",
+     ["scripts/mlperf_capacity.py", "--rows", "data/published/mlperf_v51_heldout.csv"],
+     parse_capacity, False),
     ("energy", "GPU power and energy (Argonne LLM-Inference-Bench power runs)",
      ["scripts/energy_check.py"], parse_energy, True),
 ]
