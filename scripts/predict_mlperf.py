@@ -128,7 +128,7 @@ def scenario(s, row, model_kind, requests, lengths):
     # Attention data parallelism: TP ranks of one GPU each, the experts over all of them
     # (docs/expert-parallelism.md); the engine's batch and token limits are each rank's.
     ranks = s["tp"] if s.get("attn_dp") else 1
-    parallel = ([f"  tensor_parallel: 1", f"  data_parallel: {ranks}"] if ranks > 1 else
+    parallel = (["  tensor_parallel: 1", f"  data_parallel: {ranks}"] if ranks > 1 else
                 [f"  tensor_parallel: {s['tp']}"])
     if model_kind in ("operator", "logo"):
         y += ["  kind: operator", f"  model: {s['model']}", f"  hardware: {hw}"] + parallel + \

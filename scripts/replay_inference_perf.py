@@ -81,7 +81,8 @@ PEER_REPLAY = 600  # replayed so that the 300th still shares its batches with la
 QUEUED_INTERVALS = 5  # a stage whose mean TTFT passes this many token intervals queues: no fit
 # The runs/ folders api.engine vllm-0.15's client-side term was fitted on (sim/api_latency.cpp):
 # each is scored leaving itself out of the fit; any other run folder with the preset as it is.
-FIT_RUNS = ("20260218-150304-codellama-34b-tp2-general", "20260218-150956-codellama-34b-tp2-codegen",
+FIT_RUNS = ("20260218-150304-codellama-34b-tp2-general",
+            "20260218-150956-codellama-34b-tp2-codegen",
             "20260218-155500-codellama-34b-tp2-roleplay",
             "20260218-160939-codellama-34b-tp2-reasoning")
 
@@ -349,6 +350,11 @@ def peer_cases(data):
         yield folder, recs, workloads[r0["workload"]], setup, extras.get((model, r0["workload"]), 0)
 
 
+def label(name):
+    """A runs/ folder's name without its date and time: model, TP and workload."""
+    return re.sub(r"^[0-9]{8}-[0-9]{6}-", "", name)
+
+
 def part_runs(a, base):
     """Every stage of every runs/ folder. The runs the client-side term was fitted on (FIT_RUNS)
     are replayed with it at 0, the fit is printed, and each is scored with the fit on the
@@ -392,9 +398,6 @@ def part_runs(a, base):
     print("|---|---|---|---|---|---|---|")
     errors = {k: [] for k in ("ttft", "tpot", "itl", "e2e")}
     notes = []
-    def label(name):  # the folder's name without its date and time
-        return re.sub(r"^[0-9]{8}-[0-9]{6}-", "", name)
-
     for name, wl, work, extra, starts, stages in replays:
         shift = held_out(name) / 1e3
         for i, st in enumerate(stages):
@@ -405,8 +408,8 @@ def part_runs(a, base):
             for k in ("ttft", "tpot", "itl", "e2e"):
                 e = err(sim[k], meas[k])
                 errors[k].append(e)
-                print(f"| {label(name)} | {i} | {rate:g}/s | {k.upper()} | {meas[k]:.2f} | {sim[k]:.2f} | "
-                      f"{e:+.1f}% |")
+                print(f"| {label(name)} | {i} | {rate:g}/s | {k.upper()} | {meas[k]:.2f} | "
+                      f"{sim[k]:.2f} | {e:+.1f}% |")
             notes.append(f"{label(name)} stage {i}: {m['failures']['count']} measured failures, "
                          f"{failed} servesim requests over {TIMEOUT_S:.0f} s"
                          + (f"; starts {starts[i]:.1f} s" if i else "")
