@@ -68,6 +68,9 @@ struct ModelSpec {
   int64_t dense_layers = 0;             ///< the first layers of a MoE model with a dense MLP
   int64_t dense_intermediate_size = 0;  ///< their MLP width
   int64_t shared_experts = 0;  ///< experts every token runs besides its routed ones, each layer
+  /// `mlp: gated` (gate, up and down projections, SwiGLU: Llama and most models since) or
+  /// `plain` (up and down with one activation between: GPT-2, OPT).
+  bool gated_mlp = true;
 
   [[nodiscard]] bool is_moe() const { return experts > 0; }
   [[nodiscard]] bool is_mla() const { return attention == AttentionKind::Mla; }

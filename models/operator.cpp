@@ -100,6 +100,7 @@ struct Layout {
   MoeShape moe_shape;
   std::string gemm, attention, kv, lm_head, moe_dtype, distribution;
   double kv_bytes = 2;  ///< per KV element stored
+  bool gated_mlp = true;  ///< gate, up and down projections; else up and down (GPT-2, OPT)
   WideEp wide;          ///< data-parallel attention ranks and their all-to-alls (ranks > 1)
   MoeRoofs moe_roofs;   ///< for an expert parallelism wider than the tables measured
   // DeepSeek-style layers (docs/mla.md): the first dense_layers have a dense MLP of dense_inter,
@@ -126,11 +127,14 @@ std::vector<double> samples(const OperatorSource& src, std::initializer_list<Ope
 
 constexpr double k_activation_bytes = 2;  // bf16 activations
 
-/// A gated MLP of width `inter` (split tp ways) at t tokens: gate and up, down, SiLU x up.
+/// An MLP of width `inter` (split tp ways) at t tokens. Gated: gate and up in one GEMM, down,
+/// and SiLU x up (reads two, writes one); plain: up, down, and the activation (reads one,
+/// writes one).
 double mlp_ms(const OperatorSource& src, const Layout& l, double t, double inter) {
-  return src.gemm_ms(t, 2 * inter / l.tp, l.hidden, l.gemm) +
+  const double in = l.gated_mlp ? 2 : 1;
+  return src.gemm_ms(t, in * inter / l.tp, l.hidden, l.gemm) +
          src.gemm_ms(t, l.hidden, inter / l.tp, l.gemm) +
-         src.elementwise_ms(3 * t * inter / l.tp * k_activation_bytes);
+         src.elementwise_ms((in + 1) * t * inter / l.tp * k_activation_bytes);
 }
 
 /// The whole step's work outside attention and the LM head at T tokens: every layer's GEMMs
@@ -449,6 +453,7 @@ std::unique_ptr<StepTimeModel> make_operator_stage_model(const Cfg& c, int64_t l
   l.hidden = static_cast<double>(model.hidden_size);
   l.head_dim = static_cast<double>(model.head_dim);
   l.inter = static_cast<double>(model.intermediate_size);
+  l.gated_mlp = model.gated_mlp;
   l.vocab = static_cast<double>(model.vocab_size);
   if (model.attention_heads % tp != 0)
     c.fail("tensor_parallel",

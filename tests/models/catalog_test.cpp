@@ -158,6 +158,16 @@ TEST_CASE("catalog: figures worked out by hand", "[models][catalog]") {
         524288000 +
             48 * (2 * 8192 * 8192 + 2 * 8192 * 1024 + 3 * int64_t{8192} * 22016 + 2 * 8192) + 8192);
   CHECK(code.kv_bytes_per_token(Dtype::Bf16) == 196608.0);
+  CHECK(code.gated_mlp);
+  // OPT-13B (plain ReLU MLP, biases, 2,050 learned positions, tied output): 40 layers of
+  // attention 4 x 5,120^2 + 4 x 5,120, MLP 2 x 5,120 x 20,480 + 20,480 + 5,120 and two norms
+  // 4 x 5,120; tables 50,272 x 5,120 + 2,050 x 5,120; final norm 2 x 5,120.
+  const ModelSpec opt = load_model("opt-13b");
+  CHECK_FALSE(opt.gated_mlp);
+  CHECK(opt.parameters == 40 * (4 * int64_t{5120} * 5120 + 4 * 5120 + 2 * int64_t{5120} * 20480 +
+                                20480 + 5120 + 4 * 5120) +
+                              int64_t{50272} * 5120 + 2050 * 5120 + 2 * 5120);
+  CHECK_FALSE(load_model("gpt2-small").gated_mlp);
   // The MI325X: the MI300X's compute with 256 GB at 6 TB/s.
   const HardwareSpec mi325x = load_hardware("mi325x");
   const HardwareSpec mi300x = load_hardware("mi300x");
@@ -208,6 +218,13 @@ TEST_CASE("catalog: a bad model file names the key, file, line and what is allow
                       "parameters (1000000)"));
   CHECK_THAT(model_error(k_model + "experts: 8\n"),
              Catch::Contains("needs both experts and experts_per_token"));
+  CHECK(model_error(k_model + "mlp: plain\n") == "no error");
+  CHECK_THAT(model_error(k_model + "mlp: swiglu\n"),
+             Catch::Contains("mlp = \"swiglu\" at bad.yaml:11:6") &&
+                 Catch::Contains("gated, plain"));
+  CHECK_THAT(model_error(k_model + "mlp: plain\nactive_parameters: 500000\nexperts: 8\n"
+                                   "experts_per_token: 2\n"),
+             Catch::Contains("mlp = \"plain\"") && Catch::Contains("experts are gated"));
   // The expert counts' ranges end at 2^20: one past is refused by the range itself (not by the
   // later experts_per_token <= experts check), at 2^20 a model is accepted.
   const std::string big = k_model + "active_parameters: 500000\nexperts: 1048576\n";

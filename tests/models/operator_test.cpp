@@ -109,6 +109,17 @@ TEST_CASE("operator: tensor parallel halves the GEMMs and adds two all-reduces",
   CHECK(nccl->step_ms(decode(16, 64)) == near(0.09 + 0.08 + 0.024 + 0.02 + 0.1024));
 }
 
+TEST_CASE("operator: a plain MLP runs up and down, no gate", "[models]") {
+  // tiny-plain is tiny-dense with mlp: plain: the up GEMM is (512 x 256) 0.02 g instead of the
+  // gate+up (1024 x 256) 0.04 g, so 0.07 g a layer, 0.14 g(T) for both; the activation pass
+  // reads one input instead of two (its bytes add < 1e-5 ms). At TP2 the up GEMM is
+  // (256 x 256) 0.01 against gate+up's 0.02: 0.09 - 2 x 0.01 = 0.07 for both layers.
+  auto m = build(config("", "tiny-plain.yaml"));
+  CHECK(m->step_ms(decode(8, 64)) == near(0.14 + 0.024 + 0.04 + 0.1024));
+  auto tp2 = build(config("tensor_parallel: 2\n", "tiny-plain.yaml"));
+  CHECK(tp2->step_ms(decode(16, 64)) == near(0.07 + 0.04 + 0.024 + 0.02 + 0.1024));
+}
+
 TEST_CASE("operator: a mixture of experts runs the router and the MoE block", "[models]") {
   // Per layer QKV 0.02, O 0.01, router (4 x 256: below the smallest n, the n = 128 line) 0.005,
   // MoE power_law_1.2 0.06: 0.19 for two; 4 elementwise passes a layer and 2 a step: 0.02.

@@ -305,6 +305,10 @@ const std::vector<std::pair<std::string, std::string>>& extra_sections() {
        "step_time: {kind: operator, model: llama-2-7b, hardware: h100-sxm, tensor_parallel: 2, "
        "operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: h100_sxm, "
        "engine: trtllm, allreduce: nccl}}"},
+      {"operator a100 vllm opt-13b tp2 plain mlp",
+       "step_time: {kind: operator, model: opt-13b, hardware: a100-80gb, tensor_parallel: 2, "
+       "operators: {source: tables, path: ../../data/timings/aiconfigurator, gpu: a100_sxm, "
+       "engine: vllm}}"},
       {"operator l40s vllm-0.24.0 qwen3-8b",
        "step_time: {kind: operator, model: qwen3-8b, hardware: l40s, operators: {source: tables, "
        "path: ../../data/timings/aiconfigurator, gpu: l40s, engine: vllm-0.24.0}}"},
