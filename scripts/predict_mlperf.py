@@ -410,6 +410,8 @@ def main():
                 results[key] = (None, "as operator (no table)")
             elif kind == "logo" and s["weight"] == "nvfp4":
                 results[key] = (None, "refused: no fp4 peak")
+            elif kind == "roofline" and s.get("attn_dp"):
+                results[key] = (None, "refused: no data-parallel attention")
             else:
                 text = scenario(s, row, kind, a.requests, lengths)
                 summ, why = run(a, text, work, f"{sid}-{kind}-{input_mean or 'row'}")
