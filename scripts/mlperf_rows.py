@@ -27,7 +27,7 @@ system(row) returns (settings, None) or (None, why):
     V0_VERSION, the last release whose default engine was V0), max_num_seqs,
     max_num_batched_tokens, gpu_memory_utilization (vLLM's default 0.9 when absent).
   - attention data parallelism ("enable_attention_dp", "attention DP" in the engine settings or
-    the parallelism; a mixture of experts only, without PP): the TP group's GPUs run as
+    the parallelism; TensorRT-LLM, a mixture of experts, no PP): the TP group's GPUs run as
     data-parallel attention ranks of one GPU each with the experts over all of them
     (step_time data_parallel), each rank with its own batch and token limits and KV pool.
   - all-reduce: timed from the catalogue's link (`allreduce: link`) where tensor parallelism
@@ -118,6 +118,8 @@ def system(row):
     # the group. servesim's data_parallel ranks of one GPU each (docs/expert-parallelism.md).
     if re.search(r"enable_attention_dp|attention data parallel|attention DP\b", es + " " + par,
                  re.I) and tp > 1:
+        if engine != "trtllm":
+            return None, "attention data parallelism is built for TensorRT-LLM rows only"
         if "experts" not in catalogue("models")[model]:
             return None, "attention data parallelism is modelled for a mixture of experts only"
         if pp > 1:
@@ -306,6 +308,9 @@ def self_check():
     s, why = system(dict(SELF_CHECK_ROWS[0], engine_settings=SELF_CHECK_ROWS[0]["engine_settings"]
                          + "; enable_attention_dp"))
     assert s is None and "mixture of experts only" in why, why
+    s, why = system(dict(SELF_CHECK_ROWS[1], model="Mixtral-8x7B-Instruct-v0.1",
+                         parallelism="TP4 x DP2 (attention DP)"))
+    assert s is None and "TensorRT-LLM rows only" in why, why
     s, why = system(SELF_CHECK_ROWS[1])
     assert why is None, why
     want = dict(engine="vllm", model="llama-2-70b", hw="a100-80gb", tp=4, replicas=2,
