@@ -309,8 +309,9 @@ ModelSpec parse_model(const std::string& text, const std::string& file, TextOrig
   m.max_context_tokens = c.get_int("max_context_tokens", k_context_tokens);
   m.gated_mlp = c.get_choice("mlp", "gated", {"gated", "plain"}) == "gated";
   if (!m.gated_mlp && m.experts > 0)
-    c.fail("mlp", "a mixture of experts' experts are gated here (the MoE tables measure gated "
-                  "experts): give mlp: gated or leave it out");
+    c.fail("mlp",
+           "a mixture of experts' experts are gated here (the MoE tables measure gated "
+           "experts): give mlp: gated or leave it out");
   read_layer_kinds(c, m);
   doc->check_all_read();
   validate_model(c, m, head_dim.has_value());

@@ -99,10 +99,10 @@ struct Layout {
   bool moe = false;
   MoeShape moe_shape;
   std::string gemm, attention, kv, lm_head, moe_dtype, distribution;
-  double kv_bytes = 2;  ///< per KV element stored
+  double kv_bytes = 2;    ///< per KV element stored
   bool gated_mlp = true;  ///< gate, up and down projections; else up and down (GPT-2, OPT)
-  WideEp wide;          ///< data-parallel attention ranks and their all-to-alls (ranks > 1)
-  MoeRoofs moe_roofs;   ///< for an expert parallelism wider than the tables measured
+  WideEp wide;            ///< data-parallel attention ranks and their all-to-alls (ranks > 1)
+  MoeRoofs moe_roofs;     ///< for an expert parallelism wider than the tables measured
   // DeepSeek-style layers (docs/mla.md): the first dense_layers have a dense MLP of dense_inter,
   // the others a MoE block plus shared experts of shared_inter in all; MLA attention.
   double dense_layers = 0, dense_inter = 0, shared_inter = 0;

@@ -33,7 +33,7 @@ double unit(uint64_t seed, uint64_t id, uint64_t stream) {
 int64_t layer_dims(const ModelSpec& m, const std::string& modules) {
   const int64_t d = m.hidden_size, q = m.attention_heads * m.head_dim, kv = m.kv_heads * m.head_dim;
   int64_t sum = (d + q) + 2 * (d + kv) + (q + d);  // q, k, v, o
-  if (modules == "all")  // MLP: gate (if gated) and up, then down
+  if (modules == "all")                            // MLP: gate (if gated) and up, then down
     sum += (m.gated_mlp ? 2 : 1) * (d + m.intermediate_size) + (m.intermediate_size + d);
   return sum;
 }

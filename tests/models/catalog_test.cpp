@@ -219,9 +219,9 @@ TEST_CASE("catalog: a bad model file names the key, file, line and what is allow
   CHECK_THAT(model_error(k_model + "experts: 8\n"),
              Catch::Contains("needs both experts and experts_per_token"));
   CHECK(model_error(k_model + "mlp: plain\n") == "no error");
-  CHECK_THAT(model_error(k_model + "mlp: swiglu\n"),
-             Catch::Contains("mlp = \"swiglu\" at bad.yaml:11:6") &&
-                 Catch::Contains("gated, plain"));
+  CHECK_THAT(
+      model_error(k_model + "mlp: swiglu\n"),
+      Catch::Contains("mlp = \"swiglu\" at bad.yaml:11:6") && Catch::Contains("gated, plain"));
   CHECK_THAT(model_error(k_model + "mlp: plain\nactive_parameters: 500000\nexperts: 8\n"
                                    "experts_per_token: 2\n"),
              Catch::Contains("mlp = \"plain\"") && Catch::Contains("experts are gated"));
