@@ -116,7 +116,7 @@ def system(row):
     # TensorRT-LLM's attention data parallelism (enable_attention_dp): each of the TP group's
     # GPUs runs attention on its own requests (and holds their KV); the experts are spread over
     # the group. servesim's data_parallel ranks of one GPU each (docs/expert-parallelism.md).
-    if re.search(r"enable_attention_dp|attention data parallel|attention DP\b", es + " " + par,
+    if re.search(r"enable_attention_dp|attention data parallel|attention DP\d*\b", es + " " + par,
                  re.I) and tp > 1:
         if engine != "trtllm":
             return None, "attention data parallelism is built for TensorRT-LLM rows only"
@@ -299,7 +299,7 @@ def self_check():
     # experts, an eighth of those, and its own requests' KV; the pool is 8 GPUs' worth.
     dp, why = system(dict(SELF_CHECK_ROWS[0], model="DeepSeek-R1", precision="FP4 weights; KV "
                           "cache FP8", hardware="8x B200-SXM-180GB", parallelism="TP8 x 1 "
-                          "replicas (MoE EP8; attention DP)"))
+                          "replicas (MoE EP8; attention DP8)"))
     assert why is None and dp.get("attn_dp") and dp["tp"] == 8, (dp, why)
     routed = 58 * 256 * 3 * 7168 * 2048 * 0.5
     left = dp["memory_gib"] * 2**30 - (((int(d["parameters"]) - emb) * 0.5 - routed) + routed / 8
