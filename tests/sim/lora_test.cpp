@@ -153,6 +153,25 @@ TEST_CASE("lora: lora_affinity sends a request where its adapter is resident", "
   CHECK(rr.stats.lora->gpu_misses == 3);
 }
 
+TEST_CASE("lora: adapters sized from the model adapt a gate only where the MLP has one",
+          "[sim][lora]") {
+  // Rank 16, target_modules all, 2 bytes a weight. Llama 3.1 8B (d 4096, 32 x 128 query and
+  // 8 x 128 KV heads, MLP 14336, gated): q, o 2 x 8192, k, v 2 x 5120, gate, up 2 x 18432,
+  // down 18432 = 81920 a layer (docs/lora.md's 83.9 MB). OPT-13B (d 5120, 40 x 128 heads, MLP
+  // 20480, plain): q, k, v, o 4 x 10240, up 25600, down 25600 = 92160 a layer (with a gate,
+  // 117760), over 40 layers.
+  const auto spec = [](const std::string& model) {
+    const auto doc = doc_of("step_time: {kind: roofline, model: " + model +
+                            ", hardware: h100-sxm}\nlora: {adapters: 2, target_modules: all, "
+                            "peak_tflops: 1, peak_memory_gbps: 1}\n");
+    const Cfg root = Cfg::root(doc);
+    const Cfg step_time = root.child("step_time");
+    return read_lora(root, &step_time);
+  };
+  CHECK(spec("llama-3.1-8b")->adapter_bytes == 16.0 * 81920 * 32 * 2);
+  CHECK(spec("opt-13b")->adapter_bytes == 16.0 * 92160 * 40 * 2);
+}
+
 TEST_CASE("lora: bad sections name the key and what is allowed", "[sim][lora]") {
   const std::string base = with_adapters("0,4,3,1\n", "");
   CHECK_THAT(input_error_of(base + "lora: {adapters: 0, adapter_bytes: 1000, peak_tflops: 1, "
